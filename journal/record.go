@@ -1,0 +1,471 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxLineBytes is the largest journal line accepted, newline excluded.
+const MaxLineBytes = 1 << 20
+
+// Kind is what a record is about. Only the kinds listed in SPEC §3 are valid.
+type Kind string
+
+// The kinds agents write, then the kinds memsync itself writes.
+const (
+	KindDecision    Kind = "decision"
+	KindPreference  Kind = "preference"
+	KindObservation Kind = "observation"
+	KindTask        Kind = "task"
+	KindFact        Kind = "fact"
+	KindConflict    Kind = "conflict"
+	KindProcedure   Kind = "procedure"
+	KindReflection  Kind = "reflection"
+	KindSummary     Kind = "summary"
+	KindOutcome     Kind = "outcome"
+	KindCorrection  Kind = "correction"
+	KindCompaction  Kind = "compaction"
+	KindFeedback    Kind = "feedback"
+	KindPromotion   Kind = "promotion"
+)
+
+// Kinds lists every valid kind in a stable order.
+var Kinds = []Kind{
+	KindDecision, KindPreference, KindObservation, KindTask, KindFact, KindConflict,
+	KindProcedure, KindReflection, KindSummary, KindOutcome, KindCorrection,
+	KindCompaction, KindFeedback, KindPromotion,
+}
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool {
+	for _, v := range Kinds {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Scope decides which group a record belongs to.
+type Scope string
+
+// The two scopes: shared records are seen by every agent, private ones only by their author.
+const (
+	ScopePrivate Scope = "private"
+	ScopeShared  Scope = "shared"
+)
+
+// SharedGroup is the group_id of shared records.
+const SharedGroup = "CONSTELLATION"
+
+// PrivateGroup returns the group_id of agent's private records.
+func PrivateGroup(agent string) string { return "AGENT:" + agent }
+
+// Ref is an evidence pointer.
+type Ref struct {
+	Git  string `json:"git,omitempty"`
+	Path string `json:"path,omitempty"`
+}
+
+// Source attributes a record to how its author came to know it.
+type Source struct {
+	Type    string `json:"type,omitempty"`
+	Actor   string `json:"actor,omitempty"`
+	Context string `json:"context,omitempty"`
+}
+
+// Record is one journal line, validated. TS is always UTC. Extra holds every
+// field memsync does not know, compacted, so nothing an agent wrote is dropped.
+type Record struct {
+	UUID          string
+	TS            time.Time
+	Agent         string
+	Kind          Kind
+	Scope         Scope
+	Text          string
+	Refs          []Ref
+	Entities      []string
+	Tags          []string
+	Links         []string
+	Supersedes    []string
+	ConflictsWith []string
+	Source        *Source
+	Confidence    string
+	MaxAge        string
+	Tier          string
+	Session       string
+	Task          string
+	Why           string
+	Extra         map[string]json.RawMessage
+}
+
+// GroupID is the graph group the record belongs to.
+func (r *Record) GroupID() string {
+	if r.Scope == ScopeShared {
+		return SharedGroup
+	}
+	return PrivateGroup(r.Agent)
+}
+
+// Enumerations of the optional fields, as SPEC §3 lists them.
+var (
+	SourceTypes = []string{"experienced", "told", "read", "inferred", "observed"}
+	Confidences = []string{"low", "medium", "high"}
+	MaxAges     = []string{"14d", "30d", "90d", "180d", "permanent"}
+	Tiers       = []string{"core", "working", "learning"}
+)
+
+var (
+	agentRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	uuidRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$`)
+)
+
+// ValidAgent reports whether name is a valid agent name.
+func ValidAgent(name string) bool { return agentRE.MatchString(name) }
+
+// ValidUUID reports whether id may be used as a record uuid.
+func ValidUUID(id string) bool { return uuidRE.MatchString(id) }
+
+// FieldError says which field of a line is at fault and why.
+type FieldError struct {
+	Field  string // empty when the line as a whole is at fault
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("field %q: %s", e.Field, e.Reason)
+}
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// The fields memsync knows; everything else is kept in Extra.
+var knownFields = map[string]bool{
+	"uuid": true, "ts": true, "agent": true, "kind": true, "scope": true, "text": true,
+	"refs": true, "entities": true, "tags": true, "links": true, "supersedes": true,
+	"conflicts_with": true, "source": true, "confidence": true, "max_age": true,
+	"tier": true, "session": true, "task": true, "why": true,
+}
+
+// Validate checks every rule of SPEC §3 that a record alone can break.
+func (r *Record) Validate() error {
+	if r.TS.IsZero() {
+		return fieldErr("ts", "required")
+	}
+	if r.Agent == "" {
+		return fieldErr("agent", "required")
+	}
+	if !ValidAgent(r.Agent) {
+		return fieldErr("agent", "%q is not a valid agent name ([A-Za-z0-9][A-Za-z0-9_-]{0,63})", r.Agent)
+	}
+	if r.Kind == "" {
+		return fieldErr("kind", "required")
+	}
+	if !r.Kind.Valid() {
+		return fieldErr("kind", "unknown kind %q", r.Kind)
+	}
+	if r.Scope != ScopePrivate && r.Scope != ScopeShared {
+		return fieldErr("scope", "unknown scope %q (shared or private)", r.Scope)
+	}
+	if strings.TrimSpace(r.Text) == "" {
+		return fieldErr("text", "required and must not be blank")
+	}
+	if r.UUID != "" && !ValidUUID(r.UUID) {
+		return fieldErr("uuid", "%q is not a valid uuid", r.UUID)
+	}
+	for name, ids := range map[string][]string{"links": r.Links, "supersedes": r.Supersedes, "conflicts_with": r.ConflictsWith} {
+		for _, id := range ids {
+			if !ValidUUID(id) {
+				return fieldErr(name, "%q is not a valid uuid", id)
+			}
+			if id == r.UUID {
+				return fieldErr(name, "a record cannot point at itself")
+			}
+		}
+	}
+	for _, e := range r.Entities {
+		if strings.TrimSpace(e) == "" {
+			return fieldErr("entities", "blank entity")
+		}
+	}
+	if r.Source != nil && r.Source.Type != "" && !oneOf(r.Source.Type, SourceTypes) {
+		return fieldErr("source", "unknown type %q (%s)", r.Source.Type, strings.Join(SourceTypes, "|"))
+	}
+	if r.Confidence != "" && !oneOf(r.Confidence, Confidences) {
+		return fieldErr("confidence", "%q is not one of %s", r.Confidence, strings.Join(Confidences, "|"))
+	}
+	if r.MaxAge != "" && !oneOf(r.MaxAge, MaxAges) {
+		return fieldErr("max_age", "%q is not one of %s", r.MaxAge, strings.Join(MaxAges, " "))
+	}
+	if r.Tier != "" && !oneOf(r.Tier, Tiers) {
+		return fieldErr("tier", "%q is not one of %s", r.Tier, strings.Join(Tiers, "|"))
+	}
+	return nil
+}
+
+func oneOf(s string, set []string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Parse decodes and validates one journal line (without its newline). A line
+// with no uuid gets the deterministic one DerivedUUID gives. The error is a
+// *FieldError.
+func Parse(line []byte) (Record, error) {
+	var r Record
+	if len(line) > MaxLineBytes {
+		return r, &FieldError{Reason: fmt.Sprintf("line is %d bytes, over the 1 MiB limit", len(line))}
+	}
+	if !utf8.Valid(line) {
+		return r, &FieldError{Reason: "line is not valid UTF-8"}
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return r, &FieldError{Reason: "line is not a JSON object"}
+	}
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(&fields); err != nil {
+		return r, &FieldError{Reason: "bad JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return r, &FieldError{Reason: "bad JSON: more than one value on the line"}
+	}
+	if _, err := dec.Token(); err == nil {
+		return r, &FieldError{Reason: "bad JSON: trailing data after the object"}
+	}
+	r.Scope = ScopePrivate
+	for name, raw := range fields {
+		if !knownFields[name] {
+			c, err := canonicalJSON(raw)
+			if err != nil {
+				return r, fieldErr(name, "bad JSON: %v", err)
+			}
+			if r.Extra == nil {
+				r.Extra = map[string]json.RawMessage{}
+			}
+			r.Extra[name] = c
+			continue
+		}
+		if err := r.setField(name, raw); err != nil {
+			return r, err
+		}
+	}
+	if err := r.Validate(); err != nil {
+		return r, err
+	}
+	if r.UUID == "" {
+		r.UUID = DerivedUUID(&r)
+	}
+	return r, nil
+}
+
+func (r *Record) setField(name string, raw json.RawMessage) error {
+	if string(raw) == "null" {
+		return nil
+	}
+	str := func(dst *string) error {
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return fieldErr(name, "must be a string")
+		}
+		return nil
+	}
+	strs := func(dst *[]string) error {
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return fieldErr(name, "must be an array of strings")
+		}
+		return nil
+	}
+	switch name {
+	case "uuid":
+		if err := str(&r.UUID); err != nil {
+			return err
+		}
+		if r.UUID == "" {
+			return fieldErr(name, "must not be empty when present")
+		}
+	case "ts":
+		var s string
+		if err := str(&s); err != nil {
+			return err
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return fieldErr(name, "%q is not an RFC 3339 time", s)
+		}
+		r.TS = t.UTC()
+	case "agent":
+		return str(&r.Agent)
+	case "kind":
+		var s string
+		if err := str(&s); err != nil {
+			return err
+		}
+		r.Kind = Kind(s)
+	case "scope":
+		var s string
+		if err := str(&s); err != nil {
+			return err
+		}
+		r.Scope = Scope(s)
+	case "text":
+		return str(&r.Text)
+	case "refs":
+		if err := json.Unmarshal(raw, &r.Refs); err != nil {
+			return fieldErr(name, `must be an array of {"git": "...", "path": "..."}`)
+		}
+	case "entities":
+		return strs(&r.Entities)
+	case "tags":
+		return strs(&r.Tags)
+	case "links":
+		return strs(&r.Links)
+	case "supersedes":
+		return strs(&r.Supersedes)
+	case "conflicts_with":
+		return strs(&r.ConflictsWith)
+	case "source":
+		var s Source
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fieldErr(name, `must be an object {"type", "actor", "context"} of strings`)
+		}
+		r.Source = &s
+	case "confidence":
+		return str(&r.Confidence)
+	case "max_age":
+		return str(&r.MaxAge)
+	case "tier":
+		return str(&r.Tier)
+	case "session":
+		return str(&r.Session)
+	case "task":
+		return str(&r.Task)
+	case "why":
+		return str(&r.Why)
+	}
+	return nil
+}
+
+// canonicalJSON re-encodes a JSON value with sorted object keys, no
+// insignificant space and numbers kept exactly as written.
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return marshal(v)
+}
+
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Canonical is the record's one encoding: fixed field order, empty fields
+// omitted, ts in UTC with RFC 3339 nanosecond precision, unknown fields sorted
+// after the known ones. Two lines that mean the same record encode the same.
+func (r *Record) Canonical() []byte { return r.encode(true) }
+
+func (r *Record) encode(withUUID bool) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	put := func(name string, v any) {
+		enc, err := marshal(v)
+		if err != nil { // cannot happen: every value is a plain string, slice or struct
+			panic(fmt.Sprintf("journal: encode %s: %v", name, err))
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		key, _ := marshal(name)
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(enc)
+	}
+	putStr := func(name, v string) {
+		if v != "" {
+			put(name, v)
+		}
+	}
+	putList := func(name string, v []string) {
+		if len(v) > 0 {
+			put(name, v)
+		}
+	}
+	if withUUID {
+		putStr("uuid", r.UUID)
+	}
+	put("ts", r.TS.UTC().Format(time.RFC3339Nano))
+	putStr("agent", r.Agent)
+	putStr("kind", string(r.Kind))
+	putStr("scope", string(r.Scope))
+	putStr("text", r.Text)
+	if len(r.Refs) > 0 {
+		put("refs", r.Refs)
+	}
+	putList("entities", r.Entities)
+	putList("tags", r.Tags)
+	putList("links", r.Links)
+	putList("supersedes", r.Supersedes)
+	putList("conflicts_with", r.ConflictsWith)
+	if r.Source != nil && *r.Source != (Source{}) {
+		put("source", r.Source)
+	}
+	putStr("confidence", r.Confidence)
+	putStr("max_age", r.MaxAge)
+	putStr("tier", r.Tier)
+	putStr("session", r.Session)
+	putStr("task", r.Task)
+	putStr("why", r.Why)
+	keys := make([]string, 0, len(r.Extra))
+	for k := range r.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		put(k, r.Extra[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// Hash is a digest of the canonical encoding: equal hashes mean equal records.
+func (r *Record) Hash() string {
+	sum := sha256.Sum256(r.Canonical())
+	return hex.EncodeToString(sum[:16])
+}
+
+// UUIDTime formats ts the way uuids carry it: to the second, UTC.
+func UUIDTime(ts time.Time) string { return ts.UTC().Format("20060102T150405Z") }
+
+// DerivedUUID is the identity of a line written without a uuid: the same
+// content always yields the same id, so replaying the line is a no-op.
+func DerivedUUID(r *Record) string {
+	sum := sha256.Sum256(r.encode(false))
+	return fmt.Sprintf("mem_%s_%s_h%s", UUIDTime(r.TS), r.Agent, hex.EncodeToString(sum[:8]))
+}

@@ -1,0 +1,110 @@
+// Package memsync is the engine: it tails agents' journals and projects their
+// records into a Graph, keeping cursors, an outbox for retries and a rejects
+// file so that nothing appended is ever lost or projected twice. It owns the
+// interfaces it needs; backends live in graph/... and never in here.
+package memsync
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// Memory is a journal record together with where it was read from.
+type Memory struct {
+	journal.Record
+	Path string // journal file, relative to the repository root, slash-separated
+	Line int    // 1-based line number in Path
+}
+
+// Node is a projected memory as the graph holds it, with its outgoing edges.
+// Two graphs that hold the same Nodes are the same projection.
+type Node struct {
+	Memory
+	Hash          string    // journal.Record.Hash of the projected record
+	GroupID       string    // journal.Record.GroupID
+	InvalidAt     time.Time // earliest ts of a record superseding it; zero if current
+	ReplacedBy    string    // uuid of that record (smallest uuid on a tie)
+	Importance    float64   // starts at 0.5
+	LinksTo       []string  // sorted uuids
+	Supersedes    []string  // sorted uuids
+	ConflictsWith []string  // sorted uuids
+	Mentions      []string  // sorted entity names (journal.Record.AllEntities)
+}
+
+// ApplyResult tells what a batch did.
+type ApplyResult struct {
+	// Mismatched holds the uuids in the batch that were already projected
+	// with different content (or appeared twice in the batch with different
+	// content: the first one wins). Those records were not written.
+	Mismatched []string
+}
+
+// SearchQuery asks for ranked lexical recall.
+type SearchQuery struct {
+	Text   string   // free text, never interpreted as index query syntax
+	Groups []string // the group_ids the reader may see; an empty list sees nothing
+	Limit  int      // 0 means 10
+	Kinds  []journal.Kind
+	Since  time.Time // zero: no lower bound on ts
+	All    bool      // include superseded (retired) memories
+}
+
+// Hit is one search result: higher Score ranks first.
+type Hit struct {
+	Node
+	Score float64
+}
+
+// Stats counts what a graph holds.
+type Stats struct {
+	Memories int            // projected memories (not placeholders for unseen edge targets)
+	ByAgent  map[string]int // projected memories per authoring agent
+}
+
+// Graph is the projection target. Every method is safe for concurrent use.
+//
+// Apply must be idempotent: applying a record whose uuid is already projected
+// with the same Hash changes nothing. Edges (LINKS_TO, SUPERSEDES,
+// CONFLICTS_WITH) to uuids not yet projected must land and be complete once
+// the target arrives; a superseded memory gets invalid_at (the earliest
+// superseding ts) and replaced_by (that record's uuid), whatever the order in
+// which the two arrive. The projection is a pure function of the set of
+// records applied, not of their order or batching.
+type Graph interface {
+	// Apply projects a batch. An error wrapping ErrUnavailable means the
+	// graph could not be reached and the whole batch may be retried later;
+	// a *RecordError names a record that can never be applied.
+	Apply(ctx context.Context, batch []Memory) (ApplyResult, error)
+	// Drop deletes everything memsync projected (for rebuild).
+	Drop(ctx context.Context) error
+	// Stats counts projected memories.
+	Stats(ctx context.Context) (Stats, error)
+	// Walk calls fn for every projected memory in uuid order, streaming.
+	Walk(ctx context.Context, fn func(Node) error) error
+	// Get returns the projected memories among uuids (absent ones are left out).
+	Get(ctx context.Context, uuids []string) (map[string]Node, error)
+	// Search ranks memories in q.Groups against q.Text.
+	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+	// Identity names the target (backend, address, database) so that
+	// cursors can tell when it changed and everything must be re-projected.
+	Identity() string
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// ErrUnavailable marks errors that mean the graph cannot be reached right
+// now (down, timing out, transient failure); the batch may be retried.
+var ErrUnavailable = errors.New("graph unavailable")
+
+// RecordError is a record the graph refused for good.
+type RecordError struct {
+	UUID string
+	Err  error
+}
+
+func (e *RecordError) Error() string { return "record " + e.UUID + ": " + e.Err.Error() }
+
+func (e *RecordError) Unwrap() error { return e.Err }
