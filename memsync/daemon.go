@@ -1,0 +1,161 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+)
+
+// ShutdownGrace is how long a batch in flight may take to finish once Run's
+// context is cancelled.
+const ShutdownGrace = 8 * time.Second
+
+// Run tails every journal until ctx is cancelled: file events make it read
+// promptly (after BatchWindow, to gather a burst into one batch), a ticker
+// catches what events miss and finds new agents and files, and a paused
+// engine retries on its backoff schedule. On cancellation the batch in
+// flight finishes (within ShutdownGrace), cursors are already persisted, and
+// Run returns nil.
+func (e *Engine) Run(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		e.lg.Warn("file events unavailable: polling only", zap.Error(err))
+		w = nil
+	} else {
+		defer w.Close()
+	}
+	// Work outlives ctx by at most ShutdownGrace, so a batch in flight can finish.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(ShutdownGrace, cancelWork) })
+	defer stop()
+	e.hard = work
+	defer func() { e.hard = nil }()
+
+	watched := map[string]bool{}
+	watch := func() {
+		if w == nil {
+			return
+		}
+		dirs := []string{e.layout.Root, e.layout.AgentsDir()}
+		agents, _ := e.layout.Agents()
+		for _, a := range agents {
+			dirs = append(dirs, filepath.Join(e.layout.AgentsDir(), a), e.layout.MemoryDir(a),
+				e.layout.JournalDir(a), e.layout.ArchiveDir(a))
+		}
+		for _, d := range dirs {
+			if watched[d] {
+				continue
+			}
+			if err := w.Add(d); err == nil {
+				watched[d] = true
+			} else if !errors.Is(err, os.ErrNotExist) {
+				e.lg.Warn("cannot watch directory: relying on polling", zap.String("path", d), zap.Error(err))
+			}
+		}
+	}
+
+	dirty := map[string]bool{}
+	pass := func(all bool) {
+		agents, err := e.layout.Agents()
+		if err != nil {
+			e.lg.Error("list agents", zap.Error(err))
+			return
+		}
+		var rep PassReport
+		for _, a := range agents {
+			if ctx.Err() != nil {
+				break
+			}
+			if !all && !dirty[a] && !e.pendingFor(a) {
+				continue
+			}
+			if err := e.syncAgent(ctx, a, &rep); err != nil {
+				e.lg.Error("sync agent", zap.String("agent", a), zap.Error(err))
+			}
+		}
+		clear(dirty)
+		e.notify()
+		if rep.Projected+rep.Queued+rep.Rejected > 0 {
+			e.lg.Debug("pass", zap.Int("projected", rep.Projected), zap.Int("queued", rep.Queued), zap.Int("rejected", rep.Rejected))
+		}
+	}
+
+	watch()
+	pass(true)
+	e.lg.Info("memsync running", zap.String("repo", e.layout.Root), zap.String("graph", e.opts.Graph.Identity()))
+
+	tick := time.NewTicker(e.opts.PollInterval)
+	defer tick.Stop()
+	window := time.NewTimer(time.Hour)
+	window.Stop()
+	windowOn := false
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w != nil {
+		events, errs = w.Events, w.Errors
+	}
+	for {
+		if at := e.RetryAt(); !at.IsZero() {
+			retry.Reset(max(time.Until(at), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			e.lg.Info("memsync stopping: cursors are persisted")
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				watch()
+			}
+			if a := agentOf(e.layout, ev.Name); a != "" {
+				dirty[a] = true
+			}
+			if !windowOn {
+				window.Reset(e.opts.BatchWindow)
+				windowOn = true
+			}
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			e.lg.Warn("file events: some may be lost, the poll catches up", zap.Error(err))
+		case <-window.C:
+			windowOn = false
+			pass(false)
+		case <-retry.C:
+			pass(true)
+			if e.paused && !e.opts.Now().Before(e.retryAt) {
+				e.recovered() // nothing needed the graph or the disk: no reason to stay paused
+			}
+		case <-tick.C:
+			watch()
+			pass(true)
+		}
+	}
+}
+
+// pendingFor says whether agent has an outbox waiting for the graph.
+func (e *Engine) pendingFor(agent string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a := e.agents[agent]
+	return a != nil && a.outboxPending()
+}
+
+// String describes the engine for logs.
+func (e *Engine) String() string {
+	return fmt.Sprintf("memsync engine for %s into %s", e.layout.Root, e.opts.Graph.Identity())
+}

@@ -1,0 +1,611 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// Options configure an Engine. Zero values take the defaults noted.
+type Options struct {
+	Root         string        // the memory repository; required
+	Graph        Graph         // required
+	Logger       *zap.Logger   // zap.NewNop() when nil
+	Disk         Disk          // OSDisk when nil
+	BatchSize    int           // records per graph write; 1000
+	BatchWindow  time.Duration // how long Run gathers writes before reading; 20ms
+	PollInterval time.Duration // fallback scan when file events are missed; 1s
+	ApplyTimeout time.Duration // one graph write; 60s
+	Now          func() time.Time
+	// NewBackOff makes the retry schedule for an unreachable graph or a full
+	// disk; exponential with jitter, capped at 3 minutes, never giving up.
+	NewBackOff func() backoff.BackOff
+	// OnApplied is told which agents had records projected, after each pass.
+	OnApplied func(agents []string)
+}
+
+// DefaultBackOff retries after 250ms, doubling up to 3 minutes, with ±50%
+// jitter, forever.
+func DefaultBackOff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 250 * time.Millisecond
+	b.MaxInterval = 3 * time.Minute
+	b.RandomizationFactor = 0.5
+	b.MaxElapsedTime = 0
+	b.Reset()
+	return b
+}
+
+// Engine projects every agent's journals into the graph. It is driven by one
+// goroutine at a time (SyncOnce or Run); Status may be called concurrently.
+type Engine struct {
+	opts   Options
+	lg     *zap.Logger
+	layout Layout
+
+	mu     sync.Mutex // guards agents
+	agents map[string]*agentSync
+
+	// pause is the retry schedule shared by every agent: the graph being down
+	// or the disk being full affects them all.
+	pause   backoff.BackOff
+	paused  bool
+	retryAt time.Time
+	cause   string
+
+	applied map[string]bool // agents with records projected in this pass
+
+	// hard bounds graph writes during Run: it outlives Run's context by
+	// ShutdownGrace so that a batch in flight can finish.
+	hard context.Context
+}
+
+// agentSync is the engine's view of one agent.
+type agentSync struct {
+	name       string
+	state      *State
+	rejectKeys map[string]bool
+	outboxSize int64
+}
+
+func (a *agentSync) outboxPending() bool { return a.outboxSize > a.state.OutboxDone }
+
+// New makes an engine; it touches no files until a pass starts.
+func New(opts Options) (*Engine, error) {
+	if opts.Root == "" || opts.Graph == nil {
+		return nil, errors.New("memsync: Options.Root and Options.Graph are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Disk == nil {
+		opts.Disk = OSDisk{}
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 1000
+	}
+	if opts.BatchWindow <= 0 {
+		opts.BatchWindow = 20 * time.Millisecond
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.ApplyTimeout <= 0 {
+		opts.ApplyTimeout = 60 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewBackOff == nil {
+		opts.NewBackOff = DefaultBackOff
+	}
+	return &Engine{
+		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
+		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), applied: map[string]bool{},
+	}, nil
+}
+
+// PassReport sums up one pass over the journals.
+type PassReport struct {
+	Projected int // records the graph acknowledged (including replays)
+	Queued    int // records put in an outbox
+	Rejected  int // new rejects recorded
+	Pending   int // outbox entries still waiting at the end
+}
+
+// ErrPaused means the pass stopped early: the graph is unreachable or the
+// disk is full; the engine retries on its backoff schedule.
+var ErrPaused = errors.New("paused")
+
+// SyncOnce makes one full pass: every agent's outbox is tried once, every
+// journal read to its end. It returns ErrPaused (wrapped, with the cause)
+// when records had to wait in an outbox or a disk write failed.
+func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
+	e.retryAt = time.Time{} // a one-shot pass always tries the graph
+	var rep PassReport
+	agents, err := e.layout.Agents()
+	if err != nil {
+		return rep, fmt.Errorf("list agents: %w", err)
+	}
+	for _, a := range agents {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if err := e.syncAgent(ctx, a, &rep); err != nil {
+			return rep, err
+		}
+	}
+	e.notify()
+	for _, a := range e.snapshotAgents() {
+		n, _ := countLines(e.layout.OutboxFile(a.name), a.state.OutboxDone)
+		rep.Pending += n
+	}
+	if e.paused {
+		return rep, fmt.Errorf("%w: %s", ErrPaused, e.cause)
+	}
+	return rep, nil
+}
+
+func (e *Engine) snapshotAgents() []*agentSync {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*agentSync, 0, len(e.agents))
+	for _, a := range e.agents {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func (e *Engine) notify() {
+	if len(e.applied) == 0 || e.opts.OnApplied == nil {
+		e.applied = map[string]bool{}
+		return
+	}
+	names := make([]string, 0, len(e.applied))
+	for a := range e.applied {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	e.applied = map[string]bool{}
+	e.opts.OnApplied(names)
+}
+
+// agent loads (once) what the engine knows of name.
+func (e *Engine) agent(name string) (*agentSync, error) {
+	e.mu.Lock()
+	a := e.agents[name]
+	e.mu.Unlock()
+	if a != nil {
+		return a, nil
+	}
+	syncDir := e.layout.SyncDir(name)
+	sweepTemp(syncDir)
+	statePath := e.layout.StateFile(name)
+	st, err := LoadState(statePath)
+	if errors.Is(err, ErrCorruptState) {
+		aside := fmt.Sprintf("%s.corrupt-%d", statePath, e.opts.Now().UnixNano())
+		renameErr := os.Rename(statePath, aside)
+		e.lg.Error("state file is corrupt: kept aside, journals will be read again from the start",
+			zap.String("agent", name), zap.String("path", statePath), zap.String("kept_as", aside),
+			zap.Error(err), zap.NamedError("rename_error", renameErr))
+		st = newState("")
+	} else if err != nil {
+		return nil, err
+	}
+	identity := e.opts.Graph.Identity()
+	outbox := e.layout.OutboxFile(name)
+	if st.Graph != identity {
+		if st.Graph != "" {
+			e.lg.Warn("graph target changed: projecting this agent's journals again",
+				zap.String("agent", name), zap.String("was", st.Graph), zap.String("now", identity))
+		}
+		st = newState(identity)
+		if err := e.opts.Disk.Truncate(outbox); err != nil {
+			return nil, diskErr("reset outbox", outbox, err)
+		}
+	}
+	if cut, err := repairTail(outbox); err != nil {
+		return nil, fmt.Errorf("repair outbox %s: %w", outbox, err)
+	} else if cut {
+		e.lg.Warn("outbox ended in a torn line: cut it (its records are read again from the journal)",
+			zap.String("path", outbox))
+	}
+	if _, err := repairTail(e.layout.RejectsFile(name)); err != nil {
+		return nil, fmt.Errorf("repair rejects: %w", err)
+	}
+	keys, err := loadRejectKeys(e.layout.RejectsFile(name))
+	if err != nil {
+		return nil, fmt.Errorf("read rejects: %w", err)
+	}
+	a = &agentSync{name: name, state: st, rejectKeys: keys}
+	if fi, err := os.Stat(outbox); err == nil {
+		a.outboxSize = fi.Size()
+	}
+	if st.OutboxDone > a.outboxSize {
+		st.OutboxDone = 0 // truncated after draining, before the state said so
+	}
+	e.mu.Lock()
+	e.agents[name] = a
+	e.mu.Unlock()
+	return a, nil
+}
+
+// syncAgent drains the agent's outbox if the graph may be tried, then reads
+// every journal file past its cursor.
+func (e *Engine) syncAgent(ctx context.Context, name string, rep *PassReport) error {
+	a, err := e.agent(name)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", name, err)
+	}
+	if a.outboxPending() && e.mayTry() {
+		e.drain(ctx, a, rep)
+	}
+	files, err := e.layout.JournalFiles(name)
+	if err != nil {
+		return fmt.Errorf("agent %s: list journals: %w", name, err)
+	}
+	seen := map[string]bool{}
+	for _, path := range files {
+		if ctx.Err() != nil {
+			return nil
+		}
+		seen[e.layout.Rel(path)] = true
+		if err := e.syncFile(ctx, a, path, rep); err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	for rel := range a.state.Files {
+		if !seen[rel] {
+			delete(a.state.Files, rel) // gone (moved by compaction): a new file of that name starts at zero
+		}
+	}
+	return nil
+}
+
+// errStop ends a pass quietly: the engine is paused and has said why.
+var errStop = errors.New("stop")
+
+// syncFile projects the complete lines of one journal past its cursor.
+func (e *Engine) syncFile(ctx context.Context, a *agentSync, path string, rep *PassReport) error {
+	rel := e.layout.Rel(path)
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", rel, err)
+	}
+	id := statID(fi)
+	cur, known := a.state.Files[rel]
+	if known && cur.Size == id.size && cur.ModTime.Equal(id.modTime) && cur.Inode == id.inode {
+		return nil // nothing changed since the last look
+	}
+	if known {
+		ok, err := stillValid(f, cur, id)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", rel, err)
+		}
+		if !ok {
+			e.lg.Warn("journal was truncated or rewritten: reading it again from the start",
+				zap.String("path", rel), zap.Int64("cursor", cur.Offset), zap.Int64("size", id.size))
+			cur = Cursor{}
+		}
+	}
+	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
+		return fmt.Errorf("seek %s: %w", rel, err)
+	}
+	r := journal.NewReader(f, cur.Offset, cur.Line)
+	for {
+		if ctx.Err() != nil {
+			return errStop
+		}
+		var batch []Memory
+		var rejects []Reject
+		eof := false
+		for len(batch) < e.opts.BatchSize && len(rejects) < e.opts.BatchSize {
+			l, err := r.Next()
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("read %s: %w", rel, err)
+			}
+			switch {
+			case l.Err != nil:
+				rejects = append(rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: l.Err.Error()})
+			case l.Record.Agent != a.name:
+				rejects = append(rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, UUID: l.Record.UUID,
+					Reason: fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)})
+			default:
+				batch = append(batch, Memory{Record: l.Record, Path: rel, Line: l.Number})
+			}
+		}
+		next := Cursor{Offset: r.Offset(), Line: r.LineNumber()}
+		if err := stamp(f, &next, id); err != nil {
+			return fmt.Errorf("stamp %s: %w", rel, err)
+		}
+		if len(batch) == 0 && len(rejects) == 0 && next.Offset == cur.Offset {
+			a.state.Files[rel] = next // only the last-seen size changed: not worth a write
+			return nil
+		}
+		if err := e.flush(ctx, a, rel, batch, rejects, next, rep); err != nil {
+			return err
+		}
+		cur = next
+		if eof {
+			return nil
+		}
+	}
+}
+
+// flush makes a batch durable (graph or outbox), records its rejects, and
+// only then moves the cursor, atomically.
+func (e *Engine) flush(ctx context.Context, a *agentSync, rel string, batch []Memory, rejects []Reject, cur Cursor, rep *PassReport) error {
+	if err := e.reject(a, rejects, rep); err != nil {
+		return e.diskFull(err)
+	}
+	if len(batch) > 0 {
+		if a.outboxPending() || !e.mayTry() {
+			if err := e.enqueue(a, batch, rep); err != nil {
+				return e.diskFull(err)
+			}
+		} else {
+			res, err := e.apply(ctx, a, batch)
+			switch {
+			case err != nil:
+				e.graphDown(err)
+				if err := e.enqueue(a, batch, rep); err != nil {
+					return e.diskFull(err)
+				}
+			default:
+				rep.Projected += len(batch)
+				e.applied[a.name] = true
+				if err := e.reject(a, res, rep); err != nil {
+					return e.diskFull(err)
+				}
+			}
+		}
+	}
+	next := a.state.clone()
+	next.Files[rel] = cur
+	next.Updated = e.opts.Now().UTC()
+	if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), next); err != nil {
+		return e.diskFull(err)
+	}
+	a.state = next
+	e.recovered()
+	return nil
+}
+
+// apply writes a batch to the graph. A record the graph refuses for good is
+// found by writing the batch one record at a time, and rejected; the others
+// land. It returns the rejects to record, or an error meaning the graph is
+// unreachable (the whole batch must wait).
+func (e *Engine) apply(ctx context.Context, a *agentSync, batch []Memory) ([]Reject, error) {
+	base := e.hard
+	if base == nil {
+		base = context.WithoutCancel(ctx)
+	}
+	actx, cancel := context.WithTimeout(base, e.opts.ApplyTimeout)
+	defer cancel()
+	res, err := e.opts.Graph.Apply(actx, batch)
+	var recErr *RecordError
+	if err != nil && !errors.As(err, &recErr) {
+		return nil, err
+	}
+	if err == nil {
+		return e.mismatches(actx, batch, res.Mismatched)
+	}
+	e.lg.Warn("graph refused a record: isolating it", zap.String("agent", a.name), zap.Error(err))
+	var rejects []Reject
+	for _, m := range batch {
+		res, err := e.opts.Graph.Apply(actx, []Memory{m})
+		if errors.As(err, &recErr) {
+			rejects = append(rejects, Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
+				Reason: "graph refused the record: " + recErr.Err.Error()})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		mm, err := e.mismatches(actx, []Memory{m}, res.Mismatched)
+		if err != nil {
+			return nil, err
+		}
+		rejects = append(rejects, mm...)
+	}
+	return rejects, nil
+}
+
+// mismatches turns the uuids the graph did not write into rejects: every
+// record in the batch with one of those uuids whose content differs from
+// what the graph holds (the earlier line, or the first in the batch).
+func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string) ([]Reject, error) {
+	if len(uuids) == 0 {
+		return nil, nil
+	}
+	held, err := e.opts.Graph.Get(ctx, uuids)
+	if err != nil {
+		return nil, err
+	}
+	var out []Reject
+	for _, m := range batch {
+		n, ok := held[m.UUID]
+		if !ok || n.Hash == m.Hash() {
+			continue
+		}
+		out = append(out, Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
+			Reason: fmt.Sprintf("field %q: %s was already projected with different content (from %s:%d)", "uuid", m.UUID, n.Path, n.Line)})
+	}
+	return out, nil
+}
+
+func (e *Engine) reject(a *agentSync, rejects []Reject, rep *PassReport) error {
+	var buf strings.Builder
+	var added []string
+	now := e.opts.Now().UTC()
+	for _, r := range rejects {
+		k := r.key()
+		if a.rejectKeys[k] {
+			continue
+		}
+		r.Time = now
+		b, _ := jsonLine(r)
+		buf.Write(b)
+		added = append(added, k)
+		e.lg.Warn("line rejected", zap.String("file", r.File), zap.Int("line", r.Line), zap.String("reason", r.Reason))
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	path := e.layout.RejectsFile(a.name)
+	if err := e.opts.Disk.Append(path, []byte(buf.String())); err != nil {
+		return diskErr("record rejects", path, err)
+	}
+	for _, k := range added {
+		a.rejectKeys[k] = true
+	}
+	rep.Rejected += len(added)
+	return nil
+}
+
+func (e *Engine) enqueue(a *agentSync, batch []Memory, rep *PassReport) error {
+	path := e.layout.OutboxFile(a.name)
+	data := encodeOutbox(batch, e.opts.Now().UTC())
+	if err := e.opts.Disk.Append(path, data); err != nil {
+		return diskErr("queue to outbox", path, err)
+	}
+	a.outboxSize += int64(len(data))
+	rep.Queued += len(batch)
+	return nil
+}
+
+// drain sends the outbox to the graph in order, a batch at a time.
+func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
+	path := e.layout.OutboxFile(a.name)
+	for a.outboxPending() && ctx.Err() == nil {
+		batch, next, _, err := readOutbox(path, a.state.OutboxDone, e.opts.BatchSize)
+		if err != nil {
+			e.lg.Error("outbox unreadable: reading this agent's journals again from the start instead",
+				zap.String("path", path), zap.Error(err))
+			st := newState(e.opts.Graph.Identity())
+			if err := e.opts.Disk.Truncate(path); err != nil {
+				e.diskFull(diskErr("reset outbox", path, err))
+				return
+			}
+			a.outboxSize = 0
+			if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
+				e.diskFull(err)
+				return
+			}
+			a.state = st
+			return
+		}
+		if len(batch) == 0 { // only a torn tail left; it was cut at load
+			next = a.outboxSize
+		}
+		rejects, err := e.apply(ctx, a, batch)
+		if err != nil {
+			e.graphDown(err)
+			return
+		}
+		rep.Projected += len(batch)
+		if len(batch) > 0 {
+			e.applied[a.name] = true
+		}
+		if err := e.reject(a, rejects, rep); err != nil {
+			e.diskFull(err)
+			return
+		}
+		st := a.state.clone()
+		st.OutboxDone = next
+		if next >= a.outboxSize {
+			if err := e.opts.Disk.Truncate(path); err != nil {
+				e.diskFull(diskErr("empty outbox", path, err))
+				return
+			}
+			a.outboxSize, st.OutboxDone = 0, 0
+			e.lg.Info("outbox drained", zap.String("agent", a.name))
+		}
+		if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
+			e.diskFull(err)
+			return
+		}
+		a.state = st
+		e.recovered()
+	}
+}
+
+// mayTry says whether the graph may be written now (not paused, or the
+// backoff delay has passed).
+func (e *Engine) mayTry() bool { return !e.paused || !e.opts.Now().Before(e.retryAt) }
+
+func (e *Engine) graphDown(err error) {
+	e.pauseFor("graph unavailable", err)
+}
+
+func (e *Engine) diskFull(err error) error {
+	e.pauseFor("cannot write sync files", err)
+	return errStop
+}
+
+func (e *Engine) pauseFor(cause string, err error) {
+	d := e.pause.NextBackOff()
+	if !e.paused || e.cause != cause {
+		e.lg.Error(cause+": pausing, records wait and will be retried",
+			zap.Error(err), zap.Bool("disk_full", IsDiskFull(err)), zap.Duration("retry_in", d))
+	} else {
+		e.lg.Debug(cause+": still failing", zap.Error(err), zap.Duration("retry_in", d))
+	}
+	e.paused, e.cause, e.retryAt = true, cause, e.opts.Now().Add(d)
+}
+
+func (e *Engine) recovered() {
+	if e.paused {
+		e.lg.Info("resumed after " + e.cause)
+		e.paused, e.cause = false, ""
+		e.pause.Reset()
+	}
+}
+
+// RetryAt is when a paused engine tries again (zero when not paused).
+func (e *Engine) RetryAt() time.Time {
+	if !e.paused {
+		return time.Time{}
+	}
+	return e.retryAt
+}
+
+func agentOf(layout Layout, path string) string {
+	rel, err := filepath.Rel(layout.AgentsDir(), path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	name, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	if !journal.ValidAgent(name) {
+		return ""
+	}
+	return name
+}
