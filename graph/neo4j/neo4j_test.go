@@ -1,0 +1,182 @@
+package neo4j_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/graph/graphtest"
+	"github.com/memsync/memsync/graph/neo4j"
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+func TestConformance(t *testing.T) {
+	graphtest.Run(t, func(t *testing.T) memsync.Graph { return neo4jtest.Open(t) })
+}
+
+func TestUnreachableIsUnavailable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	g, err := neo4j.Open(ctx, neo4j.Config{
+		URI: "bolt://127.0.0.1:1", User: "neo4j", Password: "s3cret-never-shown",
+		ConnectTimeout: time.Second, MaxRetryTime: time.Second,
+	}, nil)
+	if err == nil {
+		g.Close()
+		t.Fatal("Open of a closed port succeeded")
+	}
+	t.Logf("Open: %v", err)
+	if !errors.Is(err, memsync.ErrUnavailable) {
+		t.Fatalf("error %v does not wrap memsync.ErrUnavailable", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("error leaks the password: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("failing took %v", d)
+	}
+}
+
+func TestCredentialsInURIRefused(t *testing.T) {
+	_, err := neo4j.Open(context.Background(), neo4j.Config{URI: "bolt://neo4j:hunter2@127.0.0.1:1"}, nil)
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	g := neo4jtest.Open(t)
+	id := g.Identity()
+	if !strings.HasPrefix(id, "neo4j:") || !strings.Contains(id, ":7687/") && !strings.Contains(id, "/") {
+		t.Fatalf("Identity = %q", id)
+	}
+	if cfg := neo4jtest.Config(t); cfg.Password != "" && strings.Contains(id, cfg.Password) {
+		t.Fatalf("Identity leaks the password")
+	}
+}
+
+func rec(uuid string, sec int, text string, opts ...func(*journal.Record)) memsync.Memory {
+	r := journal.Record{
+		UUID: uuid, TS: time.Date(2026, 11, 20, 9, 0, sec, 123456789, time.UTC), Agent: "alice",
+		Kind: journal.KindFact, Scope: journal.ScopeShared, Text: text,
+	}
+	for _, o := range opts {
+		o(&r)
+	}
+	return memsync.Memory{Record: r, Path: "agents/alice/memory/journal/2026-11-20.jsonl", Line: sec + 1}
+}
+
+func TestNanosecondsAndSupersessionTie(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	sup := func(ids ...string) func(*journal.Record) { return func(r *journal.Record) { r.Supersedes = ids } }
+	// b and a supersede x at the same instant: the smaller uuid wins, in any order.
+	for _, order := range [][]memsync.Memory{
+		{rec("x", 1, "old"), rec("b", 5, "new b", sup("x")), rec("a", 5, "new a", sup("x"))},
+		{rec("a", 5, "new a", sup("x")), rec("b", 5, "new b", sup("x")), rec("x", 1, "old")},
+	} {
+		if err := g.Drop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range order {
+			if _, err := g.Apply(ctx, []memsync.Memory{m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := g.Get(ctx, []string{"x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := got["x"]
+		want := time.Date(2026, 11, 20, 9, 0, 5, 123456789, time.UTC)
+		if x.ReplacedBy != "a" || !x.InvalidAt.Equal(want) || x.InvalidAt.Nanosecond() != 123456789 {
+			t.Fatalf("x replaced_by %q invalid_at %v", x.ReplacedBy, x.InvalidAt)
+		}
+		if x.TS.Nanosecond() != 123456789 {
+			t.Fatalf("ts lost nanoseconds: %v", x.TS)
+		}
+	}
+}
+
+func TestInvalidAndOversizedRecords(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	bad := rec("bad", 2, "   ")
+	huge := rec("huge", 3, "entity too long to index", func(r *journal.Record) {
+		r.Entities = []string{strings.Repeat("E", 40000)}
+	})
+	res, err := g.Apply(ctx, []memsync.Memory{rec("ok1", 1, "fine"), bad, huge, rec("ok2", 4, "fine too")})
+	var re *memsync.RecordError
+	if !errors.As(err, &re) || re.UUID != "bad" {
+		t.Fatalf("Apply error = %v, want a RecordError for bad", err)
+	}
+	if len(res.Mismatched) != 0 {
+		t.Fatalf("Mismatched = %v", res.Mismatched)
+	}
+	got, err := g.Get(ctx, []string{"ok1", "ok2", "bad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || got["ok1"].UUID == "" || got["ok2"].UUID == "" {
+		t.Fatalf("good records of the batch not projected: %v", got)
+	}
+	// A record the server refuses is located and named.
+	_, err = g.Apply(ctx, []memsync.Memory{rec("ok3", 5, "fine"), huge})
+	if err != nil && (!errors.As(err, &re) || re.UUID != "huge") {
+		t.Fatalf("Apply error = %v, want a RecordError for huge", err)
+	}
+	if err != nil {
+		t.Logf("oversized entity refused: %v", err)
+	}
+	if got, _ := g.Get(ctx, []string{"ok3"}); len(got) != 1 {
+		t.Fatalf("ok3 not projected next to the refused record")
+	}
+}
+
+func TestSearchWidensUnderGroupFilter(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	// 600 memories of another group outscore the 3 visible ones: a naive
+	// top-k from the index would find none of them.
+	var batch []memsync.Memory
+	for i := 0; i < 600; i++ {
+		m := rec("other_"+strings.Repeat("0", 4-len(itoa(i)))+itoa(i), i%60, "needle needle needle")
+		m.Agent, m.Scope = "bob", journal.ScopePrivate
+		batch = append(batch, m)
+	}
+	for i := 0; i < 3; i++ {
+		m := rec("mine_"+itoa(i), i, "needle in a long haystack of many many many other words here")
+		m.Scope = journal.ScopePrivate
+		batch = append(batch, m)
+	}
+	if _, err := g.Apply(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "needle", Groups: []string{journal.PrivateGroup("alice")}, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 {
+		t.Fatalf("hits = %d, want 2", len(hits))
+	}
+	// Same score: newest first.
+	if hits[0].UUID != "mine_2" || hits[1].UUID != "mine_1" {
+		t.Fatalf("order = %s, %s", hits[0].UUID, hits[1].UUID)
+	}
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	s := ""
+	for ; i > 0; i /= 10 {
+		s = string(rune('0'+i%10)) + s
+	}
+	return s
+}

@@ -1,0 +1,235 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// walkPage is how many memories Walk reads per transaction.
+const walkPage = 1000
+
+// dropChunk is how many nodes Drop deletes per transaction.
+const dropChunk = 5000
+
+// nodeColumns projects a Memory m into the columns toNode reads.
+const nodeColumns = `
+RETURN m.uuid AS uuid, m.record AS record, m.path AS path, m.line AS line, m.hash AS hash,
+  m.group_id AS group_id, m.invalid_at AS invalid_at, m.replaced_by AS replaced_by, m.importance AS importance,
+  [(m)-[:LINKS_TO]->(t) | t.uuid] AS links,
+  [(m)-[:SUPERSEDES]->(t) | t.uuid] AS supersedes,
+  [(m)-[:CONFLICTS_WITH]->(t) | t.uuid] AS conflicts,
+  [(m)-[:MENTIONS]->(e) | e.name] AS mentions`
+
+const (
+	walkQuery = `
+MATCH (m:Memory) WHERE m.uuid > $after AND m.hash IS NOT NULL
+WITH m ORDER BY m.uuid LIMIT $limit` + nodeColumns
+
+	getQuery = `
+UNWIND $uuids AS u
+MATCH (m:Memory {uuid: u}) WHERE m.hash IS NOT NULL` + nodeColumns
+
+	statsQuery = `
+MATCH (m:Memory) WHERE m.hash IS NOT NULL
+RETURN m.agent AS agent, count(*) AS n`
+)
+
+// dropQueries delete memsync's nodes (and with them every relationship)
+// a chunk at a time; memories first, so agents and entities are light by
+// the time they go.
+var dropQueries = []string{
+	"MATCH (n:Memory) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+	"MATCH (n:Entity) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+	"MATCH (n:Agent) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+}
+
+// Drop deletes every Memory, Entity and Agent node and their relationships,
+// in bounded transactions. The schema stays.
+func (g *Graph) Drop(ctx context.Context) error {
+	total := int64(0)
+	for _, q := range dropQueries {
+		for {
+			n, err := g.writeCount(ctx, q, map[string]any{"limit": int64(dropChunk)})
+			if err != nil {
+				return wrap("drop", err)
+			}
+			total += n
+			if n < dropChunk {
+				break
+			}
+		}
+	}
+	g.lg.Info("neo4j graph dropped", zap.String("identity", g.identity), zap.Int64("nodes", total))
+	return nil
+}
+
+func (g *Graph) writeCount(ctx context.Context, stmt string, params map[string]any) (int64, error) {
+	s := g.session(ctx, neo4jdrv.AccessModeWrite)
+	defer s.Close(ctx)
+	return neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) (int64, error) {
+		res, err := tx.Run(ctx, stmt, params)
+		if err != nil {
+			return 0, err
+		}
+		rec, err := res.Single(ctx)
+		if err != nil {
+			return 0, err
+		}
+		n, _ := rec.Values[0].(int64)
+		return n, nil
+	})
+}
+
+// Stats counts projected memories, placeholders excluded.
+func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
+	st := memsync.Stats{ByAgent: map[string]int{}}
+	s := g.session(ctx, neo4jdrv.AccessModeRead)
+	defer s.Close(ctx)
+	_, err := s.ExecuteRead(ctx, func(tx neo4jdrv.ManagedTransaction) (any, error) {
+		st = memsync.Stats{ByAgent: map[string]int{}}
+		res, err := tx.Run(ctx, statsQuery, nil)
+		if err != nil {
+			return nil, err
+		}
+		for res.Next(ctx) {
+			agent, _ := res.Record().Values[0].(string)
+			n, _ := res.Record().Values[1].(int64)
+			st.ByAgent[agent] += int(n)
+			st.Memories += int(n)
+		}
+		return nil, res.Err()
+	})
+	if err != nil {
+		return memsync.Stats{}, wrap("stats", err)
+	}
+	return st, nil
+}
+
+// Walk calls fn for every projected memory in uuid order. It reads a page of
+// memories per transaction and calls fn outside any transaction, so a slow
+// fn holds nothing open; an error from fn stops the walk and is returned.
+func (g *Graph) Walk(ctx context.Context, fn func(memsync.Node) error) error {
+	after := ""
+	for {
+		page, err := g.readNodes(ctx, walkQuery, map[string]any{"after": after, "limit": int64(walkPage)})
+		if err != nil {
+			return wrap("walk after "+after, err)
+		}
+		for _, n := range page {
+			if err := fn(n); err != nil {
+				return err
+			}
+		}
+		if len(page) < walkPage {
+			return nil
+		}
+		after = page[len(page)-1].UUID
+	}
+}
+
+// Get returns the projected memories among uuids, keyed by uuid.
+func (g *Graph) Get(ctx context.Context, uuids []string) (map[string]memsync.Node, error) {
+	out := make(map[string]memsync.Node, len(uuids))
+	if len(uuids) == 0 {
+		return out, nil
+	}
+	nodes, err := g.readNodes(ctx, getQuery, map[string]any{"uuids": uuids})
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("get %d memories", len(uuids)), err)
+	}
+	for _, n := range nodes {
+		out[n.UUID] = n
+	}
+	return out, nil
+}
+
+// readNodes runs a query ending in nodeColumns and decodes every row.
+func (g *Graph) readNodes(ctx context.Context, query string, params map[string]any) ([]memsync.Node, error) {
+	s := g.session(ctx, neo4jdrv.AccessModeRead)
+	defer s.Close(ctx)
+	return neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]memsync.Node, error) {
+		res, err := tx.Run(ctx, query, params)
+		if err != nil {
+			return nil, err
+		}
+		var nodes []memsync.Node
+		for res.Next(ctx) {
+			n, err := toNode(res.Record())
+			if err != nil {
+				return nil, err
+			}
+			nodes = append(nodes, n)
+		}
+		return nodes, res.Err()
+	})
+}
+
+// toNode rebuilds a memsync.Node from the columns of nodeColumns. The record
+// itself comes from its canonical JSON, so every field (unknown ones too)
+// survives the round trip.
+func toNode(r *neo4jdrv.Record) (memsync.Node, error) {
+	get := func(key string) any { v, _ := r.Get(key); return v }
+	uuid, _ := get("uuid").(string)
+	raw, _ := get("record").(string)
+	rec, err := journal.Parse([]byte(raw))
+	if err != nil {
+		return memsync.Node{}, fmt.Errorf("memory %s: stored record does not parse: %w", uuid, err)
+	}
+	n := memsync.Node{Memory: memsync.Memory{Record: rec}}
+	n.Path, _ = get("path").(string)
+	if line, ok := get("line").(int64); ok {
+		n.Line = int(line)
+	}
+	n.Hash, _ = get("hash").(string)
+	n.GroupID, _ = get("group_id").(string)
+	if t, ok := get("invalid_at").(time.Time); ok {
+		n.InvalidAt = t.UTC()
+	}
+	n.ReplacedBy, _ = get("replaced_by").(string)
+	n.Importance, _ = get("importance").(float64)
+	n.LinksTo = sortedStrings(get("links"))
+	n.Supersedes = sortedStrings(get("supersedes"))
+	n.ConflictsWith = sortedStrings(get("conflicts"))
+	n.Mentions = sortedStrings(get("mentions"))
+	return n, nil
+}
+
+// sortedStrings turns a Cypher list of strings into a sorted, duplicate-free
+// slice; nil when empty.
+func sortedStrings(v any) []string {
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return sortedUnique(out)
+}
+
+// sortedUnique sorts out in place and drops duplicates; nil when empty.
+func sortedUnique(out []string) []string {
+	sort.Strings(out)
+	j := 0
+	for i, s := range out {
+		if i == 0 || s != out[j-1] {
+			out[j] = s
+			j++
+		}
+	}
+	if j == 0 {
+		return nil
+	}
+	return out[:j]
+}
