@@ -138,7 +138,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-retry.C:
 			pass(true)
 			if e.paused && !e.opts.Now().Before(e.retryAt) {
-				e.recovered() // nothing needed the graph or the disk: no reason to stay paused
+				e.recovered("") // nothing needed the graph or the disk: no reason to stay paused
 			}
 		case <-tick.C:
 			watch()

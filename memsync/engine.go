@@ -380,6 +380,7 @@ func (e *Engine) flush(ctx context.Context, a *agentSync, rel string, batch []Me
 					return e.diskFull(err)
 				}
 			default:
+				e.recovered(causeGraph)
 				rep.Projected += len(batch)
 				e.applied[a.name] = true
 				if err := e.reject(a, res, rep); err != nil {
@@ -395,7 +396,7 @@ func (e *Engine) flush(ctx context.Context, a *agentSync, rel string, batch []Me
 		return e.diskFull(err)
 	}
 	a.state = next
-	e.recovered()
+	e.recovered(causeDisk)
 	return nil
 }
 
@@ -531,6 +532,7 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			e.graphDown(err)
 			return
 		}
+		e.recovered(causeGraph)
 		rep.Projected += len(batch)
 		if len(batch) > 0 {
 			e.applied[a.name] = true
@@ -554,7 +556,7 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			return
 		}
 		a.state = st
-		e.recovered()
+		e.recovered(causeDisk)
 	}
 }
 
@@ -562,12 +564,17 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 // backoff delay has passed).
 func (e *Engine) mayTry() bool { return !e.paused || !e.opts.Now().Before(e.retryAt) }
 
+const (
+	causeGraph = "graph unavailable"
+	causeDisk  = "cannot write sync files"
+)
+
 func (e *Engine) graphDown(err error) {
-	e.pauseFor("graph unavailable", err)
+	e.pauseFor(causeGraph, err)
 }
 
 func (e *Engine) diskFull(err error) error {
-	e.pauseFor("cannot write sync files", err)
+	e.pauseFor(causeDisk, err)
 	return errStop
 }
 
@@ -582,8 +589,9 @@ func (e *Engine) pauseFor(cause string, err error) {
 	e.paused, e.cause, e.retryAt = true, cause, e.opts.Now().Add(d)
 }
 
-func (e *Engine) recovered() {
-	if e.paused {
+// recovered ends a pause for cause ("" for any cause).
+func (e *Engine) recovered(cause string) {
+	if e.paused && (cause == "" || cause == e.cause) {
 		e.lg.Info("resumed after " + e.cause)
 		e.paused, e.cause = false, ""
 		e.pause.Reset()
