@@ -34,6 +34,8 @@ type Options struct {
 	NewBackOff func() backoff.BackOff
 	// OnApplied is told which agents had records projected, after each pass.
 	OnApplied func(agents []string)
+	// Progress is told how many records each graph write carried.
+	Progress func(records int)
 }
 
 // DefaultBackOff retries after 250ms, doubling up to 3 minutes, with ±50%
@@ -382,6 +384,9 @@ func (e *Engine) flush(ctx context.Context, a *agentSync, rel string, batch []Me
 			default:
 				e.recovered(causeGraph)
 				rep.Projected += len(batch)
+				if e.opts.Progress != nil {
+					e.opts.Progress(len(batch))
+				}
 				e.applied[a.name] = true
 				if err := e.reject(a, res, rep); err != nil {
 					return e.diskFull(err)

@@ -415,3 +415,38 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestRebuildFromJournalsAndExtraSource(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.appendN("alice", 40)
+		r.appendN("bob", 25)
+		r.syncOnce(r.engine())
+		if err := r.g.Drop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if rep := r.verify(); rep.Missing != 65 {
+			t.Fatalf("after wipe: %+v", rep)
+		}
+		histOnly := memsync.Memory{Record: journal.Record{UUID: "old_only", TS: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			Agent: "alice", Kind: journal.KindFact, Scope: journal.ScopePrivate, Text: "only in git history"},
+			Path: "agents/alice/memory/journal/2026-01-01.jsonl", Line: 1}
+		extra := func(ctx context.Context, yield func(memsync.Memory) error) error {
+			if err := yield(histOnly); err != nil {
+				return err
+			}
+			return nil
+		}
+		e := r.engine()
+		rep, err := e.Rebuild(context.Background(), extra)
+		if err != nil || rep.Projected != 65 || rep.SourceAdded != 1 {
+			t.Fatalf("Rebuild = %+v, %v", rep, err)
+		}
+		if st, _ := r.g.Stats(context.Background()); st.Memories != 66 {
+			t.Fatalf("graph holds %d, want 66", st.Memories)
+		}
+		// Cursors stand at the end: the next pass has nothing to do.
+		if rep := r.syncOnce(r.engine()); rep.Projected != 0 {
+			t.Fatalf("after rebuild a pass projected %d", rep.Projected)
+		}
+	})
+}

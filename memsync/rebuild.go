@@ -1,0 +1,97 @@
+package memsync
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+)
+
+// Source yields records from somewhere other than the work tree's journals
+// (git history, say), one at a time, so that memory does not grow with
+// their number.
+type Source func(ctx context.Context, yield func(Memory) error) error
+
+// RebuildReport sums up a rebuild.
+type RebuildReport struct {
+	PassReport
+	FromSource  int // records offered by the extra source
+	SourceAdded int // of those, records the work tree did not have
+}
+
+// Rebuild drops the projection and builds it again: every agent's cursors
+// and outbox are reset, every journal and archive in the work tree is
+// projected (streaming, in batches), then the records extra yields (may be
+// nil) are added; a uuid the graph already holds keeps its work-tree
+// version. Afterwards the cursors stand at the end of every journal, so a
+// daemon goes on from there.
+func (e *Engine) Rebuild(ctx context.Context, extra Source) (RebuildReport, error) {
+	var rep RebuildReport
+	if err := e.opts.Graph.Drop(ctx); err != nil {
+		return rep, fmt.Errorf("rebuild: drop graph: %w", err)
+	}
+	agents, err := e.layout.Agents()
+	if err != nil {
+		return rep, fmt.Errorf("rebuild: list agents: %w", err)
+	}
+	identity := e.opts.Graph.Identity()
+	for _, a := range agents {
+		if err := e.opts.Disk.Truncate(e.layout.OutboxFile(a)); err != nil {
+			return rep, diskErr("rebuild: reset outbox", e.layout.OutboxFile(a), err)
+		}
+		if err := saveState(e.opts.Disk, e.layout.StateFile(a), newState(identity)); err != nil {
+			return rep, fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	e.mu.Lock()
+	e.agents = map[string]*agentSync{}
+	e.mu.Unlock()
+	pass, err := e.SyncOnce(ctx)
+	rep.PassReport = pass
+	if err != nil {
+		return rep, fmt.Errorf("rebuild: %w", err)
+	}
+	if extra == nil {
+		return rep, nil
+	}
+	before, err := e.opts.Graph.Stats(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("rebuild: %w", err)
+	}
+	batch := make([]Memory, 0, e.opts.BatchSize)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := e.opts.Graph.Apply(ctx, batch); err != nil {
+			return fmt.Errorf("rebuild: apply records from history: %w", err)
+		}
+		if e.opts.Progress != nil {
+			e.opts.Progress(len(batch))
+		}
+		batch = batch[:0]
+		return nil
+	}
+	err = extra(ctx, func(m Memory) error {
+		rep.FromSource++
+		batch = append(batch, m)
+		if len(batch) >= e.opts.BatchSize {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return rep, err
+	}
+	after, err := e.opts.Graph.Stats(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("rebuild: %w", err)
+	}
+	rep.SourceAdded = after.Memories - before.Memories
+	e.lg.Info("rebuild done", zap.Int("work_tree_records", rep.Projected), zap.Int("history_records", rep.FromSource),
+		zap.Int("only_in_history", rep.SourceAdded), zap.Int("rejected", rep.Rejected))
+	return rep, nil
+}
