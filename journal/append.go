@@ -46,24 +46,26 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 	}
 	probe := *rec
 	if probe.UUID == "" {
-		probe.UUID = "mem_probe" // validated below once allocated
+		// An allocated uuid has this shape and length; the line limit is
+		// checked with it so that nothing is created for an oversized record.
+		probe.UUID = fmt.Sprintf("mem_%s_%s_9999", UUIDTime(rec.TS), rec.Agent)
 	}
 	if err := probe.Validate(); err != nil {
+		return "", err
+	}
+	if err := checkLineSize(probe.Canonical()); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("append: %w", err)
 	}
 	path := filepath.Join(dir, FileName(rec.TS))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openLocked(path)
 	if err != nil {
-		return "", fmt.Errorf("append: %w", err)
-	}
-	defer f.Close()
-	if err := flock(f); err != nil {
-		return "", fmt.Errorf("append: lock %s: %w", path, err)
+		return "", err
 	}
 	// Closing the file releases the lock.
+	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return "", fmt.Errorf("append: %w", err)
@@ -77,6 +79,10 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 		}
 		rec.UUID = fmt.Sprintf("%s%04d", prefix, n+1)
 	}
+	line := rec.Canonical()
+	if err := checkLineSize(line); err != nil {
+		return "", err
+	}
 	var buf bytes.Buffer
 	if size > 0 {
 		last := make([]byte, 1)
@@ -87,11 +93,8 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 			buf.WriteByte('\n')
 		}
 	}
-	buf.Write(rec.Canonical())
+	buf.Write(line)
 	buf.WriteByte('\n')
-	if buf.Len() > MaxLineBytes+2 {
-		return "", &FieldError{Field: "text", Reason: "record is over the 1 MiB line limit"}
-	}
 	if _, err := f.Write(buf.Bytes()); err != nil {
 		// A short write would leave a torn line; cut it off again.
 		_ = f.Truncate(size)
@@ -101,8 +104,60 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 		if err := f.Sync(); err != nil {
 			return "", fmt.Errorf("append: fsync %s: %w", path, err)
 		}
+		if size == 0 {
+			// The file may be new: its directory entry must survive too.
+			if err := syncDir(dir); err != nil {
+				return "", fmt.Errorf("append: fsync %s: %w", dir, err)
+			}
+		}
 	}
 	return path, nil
+}
+
+func checkLineSize(line []byte) error {
+	if len(line) > MaxLineBytes {
+		return &FieldError{Field: "text", Reason: fmt.Sprintf("record is %d bytes, over the 1 MiB line limit", len(line))}
+	}
+	return nil
+}
+
+// openLocked opens path for appending, creating it, and holds an exclusive
+// lock on it. A file replaced while we waited for its lock (a rename by
+// compaction, a git checkout) would swallow the line into an unlinked inode,
+// so the lock only counts if path still names the locked file.
+func openLocked(path string) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("append: %w", err)
+		}
+		if err := flock(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("append: lock %s: %w", path, err)
+		}
+		held, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("append: %w", err)
+		}
+		now, err := os.Stat(path)
+		if err == nil && os.SameFile(held, now) {
+			return f, nil
+		}
+		f.Close()
+		if err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("append: %w", err)
+		}
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 func flock(f *os.File) error {
@@ -119,7 +174,9 @@ func flock(f *os.File) error {
 // view still carries the prefix; whole says to read the whole file (a ts given
 // by the caller may belong anywhere in it).
 func maxSequence(f *os.File, size int64, prefix string, whole bool) (int, error) {
-	re := regexp.MustCompile(`"uuid":"` + regexp.QuoteMeta(prefix) + `([0-9]{4,9})"`)
+	// Canonical lines have no space around the colon; lines from other
+	// tools may, and their uuids must not be handed out twice either.
+	re := regexp.MustCompile(`"uuid"\s*:\s*"` + regexp.QuoteMeta(prefix) + `([0-9]{4,9})"`)
 	window := int64(64 << 10)
 	for {
 		if whole || window > size {

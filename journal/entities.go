@@ -2,28 +2,46 @@ package journal
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
 var (
+	// A mention's sigil must not follow a letter, digit or one of _@#/&, so
+	// that emails (a@b.com), URL fragments (/#top), HTML entities (&#39;)
+	// and words like C# are not taken for mentions.
 	mentionRE = regexp.MustCompile(`(^|[^\pL\pN_@#/&])([@#])([\pL\pN_][\pL\pN_.-]*)`)
 	wikiRE    = regexp.MustCompile(`\[\[([^\[\]\n|]{1,200})(?:\|[^\[\]\n]*)?\]\]`)
 )
 
 // ExtractEntities finds `@name`, `#tag` and `[[Wiki Link]]` mentions in text,
-// in order of first appearance. Mentions keep their sigil; wiki links do not.
+// in order of appearance. Mentions keep their sigil and lose trailing dots
+// and dashes (sentence punctuation); all-digit ones (#123, an issue number)
+// are not entities. Wiki links lose their brackets and any |alias.
 func ExtractEntities(text string) []string {
-	var out []string
-	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
-		name := strings.TrimRight(m[3], ".-")
-		if name != "" {
-			out = append(out, m[2]+name)
+	type hit struct {
+		at   int
+		name string
+	}
+	var hits []hit
+	for _, m := range mentionRE.FindAllStringSubmatchIndex(text, -1) {
+		name := strings.TrimRight(text[m[6]:m[7]], ".-")
+		if name != "" && strings.Trim(name, "0123456789") != "" {
+			hits = append(hits, hit{m[4], text[m[4]:m[5]] + name})
 		}
 	}
-	for _, m := range wikiRE.FindAllStringSubmatch(text, -1) {
-		if name := strings.TrimSpace(m[1]); name != "" {
-			out = append(out, name)
+	for _, m := range wikiRE.FindAllStringSubmatchIndex(text, -1) {
+		if name := strings.TrimSpace(text[m[2]:m[3]]); name != "" {
+			hits = append(hits, hit{m[0], name})
 		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].at < hits[j].at })
+	out := make([]string, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.name)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

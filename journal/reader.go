@@ -42,7 +42,13 @@ type Reader struct {
 	br     *bufio.Reader
 	offset int64
 	line   int
-	buf    []byte
+
+	// The line being read. It survives an io.EOF so that a Reader over a
+	// growing file resumes the partial line where it stopped instead of
+	// taking its remainder for a line of its own.
+	buf     []byte
+	size    int64
+	tooLong bool
 }
 
 // NewReader reads r, whose first byte is at offset in the file and is the
@@ -58,7 +64,8 @@ func (r *Reader) Offset() int64 { return r.offset }
 func (r *Reader) LineNumber() int { return r.line }
 
 // Next returns the next complete, non-blank line, or io.EOF when only a
-// partial line (or nothing) is left. Other errors come from the underlying reader.
+// partial line (or nothing) is left. Next may be called again after io.EOF
+// once the source has grown. Other errors come from the underlying reader.
 func (r *Reader) Next() (Line, error) {
 	for {
 		raw, size, tooLong, err := r.readLine()
@@ -85,16 +92,15 @@ func (r *Reader) Next() (Line, error) {
 // readLine returns the next line without its newline and the bytes it
 // occupies with the newline. A line longer than MaxLineBytes (+1 for a \r) is
 // consumed up to its newline and reported as tooLong with no content.
-// io.EOF means no complete line remains; the partial bytes are left unread
-// for the next reader.
+// io.EOF means no complete line remains yet: the bytes of the partial line
+// are kept, and the next call carries on with them if the source grows.
 func (r *Reader) readLine() (line []byte, size int64, tooLong bool, err error) {
-	r.buf = r.buf[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		size += int64(len(chunk))
-		if !tooLong {
+		r.size += int64(len(chunk))
+		if !r.tooLong {
 			if len(r.buf)+len(chunk) > MaxLineBytes+2 {
-				tooLong = true
+				r.tooLong = true
 				r.buf = r.buf[:0]
 			} else {
 				r.buf = append(r.buf, chunk...)
@@ -102,14 +108,14 @@ func (r *Reader) readLine() (line []byte, size int64, tooLong bool, err error) {
 		}
 		switch {
 		case err == nil:
+			line, size, tooLong = r.buf, r.size, r.tooLong
+			r.buf, r.size, r.tooLong = r.buf[:0], 0, false
 			if tooLong {
 				return nil, size, true, nil
 			}
-			return r.buf[:len(r.buf)-1], size, false, nil
+			return line[:len(line)-1], size, false, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF):
-			return nil, 0, false, io.EOF
 		default:
 			return nil, 0, false, err
 		}

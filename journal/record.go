@@ -164,6 +164,9 @@ func (r *Record) Validate() error {
 	if r.TS.IsZero() {
 		return fieldErr("ts", "required")
 	}
+	if !validYear(r.TS) {
+		return fieldErr("ts", "%s is outside the years 0000-9999", r.TS.UTC().Format(time.RFC3339Nano))
+	}
 	if r.Agent == "" {
 		return fieldErr("agent", "required")
 	}
@@ -185,13 +188,17 @@ func (r *Record) Validate() error {
 	if r.UUID != "" && !ValidUUID(r.UUID) {
 		return fieldErr("uuid", "%q is not a valid uuid", r.UUID)
 	}
-	for name, ids := range map[string][]string{"links": r.Links, "supersedes": r.Supersedes, "conflicts_with": r.ConflictsWith} {
-		for _, id := range ids {
+	// A slice, not a map: the same record must always fail on the same field.
+	for _, f := range []struct {
+		name string
+		ids  []string
+	}{{"links", r.Links}, {"supersedes", r.Supersedes}, {"conflicts_with", r.ConflictsWith}} {
+		for _, id := range f.ids {
 			if !ValidUUID(id) {
-				return fieldErr(name, "%q is not a valid uuid", id)
+				return fieldErr(f.name, "%q is not a valid uuid", id)
 			}
 			if id == r.UUID {
-				return fieldErr(name, "a record cannot point at itself")
+				return fieldErr(f.name, "a record cannot point at itself")
 			}
 		}
 	}
@@ -239,19 +246,22 @@ func Parse(line []byte) (Record, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return r, &FieldError{Reason: "line is not a JSON object"}
 	}
+	// Unmarshal, unlike a Decoder, insists on exactly one value: a stray
+	// "}" or "]" after the object is bad JSON, not ignored.
 	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(&fields); err != nil {
+	if err := json.Unmarshal(trimmed, &fields); err != nil {
 		return r, &FieldError{Reason: "bad JSON: " + err.Error()}
 	}
-	if dec.More() {
-		return r, &FieldError{Reason: "bad JSON: more than one value on the line"}
+	// Fields are looked at in name order so that a line with several faults
+	// is always rejected for the same one.
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
 	}
-	if _, err := dec.Token(); err == nil {
-		return r, &FieldError{Reason: "bad JSON: trailing data after the object"}
-	}
+	sort.Strings(names)
 	r.Scope = ScopePrivate
-	for name, raw := range fields {
+	for _, name := range names {
+		raw := fields[name]
 		if !knownFields[name] {
 			c, err := canonicalJSON(raw)
 			if err != nil {
@@ -310,6 +320,9 @@ func (r *Record) setField(name string, raw json.RawMessage) error {
 			return fieldErr(name, "%q is not an RFC 3339 time", s)
 		}
 		r.TS = t.UTC()
+		if !validYear(r.TS) {
+			return fieldErr(name, "%q is outside the years 0000-9999 once in UTC", s)
+		}
 	case "agent":
 		return str(&r.Agent)
 	case "kind":
@@ -327,8 +340,17 @@ func (r *Record) setField(name string, raw json.RawMessage) error {
 	case "text":
 		return str(&r.Text)
 	case "refs":
-		if err := json.Unmarshal(raw, &r.Refs); err != nil {
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
 			return fieldErr(name, `must be an array of {"git": "...", "path": "..."}`)
+		}
+		r.Refs = make([]Ref, 0, len(items))
+		for _, item := range items {
+			m, err := stringObject(name, item, "git", "path")
+			if err != nil {
+				return err
+			}
+			r.Refs = append(r.Refs, Ref{Git: m["git"], Path: m["path"]})
 		}
 	case "entities":
 		return strs(&r.Entities)
@@ -341,11 +363,11 @@ func (r *Record) setField(name string, raw json.RawMessage) error {
 	case "conflicts_with":
 		return strs(&r.ConflictsWith)
 	case "source":
-		var s Source
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return fieldErr(name, `must be an object {"type", "actor", "context"} of strings`)
+		m, err := stringObject(name, raw, "type", "actor", "context")
+		if err != nil {
+			return err
 		}
-		r.Source = &s
+		r.Source = &Source{Type: m["type"], Actor: m["actor"], Context: m["context"]}
 	case "confidence":
 		return str(&r.Confidence)
 	case "max_age":
@@ -360,6 +382,40 @@ func (r *Record) setField(name string, raw json.RawMessage) error {
 		return str(&r.Why)
 	}
 	return nil
+}
+
+// stringObject decodes raw as an object whose keys are exactly among keys
+// and whose values are strings (or null). encoding/json would match keys
+// case-insensitively and silently drop unknown ones; a record must not lose
+// what its author wrote, so both are rejected instead.
+func stringObject(field string, raw json.RawMessage, keys ...string) (map[string]string, error) {
+	want := "an object with string keys " + strings.Join(keys, ", ")
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, fieldErr(field, "must be %s", want)
+	}
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		if !oneOf(k, keys) {
+			return nil, fieldErr(field, "unknown key %q (want %s)", k, strings.Join(keys, ", "))
+		}
+		if string(v) == "null" {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fieldErr(field, "key %q must be a string", k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// validYear reports whether t (in UTC) has a four-digit year, the only
+// years RFC 3339 can write: anything else could not be read back.
+func validYear(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
 }
 
 // canonicalJSON re-encodes a JSON value with sorted object keys, no
