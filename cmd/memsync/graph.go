@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/graph/neo4j"
+	"github.com/memsync/memsync/memsync"
+)
+
+// openGraph opens the backend the configuration names: the embedded store
+// under <repo>/.memsync, or Neo4j. The password is read here and goes only
+// to the driver.
+func openGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (memsync.Graph, error) {
+	switch cfg.graph() {
+	case graphNeo4j:
+		pw, err := cfg.Neo4jPassword()
+		if err != nil {
+			return nil, err
+		}
+		user := cfg.Neo4j.User
+		if pw == "" {
+			user = "" // a server without auth (the test server) takes no credentials
+		}
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		g, err := neo4j.Open(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database}, lg)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	default:
+		g, err := embedded.Open(layout(repo).LocalDir(), lg)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+}
+
+// isUnavailable says whether err means the graph could not be reached.
+func isUnavailable(err error) bool {
+	return errors.Is(err, memsync.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// newLogger builds the stderr logger: JSON for services (stderr not a
+// terminal) and console text on a terminal, unless log.format says
+// otherwise. Repeated messages are sampled so a failure that repeats every
+// second does not flood the log.
+func newLogger(cfg *Config, w io.Writer) (*zap.Logger, error) {
+	level, err := zapcore.ParseLevel(cfg.Log.Level)
+	if err != nil {
+		return nil, fmt.Errorf("log.level: %w", err)
+	}
+	format := cfg.Log.Format
+	if format == "" || format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok && isTerminal(f) {
+			format = "console"
+		}
+	}
+	ec := zap.NewProductionEncoderConfig()
+	ec.EncodeTime = zapcore.ISO8601TimeEncoder
+	var enc zapcore.Encoder
+	if format == "console" {
+		ec.EncodeLevel = zapcore.CapitalColorLevelEncoder
+		enc = zapcore.NewConsoleEncoder(ec)
+	} else {
+		enc = zapcore.NewJSONEncoder(ec)
+	}
+	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level)
+	// The first 5 identical messages a second, then one in 100.
+	core = zapcore.NewSamplerWithOptions(core, time.Second, 5, 100)
+	return zap.New(core), nil
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+const statusDescription = `Show, per agent: valid journal records, memories projected in the graph,
+outbox entries waiting for the graph, rejected lines, and lag (the age of
+the oldest record not yet projected). Works with or without a running
+daemon, and when the graph is down (it says so).`
+
+func runStatus(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
+	repoFlag := addRepoFlag(fs)
+	asJSON := fs.Bool("json", false, "print one JSON document")
+	var cfg Config
+	addGraphFlags(fs.FlagSet, &cfg)
+	if _, code, done := fs.parse(args); done {
+		return code
+	}
+	repo, err := existingRepo(env, *repoFlag)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
+		return fs.usageErr("%v", err)
+	}
+	g, err := openGraph(ctx, &cfg, repo, zap.NewNop())
+	if err != nil {
+		g = unreachable{err: err, identity: cfg.graph()}
+	}
+	defer g.Close()
+	rep, err := memsync.Status(ctx, repo, g, cfg.graph(), env.Now())
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if *asJSON {
+		out, _ := memsync.MarshalIndent(rep)
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return exitOK
+	}
+	state := "reachable"
+	if !rep.Graph.Reachable {
+		state = "UNREACHABLE: " + rep.Graph.Error
+	}
+	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n\n", rep.Graph.Backend, rep.Graph.Identity, state)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "agent\tjournal\tprojected\toutbox\trejects\tlag\t")
+	for _, a := range rep.Agents {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0fs\t\n", a.Agent, a.JournalRecords, a.Projected, a.Outbox, a.Rejects, a.LagSeconds)
+	}
+	tw.Flush()
+	return exitOK
+}

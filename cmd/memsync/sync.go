@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+const syncDescription = `Make one full pass, then exit: try every agent's outbox once, then project
+every journal line past its cursor. Exit 0 when everything reached the
+graph; exit 1 when the graph could not be reached (the records wait in the
+outbox for the next pass or the daemon) or a sync file could not be written.`
+
+func runSync(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "sync", "sync --once [--repo DIR] [--graph embedded|neo4j] [flags]", syncDescription)
+	repoFlag := addRepoFlag(fs)
+	fs.Bool("once", true, "one pass, then exit (the only mode; memsync run keeps going)")
+	var cfg Config
+	addGraphFlags(fs.FlagSet, &cfg)
+	if _, code, done := fs.parse(args); done {
+		return code
+	}
+	repo, err := existingRepo(env, *repoFlag)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
+		return fs.usageErr("%v", err)
+	}
+	lg, err := newLogger(&cfg, env.Stderr)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	g, err := openGraph(ctx, &cfg, repo, lg)
+	if err != nil {
+		return fs.fail("open graph: %v (journals are untouched; run again when it is reachable)", err)
+	}
+	defer g.Close()
+	eng, err := memsync.New(memsync.Options{Root: repo, Graph: g, Logger: lg, Now: env.Now, BatchSize: cfg.Daemon.BatchSize})
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	rep, err := eng.SyncOnce(ctx)
+	fmt.Fprintf(env.Stdout, "projected %d, queued %d, rejected %d, outbox %d\n", rep.Projected, rep.Queued, rep.Rejected, rep.Pending)
+	if errors.Is(err, memsync.ErrPaused) {
+		return fs.fail("%v: %d records wait in the outbox", err, rep.Pending)
+	}
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	return exitOK
+}
