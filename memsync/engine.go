@@ -72,6 +72,8 @@ type Engine struct {
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
 	hard context.Context
+
+	emptyChecked, empty bool
 }
 
 // agentSync is the engine's view of one agent.
@@ -209,6 +211,11 @@ func (e *Engine) agent(name string) (*agentSync, error) {
 	}
 	identity := e.opts.Graph.Identity()
 	outbox := e.layout.OutboxFile(name)
+	if st.Graph == identity && len(st.Files) > 0 && e.graphIsEmpty() {
+		e.lg.Warn("the graph is empty but the cursors say this agent was projected (graph lost or wiped): projecting again",
+			zap.String("agent", name), zap.String("graph", identity))
+		st.Graph = ""
+	}
 	if st.Graph != identity {
 		if st.Graph != "" {
 			e.lg.Warn("graph target changed: projecting this agent's journals again",
@@ -243,6 +250,19 @@ func (e *Engine) agent(name string) (*agentSync, error) {
 	e.agents[name] = a
 	e.mu.Unlock()
 	return a, nil
+}
+
+// graphIsEmpty says, once per engine, whether the graph holds no memory at
+// all; an unreachable graph counts as not empty (nothing is known).
+func (e *Engine) graphIsEmpty() bool {
+	if e.emptyChecked {
+		return e.empty
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := e.opts.Graph.Stats(ctx)
+	e.emptyChecked, e.empty = err == nil, err == nil && st.Memories == 0
+	return e.empty
 }
 
 // syncAgent drains the agent's outbox if the graph may be tried, then reads

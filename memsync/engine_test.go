@@ -450,3 +450,17 @@ func TestRebuildFromJournalsAndExtraSource(t *testing.T) {
 		}
 	})
 }
+
+func TestWipedGraphIsRefilledWithoutRebuild(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.appendN("alice", 12)
+		r.syncOnce(r.engine())
+		if err := r.g.Drop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if rep := r.syncOnce(r.engine()); rep.Projected != 12 {
+			t.Fatalf("after a wipe the next start projected %d, want 12", rep.Projected)
+		}
+		r.mustVerify(12)
+	})
+}
