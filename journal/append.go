@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"syscall"
 	"time"
@@ -174,9 +173,6 @@ func flock(f *os.File) error {
 // view still carries the prefix; whole says to read the whole file (a ts given
 // by the caller may belong anywhere in it).
 func maxSequence(f *os.File, size int64, prefix string, whole bool) (int, error) {
-	// Canonical lines have no space around the colon; lines from other
-	// tools may, and their uuids must not be handed out twice either.
-	re := regexp.MustCompile(`"uuid"\s*:\s*"` + regexp.QuoteMeta(prefix) + `([0-9]{4,9})"`)
 	window := int64(64 << 10)
 	for {
 		if whole || window > size {
@@ -186,12 +182,7 @@ func maxSequence(f *os.File, size int64, prefix string, whole bool) (int, error)
 		if _, err := f.ReadAt(buf, size-window); err != nil && err != io.EOF {
 			return 0, err
 		}
-		best := 0
-		for _, m := range re.FindAllSubmatch(buf, -1) {
-			if n, _ := strconv.Atoi(string(m[1])); n > best {
-				best = n
-			}
-		}
+		best := highestSequence(buf, prefix)
 		if window == size {
 			return best, nil
 		}
@@ -204,6 +195,60 @@ func maxSequence(f *os.File, size int64, prefix string, whole bool) (int, error)
 		return best, nil
 	}
 }
+
+// highestSequence is the highest NNNN of the `"uuid": "<prefix>NNNN"` values
+// in buf (4 to 9 digits, any JSON whitespace around the colon): canonical
+// lines have no spaces, lines from other tools may, and their uuids must
+// not be handed out twice either. A plain substring search, not a regexp:
+// it runs on every append, over every line of the current second.
+func highestSequence(buf []byte, prefix string) int {
+	best := 0
+	p := []byte(prefix)
+	for off := 0; ; {
+		i := bytes.Index(buf[off:], p)
+		if i < 0 {
+			return best
+		}
+		at := off + i
+		off = at + len(p)
+		if !uuidValueAt(buf, at) {
+			continue
+		}
+		j := off
+		for j < len(buf) && j-off < 10 && '0' <= buf[j] && buf[j] <= '9' {
+			j++
+		}
+		if n := j - off; n < 4 || n > 9 || j >= len(buf) || buf[j] != '"' {
+			continue
+		}
+		if v, _ := strconv.Atoi(string(buf[off:j])); v > best {
+			best = v
+		}
+	}
+}
+
+// uuidValueAt reports whether the string value starting at buf[at] is the
+// value of a "uuid" key: buf before it reads `"uuid"`, space, `:`, space, `"`.
+func uuidValueAt(buf []byte, at int) bool {
+	i := at - 1
+	if i < 0 || buf[i] != '"' {
+		return false
+	}
+	i--
+	for i >= 0 && isJSONSpace(buf[i]) {
+		i--
+	}
+	if i < 0 || buf[i] != ':' {
+		return false
+	}
+	i--
+	for i >= 0 && isJSONSpace(buf[i]) {
+		i--
+	}
+	return i >= 5 && string(buf[i-5:i+1]) == `"uuid"`
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func firstLine(b []byte) []byte {
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {

@@ -4,14 +4,22 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
+// The patterns are compiled on first use: their Unicode classes are the
+// costliest part of this package's start-up, and every `memsync append`
+// process would pay for them without extracting anything.
 var (
 	// A mention's sigil must not follow a letter, digit or one of _@#/&, so
 	// that emails (a@b.com), URL fragments (/#top), HTML entities (&#39;)
 	// and words like C# are not taken for mentions.
-	mentionRE = regexp.MustCompile(`(^|[^\pL\pN_@#/&])([@#])([\pL\pN_][\pL\pN_.-]*)`)
-	wikiRE    = regexp.MustCompile(`\[\[([^\[\]\n|]{1,200})(?:\|[^\[\]\n]*)?\]\]`)
+	mentionRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(^|[^\pL\pN_@#/&])([@#])([\pL\pN_][\pL\pN_.-]*)`)
+	})
+	wikiRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\[\[([^\[\]\n|]{1,200})(?:\|[^\[\]\n]*)?\]\]`)
+	})
 )
 
 // ExtractEntities finds `@name`, `#tag` and `[[Wiki Link]]` mentions in text,
@@ -24,13 +32,13 @@ func ExtractEntities(text string) []string {
 		name string
 	}
 	var hits []hit
-	for _, m := range mentionRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range mentionRE().FindAllStringSubmatchIndex(text, -1) {
 		name := strings.TrimRight(text[m[6]:m[7]], ".-")
 		if name != "" && strings.Trim(name, "0123456789") != "" {
 			hits = append(hits, hit{m[4], text[m[4]:m[5]] + name})
 		}
 	}
-	for _, m := range wikiRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range wikiRE().FindAllStringSubmatchIndex(text, -1) {
 		if name := strings.TrimSpace(text[m[2]:m[3]]); name != "" {
 			hits = append(hits, hit{m[0], name})
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -123,16 +122,30 @@ var (
 	Tiers       = []string{"core", "working", "learning"}
 )
 
-var (
-	agentRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	uuidRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$`)
-)
+// ValidAgent reports whether name is a valid agent name:
+// [A-Za-z0-9][A-Za-z0-9_-]{0,63}.
+func ValidAgent(name string) bool { return validName(name, 64, "_-") }
 
-// ValidAgent reports whether name is a valid agent name.
-func ValidAgent(name string) bool { return agentRE.MatchString(name) }
+// ValidUUID reports whether id may be used as a record uuid:
+// [A-Za-z0-9][A-Za-z0-9_.:-]{0,199}.
+func ValidUUID(id string) bool { return validName(id, 200, "_.:-") }
 
-// ValidUUID reports whether id may be used as a record uuid.
-func ValidUUID(id string) bool { return uuidRE.MatchString(id) }
+// validName matches [A-Za-z0-9][A-Za-z0-9<punct>]{0,max-1}. Written out
+// rather than as a regexp: a bounded repetition compiles to one copy per
+// count, which every process start (each `memsync append`) would pay for.
+func validName(s string, max int, punct string) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || strings.IndexByte(punct, c) < 0) {
+			return false
+		}
+	}
+	return true
+}
 
 // FieldError says which field of a line is at fault and why.
 type FieldError struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand"
 	"regexp"
 	"strings"
 	"testing"
@@ -237,5 +238,31 @@ func TestGroupAndKinds(t *testing.T) {
 	fe := &journal.FieldError{Field: "kind", Reason: "unknown"}
 	if fe.Error() != `field "kind": unknown` {
 		t.Errorf("Error() = %q", fe.Error())
+	}
+}
+
+// TestValidNames checks the hand-written name checks against the grammar
+// SPEC §2 and §3 state as regular expressions.
+func TestValidNames(t *testing.T) {
+	agentRE := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	uuidRE := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$`)
+	inputs := []string{"", "a", "A9", "_a", "-a", "a-b_c", "a.b", "a:b", "a b", "é", "a\n", "mem_20261121T091500Z_alice_0001",
+		strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("b", 200), strings.Repeat("b", 201), "a/b", "..", "a\x00"}
+	alphabet := "aZ09_-.:/ é\n"
+	rng := rand.New(rand.NewSource(2))
+	for i := 0; i < 5000; i++ {
+		b := make([]byte, rng.Intn(8))
+		for j := range b {
+			b[j] = alphabet[rng.Intn(len(alphabet))]
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, s := range inputs {
+		if got, want := journal.ValidAgent(s), agentRE.MatchString(s); got != want {
+			t.Errorf("ValidAgent(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := journal.ValidUUID(s), uuidRE.MatchString(s); got != want {
+			t.Errorf("ValidUUID(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

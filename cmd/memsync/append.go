@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// appendFlagOf maps a record field to the flag (or argument) that sets it,
+// so that a refused record is reported in the caller's terms.
+var appendFlagOf = map[string]string{
+	"ts": "--ts", "agent": "--agent", "kind": "--kind", "scope": "--scope", "text": "TEXT",
+	"refs": "--ref-git/--ref-path", "entities": "--entity", "tags": "--tag", "links": "--link",
+	"supersedes": "--supersedes", "conflicts_with": "--conflicts-with", "source": "--source-type",
+	"confidence": "--confidence", "max_age": "--max-age", "tier": "--tier",
+	"session": "--session", "task": "--task", "why": "--why",
+}
+
+func runAppend(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "append", "append --agent A --kind K [--scope S] [flags] [TEXT | -]", `
+Append one record to agent A's journal for today (UTC),
+agents/A/memory/journal/YYYY-MM-DD.jsonl, and print its uuid
+(mem_<ts>_<A>_<NNNN>). TEXT is the memory itself; "-" reads it from stdin
+(one trailing newline is dropped). The line is written whole under a lock and
+fsynced, so any number of agents may append at once. Kinds: `+kindList()+`.`)
+	repoFlag := addRepoFlag(fs)
+	var (
+		rec                           journal.Record
+		kind, scope, tsFlag           string
+		refGit, refPath               string
+		source                        journal.Source
+		entities, tags, links, supers stringList
+		conflicts                     stringList
+		noFsync, asJSON               bool
+	)
+	fs.StringVar(&rec.Agent, "agent", "", "the agent `A` writing the record (required)")
+	fs.StringVar(&kind, "kind", "", "what the record is: `K` is one of the kinds above (required)")
+	fs.StringVar(&scope, "scope", "private", "`S`: private (only A sees it) or shared (every agent does)")
+	fs.Var(&entities, "entity", "an `entity` the record is about, e.g. @Shaun, #moonshot, \"Acme Corp\" (repeatable; @name, #tag and [[Wiki Link]] in TEXT are found anyway)")
+	fs.Var(&tags, "tag", "a free topic `tag` (repeatable)")
+	fs.Var(&links, "link", "`uuid` of a record this one builds on (repeatable)")
+	fs.Var(&supers, "supersedes", "`uuid` of a record this one replaces (repeatable)")
+	fs.Var(&conflicts, "conflicts-with", "`uuid` of a record this one contradicts (repeatable)")
+	fs.StringVar(&source.Type, "source-type", "", "how A knows, a `type`: experienced, told, read, inferred or observed")
+	fs.StringVar(&source.Actor, "source-actor", "", "`who` it came from")
+	fs.StringVar(&source.Context, "source-context", "", "`where` it came from")
+	fs.StringVar(&rec.Confidence, "confidence", "", "declared confidence `level`: low, medium or high")
+	fs.StringVar(&rec.MaxAge, "max-age", "", "how long it stays relevant, an `age`: 14d, 30d, 90d, 180d or permanent")
+	fs.StringVar(&rec.Tier, "tier", "", "importance `tier`: core (never decays), working or learning")
+	fs.StringVar(&rec.Session, "session", "", "session `id`, for session-scoped recall")
+	fs.StringVar(&rec.Task, "task", "", "task `id`, for task-scoped recall")
+	fs.StringVar(&rec.Why, "why", "", "`why` this matters (decisions)")
+	fs.StringVar(&refGit, "ref-git", "", "evidence: a git commit `sha`")
+	fs.StringVar(&refPath, "ref-path", "", "evidence: a file `path`")
+	fs.StringVar(&tsFlag, "ts", "", "record `time`, RFC 3339 (default now; for imports and tests)")
+	fs.BoolVar(&noFsync, "no-fsync", false, "do not fsync the line (faster; a power cut may lose it); also append.fsync: false")
+	fs.BoolVar(&asJSON, "json", false, `print {"uuid": ..., "path": ...} instead of the uuid`)
+	positional, code, done := fs.parse(args)
+	if done {
+		return code
+	}
+
+	// Usage first, before anything touches the disk.
+	if rec.Agent == "" {
+		return fs.usageErr("--agent: required")
+	}
+	if !validAgent(rec.Agent) {
+		return fs.usageErr("--agent: %s", agentNameError(rec.Agent))
+	}
+	if kind == "" {
+		return fs.usageErr("--kind: required (one of %s)", kindList())
+	}
+	switch len(positional) {
+	case 0:
+		return fs.usageErr("TEXT: required (or - to read it from stdin)")
+	case 1:
+	default:
+		return fs.usageErr("one TEXT argument expected, got %d (quote the text)", len(positional))
+	}
+	rec.Kind, rec.Scope = journal.Kind(kind), journal.Scope(scope)
+	rec.Entities, rec.Tags, rec.Links, rec.Supersedes, rec.ConflictsWith = entities, tags, links, supers, conflicts
+	if source != (journal.Source{}) {
+		rec.Source = &source
+	}
+	if refGit != "" || refPath != "" {
+		rec.Refs = []journal.Ref{{Git: refGit, Path: refPath}}
+	}
+	if tsFlag != "" {
+		ts, err := time.Parse(time.RFC3339Nano, tsFlag)
+		if err != nil {
+			return fs.usageErr("--ts: %q is not an RFC 3339 time", tsFlag)
+		}
+		rec.TS = ts
+	}
+	text := positional[0]
+	if text == "-" {
+		var err error
+		if text, err = readText(env.Stdin); err != nil {
+			return fs.usageErr("TEXT: %v", err)
+		}
+	}
+	rec.Text = text
+	if err := rec.Validate(); err != nil && !isField(err, "ts") {
+		// ts may still be unset (it becomes now); everything else is final.
+		return fs.usageErr("%s", describeFieldError(err))
+	}
+
+	repo, err := existingRepo(env, *repoFlag)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	var cfg Config
+	if err := loadConfig(env, repo, nil, &cfg); err != nil {
+		return fs.usageErr("%v", err)
+	}
+	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now}
+	path, err := journal.Append(journalDir(repo, rec.Agent), &rec, opts)
+	if err != nil {
+		var fe *journal.FieldError
+		if errors.As(err, &fe) {
+			return fs.usageErr("%s", describeFieldError(err))
+		}
+		return fs.fail("%v", err)
+	}
+	if asJSON {
+		out, _ := json.Marshal(struct {
+			UUID string `json:"uuid"`
+			Path string `json:"path"`
+		}{rec.UUID, relPath(repo, path)})
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return exitOK
+	}
+	fmt.Fprintln(env.Stdout, rec.UUID)
+	return exitOK
+}
+
+// readText reads the text from r, dropping one trailing newline. More than
+// a journal line can hold is refused without reading it all.
+func readText(r io.Reader) (string, error) {
+	if r == nil {
+		return "", errors.New("no stdin")
+	}
+	data, err := io.ReadAll(io.LimitReader(r, journal.MaxLineBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	if len(data) > journal.MaxLineBytes {
+		return "", errors.New("stdin is over the 1 MiB line limit")
+	}
+	s := string(data)
+	if strings.HasSuffix(s, "\r\n") {
+		s = s[:len(s)-2]
+	} else {
+		s = strings.TrimSuffix(s, "\n")
+	}
+	return s, nil
+}
+
+func isField(err error, field string) bool {
+	var fe *journal.FieldError
+	return errors.As(err, &fe) && fe.Field == field
+}
+
+// describeFieldError names the flag behind a refused field:
+// `--kind: unknown kind "bogus"`.
+func describeFieldError(err error) string {
+	var fe *journal.FieldError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	name, ok := appendFlagOf[fe.Field]
+	if !ok {
+		return err.Error()
+	}
+	return name + ": " + fe.Reason
+}
+
+func kindList() string {
+	names := make([]string, len(journal.Kinds))
+	for i, k := range journal.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+)
+
+// gitignoreLines keep host-local state out of git (SPEC §2).
+var gitignoreLines = []string{".memsync/", "agents/*/memory/sync/"}
+
+func runInit(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "init", "init [--repo DIR] [--agent NAME]...", `
+Create a memory repository, or complete one: for each --agent the layout
+agents/NAME/memory/{MEMORY.md, entities/, journal/, journal/archive/, cache/,
+sync/}; a commented memsync.yaml listing every option at its default; a
+.gitignore that keeps .memsync/ and every sync/ directory out of git; and a
+git repository when DIR is not inside one already. Existing files are never
+overwritten (missing .gitignore lines are appended), so running init again
+changes nothing. Prints each path it creates.`)
+	repoFlag := addRepoFlag(fs)
+	var agents stringList
+	fs.Var(&agents, "agent", "create the memory layout of agent `NAME` (repeatable)")
+	positional, code, done := fs.parse(args)
+	if done {
+		return code
+	}
+	if len(positional) > 0 {
+		return fs.usageErr("unexpected argument %q (agents are named with --agent)", positional[0])
+	}
+	for _, a := range agents {
+		if !validAgent(a) {
+			return fs.usageErr("--agent: %s", agentNameError(a))
+		}
+	}
+	repo, err := repoDir(env, *repoFlag)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	in := &initializer{repo: repo, env: env}
+	if err := in.run(agents); err != nil {
+		return fs.fail("%v", err)
+	}
+	return exitOK
+}
+
+// initializer creates what is missing of a repository and reports it.
+type initializer struct {
+	repo string
+	env  *Env
+}
+
+// created reports a new file, or a new directory (with a trailing slash).
+func (in *initializer) created(path string, dir bool) {
+	rel := relPath(in.repo, path)
+	if dir {
+		rel += "/"
+	}
+	fmt.Fprintf(in.env.Stdout, "created %s\n", rel)
+}
+
+func (in *initializer) run(agents []string) error {
+	if err := in.mkdir(in.repo); err != nil {
+		return err
+	}
+	if err := in.initGit(); err != nil {
+		return err
+	}
+	if err := in.writeNew(configFile(in.repo), []byte(defaultConfigYAML)); err != nil {
+		return err
+	}
+	if err := in.gitignore(); err != nil {
+		return err
+	}
+	if err := in.mkdir(layout(in.repo).AgentsDir()); err != nil {
+		return err
+	}
+	for _, a := range agents {
+		for _, dir := range []string{memoryDir(in.repo, a), entitiesDir(in.repo, a), journalDir(in.repo, a),
+			archiveDir(in.repo, a), cacheDir(in.repo, a), syncDir(in.repo, a)} {
+			if err := in.mkdir(dir); err != nil {
+				return err
+			}
+		}
+		if err := in.writeNew(memoryFile(in.repo, a), []byte(memoryTemplate(a))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *initializer) mkdir(dir string) error {
+	st, err := os.Stat(dir)
+	if err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", dir)
+		}
+		return nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if dir != in.repo {
+		in.created(dir, true)
+	}
+	return nil
+}
+
+// writeNew creates path with data unless it exists.
+func (in *initializer) writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	in.created(path, false)
+	return nil
+}
+
+// gitignore appends the lines of gitignoreLines that .gitignore lacks.
+func (in *initializer) gitignore() error {
+	path := filepath.Join(in.repo, ".gitignore")
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add strings.Builder
+	if len(data) == 0 {
+		add.WriteString("# host-local memsync state, never committed\n")
+	}
+	missing := 0
+	for _, l := range gitignoreLines {
+		// "/.memsync/" means the same to git as ".memsync/" at the root.
+		if !have[l] && !have["/"+l] {
+			add.WriteString(l + "\n")
+			missing++
+		}
+	}
+	if missing == 0 {
+		return nil
+	}
+	prefix := ""
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		prefix = "\n"
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(prefix + add.String()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if len(data) == 0 {
+		in.created(path, false)
+	} else {
+		fmt.Fprintf(in.env.Stdout, "updated %s\n", relPath(in.repo, path))
+	}
+	return nil
+}
+
+// initGit makes the repository a git work tree unless it is inside one.
+func (in *initializer) initGit() error {
+	_, err := git.PlainOpenWithOptions(in.repo, &git.PlainOpenOptions{DetectDotGit: true})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, git.ErrRepositoryNotExists) {
+		return fmt.Errorf("open git repository %s: %w", in.repo, err)
+	}
+	if _, err := git.PlainInit(in.repo, false); err != nil {
+		return fmt.Errorf("git init %s: %w", in.repo, err)
+	}
+	in.created(filepath.Join(in.repo, ".git"), true)
+	return nil
+}
+
+func memoryTemplate(agent string) string {
+	return "# " + agent + ` — memory
+
+Curated, human-readable memory of ` + agent + `: what matters, in your own words.
+The journal (journal/*.jsonl) is the complete record; this page is the short
+version worth reading first. memsync compaction maintains a generated section
+of this file and leaves the rest as you wrote it.
+`
+}
