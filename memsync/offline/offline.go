@@ -1,31 +1,39 @@
 // Package offline answers recall straight from the journals, for when the
 // graph cannot be reached: reads never hard-fail.
 //
-// A search streams every valid record of every agent once, in the order the
-// engine projects them, and keeps only what the query needs: for records in
-// the reader's groups, the length and the per-word counts that BM25 needs,
-// and for the records that contain a query word a compact candidate. Texts
-// of records that match nothing are never held, so memory stays small at
-// hundreds of thousands of records. Nothing is written and no index is kept
-// on disk: the journals are the truth, and this path is the fallback.
+// # Ranking
 //
-// Ranking is Okapi BM25 (k1 = 1.2, b = 0.75) over tokens — runs of Unicode
-// letters, digits and combining marks, lowercased — computed over the
-// records the reader may see, so the scores leak nothing of other groups.
-// A record's entities and tags count at half the weight of its text, as in
-// the embedded store. Ties rank newest first, then by uuid.
+// Okapi BM25 (k1 = 1.2, b = 0.75) over tokens — runs of Unicode letters,
+// digits and combining marks, lowercased, never query syntax. A record's
+// text counts in full; its declared entities and tags at half weight (the
+// mentions inside its text already count as text). The collection
+// statistics (record count, mean length, document frequencies) are those of
+// the records the reader may see, so scores reveal nothing about other
+// groups. Ties rank newest first, then by uuid.
+//
+// # Cost
+//
+// A search reads every journal of every agent once and keeps no index: the
+// journals are the truth and this is the fallback path. Lines are read with
+// a light JSON scanner, not journal.Parse, and only what BM25 needs is kept:
+// a running record count and length, and for each record that contains a
+// query word a small candidate (uuid, ts, term counts, file position). No
+// text is held. Candidates are then taken best first and each is re-read
+// and checked with journal.Parse — validity, authorship, the first version
+// of its uuid winning, supersession by a record the reader may see — until
+// the limit is filled. Lines that journal.Parse would reject can therefore
+// only nudge the statistics, never appear as hits.
 package offline
 
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"hash/maphash"
 	"math"
+	"os"
 	"slices"
-	"sort"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -46,87 +54,82 @@ const MaxQueryTokens = 64
 // metaWeight is how much an entity or tag token counts next to a text token.
 const metaWeight = 0.5
 
-// Tokens splits text into lowercased runs of letters, digits and combining
-// marks: the words that search compares. Anything else separates words, so
-// no character of a query is ever syntax.
-func Tokens(text string) []string {
-	words := strings.FieldsFunc(text, notWordRune)
-	for i, w := range words {
-		words[i] = strings.ToLower(w)
-	}
-	return words
+// linePos says where a line is: which journal file, its number and bytes.
+// seq orders lines the way the engine reads them.
+type linePos struct {
+	seq  int
+	file int32
+	line int32
+	off  int64
+	size int32
 }
 
-func notWordRune(r rune) bool {
-	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsNumber(r) && !unicode.Is(unicode.Mn, r)
+// journalFile is one file the search read.
+type journalFile struct {
+	path  string // absolute
+	rel   string // as Memory.Path gives it
+	agent string // the agent that owns it
 }
 
-// queryTerms are the distinct tokens of text, in first-seen order, at most
-// MaxQueryTokens of them.
-func queryTerms(text string) []string {
-	var out []string
-	for _, w := range Tokens(text) {
-		if !slices.Contains(out, w) {
-			out = append(out, w)
-			if len(out) == MaxQueryTokens {
-				break
-			}
-		}
-	}
-	return out
-}
-
-// candidate is a record that contains at least one query word and passes
-// the query's filters.
+// candidate is a line that contains a query word and passes the filters.
 type candidate struct {
-	mem memsync.Memory
-	tf  []float64 // weighted count of each query term
-	dl  float64   // weighted document length
+	pos   linePos
+	uuid  string // "" when the line has none (journal.Parse derives it)
+	ts    time.Time
+	tf    []float64
+	dl    float64
+	score float64
 }
 
-// superseder is the earliest record retiring a uuid (smallest uuid on a tie).
-type superseder struct {
-	ts   time.Time
+// retirement is a line that says it supersedes some uuid.
+type retirement struct {
+	pos  linePos
 	uuid string
 }
 
-// scan is the state of one pass over the journals.
-type scan struct {
+// search is the state of one query over the journals.
+type search struct {
 	q       memsync.SearchQuery
-	terms   []string
-	termIdx map[string]int
+	terms   *termCounter
+	nterms  int
 	groups  map[string]bool
 	kinds   map[journal.Kind]bool
+	private string // the group of the agent whose journal is being read
+
+	files []journalFile
+	seq   int
+
+	n     int     // visible records
+	total float64 // their summed lengths
+	df    []int   // visible records containing each term
 
 	seed  maphash.Seed
-	seen  map[uint64]struct{} // uuids already read: the first version wins
-	n     int                 // visible records
-	total float64             // sum of their weighted lengths
-	df    []int               // visible records containing each term
+	first map[uint64]linePos   // where each uuid was first written
+	dups  map[uint64][]linePos // every line of uuids written more than once
 
 	cands   []candidate
-	retired map[string]superseder // visible records' supersedes targets
+	retired map[string][]retirement // by the uuid retired
+
+	rec lightRecord // reused for every line
 }
 
 // Search ranks the records in q.Groups against the words of q.Text, reading
-// every agent's journals under layout. It honours q.Kinds, q.Since and
-// q.Limit; a record retired by another record the reader may see (through
-// its supersedes list) is left out unless q.All, and otherwise carries
-// InvalidAt and ReplacedBy as the graph would. No groups, or no words, give
-// no hits. Hits carry the file and line each record was read from.
+// every agent's journals (archive first, each in date order) under layout.
+// It honours q.Kinds, q.Since and q.Limit; a record retired by a record the
+// reader may see (through its supersedes list) is left out unless q.All, and
+// otherwise carries InvalidAt and ReplacedBy as the graph would give them.
+// Only valid records count, each uuid as first written. No groups, or no
+// words, give no hits. Hits carry the file and line each record came from.
 func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) ([]memsync.Hit, error) {
 	terms := queryTerms(q.Text)
 	if len(q.Groups) == 0 || len(terms) == 0 {
 		return nil, nil
 	}
-	s := &scan{
-		q: q, terms: terms, termIdx: make(map[string]int, len(terms)),
-		groups: make(map[string]bool, len(q.Groups)),
-		seed:   maphash.MakeSeed(), seen: map[uint64]struct{}{},
-		df: make([]int, len(terms)), retired: map[string]superseder{},
-	}
-	for i, t := range terms {
-		s.termIdx[t] = i
+	s := &search{
+		q: q, terms: newTermCounter(terms), nterms: len(terms),
+		groups: make(map[string]bool, len(q.Groups)), df: make([]int, len(terms)),
+		seed: maphash.MakeSeed(), first: map[uint64]linePos{}, dups: map[uint64][]linePos{},
+		retired: map[string][]retirement{},
 	}
 	for _, g := range q.Groups {
 		s.groups[g] = true
@@ -139,61 +142,80 @@ func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) (
 	}
 	agents, err := layout.Agents()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("offline search: %w", err)
 	}
-	for _, a := range agents {
-		err := memsync.EachRecord(layout, a, func(m memsync.Memory) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			s.add(m)
-			return nil
-		})
+	for _, agent := range agents {
+		paths, err := layout.JournalFiles(agent)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("offline search: %s: %w", agent, err)
+		}
+		s.private = journal.PrivateGroup(agent)
+		for _, path := range paths {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			s.files = append(s.files, journalFile{path: path, rel: layout.Rel(path), agent: agent})
+			file := int32(len(s.files) - 1)
+			err := eachLine(path, func(line []byte, number int, off int64) error {
+				s.seq++
+				s.add(line, linePos{seq: s.seq, file: file, line: int32(number), off: off, size: int32(len(line))})
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("offline search: read %s: %w", layout.Rel(path), err)
+			}
 		}
 	}
-	return s.rank(), nil
+	return s.rank(ctx)
 }
 
-// add takes one record into the pass.
-func (s *scan) add(m memsync.Memory) {
-	if !s.groups[m.GroupID()] {
+// add takes one line into the statistics and, if it matches, the candidates.
+func (s *search) add(line []byte, pos linePos) {
+	r := &s.rec
+	if !r.parse(line) {
 		return
 	}
-	// A uuid seen again is a replay (a no-op) or a reject (other content):
-	// either way the first version is the memory, as in the engine.
-	key := maphash.String(s.seed, m.UUID)
-	if _, dup := s.seen[key]; dup {
+	agent := s.files[pos.file].agent
+	if string(r.agent) != agent || !journal.Kind(r.kind).Valid() {
 		return
 	}
-	s.seen[key] = struct{}{}
-	for _, id := range m.Supersedes {
-		if cur, ok := s.retired[id]; !ok || m.TS.Before(cur.ts) || (m.TS.Equal(cur.ts) && m.UUID < cur.uuid) {
-			s.retired[id] = superseder{ts: m.TS, uuid: m.UUID}
+	group := s.private
+	switch string(r.scope) {
+	case "", string(journal.ScopePrivate):
+	case string(journal.ScopeShared):
+		group = journal.SharedGroup
+	default:
+		return
+	}
+	if r.uuid != nil {
+		key := maphash.Bytes(s.seed, r.uuid)
+		if at, dup := s.first[key]; !dup {
+			s.first[key] = pos
+		} else {
+			if len(s.dups[key]) == 0 {
+				s.dups[key] = []linePos{at}
+			}
+			s.dups[key] = append(s.dups[key], pos)
 		}
+	}
+	if !s.groups[group] {
+		return
+	}
+	for _, id := range r.supersedes {
+		s.retired[string(id)] = append(s.retired[string(id)], retirement{pos: pos, uuid: string(r.uuid)})
+	}
+	var (
+		tf []float64
+		dl float64
+	)
+	s.terms.count(r.text, 1, &dl, &tf)
+	for _, e := range r.entities {
+		s.terms.count(e, metaWeight, &dl, &tf)
+	}
+	for _, t := range r.tags {
+		s.terms.count(t, metaWeight, &dl, &tf)
 	}
 	s.n++
-	var tf []float64
-	dl := 0.0
-	count := func(text string, weight float64) {
-		for _, w := range Tokens(text) {
-			dl += weight
-			if i, ok := s.termIdx[w]; ok {
-				if tf == nil {
-					tf = make([]float64, len(s.terms))
-				}
-				tf[i] += weight
-			}
-		}
-	}
-	count(m.Text, 1)
-	for _, e := range m.AllEntities() {
-		count(e, metaWeight)
-	}
-	for _, t := range m.Tags {
-		count(t, metaWeight)
-	}
 	s.total += dl
 	if tf == nil {
 		return
@@ -203,63 +225,112 @@ func (s *scan) add(m memsync.Memory) {
 			s.df[i]++
 		}
 	}
-	if s.kinds != nil && !s.kinds[m.Kind] {
+	if s.kinds != nil && !s.kinds[journal.Kind(r.kind)] {
 		return
 	}
-	if !s.q.Since.IsZero() && m.TS.Before(s.q.Since) {
+	ts, err := time.Parse(time.RFC3339Nano, string(r.ts))
+	if err != nil {
+		return // journal.Parse would reject it
+	}
+	ts = ts.UTC()
+	if !s.q.Since.IsZero() && ts.Before(s.q.Since) {
 		return
 	}
-	s.cands = append(s.cands, candidate{mem: m, tf: tf, dl: dl})
+	s.cands = append(s.cands, candidate{pos: pos, uuid: string(r.uuid), ts: ts, tf: tf, dl: dl})
 }
 
-// rank scores the candidates with the pass's statistics and returns the best.
-func (s *scan) rank() []memsync.Hit {
+// rank scores the candidates and takes them best first, checking each
+// against its journal line, until the limit is filled.
+func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
+	if len(s.cands) == 0 {
+		return nil, nil
+	}
 	limit := s.q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
-	}
-	if s.n == 0 {
-		return nil
 	}
 	avgdl := s.total / float64(s.n)
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	idf := make([]float64, len(s.terms))
+	idf := make([]float64, s.nterms)
 	for i, df := range s.df {
 		idf[i] = math.Log(1 + (float64(s.n)-float64(df)+0.5)/(float64(df)+0.5))
 	}
-	top := &hitHeap{}
 	for i := range s.cands {
 		c := &s.cands[i]
-		h := memsync.Hit{Node: memsync.Node{Memory: c.mem}}
-		if r, ok := s.retired[c.mem.UUID]; ok {
-			if !s.q.All {
-				continue
-			}
-			h.InvalidAt, h.ReplacedBy = r.ts, r.uuid
-		}
 		norm := K1 * (1 - B + B*c.dl/avgdl)
-		for t, f := range c.tf {
+		for t, f := range c.tf { // in term order, so the sum is reproducible
 			if f > 0 {
-				h.Score += idf[t] * f * (K1 + 1) / (f + norm)
+				c.score += idf[t] * f * (K1 + 1) / (f + norm)
 			}
 		}
-		if top.Len() < limit {
-			heap.Push(top, h)
-		} else if better(h, (*top)[0]) {
-			(*top)[0] = h
-			heap.Fix(top, 0)
+		c.tf = nil
+	}
+	queue := candidates(s.cands)
+	heap.Init(&queue)
+	lines := &lineReader{files: s.files, open: map[int32]*os.File{}}
+	defer lines.close()
+	var hits []memsync.Hit
+	emitted := map[string]bool{}
+	for queue.Len() > 0 && len(hits) < limit {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c := heap.Pop(&queue).(candidate)
+		h, ok := s.check(lines, c)
+		if !ok || emitted[h.UUID] {
+			continue
+		}
+		emitted[h.UUID] = true
+		hits = append(hits, h)
+	}
+	return hits, nil
+}
+
+// check re-reads a candidate's line and makes it a hit if it is a record
+// the reader may see and the query wants.
+func (s *search) check(lines *lineReader, c candidate) (memsync.Hit, bool) {
+	m, ok := lines.memory(c.pos)
+	if !ok || (c.uuid != "" && m.UUID != c.uuid) || !s.groups[m.GroupID()] {
+		return memsync.Hit{}, false
+	}
+	if s.kinds != nil && !s.kinds[m.Kind] || !s.q.Since.IsZero() && m.TS.Before(s.q.Since) {
+		return memsync.Hit{}, false
+	}
+	if !s.firstVersion(lines, m, c.pos) {
+		return memsync.Hit{}, false
+	}
+	h := memsync.Hit{Node: memsync.Node{Memory: m}, Score: c.score}
+	// The earliest valid record the reader may see that retires this one.
+	for _, r := range s.retired[m.UUID] {
+		by, ok := lines.memory(r.pos)
+		if !ok || by.UUID != r.uuid && r.uuid != "" || !s.groups[by.GroupID()] || !slices.Contains(by.Supersedes, m.UUID) {
+			continue
+		}
+		if h.ReplacedBy == "" || by.TS.Before(h.InvalidAt) || by.TS.Equal(h.InvalidAt) && by.UUID < h.ReplacedBy {
+			h.InvalidAt, h.ReplacedBy = by.TS, by.UUID
 		}
 	}
-	hits := make([]memsync.Hit, top.Len())
-	for i := len(hits) - 1; i >= 0; i-- {
-		hits[i] = heap.Pop(top).(memsync.Hit)
+	if h.ReplacedBy != "" && !s.q.All {
+		return memsync.Hit{}, false
 	}
-	for i := range hits {
-		complete(&hits[i].Node)
+	complete(&h.Node)
+	return h, true
+}
+
+// firstVersion reports whether the line at pos is the first valid line
+// with m's uuid: a later one is a replay (a no-op) or a reject.
+func (s *search) firstVersion(lines *lineReader, m memsync.Memory, pos linePos) bool {
+	for _, p := range s.dups[maphash.String(s.seed, m.UUID)] {
+		if p.seq >= pos.seq {
+			return true
+		}
+		if other, ok := lines.memory(p); ok && other.UUID == m.UUID {
+			return false
+		}
 	}
-	return hits
+	return true
 }
 
 // complete fills in what the graph derives from a record.
@@ -278,30 +349,67 @@ func sortedSet(s []string) []string {
 		return nil
 	}
 	out := slices.Clone(s)
-	sort.Strings(out)
+	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-// better reports whether a ranks before b: higher score, then newer, then
-// smaller uuid.
-func better(a, b memsync.Hit) bool {
-	if a.Score != b.Score {
-		return a.Score > b.Score
-	}
-	if !a.TS.Equal(b.TS) {
-		return a.TS.After(b.TS)
-	}
-	return a.UUID < b.UUID
+// lineReader re-reads single journal lines by position, keeping the files
+// it opened until close.
+type lineReader struct {
+	files []journalFile
+	open  map[int32]*os.File
+	buf   []byte
 }
 
-// hitHeap keeps the best hits seen so far with the worst at the root.
-type hitHeap []memsync.Hit
+// memory reads and parses the line at p. It is false when the line is not a
+// valid record of the agent that owns the file (or the file changed since).
+func (lr *lineReader) memory(p linePos) (memsync.Memory, bool) {
+	f, ok := lr.open[p.file]
+	if !ok {
+		var err error
+		if f, err = os.Open(lr.files[p.file].path); err != nil {
+			return memsync.Memory{}, false
+		}
+		lr.open[p.file] = f
+	}
+	lr.buf = slices.Grow(lr.buf[:0], int(p.size))[:p.size]
+	if _, err := f.ReadAt(lr.buf, p.off); err != nil {
+		return memsync.Memory{}, false
+	}
+	rec, err := journal.Parse(lr.buf)
+	if err != nil || rec.Agent != lr.files[p.file].agent {
+		return memsync.Memory{}, false
+	}
+	return memsync.Memory{Record: rec, Path: lr.files[p.file].rel, Line: int(p.line)}, true
+}
 
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(memsync.Hit)) }
-func (h *hitHeap) Pop() any {
+func (lr *lineReader) close() {
+	for _, f := range lr.open {
+		f.Close()
+	}
+}
+
+// candidates is a max-heap: the best candidate at the root.
+type candidates []candidate
+
+// better: higher score, then newer, then smaller uuid, then read first.
+func (h candidates) Less(i, j int) bool {
+	a, b := &h[i], &h[j]
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if !a.ts.Equal(b.ts) {
+		return a.ts.After(b.ts)
+	}
+	if a.uuid != b.uuid {
+		return a.uuid < b.uuid
+	}
+	return a.pos.seq < b.pos.seq
+}
+func (h candidates) Len() int      { return len(h) }
+func (h candidates) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *candidates) Push(x any)   { *h = append(*h, x.(candidate)) }
+func (h *candidates) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func appendLine(t testing.TB, path, line string) {
 
 func groups(agent string) []string { return []string{journal.SharedGroup, journal.PrivateGroup(agent)} }
 
-func search(t *testing.T, layout memsync.Layout, q memsync.SearchQuery) []memsync.Hit {
+func find(t *testing.T, layout memsync.Layout, q memsync.SearchQuery) []memsync.Hit {
 	t.Helper()
 	hits, err := Search(context.Background(), layout, q)
 	if err != nil {
@@ -95,12 +96,12 @@ func TestRanking(t *testing.T) {
 		rec("m5", "bob", 5, "kafka consumer lag alert", shared),
 	)
 	// m2 says deploy three times and rollback: it beats m1 on both words.
-	got := uuids(search(t, layout, memsync.SearchQuery{Text: "deploy rollback", Groups: groups("alice")}))
+	got := uuids(find(t, layout, memsync.SearchQuery{Text: "deploy rollback", Groups: groups("alice")}))
 	if !slices.Equal(got, []string{"m2", "m1"}) {
 		t.Fatalf("deploy rollback: %v", got)
 	}
 	// Same term count, shorter document ranks first.
-	got = uuids(search(t, layout, memsync.SearchQuery{Text: "lunch", Groups: groups("bob")}))
+	got = uuids(find(t, layout, memsync.SearchQuery{Text: "lunch", Groups: groups("bob")}))
 	if !slices.Equal(got, []string{"m3", "m4"}) {
 		t.Fatalf("lunch: %v", got)
 	}
@@ -111,7 +112,7 @@ func TestRanking(t *testing.T) {
 		rec("c3", "alice", 3, "common"),
 		rec("c4", "alice", 4, "rare"),
 	)
-	got = uuids(search(t, layout, memsync.SearchQuery{Text: "common rare", Groups: groups("alice")}))
+	got = uuids(find(t, layout, memsync.SearchQuery{Text: "common rare", Groups: groups("alice")}))
 	if got[0] != "c4" {
 		t.Fatalf("common rare: %v, want c4 first", got)
 	}
@@ -120,7 +121,7 @@ func TestRanking(t *testing.T) {
 		rec("e1", "alice", 1, "planning notes", func(r *journal.Record) { r.Tags = []string{"moonshot"} }),
 		rec("e2", "alice", 2, "moonshot planning notes"),
 	)
-	got = uuids(search(t, layout, memsync.SearchQuery{Text: "moonshot", Groups: groups("alice")}))
+	got = uuids(find(t, layout, memsync.SearchQuery{Text: "moonshot", Groups: groups("alice")}))
 	if !slices.Equal(got, []string{"e2", "e1"}) {
 		t.Fatalf("moonshot: %v", got)
 	}
@@ -129,7 +130,7 @@ func TestRanking(t *testing.T) {
 func TestScoresArePositiveAndDescending(t *testing.T) {
 	layout := writeJournals(t, t.TempDir(),
 		rec("a", "alice", 1, "alpha beta"), rec("b", "alice", 2, "alpha"), rec("c", "alice", 3, "gamma"))
-	hits := search(t, layout, memsync.SearchQuery{Text: "alpha beta", Groups: groups("alice")})
+	hits := find(t, layout, memsync.SearchQuery{Text: "alpha beta", Groups: groups("alice")})
 	if len(hits) != 2 {
 		t.Fatalf("hits: %v", uuids(hits))
 	}
@@ -144,7 +145,7 @@ func TestTiesNewestFirstThenUUID(t *testing.T) {
 		rec("t-a", "alice", 1, "same words"),
 		rec("t-c", "alice", 2, "same words"),
 	)
-	got := uuids(search(t, layout, memsync.SearchQuery{Text: "same", Groups: groups("alice")}))
+	got := uuids(find(t, layout, memsync.SearchQuery{Text: "same", Groups: groups("alice")}))
 	if !slices.Equal(got, []string{"t-c", "t-a", "t-b"}) {
 		t.Fatalf("ties: %v", got)
 	}
@@ -156,16 +157,16 @@ func TestGroupIsolation(t *testing.T) {
 		rec("a-shared", "alice", 2, "launch is on friday", shared),
 		rec("b-priv", "bob", 3, "bob's launch notes"),
 	)
-	got := uuids(search(t, layout, memsync.SearchQuery{Text: "launch", Groups: groups("bob")}))
+	got := uuids(find(t, layout, memsync.SearchQuery{Text: "launch", Groups: groups("bob")}))
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"a-shared", "b-priv"}) {
 		t.Fatalf("bob sees %v", got)
 	}
-	got = uuids(search(t, layout, memsync.SearchQuery{Text: "secret codes", Groups: groups("bob")}))
+	got = uuids(find(t, layout, memsync.SearchQuery{Text: "secret codes", Groups: groups("bob")}))
 	if len(got) != 0 {
 		t.Fatalf("bob finds alice's secret: %v", got)
 	}
-	if hits := search(t, layout, memsync.SearchQuery{Text: "launch"}); len(hits) != 0 {
+	if hits := find(t, layout, memsync.SearchQuery{Text: "launch"}); len(hits) != 0 {
 		t.Fatalf("no groups must see nothing, got %v", uuids(hits))
 	}
 }
@@ -180,17 +181,17 @@ func TestSupersession(t *testing.T) {
 		rec("sh", "bob", 6, "the database runs on one host", shared),
 		rec("priv", "alice", 7, "moved database off the single host", supers("sh")),
 	)
-	got := uuids(search(t, layout, memsync.SearchQuery{Text: "database", Groups: groups("alice"), Limit: 20}))
+	got := uuids(find(t, layout, memsync.SearchQuery{Text: "database", Groups: groups("alice"), Limit: 20}))
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"new", "newer", "priv"}) {
 		t.Fatalf("alice current: %v", got)
 	}
-	got = uuids(search(t, layout, memsync.SearchQuery{Text: "database", Groups: groups("bob"), Limit: 20}))
+	got = uuids(find(t, layout, memsync.SearchQuery{Text: "database", Groups: groups("bob"), Limit: 20}))
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"new", "newer", "sh"}) {
 		t.Fatalf("bob current: %v", got)
 	}
-	hits := search(t, layout, memsync.SearchQuery{Text: "postgres 14", Groups: groups("alice"), All: true})
+	hits := find(t, layout, memsync.SearchQuery{Text: "postgres 14", Groups: groups("alice"), All: true})
 	if len(hits) == 0 || hits[0].UUID != "old" {
 		t.Fatalf("--all: %v", uuids(hits))
 	}
@@ -208,15 +209,15 @@ func TestFilters(t *testing.T) {
 		rec("f4", "alice", 4, "cache policy", kind(journal.KindProcedure)),
 	)
 	q := memsync.SearchQuery{Text: "cache", Groups: groups("alice"), Kinds: []journal.Kind{journal.KindDecision, journal.KindProcedure}}
-	got := uuids(search(t, layout, q))
+	got := uuids(find(t, layout, q))
 	if !slices.Equal(got, []string{"f3", "f4", "f2"}) {
 		t.Fatalf("kinds: %v", got)
 	}
 	q.Since = clock.Add(time.Hour)
-	if got := uuids(search(t, layout, q)); !slices.Equal(got, []string{"f3"}) {
+	if got := uuids(find(t, layout, q)); !slices.Equal(got, []string{"f3"}) {
 		t.Fatalf("since: %v", got)
 	}
-	if got := uuids(search(t, layout, memsync.SearchQuery{Text: "cache", Groups: groups("alice"), Limit: 2})); !slices.Equal(got, []string{"f3", "f4"}) {
+	if got := uuids(find(t, layout, memsync.SearchQuery{Text: "cache", Groups: groups("alice"), Limit: 2})); !slices.Equal(got, []string{"f3", "f4"}) {
 		t.Fatalf("limit: %v", got)
 	}
 }
@@ -227,7 +228,7 @@ func TestDefaultLimit(t *testing.T) {
 		recs = append(recs, rec(fmt.Sprintf("m%02d", i), "alice", i, "word"))
 	}
 	layout := writeJournals(t, t.TempDir(), recs...)
-	if hits := search(t, layout, memsync.SearchQuery{Text: "word", Groups: groups("alice")}); len(hits) != DefaultLimit {
+	if hits := find(t, layout, memsync.SearchQuery{Text: "word", Groups: groups("alice")}); len(hits) != DefaultLimit {
 		t.Fatalf("%d hits, want %d", len(hits), DefaultLimit)
 	}
 }
@@ -255,7 +256,7 @@ func TestAttribution(t *testing.T) {
 		r.Links = []string{"z", "a"}
 	})
 	layout := writeJournals(t, root, rec("at0", "alice", 0, "first line"), r)
-	hits := search(t, layout, memsync.SearchQuery{Text: "attributed", Groups: groups("alice")})
+	hits := find(t, layout, memsync.SearchQuery{Text: "attributed", Groups: groups("alice")})
 	if len(hits) != 1 {
 		t.Fatalf("hits: %v", uuids(hits))
 	}
@@ -284,11 +285,11 @@ func TestSkipsRejectsAndDuplicates(t *testing.T) {
 	appendLine(t, path, string(changed.Canonical()))   // same uuid, other content: a reject
 	appendLine(t, path, string(first.Canonical()))     // replay: a no-op
 	appendLine(t, path, `{"agent":"alice","kind":"fa`) // torn last line, no newline below
-	hits := search(t, layout, memsync.SearchQuery{Text: "widget", Groups: groups("alice")})
+	hits := find(t, layout, memsync.SearchQuery{Text: "widget", Groups: groups("alice")})
 	if len(hits) != 1 || hits[0].UUID != "d1" || hits[0].Text != first.Text || hits[0].Line != 1 {
 		t.Fatalf("hits: %+v", hits)
 	}
-	if hits := search(t, layout, memsync.SearchQuery{Text: "impostor", Groups: groups("bob")}); len(hits) != 0 {
+	if hits := find(t, layout, memsync.SearchQuery{Text: "impostor", Groups: groups("bob")}); len(hits) != 0 {
 		t.Fatalf("a line in alice's journal written as bob must not count: %v", uuids(hits))
 	}
 }
@@ -298,7 +299,7 @@ func TestArchiveIsSearched(t *testing.T) {
 	layout := memsync.Layout{Root: root}
 	r := rec("ar1", "alice", 1, "archived knowledge")
 	appendLine(t, filepath.Join(layout.ArchiveDir("alice"), "2026-11-20.jsonl"), string(r.Canonical()))
-	hits := search(t, layout, memsync.SearchQuery{Text: "knowledge", Groups: groups("alice")})
+	hits := find(t, layout, memsync.SearchQuery{Text: "knowledge", Groups: groups("alice")})
 	if len(hits) != 1 || hits[0].Path != "agents/alice/memory/journal/archive/2026-11-20.jsonl" {
 		t.Fatalf("hits: %+v", hits)
 	}
@@ -327,11 +328,43 @@ func TestDeterministic(t *testing.T) {
 	}
 	layout := writeJournals(t, t.TempDir(), recs...)
 	q := memsync.SearchQuery{Text: "word1 text 2", Groups: groups("alice"), Limit: 50}
-	first := search(t, layout, q)
+	first := find(t, layout, q)
 	for range 5 {
-		again := search(t, layout, q)
+		again := find(t, layout, q)
 		if !slices.Equal(uuids(first), uuids(again)) {
 			t.Fatalf("order changed:\n%v\n%v", uuids(first), uuids(again))
 		}
+	}
+}
+
+func TestOddLines(t *testing.T) {
+	root := t.TempDir()
+	layout := memsync.Layout{Root: root}
+	path := filepath.Join(layout.JournalDir("alice"), "2026-11-20.jsonl")
+	// An escaped word, a CRLF line, a line without uuid, a rejected line
+	// whose uuid a later valid line reuses, and a superseder that is itself
+	// a reject (so it retires nothing).
+	appendLine(t, path, `{"uuid":"o1","ts":"2026-11-20T09:00:01Z","agent":"alice","kind":"fact","text":"caf\u00e9 owner"}`)
+	appendLine(t, path, `{"uuid":"o2","ts":"2026-11-20T09:00:02Z","agent":"alice","kind":"fact","text":"crlf owner"}`+"\r")
+	appendLine(t, path, `{"ts":"2026-11-20T09:00:03Z","agent":"alice","kind":"fact","text":"derived owner"}`)
+	appendLine(t, path, `{"ts":"2026-11-20T09:00:03Z","agent":"alice","kind":"fact","text":"derived owner"}`)
+	appendLine(t, path, `{"uuid":"o4","ts":"2026-11-20T09:00:04Z","agent":"alice","kind":"nonsense","text":"retry owner"}`)
+	appendLine(t, path, `{"uuid":"o4","ts":"2026-11-20T09:00:04Z","agent":"alice","kind":"fact","text":"retry owner"}`)
+	appendLine(t, path, `{"uuid":"o5","ts":"2026-11-20T09:00:05Z","agent":"alice","kind":"fact","text":"bad superseder","supersedes":["o1"],"confidence":"sure"}`)
+	hits := find(t, layout, memsync.SearchQuery{Text: "café owner", Groups: groups("alice"), Limit: 20})
+	got := map[string]int{}
+	for _, h := range hits {
+		got[h.UUID] = h.Line
+	}
+	if len(hits) != 4 || got["o1"] != 1 || got["o2"] != 2 || got["o4"] != 6 || hits[0].UUID != "o1" {
+		t.Fatalf("hits: %v", got)
+	}
+	for _, h := range hits {
+		if strings.HasPrefix(h.UUID, "mem_") && h.Line != 3 {
+			t.Fatalf("the replayed line must count once, at its first line: %v", got)
+		}
+	}
+	if find(t, layout, memsync.SearchQuery{Text: "café", Groups: groups("alice")})[0].ReplacedBy != "" {
+		t.Fatal("a rejected line retired a record")
 	}
 }

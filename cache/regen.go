@@ -1,0 +1,177 @@
+package cache
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// DefaultDelay is how long a Regenerator waits for quiet.
+const DefaultDelay = 2 * time.Second
+
+// Regenerator keeps snapshots current for the daemon: Notify (which fits
+// memsync.Options.OnApplied) says records were projected, and once no
+// notice has come for the delay — or at the latest maxWaitFactor delays
+// after the first pending notice, so a steady stream of writes cannot
+// starve the cache — every agent's snapshot is regenerated in one walk.
+// Every agent, not only those notified: a shared record changes what all
+// of them see, and files that did not change are not rewritten.
+//
+// A failed regeneration (the graph down) is retried with a doubling pause,
+// up to a minute; a new notice retries sooner. One goroutine does the work;
+// Close stops it.
+type Regenerator struct {
+	w     *Writer
+	lg    *zap.Logger
+	delay time.Duration
+
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	mu      sync.Mutex
+	pending map[string]bool // agents named in notices not yet served
+	dirty   bool
+	since   time.Time // first notice not yet served
+}
+
+// maxWaitFactor bounds, in delays, how long pending changes may wait.
+const maxWaitFactor = 10
+
+// maxRetry caps the pause between failed regenerations.
+const maxRetry = time.Minute
+
+// closeTimeout bounds the last regeneration Close runs.
+const closeTimeout = 30 * time.Second
+
+// NewRegenerator starts a regenerator of the snapshots of g under layout.
+// delay <= 0 means DefaultDelay; lg may be nil.
+func NewRegenerator(g memsync.Graph, layout memsync.Layout, delay time.Duration, lg *zap.Logger) *Regenerator {
+	if delay <= 0 {
+		delay = DefaultDelay
+	}
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	r := &Regenerator{
+		w: NewWriter(g, layout, lg), lg: lg, delay: delay,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		pending: map[string]bool{},
+	}
+	go r.loop()
+	return r
+}
+
+// Notify says that agents had records projected. It never blocks.
+func (r *Regenerator) Notify(agents []string) {
+	r.mu.Lock()
+	for _, a := range agents {
+		r.pending[a] = true
+	}
+	if !r.dirty {
+		r.dirty, r.since = true, time.Now()
+	}
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the regenerator. Changes still pending are written first
+// (within 30 seconds), so the snapshots a stopped daemon leaves behind are
+// current. Close waits for the goroutine and may be called more than once.
+func (r *Regenerator) Close() error {
+	r.once.Do(func() { close(r.stop) })
+	<-r.done
+	return nil
+}
+
+func (r *Regenerator) loop() {
+	defer close(r.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	retry := time.Duration(0)
+	for {
+		select {
+		case <-r.stop:
+			timer.Stop()
+			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			r.run(ctx)
+			cancel()
+			return
+		case <-r.kick:
+			retry = 0
+			timer.Reset(r.wait())
+		case <-timer.C:
+			ctx, cancel := context.WithCancel(context.Background())
+			stopped := make(chan struct{})
+			go func() { // a Close during a long walk cuts it short
+				select {
+				case <-r.stop:
+					cancel()
+				case <-stopped:
+				}
+			}()
+			ok := r.run(ctx)
+			close(stopped)
+			cancel()
+			if !ok {
+				retry = min(max(2*retry, r.delay), maxRetry)
+				timer.Reset(retry)
+			}
+		}
+	}
+}
+
+// wait is how long to wait for quiet now.
+func (r *Regenerator) wait() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	left := time.Until(r.since.Add(maxWaitFactor * r.delay))
+	return max(0, min(r.delay, left))
+}
+
+// run regenerates every snapshot if anything is pending and reports
+// whether it succeeded (or had nothing to do).
+func (r *Regenerator) run(ctx context.Context) bool {
+	r.mu.Lock()
+	if !r.dirty {
+		r.mu.Unlock()
+		return true
+	}
+	named := r.pending
+	r.pending, r.dirty = map[string]bool{}, false
+	r.mu.Unlock()
+
+	agents, err := r.w.layout.Agents()
+	if err == nil {
+		for _, a := range agents {
+			delete(named, a)
+		}
+		for a := range named { // notified but without a directory yet
+			agents = append(agents, a)
+		}
+		sort.Strings(agents)
+		_, err = r.w.Generate(ctx, agents)
+	}
+	if err == nil {
+		return true
+	}
+	r.lg.Warn("cache: regenerate snapshots", zap.Error(err))
+	r.mu.Lock()
+	for a := range named {
+		r.pending[a] = true
+	}
+	if !r.dirty {
+		r.dirty, r.since = true, time.Now()
+	}
+	r.mu.Unlock()
+	return false
+}

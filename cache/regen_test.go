@@ -1,0 +1,104 @@
+package cache
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func factsOf(layout memsync.Layout, agent string) string {
+	data, _ := os.ReadFile(filepath.Join(layout.CacheDir(agent), FactsFile))
+	return string(data)
+}
+
+func TestRegeneratorDebounces(t *testing.T) {
+	layout := repo(t, "alice", "bob")
+	g := &countingGraph{Graph: openGraph(t, nil)}
+	r := NewRegenerator(g, layout, 300*time.Millisecond, zaptest.NewLogger(t))
+	defer r.Close()
+	for i := range 5 {
+		if _, err := g.Apply(context.Background(), []memsync.Memory{
+			mem("mem_r"+string(rune('0'+i)), "alice", i, journal.KindFact, "shared fact "+string(rune('0'+i)), shared),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		r.Notify([]string{"alice"})
+		time.Sleep(time.Millisecond)
+	}
+	// Alice was notified; bob sees her shared records and is regenerated too.
+	waitFor(t, "bob's snapshot", func() bool { return strings.Contains(factsOf(layout, "bob"), "shared fact 4") })
+	if !strings.Contains(factsOf(layout, "alice"), "shared fact 4") {
+		t.Fatal("alice's snapshot is stale")
+	}
+	time.Sleep(600 * time.Millisecond)
+	if n := g.walks.Load(); n != 1 {
+		t.Fatalf("%d walks for one burst of notices, want 1", n)
+	}
+}
+
+func TestRegeneratorCloseFlushes(t *testing.T) {
+	layout := repo(t, "alice")
+	g := openGraph(t, []memsync.Memory{mem("mem_z", "alice", 1, journal.KindFact, "flushed on close", shared)})
+	r := NewRegenerator(g, layout, time.Hour, nil)
+	r.Notify([]string{"alice", "newcomer"})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(factsOf(layout, "alice"), "flushed on close") {
+		t.Fatal("Close did not write the pending snapshot")
+	}
+	if !strings.Contains(factsOf(layout, "newcomer"), "flushed on close") {
+		t.Fatal("a notified agent without a directory was not written")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.Notify([]string{"alice"}) // after Close: harmless
+}
+
+func TestRegeneratorIdleClose(t *testing.T) {
+	layout := repo(t, "alice")
+	r := NewRegenerator(openGraph(t, nil), layout, 0, nil)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(layout.CacheDir("alice")); !os.IsNotExist(err) {
+		t.Fatal("Close without notices wrote snapshots")
+	}
+}
+
+func TestRegeneratorRetries(t *testing.T) {
+	layout := repo(t, "alice")
+	g := &downGraph{Graph: openGraph(t, []memsync.Memory{mem("mem_q", "alice", 1, journal.KindFact, "after the outage", shared)})}
+	g.setDown(true)
+	r := NewRegenerator(g, layout, 20*time.Millisecond, zaptest.NewLogger(t))
+	defer r.Close()
+	r.Notify([]string{"alice"})
+	time.Sleep(100 * time.Millisecond)
+	if factsOf(layout, "alice") != "" {
+		t.Fatal("written with the graph down")
+	}
+	g.setDown(false)
+	waitFor(t, "the retry", func() bool { return strings.Contains(factsOf(layout, "alice"), "after the outage") })
+}

@@ -1,0 +1,440 @@
+// Package cache writes the snapshots agents read when the graph is down:
+// for each agent, cache/GRAPHITI_FACTS.md (current facts, decisions,
+// preferences and procedures, open conflicts, an index of entities) and one
+// cache/GRAPHITI_ENTITIES/<slug>.md per entity its memories mention. Each
+// agent's snapshot holds only what it may see: the CONSTELLATION group and
+// its own AGENT:<agent> group.
+//
+// A snapshot is a function of the graph: the same graph renders the same
+// bytes (no clock, no map order; the "newest memory" line stands in for a
+// date), so regenerating an unchanged graph rewrites nothing and a committed
+// cache only changes when memory did. Every list is newest first (ts, then
+// uuid) and capped (Limit, 500 by default) with a line saying how many more
+// there are, so snapshots stay readable at 100,000 memories. Files are
+// replaced atomically and pages of entities no longer mentioned are removed.
+package cache
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// The files of a snapshot, relative to the agent's cache directory.
+const (
+	FactsFile   = "GRAPHITI_FACTS.md"
+	EntitiesDir = "GRAPHITI_ENTITIES"
+)
+
+// DefaultLimit caps every list of a snapshot.
+const DefaultLimit = 500
+
+// maxTextRunes cuts long memory texts in snapshot lines.
+const maxTextRunes = 500
+
+// getChunk bounds the uuids of one Graph.Get call.
+const getChunk = 500
+
+// sections are the kinds FACTS lists, in order, with their headings.
+var sections = []struct {
+	kind    journal.Kind
+	heading string
+}{
+	{journal.KindFact, "Facts"},
+	{journal.KindDecision, "Decisions"},
+	{journal.KindPreference, "Preferences"},
+	{journal.KindProcedure, "Procedures"},
+}
+
+// Snapshot is one agent's rendered cache: file contents by path relative to
+// its cache directory (slash-separated).
+type Snapshot struct {
+	Agent string
+	Files map[string][]byte
+}
+
+// Paths lists the snapshot's files in order.
+func (s *Snapshot) Paths() []string {
+	out := make([]string, 0, len(s.Files))
+	for p := range s.Files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// entry is a memory as a snapshot shows it.
+type entry struct {
+	uuid, agent, scope, path, text string
+	kind                           journal.Kind
+	ts                             time.Time
+	line                           int
+	current                        bool
+}
+
+func newEntry(n *memsync.Node) *entry {
+	return &entry{
+		uuid: n.UUID, agent: n.Agent, scope: string(n.Scope), path: n.Path, line: n.Line,
+		text: oneLine(n.Text), kind: n.Kind, ts: n.TS, current: n.InvalidAt.IsZero(),
+	}
+}
+
+// newer orders entries newest first, then by uuid.
+func newer(a, b *entry) bool {
+	if !a.ts.Equal(b.ts) {
+		return a.ts.After(b.ts)
+	}
+	return a.uuid < b.uuid
+}
+
+// newest keeps the limit newest entries offered and counts them all.
+type newest struct {
+	limit int
+	total int
+	heap  []*entry // the oldest kept at [0]
+}
+
+func (k *newest) add(e *entry) {
+	k.total++
+	if len(k.heap) < k.limit {
+		k.heap = append(k.heap, e)
+		for i := len(k.heap) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !newer(k.heap[p], k.heap[i]) {
+				break
+			}
+			k.heap[p], k.heap[i] = k.heap[i], k.heap[p]
+			i = p
+		}
+		return
+	}
+	if len(k.heap) == 0 || !newer(e, k.heap[0]) {
+		return
+	}
+	k.heap[0] = e
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(k.heap) && newer(k.heap[m], k.heap[l]) {
+			m = l
+		}
+		if r < len(k.heap) && newer(k.heap[m], k.heap[r]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		k.heap[i], k.heap[m] = k.heap[m], k.heap[i]
+		i = m
+	}
+}
+
+// sorted is the kept entries, newest first.
+func (k *newest) sorted() []*entry {
+	out := slices.Clone(k.heap)
+	slices.SortFunc(out, func(a, b *entry) int {
+		if newer(a, b) {
+			return -1
+		}
+		if newer(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// view is what one agent may see, gathered during the walk.
+type view struct {
+	agent    string
+	private  string
+	sections map[journal.Kind]*newest
+	entities map[string]*newest
+	current  int
+	retired  int
+	latest   time.Time
+}
+
+func (v *view) sees(groupID string) bool {
+	return groupID == journal.SharedGroup || groupID == v.private
+}
+
+// conflictEdge is a CONFLICTS_WITH edge from a current memory.
+type conflictEdge struct{ src, dst string }
+
+// Render walks g once and renders the snapshot of each agent, with every
+// list capped at limit (DefaultLimit when limit <= 0). Agents are rendered
+// in the order given; duplicates are rendered once.
+func Render(ctx context.Context, g memsync.Graph, agents []string, limit int) ([]*Snapshot, error) {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	var views []*view
+	seen := map[string]bool{}
+	for _, a := range agents {
+		if seen[a] {
+			continue
+		}
+		seen[a] = true
+		v := &view{agent: a, private: journal.PrivateGroup(a), sections: map[journal.Kind]*newest{}, entities: map[string]*newest{}}
+		for _, s := range sections {
+			v.sections[s.kind] = &newest{limit: limit}
+		}
+		views = append(views, v)
+	}
+	// Both ends of every conflict between current memories; the ends that
+	// come later in the walk, or earlier without an edge of their own, are
+	// fetched afterwards.
+	ends := map[string]*entry{}
+	var edges []conflictEdge
+	err := g.Walk(ctx, func(n memsync.Node) error {
+		var e *entry
+		for _, v := range views {
+			if !v.sees(n.GroupID) {
+				continue
+			}
+			if e == nil {
+				e = newEntry(&n)
+			}
+			if n.TS.After(v.latest) {
+				v.latest = n.TS
+			}
+			if !e.current {
+				v.retired++
+				continue
+			}
+			v.current++
+			if s, ok := v.sections[n.Kind]; ok {
+				s.add(e)
+			}
+			for _, name := range n.Mentions {
+				p := v.entities[name]
+				if p == nil {
+					p = &newest{limit: limit}
+					v.entities[name] = p
+				}
+				p.add(e)
+			}
+		}
+		if e != nil && e.current && len(n.ConflictsWith) > 0 {
+			ends[n.UUID] = e
+			for _, dst := range n.ConflictsWith {
+				edges = append(edges, conflictEdge{n.UUID, dst})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: walk graph: %w", err)
+	}
+	groups, err := fetchEnds(ctx, g, edges, ends)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Snapshot, 0, len(views))
+	for _, v := range views {
+		out = append(out, v.render(limit, edges, ends, groups))
+	}
+	return out, nil
+}
+
+// fetchEnds completes ends with the conflict targets the walk did not keep
+// and returns the group of every end.
+func fetchEnds(ctx context.Context, g memsync.Graph, edges []conflictEdge, ends map[string]*entry) (map[string]string, error) {
+	groups := map[string]string{}
+	var missing []string
+	asked := map[string]bool{}
+	for _, e := range edges {
+		if ends[e.dst] == nil && !asked[e.dst] {
+			asked[e.dst] = true
+			missing = append(missing, e.dst)
+		}
+	}
+	// Group of the ends the walk kept: re-derived from scope and agent.
+	for id, e := range ends {
+		groups[id] = groupOf(e)
+	}
+	sort.Strings(missing)
+	for len(missing) > 0 {
+		chunk := missing[:min(getChunk, len(missing))]
+		missing = missing[len(chunk):]
+		nodes, err := g.Get(ctx, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("cache: get conflict ends: %w", err)
+		}
+		for id, n := range nodes {
+			ends[id] = newEntry(&n)
+			groups[id] = n.GroupID
+		}
+	}
+	return groups, nil
+}
+
+func groupOf(e *entry) string {
+	if e.scope == string(journal.ScopeShared) {
+		return journal.SharedGroup
+	}
+	return journal.PrivateGroup(e.agent)
+}
+
+// conflict is an open conflict as an agent sees it.
+type conflict struct{ winner, loser *entry }
+
+// render writes v's files.
+func (v *view) render(limit int, edges []conflictEdge, ends map[string]*entry, groups map[string]string) *Snapshot {
+	snap := &Snapshot{Agent: v.agent, Files: map[string][]byte{}}
+	var conflicts []conflict
+	pairs := map[[2]string]bool{}
+	for _, e := range edges {
+		a, b := ends[e.src], ends[e.dst]
+		if a == nil || b == nil || !a.current || !b.current || !v.sees(groups[e.src]) || !v.sees(groups[e.dst]) {
+			continue
+		}
+		key := [2]string{min(e.src, e.dst), max(e.src, e.dst)}
+		if pairs[key] {
+			continue
+		}
+		pairs[key] = true
+		// The newer claim wins; at the same instant, the larger uuid.
+		if b.ts.After(a.ts) || b.ts.Equal(a.ts) && b.uuid > a.uuid {
+			a, b = b, a
+		}
+		conflicts = append(conflicts, conflict{winner: a, loser: b})
+	}
+	slices.SortFunc(conflicts, func(x, y conflict) int {
+		if newer(x.winner, y.winner) {
+			return -1
+		}
+		if newer(y.winner, x.winner) {
+			return 1
+		}
+		return strings.Compare(x.loser.uuid, y.loser.uuid)
+	})
+
+	names := make([]string, 0, len(v.entities))
+	for name := range v.entities {
+		names = append(names, name)
+	}
+	slugs := Slugs(names)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Memory snapshot: %s\n\n", v.agent)
+	fmt.Fprintf(&b, "Generated by memsync from the graph; do not edit. Regenerate with `memsync cache --agent %s`.\n\n", v.agent)
+	fmt.Fprintf(&b, "- Groups: %s, %s\n", journal.SharedGroup, v.private)
+	fmt.Fprintf(&b, "- Current memories: %d (retired: %d)\n", v.current, v.retired)
+	fmt.Fprintf(&b, "- Newest memory: %s\n", formatTS(v.latest))
+	for _, s := range sections {
+		list := v.sections[s.kind]
+		fmt.Fprintf(&b, "\n## %s (%d)\n\n", s.heading, list.total)
+		writeEntries(&b, list)
+	}
+	fmt.Fprintf(&b, "\n## Open conflicts (%d)\n\n", len(conflicts))
+	if len(conflicts) == 0 {
+		b.WriteString("None.\n")
+	}
+	for i, c := range conflicts {
+		if i == limit {
+			fmt.Fprintf(&b, "… and %d more\n", len(conflicts)-limit)
+			break
+		}
+		fmt.Fprintf(&b, "- `%s` (newer, wins) vs `%s`\n", c.winner.uuid, c.loser.uuid)
+		fmt.Fprintf(&b, "  - wins: %s\n", entryLine(c.winner))
+		fmt.Fprintf(&b, "  - loses: %s\n", entryLine(c.loser))
+	}
+
+	// Entities by how many current memories mention them, then by name.
+	slices.SortFunc(names, func(x, y string) int {
+		if d := v.entities[y].total - v.entities[x].total; d != 0 {
+			return d
+		}
+		return strings.Compare(x, y)
+	})
+	fmt.Fprintf(&b, "\n## Entities (%d)\n\n", len(names))
+	if len(names) == 0 {
+		b.WriteString("None.\n")
+	}
+	for i, name := range names {
+		if i == limit {
+			fmt.Fprintf(&b, "… and %d more (every page is in %s/)\n", len(names)-limit, EntitiesDir)
+			break
+		}
+		fmt.Fprintf(&b, "- [%s](%s) (%d)\n", mdText(name), path.Join(EntitiesDir, slugs[name]+".md"), v.entities[name].total)
+	}
+	snap.Files[FactsFile] = []byte(b.String())
+
+	for _, name := range names {
+		list := v.entities[name]
+		var p strings.Builder
+		fmt.Fprintf(&p, "# %s\n\n", mdText(name))
+		fmt.Fprintf(&p, "Generated by memsync from the graph for %s; do not edit. Regenerate with `memsync cache --agent %s`.\n\n", v.agent, v.agent)
+		fmt.Fprintf(&p, "Mentioned by %d current memories (newest first).\n\n", list.total)
+		writeEntries(&p, list)
+		snap.Files[path.Join(EntitiesDir, slugs[name]+".md")] = []byte(p.String())
+	}
+	return snap
+}
+
+func writeEntries(b *strings.Builder, list *newest) {
+	if list.total == 0 {
+		b.WriteString("None.\n")
+		return
+	}
+	for _, e := range list.sorted() {
+		fmt.Fprintf(b, "- %s\n", entryLine(e))
+	}
+	if more := list.total - len(list.heap); more > 0 {
+		fmt.Fprintf(b, "… and %d more\n", more)
+	}
+}
+
+// entryLine is one memory: kind, ts, author, scope, uuid, source line, text.
+func entryLine(e *entry) string {
+	return fmt.Sprintf("**%s** %s · %s · %s · `%s` · %s:%d — %s",
+		e.kind, formatTS(e.ts), e.agent, e.scope, e.uuid, e.path, e.line, e.text)
+}
+
+func formatTS(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// oneLine makes text fit one markdown line: control characters (newlines
+// included) become spaces, runs of space shrink to one, and a long text is
+// cut at maxTextRunes with an ellipsis.
+func oneLine(text string) string {
+	var b strings.Builder
+	space, n := false, 0
+	for _, r := range strings.TrimSpace(text) {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {
+			space = true
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			n++
+			space = false
+		}
+		if n >= maxTextRunes {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// mdText is an entity name fit for a heading or a link text.
+func mdText(name string) string {
+	return strings.NewReplacer("[", `\[`, "]", `\]`, "\n", " ", "\r", " ").Replace(name)
+}

@@ -1,0 +1,208 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// tempPrefix starts the name of a file being written; such a file left by a
+// crash is removed by a later Generate once it is staleTemp old (a younger
+// one may belong to a writer still at work).
+const (
+	tempPrefix = ".memsync-tmp-"
+	staleTemp  = 10 * time.Minute
+)
+
+// Writer regenerates agents' snapshots from a graph into their cache
+// directories. It holds no state between calls and is safe for concurrent
+// use; two processes writing the same snapshot each replace whole files, so
+// a reader never sees a torn one.
+type Writer struct {
+	g      memsync.Graph
+	layout memsync.Layout
+	lg     *zap.Logger
+	// Limit caps every list of a snapshot; DefaultLimit when <= 0.
+	Limit int
+}
+
+// NewWriter writes snapshots of g under layout. lg may be nil.
+func NewWriter(g memsync.Graph, layout memsync.Layout, lg *zap.Logger) *Writer {
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	return &Writer{g: g, layout: layout, lg: lg}
+}
+
+// Result says what Generate did to one agent's cache. Paths are relative to
+// the repository root, slash-separated, sorted.
+type Result struct {
+	Agent     string
+	Written   []string // files created or replaced
+	Unchanged int      // files already holding the rendered bytes
+	Removed   []string // entity pages no longer mentioned, and stale temp files
+}
+
+// Generate renders the snapshots of agents (every agent of the repository
+// when agents is empty) from one walk of the graph and writes them: each
+// file that changed is replaced atomically (temp file, fsync, rename, fsync
+// of the directory), files already up to date are left alone, and entity
+// pages that are no longer rendered are removed. On error, the files
+// already written are complete and the rest are as they were.
+func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error) {
+	if len(agents) == 0 {
+		var err error
+		if agents, err = w.layout.Agents(); err != nil {
+			return nil, fmt.Errorf("cache: list agents: %w", err)
+		}
+		if len(agents) == 0 {
+			return nil, nil
+		}
+	}
+	snaps, err := Render(ctx, w.g, agents, w.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(snaps))
+	for _, s := range snaps {
+		res, err := w.write(s)
+		if err != nil {
+			w.lg.Error("cache: write snapshot", zap.String("agent", s.Agent), zap.Error(err))
+			return out, err
+		}
+		if len(res.Written) > 0 || len(res.Removed) > 0 {
+			w.lg.Info("cache: snapshot updated", zap.String("agent", s.Agent),
+				zap.Int("written", len(res.Written)), zap.Int("removed", len(res.Removed)), zap.Int("unchanged", res.Unchanged))
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// write puts one snapshot in place.
+func (w *Writer) write(s *Snapshot) (Result, error) {
+	res := Result{Agent: s.Agent}
+	root := w.layout.CacheDir(s.Agent)
+	dirty := map[string]bool{}
+	for _, rel := range s.Paths() {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		data := s.Files[rel]
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+			res.Unchanged++
+			continue
+		}
+		if err := writeAtomic(path, data); err != nil {
+			return res, fmt.Errorf("cache: write %s: %w", w.layout.Rel(path), diskFull(err))
+		}
+		dirty[filepath.Dir(path)] = true
+		res.Written = append(res.Written, w.layout.Rel(path))
+	}
+	// Stale entity pages and abandoned temp files.
+	for _, dir := range []string{root, filepath.Join(root, EntitiesDir)} {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("cache: read %s: %w", w.layout.Rel(dir), err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			path := filepath.Join(dir, name)
+			rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
+			stale := false
+			switch {
+			case strings.HasPrefix(name, tempPrefix):
+				info, err := e.Info()
+				stale = err == nil && time.Since(info.ModTime()) > staleTemp
+			case dir != root && e.Type().IsRegular() && strings.HasSuffix(name, ".md"):
+				_, stale = s.Files[rel]
+				stale = !stale
+			}
+			if !stale {
+				continue
+			}
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return res, fmt.Errorf("cache: remove %s: %w", w.layout.Rel(path), err)
+			}
+			dirty[dir] = true
+			res.Removed = append(res.Removed, w.layout.Rel(path))
+		}
+	}
+	dirs := make([]string, 0, len(dirty))
+	for d := range dirty {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			return res, fmt.Errorf("cache: sync %s: %w", w.layout.Rel(d), err)
+		}
+	}
+	sort.Strings(res.Written)
+	sort.Strings(res.Removed)
+	return res, nil
+}
+
+// writeAtomic replaces path with data through a temp file in the same
+// directory, synced before the rename, so that path is always either the
+// old file or the new one, whole.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+// diskFull names a full disk in err's message.
+func diskFull(err error) error {
+	if memsync.IsDiskFull(err) {
+		return fmt.Errorf("disk full: %w", err)
+	}
+	return err
+}
