@@ -30,6 +30,8 @@ var commands = []command{
 	{"sync", "one full projection pass, then exit", runSync},
 	{"status", "per agent: journal records, projected, outbox, rejects, lag", runStatus},
 	{"verify", "compare the graph with the journals", runVerify},
+	{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)", runSearch},
+	{"cache", "regenerate the agents' markdown snapshots from the graph", runCache},
 }
 
 func main() {

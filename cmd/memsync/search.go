@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/offline"
+)
+
+const searchDescription = `Ranked lexical recall within what agent A may see: shared memories
+(CONSTELLATION) and A's private ones (AGENT:A). QUERY is plain words, never
+query syntax: punctuation only separates words. Superseded memories are
+hidden unless --all. When the graph cannot be reached, the answer comes from
+the journals themselves (BM25 ranking), with "offline": true and a note on
+stderr. No match is not an error.`
+
+// searchHit is one result as search --json prints it.
+type searchHit struct {
+	UUID       string          `json:"uuid"`
+	Agent      string          `json:"agent"`
+	Kind       string          `json:"kind"`
+	TS         string          `json:"ts"`
+	Text       string          `json:"text"`
+	Score      float64         `json:"score"`
+	Path       string          `json:"path"`
+	Line       int             `json:"line"`
+	Scope      string          `json:"scope"`
+	GroupID    string          `json:"group_id"`
+	Source     *journal.Source `json:"source,omitempty"`
+	InvalidAt  string          `json:"invalid_at,omitempty"`
+	ReplacedBy string          `json:"replaced_by,omitempty"`
+}
+
+// searchResult is the document search --json prints.
+type searchResult struct {
+	Offline bool        `json:"offline"`
+	Reason  string      `json:"offline_reason,omitempty"`
+	Results []searchHit `json:"results"`
+}
+
+func runSearch(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "search", "search QUERY --agent A [--limit N] [--kind K]... [--since T] [--all] [--json] [--repo DIR] [flags]", searchDescription)
+	repoFlag := addRepoFlag(fs)
+	agent := fs.String("agent", "", "the agent `A` reading (required): it sees shared memories and its own private ones")
+	limit := fs.Int("limit", offline.DefaultLimit, "at most `N` results")
+	var kinds stringList
+	fs.Var(&kinds, "kind", "only memories of kind `K` (repeatable, or comma-separated): "+kindList())
+	since := fs.String("since", "", "only memories at or after `T`: RFC 3339 time, a date (2026-11-20), or an age (36h, 7d)")
+	all := fs.Bool("all", false, "include superseded (retired) memories")
+	asJSON := fs.Bool("json", false, "print one JSON document")
+	var cfg Config
+	addGraphFlags(fs.FlagSet, &cfg)
+	words, code, done := fs.parse(args)
+	if done {
+		return code
+	}
+	q := memsync.SearchQuery{Text: strings.Join(words, " "), Limit: *limit, All: *all}
+	switch {
+	case len(words) == 0 || strings.TrimSpace(q.Text) == "":
+		return fs.usageErr("QUERY: required (see memsync search --help)")
+	case *agent == "":
+		return fs.usageErr("--agent: required")
+	case !validAgent(*agent):
+		return fs.usageErr("--agent: %s", agentNameError(*agent))
+	case *limit < 1:
+		return fs.usageErr("--limit: must be at least 1, not %d", *limit)
+	}
+	for _, list := range kinds {
+		for _, k := range strings.Split(list, ",") {
+			k = strings.TrimSpace(k)
+			if !journal.Kind(k).Valid() {
+				return fs.usageErr("--kind: unknown kind %q (one of %s)", k, kindList())
+			}
+			q.Kinds = append(q.Kinds, journal.Kind(k))
+		}
+	}
+	if *since != "" {
+		t, err := parseSince(*since, env.Now())
+		if err != nil {
+			return fs.usageErr("--since: %v", err)
+		}
+		q.Since = t
+	}
+	q.Groups = []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+
+	repo, err := existingRepo(env, *repoFlag)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
+		return fs.usageErr("%v", err)
+	}
+
+	res := searchResult{Results: []searchHit{}}
+	hits, graphErr := searchGraph(ctx, &cfg, repo, q)
+	if graphErr != nil {
+		if ctx.Err() != nil {
+			return fs.fail("%v", ctx.Err())
+		}
+		// Reads never hard-fail: whatever kept the graph from answering,
+		// the journals can.
+		res.Offline, res.Reason = true, graphErr.Error()
+		fmt.Fprintf(env.Stderr, "memsync search: graph unavailable (%v); answering offline from the journals\n", oneLineErr(graphErr))
+		if hits, err = offline.Search(ctx, layout(repo), q); err != nil {
+			return fs.fail("offline search: %v", err)
+		}
+	}
+	for _, h := range hits {
+		res.Results = append(res.Results, newSearchHit(h))
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return exitOK
+	}
+	printHits(env, res)
+	return exitOK
+}
+
+// searchGraph asks the configured graph. Any error means the caller should
+// answer offline.
+func searchGraph(ctx context.Context, cfg *Config, repo string, q memsync.SearchQuery) ([]memsync.Hit, error) {
+	g, err := openGraph(ctx, cfg, repo, zap.NewNop())
+	if err != nil {
+		return nil, fmt.Errorf("open %s graph: %w", cfg.graph(), err)
+	}
+	defer g.Close()
+	hits, err := g.Search(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s graph: %w", cfg.graph(), err)
+	}
+	return hits, nil
+}
+
+func newSearchHit(h memsync.Hit) searchHit {
+	out := searchHit{
+		UUID: h.UUID, Agent: h.Agent, Kind: string(h.Kind), TS: h.TS.UTC().Format(time.RFC3339Nano),
+		Text: h.Text, Score: roundScore(h.Score), Path: h.Path, Line: h.Line,
+		Scope: string(h.Scope), GroupID: h.GroupID, Source: h.Source, ReplacedBy: h.ReplacedBy,
+	}
+	if out.GroupID == "" {
+		out.GroupID = h.Record.GroupID()
+	}
+	if !h.InvalidAt.IsZero() {
+		out.InvalidAt = h.InvalidAt.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+// roundScore keeps six significant decimals: enough to rank, stable to print.
+func roundScore(s float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(s, 'f', 6, 64), 64)
+	return v
+}
+
+// printHits writes the human-readable answer: a header line per hit, then
+// its text indented.
+func printHits(env *Env, res searchResult) {
+	if len(res.Results) == 0 {
+		fmt.Fprintln(env.Stdout, "no results")
+		return
+	}
+	for i, h := range res.Results {
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		flags := ""
+		if h.Scope == string(journal.ScopeShared) {
+			flags += " shared"
+		}
+		if h.ReplacedBy != "" {
+			flags += " superseded-by:" + h.ReplacedBy
+		}
+		fmt.Fprintf(env.Stdout, "%d. [%.3f] %s %s %s%s  %s:%d  %s\n", i+1, h.Score, h.Kind, h.TS, h.Agent, flags, h.Path, h.Line, h.UUID)
+		if h.Source != nil && (h.Source.Type != "" || h.Source.Actor != "") {
+			fmt.Fprintf(env.Stdout, "   source: %s\n", strings.TrimSpace(h.Source.Type+" "+h.Source.Actor))
+		}
+		for _, l := range strings.Split(strings.TrimRight(h.Text, "\n"), "\n") {
+			fmt.Fprintf(env.Stdout, "   %s\n", strings.TrimRight(l, "\r"))
+		}
+	}
+}
+
+// parseSince reads --since: an RFC 3339 time, a date (UTC midnight), or an
+// age before now in Go duration syntax or whole days ("7d").
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.UTC().AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.UTC().Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time, a date (2006-01-02) or an age (36h, 7d)", s)
+}
+
+// oneLineErr is err's message on one line.
+func oneLineErr(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
