@@ -30,6 +30,8 @@ var commands = []command{
 	{"sync", "one full projection pass, then exit", runSync},
 	{"status", "per agent: journal records, projected, outbox, rejects, lag", runStatus},
 	{"verify", "compare the graph with the journals", runVerify},
+	{"compact", "fold old journal lines into MEMORY.md and move them to the archive", runCompact},
+	{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)", runRebuild},
 	{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)", runSearch},
 	{"cache", "regenerate the agents' markdown snapshots from the graph", runCache},
 }

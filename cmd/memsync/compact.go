@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/compaction"
+	"github.com/memsync/memsync/ledger"
+)
+
+const compactDescription = `Fold every agent's (or one agent's) old journal lines into its MEMORY.md
+and entity pages, deterministically (latest decision and preference per
+subject, superseded ones dropped, conflicts listed; or the text of
+compaction.summarizer, falling back to that on failure), then move them to
+journal/archive/ and commit. A day's journal is compacted once the day is
+over, or earlier when it holds more than compaction.max_day_lines records.
+A crash at any point loses nothing, and running it again finishes the work.
+Text outside the generated sections of MEMORY.md and the entity pages is
+never touched. --dry-run prints what would be absorbed and writes nothing.`
+
+// compactJSON is the document compact --json prints.
+type compactJSON struct {
+	DryRun bool                `json:"dry_run"`
+	Agents []compaction.Report `json:"agents"`
+	Errors []string            `json:"errors,omitempty"`
+}
+
+func runCompact(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "compact", "compact [--agent A]... [--dry-run] [--json] [--no-commit] [--repo DIR]", compactDescription)
+	repoFlag := addRepoFlag(fs)
+	var agents stringList
+	fs.Var(&agents, "agent", "compact only agent `A` (repeatable; default every agent)")
+	dryRun := fs.Bool("dry-run", false, "print what would be absorbed; write nothing")
+	asJSON := fs.Bool("json", false, "print one JSON document")
+	noCommit := fs.Bool("no-commit", false, "leave the result for the daemon's auto-commit")
+	var cfg Config
+	if pos, code, done := fs.parse(args); done {
+		return code
+	} else if len(pos) > 0 {
+		return fs.usageErr("unexpected argument %q", pos[0])
+	}
+	repo, err := existingRepo(env, *repoFlag)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
+		return fs.usageErr("%v", err)
+	}
+	lg, err := newLogger(&cfg, env.Stderr)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if len(agents) == 0 {
+		all, err := listAgents(repo)
+		if err != nil {
+			return fs.fail("list agents: %v", err)
+		}
+		agents = all
+	}
+	for _, a := range agents {
+		if !validAgent(a) {
+			return fs.usageErr("%s", agentNameError(a))
+		}
+		if _, err := os.Stat(memoryDir(repo, a)); err != nil {
+			return fs.usageErr("agent %s has no memory directory %s", a, relPath(repo, memoryDir(repo, a)))
+		}
+	}
+	var commit func(context.Context, string) error
+	if !*dryRun && !*noCommit {
+		commit = gitCommit(repo, lg, env.Now)
+	}
+	var summarizer []string
+	if cfg.Compaction.Summarizer != "" {
+		summarizer = []string{"/bin/sh", "-c", cfg.Compaction.Summarizer}
+	}
+	doc := compactJSON{DryRun: *dryRun, Agents: []compaction.Report{}}
+	failed := false
+	for _, a := range agents {
+		rep, err := compaction.Compact(ctx, compaction.Options{
+			Root: repo, Agent: a, MaxDayLines: cfg.Compaction.MaxDayLines, Summarizer: summarizer,
+			Commit: commit, DryRun: *dryRun, Now: env.Now, Logger: lg,
+		})
+		if err != nil {
+			failed = true
+			doc.Errors = append(doc.Errors, err.Error())
+			if !*asJSON {
+				fmt.Fprintf(env.Stderr, "memsync compact: %v\n", err)
+			}
+			continue
+		}
+		doc.Agents = append(doc.Agents, rep)
+		if !*asJSON {
+			printCompactReport(env.Stdout, rep)
+		}
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(doc, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+	}
+	if failed {
+		return exitFail
+	}
+	return exitOK
+}
+
+// gitCommit commits through the ledger when repo is a git work tree; a busy
+// git puts the commit off to the daemon's auto-commit instead of failing.
+func gitCommit(repo string, lg *zap.Logger, now func() time.Time) func(context.Context, string) error {
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+		return func(context.Context, string) error {
+			return fmt.Errorf("%w: %s is not a git work tree", compaction.ErrNotCommitted, repo)
+		}
+	}
+	c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Logger: lg, Now: now})
+	if err != nil {
+		return func(context.Context, string) error { return err }
+	}
+	return func(ctx context.Context, msg string) error {
+		_, err := c.CommitNow(ctx, msg)
+		if errors.Is(err, ledger.ErrLocked) {
+			return fmt.Errorf("%w: %w", compaction.ErrNotCommitted, err)
+		}
+		return err
+	}
+}
+
+func printCompactReport(w io.Writer, rep compaction.Report) {
+	switch {
+	case rep.Absorbed == 0:
+		fmt.Fprintf(w, "%s: nothing to compact\n", rep.Agent)
+		return
+	case rep.DryRun:
+		fmt.Fprintf(w, "%s: would absorb %d records\n", rep.Agent, rep.Absorbed)
+	default:
+		fmt.Fprintf(w, "%s: absorbed %d records (%d copied to the archive), %d pages updated, summary %s",
+			rep.Agent, rep.Absorbed, rep.Archived, len(rep.Pages), rep.Summary)
+		if len(rep.Records) > 0 {
+			fmt.Fprintf(w, ", compaction record %s", rep.Records[0])
+			if len(rep.Records) > 1 {
+				fmt.Fprintf(w, " (+%d)", len(rep.Records)-1)
+			}
+		}
+		if rep.Commit != "" {
+			fmt.Fprintf(w, ", %s", rep.Commit)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, f := range rep.Files {
+		fmt.Fprintf(w, "  journal/%s: %d (%s)\n", f.File, f.Absorbed, f.Reason)
+	}
+	for _, it := range rep.Items {
+		resumed := ""
+		if it.Resumed {
+			resumed = " [resumed]"
+		}
+		fmt.Fprintf(w, "    %s:%d %s %s %s: %s%s\n", it.File, it.Line, it.UUID, it.TS.Format(time.RFC3339), it.Kind, it.Text, resumed)
+	}
+}

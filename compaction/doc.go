@@ -1,0 +1,60 @@
+// Package compaction keeps an agent's journals short without losing a
+// record: old or overfull days are folded, deterministically and without an
+// LLM, into generated sections of MEMORY.md and the entity pages, and their
+// lines move to journal/archive/<same day>.jsonl, which stays part of the
+// history and of the projection (the engine tails archives too).
+//
+// # What is absorbed
+//
+// A journal day older than the current UTC day minus Options.KeepDays is
+// compacted whole; a newer day only when it holds more than
+// Options.MaxDayLines records. Lines that are not valid records of the agent
+// are never absorbed: they stay where a person can see and fix them. A
+// compaction record alone never starts a compaction.
+//
+// # The generated sections
+//
+// MEMORY.md and entities/<slug>.md get a section between BeginMarker and
+// EndMarker; text outside it is never touched. The section is a function of
+// the archive alone: per subject (see Subject) the latest decision and the
+// latest preference, superseded records left out, every live conflict, and
+// counts by kind; each entity page lists the entity's latest current
+// records. An optional summarizer command may write MEMORY.md's section
+// instead; if it fails, the deterministic text is written and the failure
+// logged.
+//
+// # Order of the steps, and why a crash loses nothing
+//
+//  1. record: append the compaction record(s), kind "compaction", whose
+//     extra field "absorbed" lists every uuid the run absorbs. This is an
+//     intent: a later run that finds a compaction record in the live
+//     journal naming a uuid still there finishes moving it, without
+//     writing a second compaction record.
+//  2. archive: append each absorbed line, byte for byte, to
+//     journal/archive/<day>.jsonl unless that exact record is already there
+//     (so a rerun copies nothing twice), fsync the file, fsync the
+//     directory. A torn last line in an archive (power cut mid-copy) is cut
+//     off first; its bytes are kept beside it.
+//  3. memory: regenerate the generated sections from the archive (temporary
+//     file, fsync, rename, fsync directory); pages that would not change are
+//     not written.
+//  4. journal: under the journal's exclusive flock (the lock journal.Append
+//     takes, so no append can slip in and be lost), rewrite it without the
+//     lines whose exact record was archived in step 2: temporary file,
+//     fsync, rename, fsync directory. Every other byte is kept: other
+//     records, rejects, lines appended since the plan, a partial last line.
+//     A journal left empty is removed.
+//  5. commit: Options.Commit (the ledger), if set.
+//
+// A line leaves its journal only after the archive holding it was fsynced,
+// so at every instant each record is in the journal, the archive, or both.
+// "Both" is a leftover that the next run cleans: a live line whose record
+// is claimed by a compaction record in the journal, or already in the
+// archive of its day, is absorbed again (step 2 copies nothing, step 4
+// removes it). A crash before step 1 leaves nothing to clean; a crash after
+// step 4 leaves only the commit to the daemon's auto-commit. Duplicates are
+// harmless to the graph meanwhile: projection is idempotent by uuid.
+//
+// Compactions of one agent are serialised by a flock on
+// .memsync/compact-<agent>.lock (ErrBusy when held).
+package compaction

@@ -1,0 +1,185 @@
+package compaction
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// tmpSuffix ends every temporary file compaction writes. Journals end in
+// .jsonl and pages in .md, so neither the engine nor the committer ever takes
+// a temporary file for one of them.
+const tmpSuffix = ".compact.tmp"
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// lockJournal opens path and holds the exclusive lock journal.Append takes.
+// A file replaced or removed while we waited is opened again, as Append
+// does, so the lock always covers the file the path names. A missing file
+// is (nil, nil).
+func lockJournal(path string) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := flock(f, syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		held, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		now, err := os.Stat(path)
+		if err == nil && os.SameFile(held, now) {
+			return f, nil
+		}
+		f.Close()
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+}
+
+// writeAtomic replaces path with data: a temporary file in the same
+// directory, fsynced, renamed over path, and the directory fsynced.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+tmpSuffix)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(dir)
+}
+
+// sweepTemp removes temporary files a crashed compaction left in dirs.
+func sweepTemp(lg *zap.Logger, dirs ...string) {
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), tmpSuffix) {
+				p := filepath.Join(dir, e.Name())
+				if err := os.Remove(p); err == nil {
+					lg.Info("removed a temporary file left by an interrupted compaction", zap.String("path", p))
+				}
+			}
+		}
+	}
+}
+
+// repairTail cuts a torn last line (bytes after the last newline) off the
+// archive at path. Archives are written only by compaction, under its lock,
+// and a line is removed from its journal only after the archive holding it
+// was fsynced, so a torn tail is a copy that never completed; the cut bytes
+// are still kept beside the archive, in case a person wrote them.
+func repairTail(lg *zap.Logger, path string, now time.Time) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	keep, err := completeLength(f, size)
+	if err != nil || keep == size {
+		return err
+	}
+	torn := make([]byte, size-keep)
+	if _, err := f.ReadAt(torn, keep); err != nil && err != io.EOF {
+		return err
+	}
+	aside := fmt.Sprintf("%s.torn-%d", path, now.UnixNano())
+	if err := writeAtomic(aside, torn); err != nil {
+		return fmt.Errorf("keep torn tail of %s: %w", path, err)
+	}
+	if err := f.Truncate(keep); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	lg.Warn("archive ended in a torn line (an interrupted compaction): cut it; the lines are still in the journal",
+		zap.String("path", path), zap.Int64("offset", keep), zap.Int64("bytes", size-keep), zap.String("kept_as", aside))
+	return nil
+}
+
+// completeLength is the length of f's content up to and including its last
+// newline.
+func completeLength(f *os.File, size int64) (int64, error) {
+	buf := make([]byte, 4096)
+	for end := size; end > 0; {
+		n := int64(len(buf))
+		if n > end {
+			n = end
+		}
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil && err != io.EOF {
+			return 0, err
+		}
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				return end - n + i + 1, nil
+			}
+		}
+		end -= n
+	}
+	return 0, nil
+}
