@@ -20,19 +20,32 @@ const maxChunk = 5000
 // Statements of the write path. Each takes a list parameter and UNWINDs it,
 // so one round trip handles a whole chunk.
 const (
-	// upsertMemories fills new memories and placeholders, creating the
-	// author and WROTE with them, and returns the rows it left alone (an
-	// already projected uuid) with the hash they have.
-	upsertMemories = `
+	// lookupMemories returns the memories of the chunk that exist, with
+	// their hash (null for a placeholder).
+	lookupMemories = `
+UNWIND $uuids AS u
+MATCH (m:Memory {uuid: u})
+RETURN u AS uuid, m.hash AS hash`
+
+	// fillMemories writes new memories and fills placeholders. The hash
+	// guard keeps a memory projected meanwhile by a concurrent writer: the
+	// rows it skips are counted and the chunk is looked up again.
+	fillMemories = `
 UNWIND $rows AS r
 MERGE (m:Memory {uuid: r.uuid})
-WITH m, r, m.hash AS old
-FOREACH (_ IN CASE WHEN old IS NULL THEN [1] ELSE [] END |
-  SET m += r.props
-  MERGE (a:Agent {name: r.props.agent})
-  MERGE (a)-[:WROTE]->(m))
-WITH r, old WHERE old IS NOT NULL
-RETURN r.uuid AS uuid, old`
+WITH m, r WHERE m.hash IS NULL
+SET m += r.props
+RETURN count(*) AS n`
+
+	mergeAgents = `
+UNWIND $agents AS name
+MERGE (:Agent {name: name})`
+
+	mergeWrote = `
+UNWIND $rows AS r
+MATCH (m:Memory {uuid: r.uuid})
+MATCH (a:Agent {name: r.agent})
+MERGE (a)-[:WROTE]->(m)`
 
 	mergeMentions = `
 UNWIND $rows AS r
@@ -125,9 +138,6 @@ func prepare(m *memsync.Memory) prepared {
 	}
 	if len(rec.Tags) > 0 {
 		props["tags"] = rec.Tags
-	}
-	if len(ents) > 0 {
-		props["entities"] = ents
 	}
 	// keywords feeds the fulltext index with what the text does not say.
 	if kw := strings.TrimSpace(strings.Join(append(append([]string(nil), rec.Tags...), rec.Entities...), " ")); kw != "" {
@@ -227,80 +237,124 @@ func (g *Graph) applyLocating(ctx context.Context, rows []prepared) ([]string, e
 	return mis, firstBad
 }
 
+// errRaced means a concurrent writer projected some uuid of the chunk
+// between its lookup and its write; the chunk is classified again.
+var errRaced = errors.New("a concurrent writer projected part of the chunk")
+
 // applyChunk writes rows in one managed transaction and returns the uuids
 // that were already projected with a different hash.
 func (g *Graph) applyChunk(ctx context.Context, rows []prepared) ([]string, error) {
 	s := g.session(ctx, neo4jdrv.AccessModeWrite)
 	defer s.Close(ctx)
-	return neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]string, error) {
-		params := make([]any, len(rows))
-		for i, p := range rows {
-			params[i] = map[string]any{"uuid": p.uuid, "props": p.props}
+	for attempt := 0; ; attempt++ {
+		mis, err := neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]string, error) {
+			return writeChunk(ctx, tx, rows)
+		})
+		if errors.Is(err, errRaced) && attempt < 3 {
+			continue
 		}
-		res, err := tx.Run(ctx, upsertMemories, map[string]any{"rows": params})
-		if err != nil {
-			return nil, err
-		}
-		existing := map[string]string{}
-		for res.Next(ctx) {
-			rec := res.Record()
-			u, _ := rec.Values[0].(string)
-			h, _ := rec.Values[1].(string)
-			existing[u] = h
-		}
-		if err := res.Err(); err != nil {
-			return nil, err
-		}
-		var mismatched []string
-		var mentions, links, supersedes, conflicts []any
-		retired := []any{}
-		for _, p := range rows {
-			if h, ok := existing[p.uuid]; ok {
-				if h != p.hash {
-					mismatched = append(mismatched, p.uuid)
-				}
-				continue
+		return mis, err
+	}
+}
+
+// writeChunk is the body of applyChunk's transaction: nodes first, then
+// relationships, then the retirement of superseded memories.
+func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prepared) ([]string, error) {
+	uuids := make([]string, len(rows))
+	for i, p := range rows {
+		uuids[i] = p.uuid
+	}
+	res, err := tx.Run(ctx, lookupMemories, map[string]any{"uuids": uuids})
+	if err != nil {
+		return nil, err
+	}
+	existing := map[string]any{} // uuid -> hash, nil for a placeholder
+	for res.Next(ctx) {
+		rec := res.Record()
+		u, _ := rec.Values[0].(string)
+		existing[u] = rec.Values[1]
+	}
+	if err := res.Err(); err != nil {
+		return nil, err
+	}
+	var mismatched []string
+	var nodes, wrote, mentions, links, supersedes, conflicts []any
+	var retired []string
+	agents := map[string]bool{}
+	for _, p := range rows {
+		old, ok := existing[p.uuid]
+		if old != nil {
+			if old.(string) != p.hash {
+				mismatched = append(mismatched, p.uuid)
 			}
-			// Written just now: it may be the target of superseders that came first.
+			continue
+		}
+		if ok {
+			// A placeholder: superseders may have come first.
 			retired = append(retired, p.uuid)
-			for _, e := range p.ents {
-				mentions = append(mentions, map[string]any{"uuid": p.uuid, "group_id": p.group, "name": e})
-			}
-			rec := &p.mem.Record
-			for _, t := range rec.Links {
-				links = append(links, map[string]any{"from": p.uuid, "to": t})
-			}
-			for _, t := range rec.Supersedes {
-				supersedes = append(supersedes, map[string]any{"from": p.uuid, "to": t})
-				retired = append(retired, t)
-			}
-			for _, t := range rec.ConflictsWith {
-				conflicts = append(conflicts, map[string]any{"from": p.uuid, "to": t})
-			}
 		}
-		for _, st := range []struct {
-			stmt string
-			rows []any
-		}{
-			{mergeMentions, mentions},
-			{mergeLinks, links},
-			{mergeSupersedes, supersedes},
-			{mergeConflicts, conflicts},
-		} {
-			if len(st.rows) == 0 {
-				continue
-			}
-			if err := run(ctx, tx, st.stmt, map[string]any{"rows": st.rows}); err != nil {
-				return nil, err
-			}
+		nodes = append(nodes, map[string]any{"uuid": p.uuid, "props": p.props})
+		wrote = append(wrote, map[string]any{"uuid": p.uuid, "agent": p.mem.Agent})
+		agents[p.mem.Agent] = true
+		for _, e := range p.ents {
+			mentions = append(mentions, map[string]any{"uuid": p.uuid, "group_id": p.group, "name": e})
 		}
-		if len(retired) > 0 {
-			if err := run(ctx, tx, retire, map[string]any{"uuids": retired}); err != nil {
-				return nil, err
-			}
+		rec := &p.mem.Record
+		for _, t := range rec.Links {
+			links = append(links, map[string]any{"from": p.uuid, "to": t})
 		}
+		for _, t := range rec.Supersedes {
+			supersedes = append(supersedes, map[string]any{"from": p.uuid, "to": t})
+			retired = append(retired, t)
+		}
+		for _, t := range rec.ConflictsWith {
+			conflicts = append(conflicts, map[string]any{"from": p.uuid, "to": t})
+		}
+	}
+	if len(nodes) == 0 {
 		return mismatched, nil
-	})
+	}
+	res, err = tx.Run(ctx, fillMemories, map[string]any{"rows": nodes})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := res.Single(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := rec.Values[0].(int64); n != int64(len(nodes)) {
+		return nil, errRaced
+	}
+	names := make([]string, 0, len(agents))
+	for a := range agents {
+		names = append(names, a)
+	}
+	if err := run(ctx, tx, mergeAgents, map[string]any{"agents": names}); err != nil {
+		return nil, err
+	}
+	for _, st := range []struct {
+		stmt string
+		rows []any
+	}{
+		{mergeWrote, wrote},
+		{mergeMentions, mentions},
+		{mergeLinks, links},
+		{mergeSupersedes, supersedes},
+		{mergeConflicts, conflicts},
+	} {
+		if len(st.rows) == 0 {
+			continue
+		}
+		if err := run(ctx, tx, st.stmt, map[string]any{"rows": st.rows}); err != nil {
+			return nil, err
+		}
+	}
+	if retired = sortedUnique(retired); len(retired) > 0 {
+		if err := run(ctx, tx, retire, map[string]any{"uuids": retired}); err != nil {
+			return nil, err
+		}
+	}
+	return mismatched, nil
 }
 
 func run(ctx context.Context, tx neo4jdrv.ManagedTransaction, stmt string, params map[string]any) error {
