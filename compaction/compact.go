@@ -52,7 +52,8 @@ type Options struct {
 	Root  string // the memory repository; required
 	Agent string // required
 	// KeepDays is how many days before the current UTC day keep their
-	// journals; older days are compacted. 0 compacts every day but today.
+	// journals; older days are compacted. 0 compacts every day but today;
+	// negative keeps every day (only overfull days are compacted).
 	KeepDays int
 	// MaxDayLines: a kept day whose journal holds more records is
 	// compacted too. 0 means DefaultMaxDayLines; negative, never.

@@ -667,3 +667,32 @@ func TestSubjectAndSlug(t *testing.T) {
 		}
 	}
 }
+
+func TestScheduler(t *testing.T) {
+	root := fixture(t)
+	var b strings.Builder
+	for i := 0; i < 6; i++ {
+		b.WriteString(line(rec{UUID: fmt.Sprintf("b%d", i), TS: ts(0, 1), Agent: "b", Kind: "fact", Text: "b"}))
+	}
+	writeFile(t, root, "agents/b/memory/journal/2026-11-20.jsonl", b.String())
+	clockAt := now // a Friday
+	s := &Scheduler{Root: root, Weekday: time.Monday, Options: Options{MaxDayLines: 5, Now: func() time.Time { return clockAt }}}
+	reps := s.RunOnce(context.Background())
+	if len(reps) != 1 || reps[0].Agent != "b" || reps[0].Absorbed != 6 {
+		t.Fatalf("not the weekday: only b's overfull day: %+v", reps)
+	}
+	if reps := s.RunOnce(context.Background()); len(reps) != 0 {
+		t.Fatalf("again: %+v", reps)
+	}
+	clockAt = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC) // Monday
+	reps = s.RunOnce(context.Background())
+	// b's past day holds only its compaction record: no compaction for that alone.
+	if len(reps) != 1 || reps[0].Agent != "a" || reps[0].Absorbed != 8 {
+		t.Fatalf("weekday: %+v", reps)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -7,8 +7,9 @@
 // # What is absorbed
 //
 // A journal day older than the current UTC day minus Options.KeepDays is
-// compacted whole; a newer day only when it holds more than
-// Options.MaxDayLines records. Lines that are not valid records of the agent
+// compacted whole (every record, compaction records too); a newer day only
+// when it holds more than Options.MaxDayLines records (compaction records
+// neither counted nor absorbed). Lines that are not valid records of the agent
 // are never absorbed: they stay where a person can see and fix them. A
 // compaction record alone never starts a compaction.
 //
@@ -57,4 +58,11 @@
 //
 // Compactions of one agent are serialised by a flock on
 // .memsync/compact-<agent>.lock (ErrBusy when held).
+//
+// # Scheduling
+//
+// A Scheduler, for the daemon, compacts every agent's finished days on the
+// weekly compaction day and only overfull days (Options.KeepDays < 0) on the
+// others; a compaction with nothing to absorb writes nothing, so it may look
+// as often as it likes.
 package compaction

@@ -225,7 +225,7 @@ func liveFiles(dir string, today time.Time, keepDays int) ([]*liveFile, error) {
 		}
 		lf := &liveFile{name: name, path: filepath.Join(dir, name)}
 		// A file not named for a day is never too old, only too full.
-		if day, err := time.Parse("2006-01-02", strings.TrimSuffix(name, ".jsonl")); err == nil {
+		if day, err := time.Parse("2006-01-02", strings.TrimSuffix(name, ".jsonl")); err == nil && keepDays >= 0 {
 			lf.past = day.Before(cutoff)
 		}
 		out = append(out, lf)

@@ -479,3 +479,49 @@ func TestCommitWaitsForAPersonsEditor(t *testing.T) {
 		t.Fatalf("log %q", got)
 	}
 }
+
+// Packed refs and objects (after git gc), and a linked worktree (whose .git
+// is a file and whose refs live in the common directory).
+func TestCommitAfterGCAndInALinkedWorktree(t *testing.T) {
+	dir := newRepo(t)
+	appendLine(t, dir, "a", "x", day)
+	if _, err := committer(t, dir).CommitNow(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "gc", "-q", "--prune=now")
+	if _, err := os.Stat(filepath.Join(dir, ".git/refs/heads/main")); !errors.Is(err, os.ErrNotExist) {
+		t.Skip("git gc left the branch loose")
+	}
+	appendLine(t, dir, "a", "y", day)
+	res, err := committer(t, dir).CommitNow(context.Background(), "")
+	if err != nil || res.Commit == "" {
+		t.Fatal(res, err)
+	}
+	if got := strings.TrimSpace(git(t, dir, "rev-parse", "main")); got != res.Commit {
+		t.Fatalf("main at %s, want %s", got, res.Commit)
+	}
+	if got := uuids(collect(t, dir)); strings.Count(got, " ") != 2 { // x, then x and y
+		t.Fatalf("history after gc: %s", got)
+	}
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	appendLine(t, wt, "b", "in the linked worktree", day)
+	res, err = committer(t, wt).CommitNow(context.Background(), "")
+	if err != nil || res.Commit == "" {
+		t.Fatal(res, err)
+	}
+	if got := strings.TrimSpace(git(t, dir, "rev-parse", "side")); got != res.Commit {
+		t.Fatalf("side at %s, want %s", got, res.Commit)
+	}
+	if got := strings.TrimSpace(git(t, dir, "rev-parse", "main")); got == res.Commit {
+		t.Fatal("the main worktree's branch moved")
+	}
+	if s := git(t, wt, "status", "--porcelain"); s != "" {
+		t.Fatalf("worktree status %q", s)
+	}
+	if s := git(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("main status %q", s)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress")
+}
