@@ -368,6 +368,11 @@ func (e *Engine) syncFile(ctx context.Context, a *agentSync, path string, rep *P
 		if err := stamp(f, &next, id); err != nil {
 			return fmt.Errorf("stamp %s: %w", rel, err)
 		}
+		if !eof {
+			// Lines remain past this batch: the size seen at open must not
+			// let a later look skip the file as unchanged.
+			next.Size, next.ModTime = -1, time.Time{}
+		}
 		if len(batch) == 0 && len(rejects) == 0 && next.Offset == cur.Offset {
 			a.state.Files[rel] = next // only the last-seen size changed: not worth a write
 			return nil

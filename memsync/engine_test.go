@@ -12,6 +12,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/memsynctest"
@@ -130,6 +132,15 @@ type backend struct {
 
 var backends = []backend{
 	{"fake", func(*testing.T) memsync.Graph { return memsynctest.NewGraph() }},
+	{"embedded", func(t *testing.T) memsync.Graph {
+		g, err := embedded.Open(t.TempDir(), zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g
+	}},
+	{"neo4j", func(t *testing.T) memsync.Graph { return neo4jtest.Open(t) }},
 }
 
 func TestSyncOnceIsIdempotent(t *testing.T) {
@@ -462,5 +473,25 @@ func TestWipedGraphIsRefilledWithoutRebuild(t *testing.T) {
 			t.Fatalf("after a wipe the next start projected %d, want 12", rep.Projected)
 		}
 		r.mustVerify(12)
+	})
+}
+
+// A pass stopped between two batches of a file that no longer grows must
+// leave a cursor that the next start does not mistake for "unchanged".
+func TestStopBetweenBatchesResumes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.appendN("alice", 180)
+		ctx, cancel := context.WithCancel(context.Background())
+		e, err := memsync.New(memsync.Options{Root: r.root, Graph: r.g, BatchSize: 50,
+			Progress: func(int) { cancel() }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.SyncOnce(ctx)
+		if n := count(r.g); n != 50 {
+			t.Fatalf("stopped pass projected %d, want one batch of 50", n)
+		}
+		r.syncOnce(r.engine())
+		r.mustVerify(180)
 	})
 }

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
+	"github.com/memsync/memsync/journal"
+	core "github.com/memsync/memsync/memsync"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// memsyncBinary builds the real memsync command once per test process.
+func memsyncBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "memsync-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "memsync")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// daemonBackend is a graph the daemon process is pointed at, and an
+// in-process handle on the same graph to check what it holds.
+type daemonBackend struct {
+	name string
+	// setup returns the environment for the daemon and a graph handle for
+	// the test; the handle for embedded is opened only after the daemon
+	// wrote, via open.
+	setup func(t *testing.T, repo string) (env []string, open func() core.Graph)
+}
+
+var daemonBackends = []daemonBackend{
+	{"embedded", func(t *testing.T, repo string) ([]string, func() core.Graph) {
+		return []string{"MEMSYNC_GRAPH=embedded"}, func() core.Graph {
+			g, err := embedded.Open(filepath.Join(repo, ".memsync"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close() })
+			return g
+		}
+	}},
+	{"neo4j", func(t *testing.T, repo string) ([]string, func() core.Graph) {
+		g := neo4jtest.Open(t) // holds the server for this test, empty
+		return []string{"MEMSYNC_GRAPH=neo4j", "MEMSYNC_NEO4J_URI=" + os.Getenv("MEMSYNC_NEO4J_URI")},
+			func() core.Graph { return g }
+	}},
+}
+
+// daemon is one `memsync run` process.
+type daemon struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func startDaemon(t *testing.T, repo string, env []string) *daemon {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), "run", "--repo", repo)
+	cmd.Env = append(append(os.Environ(), env...), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=")
+	cmd.Env = append(cmd.Env, env...) // last one wins
+	d := &daemon{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{w: d.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-d.done
+		}
+	})
+	return d
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (d *daemon) kill(t *testing.T) {
+	t.Helper()
+	d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.done
+}
+
+// stop sends SIGTERM and returns how long the daemon took and its error.
+func (d *daemon) stop(t *testing.T) (time.Duration, error) {
+	t.Helper()
+	start := time.Now()
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.done:
+		return time.Since(start), err
+	case <-time.After(20 * time.Second):
+		d.cmd.Process.Kill()
+		t.Fatalf("daemon ignored SIGTERM for 20s; log:\n%s", d.stderr)
+		return 0, nil
+	}
+}
+
+func newRepo(t *testing.T, agents ...string) string {
+	t.Helper()
+	repo := t.TempDir()
+	args := []string{"init", "--repo", repo}
+	for _, a := range agents {
+		args = append(args, "--agent", a)
+	}
+	if out, err := exec.Command(memsyncBinary(t), args...).CombinedOutput(); err != nil {
+		t.Fatalf("memsync init: %v\n%s", err, out)
+	}
+	return repo
+}
+
+func appendRecords(t *testing.T, repo, agent string, n int, pace time.Duration) {
+	t.Helper()
+	dir := core.Layout{Root: repo}.JournalDir(agent)
+	for i := 0; i < n; i++ {
+		rec := journal.Record{Agent: agent, Kind: journal.KindObservation, Text: fmt.Sprintf("%s saw event %d #crash", agent, i)}
+		if i%7 == 0 {
+			rec.Scope = journal.ScopeShared
+		}
+		if _, err := journal.Append(dir, &rec, journal.AppendOptions{NoSync: true}); err != nil {
+			t.Error(err)
+			return
+		}
+		if pace > 0 && i%50 == 0 {
+			time.Sleep(pace)
+		}
+	}
+}
+
+func verifyGraph(t *testing.T, repo string, g core.Graph) core.VerifyReport {
+	t.Helper()
+	rep, err := core.Verify(context.Background(), repo, g)
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	return rep
+}
+
+// waitClean waits until the graph holds exactly the journals' records.
+func waitClean(t *testing.T, repo string, g core.Graph, want int, d *daemon) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		rep := verifyGraph(t, repo, g)
+		if rep.OK && rep.JournalRecords == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			if keep := os.Getenv("MEMSYNC_KEEP_FAILED"); keep != "" {
+				exec.Command("cp", "-a", repo, keep).Run()
+			}
+			t.Fatalf("not clean after 3 minutes: %+v\nlog tail:\n%s", rep, tail(d.stderr.String(), 3000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// TestDaemonSurvivesKill9 kills the daemon with SIGKILL at 50 random moments
+// while several agents append 20,000 records; after a final restart every
+// record is in the graph exactly once.
+func TestDaemonSurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: 50 kill -9 restarts")
+	}
+	for _, b := range daemonBackends {
+		t.Run(b.name, func(t *testing.T) {
+			agents := []string{"ant", "bee", "cat", "dog"}
+			repo := newRepo(t, agents...)
+			env, open := b.setup(t, repo)
+			const perAgent = 5000
+			var wg sync.WaitGroup
+			for _, a := range agents {
+				wg.Add(1)
+				go func() { defer wg.Done(); appendRecords(t, repo, a, perAgent, 2*time.Millisecond) }()
+			}
+			rng := rand.New(rand.NewSource(42))
+			var d *daemon
+			for i := 0; i < 50; i++ {
+				d = startDaemon(t, repo, env)
+				time.Sleep(time.Duration(30+rng.Intn(400)) * time.Millisecond)
+				d.kill(t)
+			}
+			wg.Wait()
+			d = startDaemon(t, repo, env)
+			g := open()
+			waitClean(t, repo, g, len(agents)*perAgent, d)
+			if took, err := d.stop(t); err != nil || took > 10*time.Second {
+				t.Fatalf("SIGTERM: exit %v after %v", err, took)
+			}
+			st, err := g.Stats(context.Background())
+			if err != nil || st.Memories != len(agents)*perAgent {
+				t.Fatalf("graph holds %d memories (%v), want %d exactly once", st.Memories, err, len(agents)*perAgent)
+			}
+		})
+	}
+}
+
+// TestDaemonTornLineAcrossKill writes half a line, kills the daemon, writes
+// the rest: exactly one record, no reject.
+func TestDaemonTornLineAcrossKill(t *testing.T) {
+	for _, b := range daemonBackends {
+		t.Run(b.name, func(t *testing.T) {
+			repo := newRepo(t, "ant")
+			env, open := b.setup(t, repo)
+			path := filepath.Join(core.Layout{Root: repo}.JournalDir("ant"), "2026-11-21.jsonl")
+			line := `{"uuid":"torn-1","ts":"2026-11-21T10:00:00Z","agent":"ant","kind":"fact","text":"half and half"}` + "\n"
+			if err := os.WriteFile(path, []byte(line[:30]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d := startDaemon(t, repo, env)
+			time.Sleep(700 * time.Millisecond)
+			d.kill(t)
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(line[30:])
+			f.Close()
+			d = startDaemon(t, repo, env)
+			g := open()
+			waitClean(t, repo, g, 1, d)
+			d.stop(t)
+			rejects, _ := core.ReadRejects(core.Layout{Root: repo}.RejectsFile("ant"))
+			if len(rejects) != 0 {
+				t.Fatalf("rejects: %+v", rejects)
+			}
+		})
+	}
+}
+
+// TestDaemonSignals: SIGHUP reloads and the daemon goes on; SIGTERM exits 0
+// within 10 s with cursors persisted.
+func TestDaemonSignals(t *testing.T) {
+	repo := newRepo(t, "ant")
+	env := []string{"MEMSYNC_GRAPH=embedded", "MEMSYNC_NEO4J_PASSWORD=hunter2-never-logged"}
+	d := startDaemon(t, repo, env)
+	appendRecords(t, repo, "ant", 100, 0)
+	time.Sleep(500 * time.Millisecond)
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	appendRecords(t, repo, "ant", 100, 0)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := core.LoadState(core.Layout{Root: repo}.StateFile("ant"))
+		if err == nil {
+			total := int64(0)
+			for _, c := range st.Files {
+				total += c.Offset
+			}
+			fi, _ := os.Stat(filepath.Join(core.Layout{Root: repo}.JournalDir("ant"), journal.FileName(time.Now())))
+			if fi != nil && total == fi.Size() {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cursors never reached the end; log:\n%s", d.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	took, err := d.stop(t)
+	if err != nil || took > 10*time.Second {
+		t.Fatalf("SIGTERM: %v after %v", err, took)
+	}
+	log := d.stderr.String()
+	if !strings.Contains(log, "reloading configuration") || strings.Count(log, "memsync starting") != 2 {
+		t.Errorf("SIGHUP did not reload:\n%s", log)
+	}
+	if strings.Contains(log, "hunter2") {
+		t.Fatalf("the Neo4j password reached the log:\n%s", log)
+	}
+	g, err := embedded.Open(filepath.Join(repo, ".memsync"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if rep := verifyGraph(t, repo, g); !rep.OK || rep.GraphRecords != 200 {
+		t.Fatalf("verify: %+v", rep)
+	}
+}
