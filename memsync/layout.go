@@ -38,7 +38,9 @@ func (l Layout) CacheDir(agent string) string { return filepath.Join(l.MemoryDir
 func (l Layout) StateFile(agent string) string { return filepath.Join(l.SyncDir(agent), "state.json") }
 
 // OutboxFile is agent's retry queue.
-func (l Layout) OutboxFile(agent string) string { return filepath.Join(l.SyncDir(agent), "outbox.jsonl") }
+func (l Layout) OutboxFile(agent string) string {
+	return filepath.Join(l.SyncDir(agent), "outbox.jsonl")
+}
 
 // RejectsFile lists agent's lines that can never be projected.
 func (l Layout) RejectsFile(agent string) string {
