@@ -19,6 +19,8 @@ const DefaultDelay = 2 * time.Second
 // notice has come for the delay — or at the latest maxWaitFactor delays
 // after the first pending notice, so a steady stream of writes cannot
 // starve the cache — every agent's snapshot is regenerated in one walk.
+// Regenerations are spaced by four times the last one's duration, so that
+// on a large graph they never take more than a fifth of the time.
 // Every agent, not only those notified: a shared record changes what all
 // of them see, and files that did not change are not rewritten.
 //
@@ -39,10 +41,16 @@ type Regenerator struct {
 	pending map[string]bool // agents named in notices not yet served
 	dirty   bool
 	since   time.Time // first notice not yet served
+	rest    time.Time // no regeneration starts before this
 }
 
 // maxWaitFactor bounds, in delays, how long pending changes may wait.
 const maxWaitFactor = 10
+
+// restFactor spaces regenerations by this many times the last one's
+// duration, so that a large graph under steady writes spends at most a
+// fifth of its time rendering snapshots.
+const restFactor = 4
 
 // maxRetry caps the pause between failed regenerations.
 const maxRetry = time.Minute
@@ -135,7 +143,7 @@ func (r *Regenerator) wait() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	left := time.Until(r.since.Add(maxWaitFactor * r.delay))
-	return max(0, min(r.delay, left))
+	return max(0, min(r.delay, left), time.Until(r.rest))
 }
 
 // run regenerates every snapshot if anything is pending and reports
@@ -159,7 +167,11 @@ func (r *Regenerator) run(ctx context.Context) bool {
 			agents = append(agents, a)
 		}
 		sort.Strings(agents)
+		start := time.Now()
 		_, err = r.w.Generate(ctx, agents)
+		r.mu.Lock()
+		r.rest = time.Now().Add(restFactor * time.Since(start))
+		r.mu.Unlock()
 	}
 	if err == nil {
 		return true

@@ -208,28 +208,30 @@ func readNull(b []byte, i int) (int, bool) {
 
 // readString reads the JSON string starting at b[i] and returns its value
 // and the index just past its closing quote. Without escapes the value
-// aliases b; with them it is decoded into a new slice.
+// aliases b; with them it is decoded into a new slice. Control characters
+// inside the string are not looked for: journal.Parse, which every hit
+// goes through, rejects them.
 func readString(b []byte, i int) (val []byte, end int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, i, false
 	}
-	escaped := false
+	q := bytes.IndexByte(b[i+1:], '"')
+	if q < 0 {
+		return nil, len(b), false
+	}
+	if bytes.IndexByte(b[i+1:i+1+q], '\\') < 0 {
+		return b[i+1 : i+1+q], i + q + 2, true
+	}
 	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			if !escaped {
-				return b[i+1 : j], j + 1, true
-			}
+		switch b[j] {
+		case '"':
 			var s string
 			if err := json.Unmarshal(b[i:j+1], &s); err != nil {
 				return nil, j + 1, false
 			}
 			return []byte(s), j + 1, true
-		case c == '\\':
-			escaped = true
+		case '\\':
 			j++
-		case c < 0x20:
-			return nil, j, false
 		}
 	}
 	return nil, len(b), false
@@ -313,15 +315,21 @@ func skipString(b []byte, i int) (val []byte, end int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, i, false
 	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return nil, j + 1, true
-		case c == '\\':
-			j++
-		case c < 0x20:
-			return nil, j, false
+	for j := i + 1; j < len(b); {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			break
 		}
+		// The quote ends the string unless an odd run of backslashes
+		// escapes it.
+		n := 0
+		for k := j + q - 1; k > i && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return nil, j + q + 1, true
+		}
+		j += q + 1
 	}
 	return nil, len(b), false
 }
