@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 )
 
@@ -143,7 +144,7 @@ func checkSearchContract(t *testing.T, iv invocation, repo string, wantOffline b
 		}
 	}
 	// Filters.
-	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "foo deploy", "--agent", "alice", "--kind", "decision", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_hostile"}) {
+	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "quoted deploy", "--agent", "alice", "--kind", "decision", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_hostile"}) {
 		t.Fatalf("--kind decision: %v", got)
 	}
 	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "deploy", "--agent", "alice", "--since", "2026-11-20T09:00:02Z", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_strong", "mem_alice_priv"}) {
@@ -258,5 +259,27 @@ func TestParseSince(t *testing.T) {
 		if _, err := parseSince(bad, now); err == nil {
 			t.Errorf("parseSince(%q) accepted", bad)
 		}
+	}
+}
+
+// The same contract against the Neo4j server named by MEMSYNC_NEO4J_URI
+// (skipped without one, failed with MEMSYNC_REQUIRE_NEO4J=1).
+func TestSearchNeo4j(t *testing.T) {
+	neo4jtest.Open(t) // an empty graph, and the server to this test alone
+	iv := invocation{env: map[string]string{}}
+	for _, k := range []string{"MEMSYNC_NEO4J_URI", "MEMSYNC_NEO4J_USER", "MEMSYNC_NEO4J_PASSWORD", "MEMSYNC_NEO4J_DATABASE"} {
+		iv.env[k] = os.Getenv(k)
+	}
+	repo := searchCorpus(t)
+	if r := iv.run(t, "sync", "--once", "--repo", repo); r.code != 0 {
+		t.Fatalf("sync: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	checkSearchContract(t, iv, repo, false)
+	if r := iv.run(t, "cache", "--repo", repo); r.code != 0 || !strings.Contains(r.stdout, "alice: ") {
+		t.Fatalf("cache: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	bob, _ := os.ReadFile(filepath.Join(cacheDir(repo, "bob"), "GRAPHITI_FACTS.md"))
+	if strings.Contains(string(bob), "ALICESECRET") || !strings.Contains(string(bob), "BOBSECRET") {
+		t.Fatalf("bob's snapshot from Neo4j:\n%s", bob)
 	}
 }
