@@ -12,8 +12,8 @@ import (
 
 // BenchmarkRender renders the snapshots of the five corpus agents from an
 // embedded graph of 100,000 memories, in one walk, and reports the time
-// and the heap in use at the end of the render (the snapshots themselves
-// included).
+// (wall and CPU) and the heap in use at the end of the render (the
+// snapshots themselves included).
 func BenchmarkRender(b *testing.B) {
 	g, err := embedded.Open(b.TempDir(), nil)
 	if err != nil {
@@ -28,16 +28,17 @@ func BenchmarkRender(b *testing.B) {
 	}
 	corpus = nil
 	agents := []string{"alice", "bob", "carol", "dave", "erin"}
-	var total time.Duration
+	var total, cpu time.Duration
 	var heap uint64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		start := time.Now()
+		start, startCPU := time.Now(), processCPU()
 		snaps, err := Render(context.Background(), g, agents, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
 		total += time.Since(start)
+		cpu += processCPU() - startCPU
 		b.StopTimer()
 		runtime.GC()
 		var ms runtime.MemStats
@@ -47,5 +48,6 @@ func BenchmarkRender(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/render")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/render")
 	b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
 }
