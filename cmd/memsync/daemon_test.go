@@ -321,3 +321,72 @@ func TestDaemonSignals(t *testing.T) {
 		t.Fatalf("verify: %+v", rep)
 	}
 }
+
+// TestDaemonNeo4jDown stops the real Neo4j while 10,000 records are
+// appended: they wait in the outbox, and when Neo4j comes back they drain by
+// themselves and verify is clean.
+func TestDaemonNeo4jDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: stops and restarts Neo4j")
+	}
+	g := neo4jtest.Open(t) // holds the server for this test
+	agents := []string{"ant", "bee", "cat", "dog"}
+	repo := newRepo(t, agents...)
+	d := startDaemon(t, repo, []string{"MEMSYNC_GRAPH=neo4j", "MEMSYNC_NEO4J_URI=" + os.Getenv("MEMSYNC_NEO4J_URI")})
+	appendRecords(t, repo, "ant", 100, 0)
+	waitClean(t, repo, g, 100, d)
+
+	neo4jScript(t, "stop")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			neo4jScript(t, "start")
+		}
+	})
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Add(1)
+		go func() { defer wg.Done(); appendRecords(t, repo, a, 2500, time.Millisecond) }()
+	}
+	wg.Wait()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st, err := core.Status(context.Background(), repo, unreachable{err: core.ErrUnavailable}, "neo4j", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued := 0
+		for _, a := range st.Agents {
+			queued += a.Outbox
+		}
+		if queued == 10000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outbox holds %d of 10000 while Neo4j is down; log:\n%s", queued, tail(d.stderr.String(), 3000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(d.stderr.String(), "graph unavailable") {
+		t.Errorf("the daemon did not say the graph is unavailable:\n%s", tail(d.stderr.String(), 2000))
+	}
+	neo4jScript(t, "start")
+	restarted = true
+	waitClean(t, repo, g, 10100, d)
+	if took, err := d.stop(t); err != nil || took > 10*time.Second {
+		t.Fatalf("SIGTERM: %v after %v", err, took)
+	}
+	for _, a := range agents {
+		if fi, err := os.Stat(core.Layout{Root: repo}.OutboxFile(a)); err == nil && fi.Size() != 0 {
+			t.Errorf("%s: outbox still holds %d bytes", a, fi.Size())
+		}
+	}
+}
+
+func neo4jScript(t *testing.T, verb string) {
+	t.Helper()
+	out, err := exec.Command("../../scripts/neo4j", verb).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/neo4j %s: %v\n%s", verb, err, out)
+	}
+}
