@@ -309,6 +309,10 @@ func TestDaemonSignals(t *testing.T) {
 	if !strings.Contains(log, "reloading configuration") || strings.Count(log, "memsync starting") != 2 {
 		t.Errorf("SIGHUP did not reload:\n%s", log)
 	}
+	facts, err := os.ReadFile(filepath.Join(core.Layout{Root: repo}.CacheDir("ant"), "GRAPHITI_FACTS.md"))
+	if err != nil || !bytes.Contains(facts, []byte("#crash")) {
+		t.Errorf("the daemon did not write the cache snapshot: %v\n%s", err, facts)
+	}
 	if strings.Contains(log, "hunter2") {
 		t.Fatalf("the Neo4j password reached the log:\n%s", log)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/cache"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -80,8 +81,12 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, hup <-ch
 		return false, err
 	}
 	defer g.Close()
+	// Snapshots follow the graph, debounced; Close writes what is pending
+	// and runs before the graph closes.
+	regen := cache.NewRegenerator(g, layout(repo), 0, lg)
+	defer regen.Close()
 	eng, err := memsync.New(memsync.Options{
-		Root: repo, Graph: g, Logger: lg, Now: env.Now,
+		Root: repo, Graph: g, Logger: lg, Now: env.Now, OnApplied: regen.Notify,
 		BatchSize: cfg.Daemon.BatchSize, BatchWindow: cfg.Daemon.BatchWindow, PollInterval: cfg.Daemon.PollInterval,
 	})
 	if err != nil {
