@@ -1,0 +1,488 @@
+package embedded
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// Edge types, as SPEC §4 names the relationships.
+const (
+	EdgeLinksTo       = "LINKS_TO"
+	EdgeSupersedes    = "SUPERSEDES"
+	EdgeConflictsWith = "CONFLICTS_WITH"
+)
+
+// tsLayout is how ts and invalid_at are stored: fixed width, so that text
+// order is time order (RFC3339Nano trims trailing zeros and is not).
+const tsLayout = "2006-01-02T15:04:05.000000000Z"
+
+func formatTS(t time.Time) string { return t.UTC().Format(tsLayout) }
+
+var (
+	memoriesTable = &table{name: "memories", cols: 12, head: `INSERT INTO memories
+		(id, uuid, agent, group_id, scope, kind, ts, text, path, line, hash, record)`}
+	edgesTable    = &table{name: "edges", cols: 3, head: `INSERT OR IGNORE INTO edges (src, type, dst)`}
+	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
+	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (group_id, name, uuid)`}
+)
+
+const (
+	sqlExisting = `SELECT uuid, hash FROM memories WHERE uuid IN (SELECT value FROM json_each(?1))`
+	sqlMaxID    = `SELECT IFNULL(MAX(id), 0) FROM memories`
+	// sqlIndex adds the batch's rows to the full-text index in one
+	// statement. FTS5 writes its pending terms out as a new segment at
+	// every statement that opens a savepoint, so one statement per batch,
+	// run last, means one segment per batch and far less merging.
+	sqlIndex = `INSERT INTO memories_fts (rowid, text, meta)
+		SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1)`
+	sqlAgent = `INSERT INTO agents (name, memories) VALUES (?1, ?2)
+		ON CONFLICT (name) DO UPDATE SET memories = memories + excluded.memories`
+	// sqlWaitedFor lists the memories of ?1 (new uuids) that projected
+	// records already supersede; sqlStopWaiting forgets them as waiting.
+	sqlWaitedFor   = `SELECT DISTINCT w.dst FROM json_each(?1) AS j JOIN supersede_waiting AS w ON w.dst = j.value`
+	sqlStopWaiting = `DELETE FROM supersede_waiting WHERE dst IN (SELECT value FROM json_each(?1))`
+	// sqlWait records the SUPERSEDES edges of ?1 ([src, dst] pairs) whose
+	// target is not projected, to be resolved when it arrives.
+	sqlWait = `INSERT OR IGNORE INTO supersede_waiting (dst, src)
+		SELECT j.value ->> 1, j.value ->> 0 FROM json_each(?1) AS j
+		WHERE NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.uuid = j.value ->> 1)`
+	// sqlSupersede recomputes invalid_at and replaced_by of the memories
+	// in ?1, each of which has a superseder: the earliest ts, the smallest
+	// uuid on a tie. Edges only ever come from projected records.
+	sqlSupersede = `UPDATE memories AS m SET (invalid_at, replaced_by) = (
+			SELECT s.ts, s.uuid FROM edges AS e JOIN memories AS s ON s.uuid = e.src
+			WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'
+			ORDER BY s.ts, s.uuid LIMIT 1)
+		WHERE m.uuid IN (SELECT value FROM json_each(?1))`
+)
+
+// Apply projects batch in one transaction. Records already projected with the
+// same hash are skipped; with another hash (or repeated in the batch with
+// other content, the first one winning) they are listed in Mismatched and not
+// written. A record that fails journal validation can never be stored: Apply
+// then writes nothing and returns a *memsync.RecordError naming the first
+// such record. Errors that a retry may cure (disk full, database locked,
+// I/O) wrap memsync.ErrUnavailable.
+func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.ApplyResult, error) {
+	var res memsync.ApplyResult
+	if len(batch) == 0 {
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("embedded: apply batch: %w", err)
+	}
+	start := time.Now()
+	// Deriving what to store (canonical encoding, hash, entities) costs as
+	// much as storing it; it runs on other cores, a chunk ahead of the writer.
+	p := startPreparing(batch)
+	defer p.stop()
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w, err := g.writerLocked(ctx)
+	if err != nil {
+		return res, g.wrap("apply batch", err)
+	}
+	a := &applier{w: w, p: p, first: make(map[string]string, len(batch)), mismatched: map[string]bool{}}
+	err = inTx(ctx, w.conn, func() error { return a.run(ctx) })
+	if err != nil {
+		var re *memsync.RecordError
+		if errors.As(err, &re) {
+			return memsync.ApplyResult{}, err
+		}
+		g.dropWriterIfBroken(err)
+		return memsync.ApplyResult{}, g.wrap("apply batch", err)
+	}
+	res.Mismatched = a.mismatchedInOrder()
+	g.lg.Debug("applied batch", zap.Int("records", len(batch)), zap.Int("inserted", a.inserted),
+		zap.Int("mismatched", len(res.Mismatched)), zap.Duration("took", time.Since(start)))
+	return res, nil
+}
+
+// applier writes one batch, chunk after chunk, inside the transaction.
+type applier struct {
+	w *writer
+	p *preparer
+
+	first      map[string]string // uuid -> hash of its first occurrence in the batch
+	order      []string          // uuids in order of first occurrence
+	mismatched map[string]bool
+	nextID     int64
+	inserted   int
+
+	entitySeen map[[2]string]bool
+	agents     map[string]int
+	agentOrder []string
+	newIDs     []string    // uuids inserted by this batch
+	supersedes [][2]string // [src, dst] of the SUPERSEDES edges it inserted
+	fts        []ftsRow    // full-text rows of the memories it inserted
+}
+
+// ftsRow is one row of memories_fts; it encodes as [id, text, meta] for
+// sqlIndex.
+type ftsRow struct {
+	id   int64
+	json string // `"text","meta"`, encoded while preparing
+}
+
+func (r ftsRow) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(r.json)+24)
+	b = append(b, '[')
+	b = strconv.AppendInt(b, r.id, 10)
+	b = append(b, ',')
+	b = append(b, r.json...)
+	return append(b, ']'), nil
+}
+
+func (a *applier) run(ctx context.Context) error {
+	s, err := a.w.stmt(ctx, sqlMaxID)
+	if err != nil {
+		return err
+	}
+	if err := s.QueryRowContext(ctx).Scan(&a.nextID); err != nil {
+		return fmt.Errorf("next id: %w", err)
+	}
+	a.nextID++
+	a.entitySeen = map[[2]string]bool{}
+	a.agents = map[string]int{}
+	for i := range a.p.chunks {
+		rows, err := a.p.wait(ctx, i)
+		if err != nil {
+			return err
+		}
+		if err := a.chunk(ctx, rows); err != nil {
+			return err
+		}
+	}
+	if a.inserted == 0 {
+		return nil
+	}
+	s, err = a.w.stmt(ctx, sqlAgent)
+	if err != nil {
+		return err
+	}
+	for _, name := range a.agentOrder {
+		if _, err := s.ExecContext(ctx, name, a.agents[name]); err != nil {
+			return fmt.Errorf("count agent %s: %w", name, err)
+		}
+	}
+	if err := a.supersession(ctx); err != nil {
+		return err
+	}
+	if err := a.exec(ctx, sqlIndex, a.fts); err != nil {
+		return fmt.Errorf("full-text index: %w", err)
+	}
+	return nil
+}
+
+// supersession recomputes invalid_at and replaced_by where this batch can
+// have changed them: the targets of its SUPERSEDES edges, and its own
+// memories that records projected earlier supersede. It runs after every
+// record of the batch is stored, so the outcome does not depend on the
+// order of the records in it.
+func (a *applier) supersession(ctx context.Context) error {
+	var candidates []string
+	newIDs, err := json.Marshal(a.newIDs)
+	if err != nil {
+		return err
+	}
+	waited, err := a.strings(ctx, sqlWaitedFor, string(newIDs))
+	if err != nil {
+		return fmt.Errorf("supersession: %w", err)
+	}
+	if len(waited) > 0 {
+		candidates = append(candidates, waited...)
+		if err := a.exec(ctx, sqlStopWaiting, waited); err != nil {
+			return fmt.Errorf("supersession: %w", err)
+		}
+	}
+	if len(a.supersedes) > 0 {
+		if err := a.exec(ctx, sqlWait, a.supersedes); err != nil {
+			return fmt.Errorf("supersession: %w", err)
+		}
+		for _, p := range a.supersedes {
+			candidates = append(candidates, p[1])
+		}
+	}
+	if len(candidates) == 0 {
+		return nil
+	}
+	if err := a.exec(ctx, sqlSupersede, candidates); err != nil {
+		return fmt.Errorf("supersession: %w", err)
+	}
+	return nil
+}
+
+// exec runs query with arg encoded as JSON as its only parameter.
+func (a *applier) exec(ctx context.Context, query string, arg any) error {
+	b, err := json.Marshal(arg)
+	if err != nil {
+		return err
+	}
+	s, err := a.w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	_, err = s.ExecContext(ctx, string(b))
+	return err
+}
+
+// strings runs query and returns its one text column.
+func (a *applier) strings(ctx context.Context, query string, args ...any) ([]string, error) {
+	s, err := a.w.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// chunk writes the rows of one chunk that are new to the batch and to the store.
+func (a *applier) chunk(ctx context.Context, rows []row) error {
+	fresh := make([]*row, 0, len(rows))
+	ids := make([]string, 0, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if h, ok := a.first[r.m.UUID]; ok {
+			if h != r.hash {
+				a.mismatched[r.m.UUID] = true
+			}
+			continue
+		}
+		a.first[r.m.UUID] = r.hash
+		a.order = append(a.order, r.m.UUID)
+		fresh = append(fresh, r)
+		ids = append(ids, r.m.UUID)
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	existing, err := a.lookup(ctx, ids)
+	if err != nil {
+		return err
+	}
+
+	memArgs := make([]any, 0, len(fresh)*memoriesTable.cols)
+	var edgeArgs, mentionArgs, entityArgs []any
+	for _, r := range fresh {
+		m := r.m
+		if h, ok := existing[m.UUID]; ok {
+			if h != r.hash {
+				a.mismatched[m.UUID] = true
+			}
+			continue
+		}
+		id := a.nextID
+		a.nextID++
+		a.inserted++
+		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
+			r.ts, m.Text, m.Path, m.Line, r.hash, r.canon)
+		a.fts = append(a.fts, ftsRow{id, r.ftsJSON})
+		for _, e := range [...]struct {
+			typ string
+			dst []string
+		}{{EdgeLinksTo, m.Links}, {EdgeSupersedes, m.Supersedes}, {EdgeConflictsWith, m.ConflictsWith}} {
+			for _, dst := range e.dst {
+				edgeArgs = append(edgeArgs, m.UUID, e.typ, dst)
+			}
+		}
+		for _, name := range r.entities {
+			mentionArgs = append(mentionArgs, r.group, name, m.UUID)
+			if k := [2]string{r.group, name}; !a.entitySeen[k] {
+				a.entitySeen[k] = true
+				entityArgs = append(entityArgs, r.group, name)
+			}
+		}
+		if _, ok := a.agents[m.Agent]; !ok {
+			a.agentOrder = append(a.agentOrder, m.Agent)
+		}
+		a.agents[m.Agent]++
+		a.newIDs = append(a.newIDs, m.UUID)
+		for _, dst := range m.Supersedes {
+			a.supersedes = append(a.supersedes, [2]string{m.UUID, dst})
+		}
+	}
+	for _, t := range []struct {
+		t    *table
+		args []any
+	}{
+		{memoriesTable, memArgs}, {edgesTable, edgeArgs},
+		{entitiesTable, entityArgs}, {mentionsTable, mentionArgs},
+	} {
+		if err := a.w.insert(ctx, t.t, t.args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lookup returns the hash of each of ids that is already projected.
+func (a *applier) lookup(ctx context.Context, ids []string) (map[string]string, error) {
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.w.stmt(ctx, sqlExisting)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.QueryContext(ctx, string(idsJSON))
+	if err != nil {
+		return nil, fmt.Errorf("look up uuids: %w", err)
+	}
+	defer q.Close()
+	existing := map[string]string{}
+	for q.Next() {
+		var id, hash string
+		if err := q.Scan(&id, &hash); err != nil {
+			return nil, fmt.Errorf("look up uuids: %w", err)
+		}
+		existing[id] = hash
+	}
+	if err := q.Err(); err != nil {
+		return nil, fmt.Errorf("look up uuids: %w", err)
+	}
+	return existing, nil
+}
+
+// mismatchedInOrder lists the mismatched uuids in order of first appearance.
+func (a *applier) mismatchedInOrder() []string {
+	if len(a.mismatched) == 0 {
+		return nil
+	}
+	var out []string
+	for _, id := range a.order {
+		if a.mismatched[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// row is a record ready to be written.
+type row struct {
+	m        *memsync.Memory
+	canon    string
+	hash     string
+	group    string
+	ts       string
+	entities []string
+	ftsJSON  string // text and meta as JSON strings, comma-separated
+}
+
+// prepareRow validates m and derives what will be stored.
+func prepareRow(m *memsync.Memory) (row, error) {
+	if err := storable(&m.Record); err != nil {
+		return row{}, &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("embedded: %w", err)}
+	}
+	canon := m.Record.Canonical()
+	ents := m.Record.AllEntities()
+	text, err := json.Marshal(m.Text)
+	if err != nil {
+		return row{}, &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("embedded: %w", err)}
+	}
+	meta, err := json.Marshal(ftsMeta(ents, m.Tags))
+	if err != nil {
+		return row{}, &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("embedded: %w", err)}
+	}
+	return row{
+		m:        m,
+		canon:    string(canon),
+		hash:     hashCanonical(canon),
+		group:    m.Record.GroupID(),
+		ts:       formatTS(m.TS),
+		entities: ents,
+		ftsJSON:  string(text) + "," + string(meta),
+	}, nil
+}
+
+// hashCanonical is journal.Record.Hash computed from an encoding already at
+// hand (the canonical encoding is the costly part of a record's
+// projection). TestHashMatchesJournal keeps the two in step.
+func hashCanonical(canon []byte) string {
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:16])
+}
+
+// storable reports why a record could never be stored faithfully: without a
+// uuid it has no identity, and what fails validation (or is not UTF-8)
+// would not come back from its canonical encoding as it went in.
+func storable(r *journal.Record) error {
+	if r.UUID == "" {
+		return errors.New("record has no uuid")
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if !utf8.ValidString(r.Text) {
+		return &journal.FieldError{Field: "text", Reason: "not valid UTF-8"}
+	}
+	for _, e := range r.Entities {
+		if !utf8.ValidString(e) {
+			return &journal.FieldError{Field: "entities", Reason: "not valid UTF-8"}
+		}
+	}
+	return nil
+}
+
+// ftsMeta is the second indexed column: entity names and tags.
+func ftsMeta(entities, tags []string) string {
+	if len(tags) == 0 {
+		return strings.Join(entities, " ")
+	}
+	return strings.Join(entities, " ") + " " + strings.Join(tags, " ")
+}
+
+// Drop deletes every memory, edge, entity and agent, leaving an empty store
+// with its schema.
+func (g *Graph) Drop(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w, err := g.writerLocked(ctx)
+	if err != nil {
+		return g.wrap("drop", err)
+	}
+	err = inTx(ctx, w.conn, func() error {
+		for _, q := range []string{
+			`DELETE FROM memories`, `DELETE FROM edges`, `DELETE FROM entities`,
+			`DELETE FROM mentions`, `DELETE FROM agents`, `DELETE FROM supersede_waiting`,
+			`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
+		} {
+			if _, err := w.conn.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		g.dropWriterIfBroken(err)
+		return g.wrap("drop", err)
+	}
+	g.lg.Info("embedded graph dropped")
+	return nil
+}

@@ -1,0 +1,84 @@
+// Package embedded is the default memsync.Graph backend: a single SQLite
+// file, written through the pure-Go driver modernc.org/sqlite (no cgo), so
+// memsync works with nothing else installed. Lexical recall uses SQLite's
+// FTS5 with bm25 ranking.
+//
+// # Files
+//
+// Open(dir) keeps everything in dir/graph.db (dir is normally
+// <repo>/.memsync, which is never committed). The database runs in WAL mode
+// with synchronous=NORMAL and checkpoints every 64 MiB of WAL. A killed
+// process loses nothing that Apply acknowledged; a power cut or kernel crash
+// may lose the last few acknowledged batches (the WAL is not fsynced at each
+// commit), which memsync verify reports and memsync rebuild repairs from the
+// journals, the truth. PRAGMA user_version holds the schema version
+// (currently 1); a file written by a newer schema is refused rather than
+// misread.
+//
+// # Schema (version 1)
+//
+//	memories      one row per projected record
+//	  id          INTEGER PRIMARY KEY  the rowid shared with memories_fts
+//	  uuid        TEXT UNIQUE          the record's identity
+//	  agent, group_id, scope, kind     as the record says (group_id = Record.GroupID)
+//	  ts          TEXT                 UTC, fixed width "2006-01-02T15:04:05.000000000Z",
+//	                                   so text order is time order
+//	  text        TEXT                 verbatim
+//	  path, line                       where the record was first read from
+//	  hash        TEXT                 journal.Record.Hash
+//	  record      TEXT                 journal.Record.Canonical; Walk, Get and Search
+//	                                   rebuild the full record from it with journal.Parse
+//	  importance  REAL                 0.5 until something earns more
+//	  invalid_at  TEXT NULL            ts of the earliest projected superseder
+//	  replaced_by TEXT NULL            that superseder's uuid (smallest uuid on a tie)
+//	memories_filter  index (id, group_id, invalid_at, kind, ts, uuid): what Search
+//	              filters and orders the full-text matches on, without reading the rows
+//
+//	memories_fts  FTS5, contentless (content=''), rowid = memories.id
+//	  text        the record text (bm25 weight 1.0)
+//	  meta        entity names and tags (bm25 weight 0.5)
+//	  tokenizer   porter unicode61 remove_diacritics 2: case and diacritics are
+//	              folded and English words stemmed ("deployed" finds "deploys")
+//
+//	edges         (src, type, dst) PRIMARY KEY, WITHOUT ROWID
+//	  type        LINKS_TO | SUPERSEDES | CONFLICTS_WITH
+//	              dst may name a uuid not projected yet: the edge is stored as is
+//	              and counts as soon as its target arrives
+//	edges_superseded  partial index (dst, src) WHERE type = 'SUPERSEDES'
+//	supersede_waiting (dst, src) PRIMARY KEY, WITHOUT ROWID: the SUPERSEDES
+//	              edges whose target is not projected yet
+//	entities      (group_id, name) PRIMARY KEY, WITHOUT ROWID
+//	mentions      (group_id, name, uuid) PRIMARY KEY, WITHOUT ROWID:
+//	              memory uuid mentions entity (group_id, name); group_id is the memory's
+//	agents        name PRIMARY KEY, memories = how many projected records it wrote
+//
+// Node.LinksTo, Supersedes, ConflictsWith and Mentions are read back from the
+// stored record, from which Apply derived the edges and mentions rows.
+//
+// # Projection rules
+//
+// A record is written once: a uuid already projected is never rewritten (the
+// same hash is a no-op, another hash is reported in ApplyResult.Mismatched).
+// Outgoing edges, mentions and the entity rows come from the record itself,
+// so they are fixed at insert time. The only derived state that changes later
+// is a memory's invalid_at and replaced_by. At the end of every batch they
+// are recomputed, from all SUPERSEDES edges pointing at it, for each target
+// of the batch's SUPERSEDES edges and for each new memory found in
+// supersede_waiting. The result is a function of the set of records
+// applied, whatever their order or batching.
+//
+// # Speed
+//
+// Apply derives what to store (canonical encoding, hash, entities) on other
+// cores, a chunk of records ahead of the writer, which inserts with
+// multi-row statements prepared once. The full-text rows of a batch go in
+// last, in one statement: FTS5 writes a segment at each statement that
+// opens a savepoint, so this keeps it to one segment per batch.
+//
+// # Concurrency
+//
+// One connection writes (Apply, Drop), serialised by a mutex, each batch in
+// one IMMEDIATE transaction; other processes wait on the busy timeout. Reads
+// use a separate pool of read-only connections and see the last committed
+// batch (WAL snapshot isolation), so a long Walk never blocks Apply.
+package embedded

@@ -1,0 +1,290 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"go.uber.org/zap"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// FileName is the name of the database file inside the directory given to Open.
+const FileName = "graph.db"
+
+// SchemaVersion is the schema this package writes, kept in PRAGMA user_version.
+const SchemaVersion = 1
+
+const (
+	busyTimeoutMS = 10_000
+	readConns     = 8
+)
+
+// Graph is a memsync.Graph kept in one SQLite file. It is safe for
+// concurrent use; writes are serialised, reads run in parallel with them.
+type Graph struct {
+	lg   *zap.Logger
+	path string // absolute path of the database file
+
+	rdb *sql.DB // read-only pool
+
+	mu     sync.Mutex // serialises writes; guards the fields below
+	wdb    *sql.DB    // at most one connection, held by w
+	w      *writer    // nil after a failure that broke the connection; reopened on demand
+	closed bool
+}
+
+var _ memsync.Graph = (*Graph)(nil)
+
+// Open opens (creating it when needed) the store in dir/graph.db, creating
+// dir too. The schema is created on first use; a file written by a newer
+// schema version is refused. A nil lg logs nothing.
+func Open(dir string, lg *zap.Logger) (*Graph, error) {
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("embedded: open: create %s: %w", abs, err)
+	}
+	path := filepath.Join(abs, FileName)
+	lg = lg.With(zap.String("path", path))
+	g := &Graph{lg: lg, path: path}
+
+	g.wdb, err = sql.Open("sqlite", dsn(path,
+		"journal_mode(WAL)", "synchronous(NORMAL)", "cache_size(-65536)", "temp_store(MEMORY)",
+		// Checkpoint every 64 MiB of WAL rather than every 4 MiB: a rebuild
+		// then rewrites hot index pages far less often.
+		"wal_autocheckpoint(16384)"))
+	if err != nil {
+		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	g.wdb.SetMaxOpenConns(1)
+	g.wdb.SetMaxIdleConns(1)
+	g.wdb.SetConnMaxLifetime(0)
+	g.wdb.SetConnMaxIdleTime(0)
+
+	ctx := context.Background()
+	g.w, err = openWriter(ctx, g.wdb)
+	if err == nil {
+		err = migrate(ctx, g.w.conn, lg)
+	}
+	if err != nil {
+		g.closeAll()
+		return nil, g.wrap("open "+path, err)
+	}
+
+	g.rdb, err = sql.Open("sqlite", dsn(path, "query_only(1)", "cache_size(-16384)"))
+	if err != nil {
+		g.closeAll()
+		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	g.rdb.SetMaxOpenConns(readConns)
+	g.rdb.SetMaxIdleConns(2)
+	if err := g.rdb.PingContext(ctx); err != nil {
+		g.closeAll()
+		return nil, g.wrap("open "+path, err)
+	}
+	lg.Debug("embedded graph open", zap.Int("schema_version", SchemaVersion))
+	return g, nil
+}
+
+// dsn is the driver's name for path with a busy timeout and pragmas. The
+// path is escaped as a URI path, so '?', '#' and '%' in it are safe.
+func dsn(path string, pragmas ...string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	u.RawQuery = q.Encode()
+	// url.URL renders "file:///abs"; SQLite accepts an empty authority.
+	return u.String()
+}
+
+// schema creates every table and index; each statement is idempotent.
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS memories (
+		id          INTEGER PRIMARY KEY,
+		uuid        TEXT    NOT NULL UNIQUE,
+		agent       TEXT    NOT NULL,
+		group_id    TEXT    NOT NULL,
+		scope       TEXT    NOT NULL,
+		kind        TEXT    NOT NULL,
+		ts          TEXT    NOT NULL,
+		text        TEXT    NOT NULL,
+		path        TEXT    NOT NULL,
+		line        INTEGER NOT NULL,
+		hash        TEXT    NOT NULL,
+		record      TEXT    NOT NULL,
+		importance  REAL    NOT NULL DEFAULT 0.5,
+		invalid_at  TEXT,
+		replaced_by TEXT
+	)`,
+	// Everything Search filters and orders on, in id order: full-text
+	// matches are checked against this narrow index, not the wide rows.
+	`CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, invalid_at, kind, ts, uuid)`,
+	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+		text, meta,
+		content = '',
+		tokenize = 'porter unicode61 remove_diacritics 2'
+	)`,
+	`CREATE TABLE IF NOT EXISTS edges (
+		src  TEXT NOT NULL,
+		type TEXT NOT NULL,
+		dst  TEXT NOT NULL,
+		PRIMARY KEY (src, type, dst)
+	) WITHOUT ROWID`,
+	// Incoming SUPERSEDES edges, for supersession. Only those: an index on
+	// every edge's target would be written at random on every batch.
+	`CREATE INDEX IF NOT EXISTS edges_superseded ON edges (dst, src) WHERE type = 'SUPERSEDES'`,
+	// SUPERSEDES edges whose target was not projected when they were
+	// stored. A new memory only needs its own supersession computed when it
+	// is listed here, and this table stays small, so checking is cheap.
+	`CREATE TABLE IF NOT EXISTS supersede_waiting (
+		dst TEXT NOT NULL,
+		src TEXT NOT NULL,
+		PRIMARY KEY (dst, src)
+	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS entities (
+		group_id TEXT NOT NULL,
+		name     TEXT NOT NULL,
+		PRIMARY KEY (group_id, name)
+	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS mentions (
+		group_id TEXT NOT NULL,
+		name     TEXT NOT NULL,
+		uuid     TEXT NOT NULL,
+		PRIMARY KEY (group_id, name, uuid)
+	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS agents (
+		name     TEXT    PRIMARY KEY,
+		memories INTEGER NOT NULL DEFAULT 0
+	) WITHOUT ROWID`,
+}
+
+// migrate brings the file to SchemaVersion. There is only one version so
+// far; an older one would be dropped and rebuilt from the journals.
+func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
+	var v int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("schema version %d was written by a newer memsync (this one knows %d)", v, SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	return inTx(ctx, conn, func() error {
+		for _, s := range schema {
+			if _, err := conn.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		}
+		// PRAGMA takes no parameters; the value is a constant of this package.
+		if _, err := conn.ExecContext(ctx, `PRAGMA user_version = `+strconv.Itoa(SchemaVersion)); err != nil {
+			return fmt.Errorf("set schema version: %w", err)
+		}
+		lg.Info("embedded graph schema created", zap.Int("schema_version", SchemaVersion))
+		return nil
+	})
+}
+
+// inTx runs fn inside BEGIN IMMEDIATE … COMMIT on conn, rolling back when
+// fn or the commit fails. IMMEDIATE takes the write lock up front, so a
+// concurrent writer waits on the busy timeout instead of failing mid-batch.
+func inTx(ctx context.Context, conn *sql.Conn, fn func() error) error {
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	err := fn()
+	if err == nil {
+		// Once the work is done it is committed even if ctx ended meanwhile.
+		if _, err = conn.ExecContext(context.Background(), `COMMIT`); err != nil {
+			err = fmt.Errorf("commit: %w", err)
+		}
+	}
+	if err != nil {
+		// After a failed statement SQLite may already have rolled back; the
+		// error of a second rollback says nothing new.
+		_, _ = conn.ExecContext(context.Background(), `ROLLBACK`)
+		return err
+	}
+	return nil
+}
+
+// writerLocked returns the write connection, reopening it if a failure
+// closed it. g.mu must be held.
+func (g *Graph) writerLocked(ctx context.Context) (*writer, error) {
+	if g.closed {
+		return nil, errClosed
+	}
+	if g.w == nil {
+		w, err := openWriter(ctx, g.wdb)
+		if err != nil {
+			return nil, err
+		}
+		g.w = w
+	}
+	return g.w, nil
+}
+
+// dropWriterIfBroken forgets the write connection when err says it is
+// unusable, so that the next write opens a fresh one. g.mu must be held.
+func (g *Graph) dropWriterIfBroken(err error) {
+	if g.w != nil && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, errBadConn)) {
+		g.lg.Warn("embedded graph: write connection lost, reopening on next write", zap.Error(err))
+		g.w.close()
+		g.w = nil
+	}
+}
+
+var errClosed = errors.New("graph is closed")
+
+// Identity is "embedded:" followed by the absolute path of the database file.
+func (g *Graph) Identity() string { return "embedded:" + g.path }
+
+// Path is the absolute path of the database file.
+func (g *Graph) Path() string { return g.path }
+
+// Close releases the connections. Calls after the first return nil.
+func (g *Graph) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	if err := g.closeAll(); err != nil {
+		return fmt.Errorf("embedded: close %s: %w", g.path, err)
+	}
+	return nil
+}
+
+func (g *Graph) closeAll() error {
+	var errs []error
+	if g.w != nil {
+		errs = append(errs, g.w.close())
+		g.w = nil
+	}
+	if g.rdb != nil {
+		errs = append(errs, g.rdb.Close())
+	}
+	if g.wdb != nil {
+		errs = append(errs, g.wdb.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,93 @@
+package embedded
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// prepareChunk is how many records a preparing goroutine takes at a time.
+const prepareChunk = 256
+
+// preparer derives the rows of a batch chunk by chunk, on up to
+// GOMAXPROCS-1 goroutines (the writer keeps a core to itself: it is the
+// slower of the two), while the writer stores the chunks already done. Chunks are
+// handed out in order, so the writer rarely waits. Its goroutines end
+// before stop returns.
+type preparer struct {
+	batch  []memsync.Memory
+	chunks []prepared
+	next   atomic.Int64 // next chunk to hand out
+	quit   atomic.Bool
+	wg     sync.WaitGroup
+}
+
+type prepared struct {
+	done chan struct{}
+	rows []row
+	err  error // the first *memsync.RecordError of the chunk
+}
+
+func startPreparing(batch []memsync.Memory) *preparer {
+	n := (len(batch) + prepareChunk - 1) / prepareChunk
+	p := &preparer{batch: batch, chunks: make([]prepared, n)}
+	for i := range p.chunks {
+		p.chunks[i].done = make(chan struct{})
+	}
+	workers := min(max(1, runtime.GOMAXPROCS(0)-1), n)
+	if n == 1 {
+		// One chunk: nothing to overlap with, so no goroutine either.
+		p.work()
+		return p
+	}
+	p.wg.Add(workers)
+	for i := 0; i < workers; i++ {
+		go func() {
+			defer p.wg.Done()
+			p.work()
+		}()
+	}
+	return p
+}
+
+func (p *preparer) work() {
+	for !p.quit.Load() {
+		i := int(p.next.Add(1) - 1)
+		if i >= len(p.chunks) {
+			return
+		}
+		c := &p.chunks[i]
+		part := p.batch[i*prepareChunk : min((i+1)*prepareChunk, len(p.batch))]
+		c.rows = make([]row, 0, len(part))
+		for j := range part {
+			r, err := prepareRow(&part[j])
+			if err != nil {
+				c.err = err
+				break
+			}
+			c.rows = append(c.rows, r)
+		}
+		close(c.done)
+	}
+}
+
+// wait returns the rows of chunk i once they are ready.
+func (p *preparer) wait(ctx context.Context, i int) ([]row, error) {
+	c := &p.chunks[i]
+	select {
+	case <-c.done:
+		return c.rows, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// stop makes the goroutines give up the chunks not started yet and waits
+// for them to finish.
+func (p *preparer) stop() {
+	p.quit.Store(true)
+	p.wg.Wait()
+}

@@ -1,0 +1,245 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// nodeCols are the columns scanNode reads, in order.
+const nodeCols = `m.record, m.path, m.line, m.hash, m.group_id, m.importance, m.invalid_at, m.replaced_by`
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanNode rebuilds a Node from nodeCols (plus extra destinations after
+// them). The record comes back from its canonical encoding; its outgoing
+// edges and mentions are the ones Apply derived from that same record.
+func scanNode(sc scanner, extra ...any) (memsync.Node, error) {
+	var (
+		n          memsync.Node
+		record     string
+		invalidAt  sql.NullString
+		replacedBy sql.NullString
+	)
+	dest := append([]any{&record, &n.Path, &n.Line, &n.Hash, &n.GroupID, &n.Importance, &invalidAt, &replacedBy}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return n, err
+	}
+	rec, err := journal.Parse([]byte(record))
+	if err != nil {
+		return n, fmt.Errorf("stored record does not parse: %w", err)
+	}
+	n.Record = rec
+	if invalidAt.Valid {
+		if n.InvalidAt, err = time.Parse(time.RFC3339Nano, invalidAt.String); err != nil {
+			return n, fmt.Errorf("%s: invalid_at: %w", rec.UUID, err)
+		}
+	}
+	n.ReplacedBy = replacedBy.String
+	n.LinksTo = sortedSet(rec.Links)
+	n.Supersedes = sortedSet(rec.Supersedes)
+	n.ConflictsWith = sortedSet(rec.ConflictsWith)
+	n.Mentions = sortedSet(rec.AllEntities())
+	return n, nil
+}
+
+// sortedSet is s sorted without duplicates, nil when empty.
+func sortedSet(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Walk calls fn for every projected memory in uuid order, reading one row at
+// a time from a single consistent snapshot. An error from fn stops the walk
+// and is returned as is.
+func (g *Graph) Walk(ctx context.Context, fn func(memsync.Node) error) error {
+	rows, err := g.rdb.QueryContext(ctx, `SELECT `+nodeCols+` FROM memories AS m ORDER BY m.uuid`)
+	if err != nil {
+		return g.wrap("walk", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return g.wrap("walk", err)
+		}
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return g.wrap("walk", err)
+	}
+	return nil
+}
+
+// Get returns the projected memories among uuids; absent ones are left out.
+func (g *Graph) Get(ctx context.Context, uuids []string) (map[string]memsync.Node, error) {
+	out := make(map[string]memsync.Node, len(uuids))
+	if len(uuids) == 0 {
+		return out, nil
+	}
+	ids, err := json.Marshal(uuids)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: get: %w", err)
+	}
+	rows, err := g.rdb.QueryContext(ctx, `SELECT `+nodeCols+` FROM memories AS m
+		WHERE m.uuid IN (SELECT value FROM json_each(?1))`, string(ids))
+	if err != nil {
+		return nil, g.wrap("get", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return nil, g.wrap("get", err)
+		}
+		out[n.UUID] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, g.wrap("get", err)
+	}
+	return out, nil
+}
+
+// Stats counts the projected memories, in all and per authoring agent.
+// Uuids that are only edge targets are not memories and are not counted.
+func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
+	st := memsync.Stats{ByAgent: map[string]int{}}
+	rows, err := g.rdb.QueryContext(ctx, `SELECT name, memories FROM agents WHERE memories > 0`)
+	if err != nil {
+		return st, g.wrap("stats", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			return st, g.wrap("stats", err)
+		}
+		st.ByAgent[name] = n
+		st.Memories += n
+	}
+	if err := rows.Err(); err != nil {
+		return st, g.wrap("stats", err)
+	}
+	return st, nil
+}
+
+// DefaultLimit is the number of hits Search returns when the query sets none.
+const DefaultLimit = 10
+
+// maxQueryTokens bounds the words of one query that reach the index.
+const maxQueryTokens = 64
+
+// sqlSearch ranks by bm25 (lower is better in SQLite; Score is its
+// negation), then newest first, then uuid. The full-text index drives
+// (CROSS JOIN); each match is filtered through the narrow memories_filter
+// index by id alone (the unary + keeps SQLite from seeking once per group),
+// and only the rows that make the limit are read whole.
+const sqlSearch = `WITH top AS (
+		SELECT m.id, bm25(memories_fts, 1.0, 0.5) AS rank, m.ts, m.uuid
+		FROM memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
+		WHERE memories_fts MATCH ?1
+		  AND +m.group_id IN (SELECT value FROM json_each(?2))
+		  AND (?3 OR m.invalid_at IS NULL)
+		  AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
+		  AND (?5 IS NULL OR m.ts >= ?5)
+		ORDER BY rank, m.ts DESC, m.uuid
+		LIMIT ?6)
+	SELECT ` + nodeCols + `, top.rank
+	FROM top CROSS JOIN memories AS m ON m.id = top.id
+	ORDER BY top.rank, top.ts DESC, top.uuid`
+
+// Search ranks the memories in q.Groups against the words of q.Text (any
+// word may match; more and rarer matches rank higher). q.Text is never read
+// as query syntax. Superseded memories are left out unless q.All. No groups,
+// or no words, give no hits.
+func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
+	if len(q.Groups) == 0 {
+		return nil, nil
+	}
+	match := matchExpr(q.Text)
+	if match == "" {
+		return nil, nil
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	groups, err := json.Marshal(q.Groups)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: search: %w", err)
+	}
+	var kinds, since any
+	if len(q.Kinds) > 0 {
+		b, err := json.Marshal(q.Kinds)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: search: %w", err)
+		}
+		kinds = string(b)
+	}
+	if !q.Since.IsZero() {
+		since = formatTS(q.Since)
+	}
+	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, string(groups), q.All, kinds, since, limit)
+	if err != nil {
+		return nil, g.wrap("search", err)
+	}
+	defer rows.Close()
+	var hits []memsync.Hit
+	for rows.Next() {
+		var rank float64
+		n, err := scanNode(rows, &rank)
+		if err != nil {
+			return nil, g.wrap("search", err)
+		}
+		hits = append(hits, memsync.Hit{Node: n, Score: -rank})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, g.wrap("search", err)
+	}
+	return hits, nil
+}
+
+// matchExpr turns free text into an FTS5 query that cannot be read as
+// syntax: the words (runs of letters, digits and combining marks), each
+// quoted as an FTS5 string, joined with OR. Repeated words count once.
+// It is "" when the text has no words.
+func matchExpr(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsNumber(r) && !unicode.Is(unicode.Mn, r)
+	})
+	seen := make(map[string]bool, len(words))
+	var b strings.Builder
+	n := 0
+	for _, w := range words {
+		key := strings.ToLower(w)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if n > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(w, `"`, `""`))
+		b.WriteByte('"')
+		if n++; n == maxQueryTokens {
+			break
+		}
+	}
+	return b.String()
+}

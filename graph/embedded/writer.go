@@ -1,0 +1,114 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// writer is the one connection that writes, with its prepared statements.
+// It is used only with Graph.mu held.
+type writer struct {
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt // by SQL text
+	bulks map[bulkKey]*sql.Stmt
+}
+
+type bulkKey struct {
+	t    *table
+	rows int
+}
+
+func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &writer{conn: conn, stmts: map[string]*sql.Stmt{}, bulks: map[bulkKey]*sql.Stmt{}}, nil
+}
+
+// stmt returns query prepared on the write connection, preparing it once.
+func (w *writer) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := w.stmts[query]; ok {
+		return s, nil
+	}
+	s, err := w.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	w.stmts[query] = s
+	return s, nil
+}
+
+func (w *writer) close() error {
+	var errs []error
+	for _, s := range w.stmts {
+		errs = append(errs, s.Close())
+	}
+	for _, s := range w.bulks {
+		errs = append(errs, s.Close())
+	}
+	errs = append(errs, w.conn.Close())
+	return errors.Join(errs...)
+}
+
+// table describes a multi-row INSERT: head is everything before VALUES,
+// cols the number of values per row.
+type table struct {
+	name string
+	head string
+	cols int
+}
+
+// maxBulkRows bounds the rows of one INSERT statement (a power of two):
+// 128 rows of the widest table stay far below SQLite's 32766 variables.
+const maxBulkRows = 128
+
+// insert writes rows (len(args)/t.cols of them, args row after row) with as
+// few statements as possible: chunks of maxBulkRows, then the remainder
+// split into powers of two, so at most log2(maxBulkRows)+1 statement shapes
+// are ever prepared per table.
+func (w *writer) insert(ctx context.Context, t *table, args []any) error {
+	n := len(args) / t.cols
+	for n > 0 {
+		k := maxBulkRows
+		for k > n {
+			k >>= 1
+		}
+		s, err := w.bulkStmt(ctx, t, k)
+		if err != nil {
+			return err
+		}
+		if _, err := s.ExecContext(ctx, args[:k*t.cols]...); err != nil {
+			return fmt.Errorf("insert %s: %w", t.name, err)
+		}
+		args = args[k*t.cols:]
+		n -= k
+	}
+	return nil
+}
+
+func (w *writer) bulkStmt(ctx context.Context, t *table, rows int) (*sql.Stmt, error) {
+	key := bulkKey{t, rows}
+	if s, ok := w.bulks[key]; ok {
+		return s, nil
+	}
+	var b strings.Builder
+	b.WriteString(t.head)
+	b.WriteString(" VALUES ")
+	row := "(" + strings.Repeat("?,", t.cols-1) + "?)"
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	s, err := w.conn.PrepareContext(ctx, b.String())
+	if err != nil {
+		return nil, fmt.Errorf("prepare insert %s: %w", t.name, err)
+	}
+	w.bulks[key] = s
+	return s, nil
+}
