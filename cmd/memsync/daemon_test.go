@@ -78,7 +78,7 @@ var daemonBackends = []daemonBackend{
 // daemon is one `memsync run` process.
 type daemon struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *lockedWriter
 	done   chan error
 }
 
@@ -87,8 +87,8 @@ func startDaemon(t *testing.T, repo string, env []string) *daemon {
 	cmd := exec.Command(memsyncBinary(t), "run", "--repo", repo)
 	cmd.Env = append(append(os.Environ(), env...), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=")
 	cmd.Env = append(cmd.Env, env...) // last one wins
-	d := &daemon{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{w: d.stderr}
+	d := &daemon{cmd: cmd, stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan error, 1)}
+	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +105,13 @@ func startDaemon(t *testing.T, repo string, env []string) *daemon {
 type lockedWriter struct {
 	mu sync.Mutex
 	w  *bytes.Buffer
+}
+
+// String is everything written so far.
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
