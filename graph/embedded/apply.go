@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -36,18 +35,20 @@ var (
 		(id, uuid, agent, group_id, scope, kind, ts, text, path, line, hash, record)`}
 	edgesTable    = &table{name: "edges", cols: 3, head: `INSERT OR IGNORE INTO edges (src, type, dst)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
+	stageTable    = &table{name: "fts_stage", cols: 2, head: `INSERT INTO temp.fts_stage (id, meta)`}
 	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (group_id, name, uuid)`}
 )
 
 const (
 	sqlExisting = `SELECT uuid, hash FROM memories WHERE uuid IN (SELECT value FROM json_each(?1))`
 	sqlMaxID    = `SELECT IFNULL(MAX(id), 0) FROM memories`
-	// sqlIndex adds the batch's rows to the full-text index in one
-	// statement. FTS5 writes its pending terms out as a new segment at
-	// every statement that opens a savepoint, so one statement per batch,
-	// run last, means one segment per batch and far less merging.
-	sqlIndex = `INSERT INTO memories_fts (rowid, text, meta)
-		SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1)`
+	// The full-text rows of a batch are staged in a temporary table and
+	// indexed last, in one statement: FTS5 writes its pending terms out as a
+	// new segment at every statement that opens a savepoint, so this makes
+	// one segment per batch and far less merging.
+	sqlUnstage = `DELETE FROM temp.fts_stage`
+	sqlIndex   = `INSERT INTO memories_fts (rowid, text, meta)
+		SELECT m.id, m.text, s.meta FROM temp.fts_stage AS s JOIN memories AS m ON m.id = s.id`
 	sqlAgent = `INSERT INTO agents (name, memories) VALUES (?1, ?2)
 		ON CONFLICT (name) DO UPDATE SET memories = memories + excluded.memories`
 	// sqlWaitedFor lists the memories of ?1 (new uuids) that projected
@@ -61,12 +62,17 @@ const (
 		WHERE NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.uuid = j.value ->> 1)`
 	// sqlSupersede recomputes invalid_at and replaced_by of the memories
 	// in ?1, each of which has a superseder: the earliest ts, the smallest
-	// uuid on a tie. Edges only ever come from projected records.
-	sqlSupersede = `UPDATE memories AS m SET (invalid_at, replaced_by) = (
-			SELECT s.ts, s.uuid FROM edges AS e JOIN memories AS s ON s.uuid = e.src
-			WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'
-			ORDER BY s.ts, s.uuid LIMIT 1)
-		WHERE m.uuid IN (SELECT value FROM json_each(?1))`
+	// uuid on a tie. ts has a fixed width (?2 characters), so the smallest
+	// "ts uuid" string is that superseder. Rows already right are left alone.
+	sqlSupersede = `UPDATE memories AS m
+		SET invalid_at = substr(b.k, 1, ?2), replaced_by = substr(b.k, ?2 + 2)
+		FROM (SELECT e.dst AS dst, min(s.ts || ' ' || s.uuid) AS k
+			FROM json_each(?1) AS j
+			JOIN edges AS e ON e.dst = j.value AND e.type = 'SUPERSEDES'
+			JOIN memories AS s ON s.uuid = e.src
+			GROUP BY e.dst) AS b
+		WHERE m.uuid = b.dst
+		  AND (m.invalid_at IS NOT substr(b.k, 1, ?2) OR m.replaced_by IS NOT substr(b.k, ?2 + 2))`
 )
 
 // Apply projects batch in one transaction. Records already projected with the
@@ -128,23 +134,6 @@ type applier struct {
 	agentOrder []string
 	newIDs     []string    // uuids inserted by this batch
 	supersedes [][2]string // [src, dst] of the SUPERSEDES edges it inserted
-	fts        []ftsRow    // full-text rows of the memories it inserted
-}
-
-// ftsRow is one row of memories_fts; it encodes as [id, text, meta] for
-// sqlIndex.
-type ftsRow struct {
-	id   int64
-	json string // `"text","meta"`, encoded while preparing
-}
-
-func (r ftsRow) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(r.json)+24)
-	b = append(b, '[')
-	b = strconv.AppendInt(b, r.id, 10)
-	b = append(b, ',')
-	b = append(b, r.json...)
-	return append(b, ']'), nil
 }
 
 func (a *applier) run(ctx context.Context) error {
@@ -156,6 +145,12 @@ func (a *applier) run(ctx context.Context) error {
 		return fmt.Errorf("next id: %w", err)
 	}
 	a.nextID++
+	if s, err = a.w.stmt(ctx, sqlUnstage); err != nil {
+		return err
+	}
+	if _, err := s.ExecContext(ctx); err != nil {
+		return fmt.Errorf("full-text staging: %w", err)
+	}
 	a.entitySeen = map[[2]string]bool{}
 	a.agents = map[string]int{}
 	for i := range a.p.chunks {
@@ -182,7 +177,11 @@ func (a *applier) run(ctx context.Context) error {
 	if err := a.supersession(ctx); err != nil {
 		return err
 	}
-	if err := a.exec(ctx, sqlIndex, a.fts); err != nil {
+	s, err = a.w.stmt(ctx, sqlIndex)
+	if err != nil {
+		return err
+	}
+	if _, err := s.ExecContext(ctx); err != nil {
 		return fmt.Errorf("full-text index: %w", err)
 	}
 	return nil
@@ -220,7 +219,15 @@ func (a *applier) supersession(ctx context.Context) error {
 	if len(candidates) == 0 {
 		return nil
 	}
-	if err := a.exec(ctx, sqlSupersede, candidates); err != nil {
+	b, err := json.Marshal(candidates)
+	if err != nil {
+		return err
+	}
+	s, err := a.w.stmt(ctx, sqlSupersede)
+	if err != nil {
+		return err
+	}
+	if _, err := s.ExecContext(ctx, string(b), len(tsLayout)); err != nil {
 		return fmt.Errorf("supersession: %w", err)
 	}
 	return nil
@@ -288,6 +295,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 	}
 
 	memArgs := make([]any, 0, len(fresh)*memoriesTable.cols)
+	stageArgs := make([]any, 0, len(fresh)*stageTable.cols)
 	var edgeArgs, mentionArgs, entityArgs []any
 	for _, r := range fresh {
 		m := r.m
@@ -302,7 +310,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		a.inserted++
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Text, m.Path, m.Line, r.hash, r.canon)
-		a.fts = append(a.fts, ftsRow{id, r.ftsJSON})
+		stageArgs = append(stageArgs, id, r.meta)
 		for _, e := range [...]struct {
 			typ string
 			dst []string
@@ -331,7 +339,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		t    *table
 		args []any
 	}{
-		{memoriesTable, memArgs}, {edgesTable, edgeArgs},
+		{memoriesTable, memArgs}, {stageTable, stageArgs}, {edgesTable, edgeArgs},
 		{entitiesTable, entityArgs}, {mentionsTable, mentionArgs},
 	} {
 		if err := a.w.insert(ctx, t.t, t.args); err != nil {
@@ -392,7 +400,7 @@ type row struct {
 	group    string
 	ts       string
 	entities []string
-	ftsJSON  string // text and meta as JSON strings, comma-separated
+	meta     string
 }
 
 // prepareRow validates m and derives what will be stored.
@@ -402,14 +410,6 @@ func prepareRow(m *memsync.Memory) (row, error) {
 	}
 	canon := m.Record.Canonical()
 	ents := m.Record.AllEntities()
-	text, err := json.Marshal(m.Text)
-	if err != nil {
-		return row{}, &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("embedded: %w", err)}
-	}
-	meta, err := json.Marshal(ftsMeta(ents, m.Tags))
-	if err != nil {
-		return row{}, &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("embedded: %w", err)}
-	}
 	return row{
 		m:        m,
 		canon:    string(canon),
@@ -417,7 +417,7 @@ func prepareRow(m *memsync.Memory) (row, error) {
 		group:    m.Record.GroupID(),
 		ts:       formatTS(m.TS),
 		entities: ents,
-		ftsJSON:  string(text) + "," + string(meta),
+		meta:     ftsMeta(ents, m.Tags),
 	}, nil
 }
 

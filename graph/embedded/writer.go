@@ -26,6 +26,13 @@ func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Per connection, in memory (temp_store=MEMORY): see sqlIndex.
+	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS fts_stage (
+		id   INTEGER PRIMARY KEY,
+		meta TEXT NOT NULL)`); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("create staging table: %w", err)
+	}
 	return &writer{conn: conn, stmts: map[string]*sql.Stmt{}, bulks: map[bulkKey]*sql.Stmt{}}, nil
 }
 
