@@ -77,10 +77,7 @@ func runCompact(ctx context.Context, env *Env, args []string) int {
 	if !*dryRun && !*noCommit {
 		commit = gitCommit(repo, lg, env.Now)
 	}
-	var summarizer []string
-	if cfg.Compaction.Summarizer != "" {
-		summarizer = []string{"/bin/sh", "-c", cfg.Compaction.Summarizer}
-	}
+	summarizer := summarizerArgv(&cfg)
 	doc := compactJSON{DryRun: *dryRun, Agents: []compaction.Report{}}
 	failed := false
 	for _, a := range agents {
@@ -113,6 +110,14 @@ func runCompact(ctx context.Context, env *Env, args []string) int {
 
 // gitCommit commits through the ledger when repo is a git work tree; a busy
 // git puts the commit off to the daemon's auto-commit instead of failing.
+// summarizerArgv is the configured external summarizer as a shell command.
+func summarizerArgv(cfg *Config) []string {
+	if cfg.Compaction.Summarizer == "" {
+		return nil
+	}
+	return []string{"/bin/sh", "-c", cfg.Compaction.Summarizer}
+}
+
 func gitCommit(repo string, lg *zap.Logger, now func() time.Time) func(context.Context, string) error {
 	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
 		return func(context.Context, string) error {

@@ -320,6 +320,11 @@ func TestDaemonSignals(t *testing.T) {
 	if err != nil || !bytes.Contains(facts, []byte("#crash")) {
 		t.Errorf("the daemon did not write the cache snapshot: %v\n%s", err, facts)
 	}
+	// The final auto-commit on shutdown recorded the journal, not sync/.
+	files, err := exec.Command("git", "-C", repo, "ls-files").CombinedOutput()
+	if err != nil || !strings.Contains(string(files), "agents/ant/memory/journal/") || strings.Contains(string(files), "/sync/") {
+		t.Errorf("git ls-files after the daemon: %v\n%s", err, files)
+	}
 	if strings.Contains(log, "hunter2") {
 		t.Fatalf("the Neo4j password reached the log:\n%s", log)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -11,6 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/cache"
+	"github.com/memsync/memsync/compaction"
+	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -25,6 +29,8 @@ memsync.yaml and the environment, reconnect, and go on.`
 func runRun(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "run", "run [--repo DIR] [--graph embedded|neo4j] [--neo4j-uri URI] [flags]", runDescription)
 	repoFlag := addRepoFlag(fs)
+	noCommit := fs.Bool("no-commit", false, "do not auto-commit journals to git (else every daemon.commit_interval)")
+	noCompact := fs.Bool("no-compact", false, "do not run scheduled compaction (weekly, or when a day passes compaction.max_day_lines)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
 	if _, code, done := fs.parse(args); done {
@@ -41,7 +47,10 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 			return fs.usageErr("%v", err)
 		}
-		reload, err := runDaemon(ctx, env, repo, &cfg, hup)
+		if *noCommit {
+			cfg.Daemon.CommitInterval = 0
+		}
+		reload, err := runDaemon(ctx, env, repo, &cfg, !*noCompact, hup)
 		if err != nil {
 			return fs.fail("%v", err)
 		}
@@ -53,7 +62,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 
 // runDaemon runs one configuration until ctx ends (reload false) or SIGHUP
 // arrives (reload true).
-func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, hup <-chan os.Signal) (reload bool, err error) {
+func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact bool, hup <-chan os.Signal) (reload bool, err error) {
 	lg, err := newLogger(cfg, env.Stderr)
 	if err != nil {
 		return false, err
@@ -92,9 +101,36 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, hup <-ch
 	if err != nil {
 		return false, err
 	}
+	// Auto-commit and scheduled compaction run beside the engine and stop
+	// with it; compaction rewrites journals, which the engine notices and
+	// re-reads idempotently.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if cfg.Daemon.CommitInterval > 0 {
+		if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+			lg.Warn("not a git work tree: auto-commit is off", zap.String("repo", repo))
+		} else {
+			c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Interval: cfg.Daemon.CommitInterval, Logger: lg, Now: env.Now})
+			if err != nil {
+				return false, err
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = c.Run(runCtx) }()
+		}
+	}
+	if compact {
+		s := &compaction.Scheduler{Root: repo, Weekday: cfg.CompactionWeekday(), Options: compaction.Options{
+			MaxDayLines: cfg.Compaction.MaxDayLines, Summarizer: summarizerArgv(cfg),
+			Commit: gitCommit(repo, lg, env.Now), Logger: lg, Now: env.Now,
+		}}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = s.Run(runCtx) }()
+	}
 	if err := eng.Run(runCtx); err != nil {
+		cancel()
 		return false, err
 	}
+	cancel()
 	return reload, nil
 }
 
