@@ -28,8 +28,8 @@ MATCH (m:Memory {uuid: u})
 RETURN u AS uuid, m.hash AS hash`
 
 	// fillMemories writes new memories and fills placeholders. The hash
-	// guard keeps a memory projected meanwhile by a concurrent writer: the
-	// rows it skips are counted and the chunk is looked up again.
+	// guard keeps a memory that a concurrent writer created since the
+	// lookup: the rows it skips are counted and the chunk is looked up again.
 	fillMemories = `
 UNWIND $rows AS r
 MERGE (m:Memory {uuid: r.uuid})

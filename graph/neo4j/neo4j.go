@@ -36,9 +36,8 @@ const (
 	ConstraintMemoryUUID = "memsync_memory_uuid"
 	ConstraintAgentName  = "memsync_agent_name"
 	ConstraintEntityKey  = "memsync_entity_group_name"
-	IndexMemoryGroupTS   = "memsync_memory_group_ts"
-	IndexMemoryTS        = "memsync_memory_ts"
-	IndexMemoryText      = "memsync_memory_text" // FULLTEXT on Memory.text and Memory.keywords
+	IndexMemoryGroupTS   = "memsync_memory_group_ts" // every read names its groups, so ts alone needs no index
+	IndexMemoryText      = "memsync_memory_text"     // FULLTEXT on Memory.text and Memory.keywords
 )
 
 // schema is created at Open, in order, each statement idempotent.
@@ -47,7 +46,6 @@ var schema = []string{
 	"CREATE CONSTRAINT " + ConstraintAgentName + " IF NOT EXISTS FOR (a:Agent) REQUIRE a.name IS UNIQUE",
 	"CREATE CONSTRAINT " + ConstraintEntityKey + " IF NOT EXISTS FOR (e:Entity) REQUIRE (e.group_id, e.name) IS UNIQUE",
 	"CREATE INDEX " + IndexMemoryGroupTS + " IF NOT EXISTS FOR (m:Memory) ON (m.group_id, m.ts)",
-	"CREATE INDEX " + IndexMemoryTS + " IF NOT EXISTS FOR (m:Memory) ON (m.ts)",
 	"CREATE FULLTEXT INDEX " + IndexMemoryText + " IF NOT EXISTS FOR (m:Memory) ON EACH [m.text, m.keywords]",
 }
 
