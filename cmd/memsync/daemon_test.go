@@ -84,7 +84,7 @@ type daemon struct {
 
 func startDaemon(t *testing.T, repo string, env []string) *daemon {
 	t.Helper()
-	cmd := exec.Command(memsyncBinary(t), "run", "--repo", repo)
+	cmd := exec.Command(memsyncBinary(t), "run", "--repo", repo, "--no-compact") // compaction has its own tests
 	cmd.Env = append(append(os.Environ(), env...), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=")
 	cmd.Env = append(cmd.Env, env...) // last one wins
 	d := &daemon{cmd: cmd, stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan error, 1)}

@@ -87,3 +87,35 @@ func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// repoCmd is the flag set of a command that works on a repository with its
+// configuration: --repo plus the graph flags.
+type repoCmd struct {
+	*cmdFlags
+	repoFlag *string
+	cfg      Config
+}
+
+func newRepoCmd(env *Env, name, synopsis, description string) *repoCmd {
+	c := &repoCmd{cmdFlags: newFlags(env, name, synopsis, description)}
+	c.repoFlag = addRepoFlag(c.cmdFlags)
+	addGraphFlags(c.FlagSet, &c.cfg)
+	return c
+}
+
+// load parses args, finds the existing repository and loads its
+// configuration; done says the command must return code.
+func (c *repoCmd) load(args []string) (repo string, positional []string, code int, done bool) {
+	positional, code, done = c.parse(args)
+	if done {
+		return "", nil, code, true
+	}
+	repo, err := existingRepo(c.env, *c.repoFlag)
+	if err != nil {
+		return "", nil, c.fail("%v", err), true
+	}
+	if err := loadConfig(c.env, repo, c.FlagSet, &c.cfg); err != nil {
+		return "", nil, c.usageErr("%v", err), true
+	}
+	return repo, positional, 0, false
+}

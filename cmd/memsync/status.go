@@ -16,22 +16,14 @@ the oldest record not yet projected). Works with or without a running
 daemon, and when the graph is down (it says so).`
 
 func runStatus(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
-	repoFlag := addRepoFlag(fs)
+	fs := newRepoCmd(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
 	asJSON := fs.Bool("json", false, "print one JSON document")
-	var cfg Config
-	addGraphFlags(fs.FlagSet, &cfg)
-	if _, code, done := fs.parse(args); done {
+	repo, _, code, done := fs.load(args)
+	if done {
 		return code
 	}
-	repo, err := existingRepo(env, *repoFlag)
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
-		return fs.usageErr("%v", err)
-	}
-	g, err := openGraph(ctx, &cfg, repo, zap.NewNop())
+	cfg := &fs.cfg
+	g, err := openGraph(ctx, cfg, repo, zap.NewNop())
 	if err != nil {
 		g = unreachable{err: err, identity: cfg.graph()}
 	}

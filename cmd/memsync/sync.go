@@ -14,26 +14,18 @@ graph; exit 1 when the graph could not be reached (the records wait in the
 outbox for the next pass or the daemon) or a sync file could not be written.`
 
 func runSync(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "sync", "sync --once [--repo DIR] [--graph embedded|neo4j] [flags]", syncDescription)
-	repoFlag := addRepoFlag(fs)
+	fs := newRepoCmd(env, "sync", "sync --once [--repo DIR] [--graph embedded|neo4j] [flags]", syncDescription)
 	fs.Bool("once", true, "one pass, then exit (the only mode; memsync run keeps going)")
-	var cfg Config
-	addGraphFlags(fs.FlagSet, &cfg)
-	if _, code, done := fs.parse(args); done {
+	repo, _, code, done := fs.load(args)
+	if done {
 		return code
 	}
-	repo, err := existingRepo(env, *repoFlag)
+	cfg := &fs.cfg
+	lg, err := newLogger(cfg, env.Stderr)
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
-		return fs.usageErr("%v", err)
-	}
-	lg, err := newLogger(&cfg, env.Stderr)
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	g, err := openGraph(ctx, &cfg, repo, lg)
+	g, err := openGraph(ctx, cfg, repo, lg)
 	if err != nil {
 		return fs.fail("open graph: %v (journals are untouched; run again when it is reachable)", err)
 	}

@@ -16,22 +16,14 @@ content differs. Exit 0 when they agree, 1 when they differ or the graph
 cannot be read.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
-	repoFlag := addRepoFlag(fs)
+	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
 	asJSON := fs.Bool("json", false, "print one JSON document")
-	var cfg Config
-	addGraphFlags(fs.FlagSet, &cfg)
-	if _, code, done := fs.parse(args); done {
+	repo, _, code, done := fs.load(args)
+	if done {
 		return code
 	}
-	repo, err := existingRepo(env, *repoFlag)
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
-		return fs.usageErr("%v", err)
-	}
-	g, err := openGraph(ctx, &cfg, repo, zap.NewNop())
+	cfg := &fs.cfg
+	g, err := openGraph(ctx, cfg, repo, zap.NewNop())
 	if err != nil {
 		return fs.fail("open graph: %v", err)
 	}
