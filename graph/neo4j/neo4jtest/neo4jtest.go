@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/memsync/memsync/graph/neo4j"
@@ -55,7 +56,7 @@ func Open(t testing.TB) *neo4j.Graph {
 	t.Cleanup(unlock)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	g, err := neo4j.Open(ctx, cfg, zaptest.NewLogger(t))
+	g, err := neo4j.Open(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zapcore.InfoLevel)))
 	if err != nil {
 		t.Fatalf("open neo4j: %v", err)
 	}
