@@ -108,8 +108,6 @@ func runCompact(ctx context.Context, env *Env, args []string) int {
 	return exitOK
 }
 
-// gitCommit commits through the ledger when repo is a git work tree; a busy
-// git puts the commit off to the daemon's auto-commit instead of failing.
 // summarizerArgv is the configured external summarizer as a shell command.
 func summarizerArgv(cfg *Config) []string {
 	if cfg.Compaction.Summarizer == "" {
@@ -118,6 +116,8 @@ func summarizerArgv(cfg *Config) []string {
 	return []string{"/bin/sh", "-c", cfg.Compaction.Summarizer}
 }
 
+// gitCommit commits through the ledger when repo is a git work tree; a busy
+// git puts the commit off to the daemon's auto-commit instead of failing.
 func gitCommit(repo string, lg *zap.Logger, now func() time.Time) func(context.Context, string) error {
 	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
 		return func(context.Context, string) error {

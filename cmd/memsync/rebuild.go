@@ -36,39 +36,32 @@ type rebuildJSON struct {
 }
 
 func runRebuild(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "rebuild", "rebuild [--from-history] --yes [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", rebuildDescription)
-	repoFlag := addRepoFlag(fs)
+	fs := newRepoCmd(env, "rebuild", "rebuild [--from-history] --yes [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", rebuildDescription)
 	fromHistory := fs.Bool("from-history", false, "also recover records from every commit reachable from HEAD")
 	yes := fs.Bool("yes", false, "really drop and rebuild the projection")
 	asJSON := fs.Bool("json", false, "print one JSON document")
-	var cfg Config
-	addGraphFlags(fs.FlagSet, &cfg)
-	if pos, code, done := fs.parse(args); done {
+	repo, pos, code, done := fs.load(args)
+	if done {
 		return code
-	} else if len(pos) > 0 {
+	}
+	if len(pos) > 0 {
 		return fs.usageErr("unexpected argument %q", pos[0])
 	}
 	if !*yes {
 		return fs.usageErr("this drops the whole graph projection and builds it again from git, " +
 			"which takes a while and leaves recall incomplete until it is done; run again with --yes to go ahead")
 	}
-	repo, err := existingRepo(env, *repoFlag)
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
-		return fs.usageErr("%v", err)
-	}
+	cfg := &fs.cfg
 	if *fromHistory {
 		if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
 			return fs.usageErr("--from-history needs a git work tree, and %s has no .git", repo)
 		}
 	}
-	lg, err := newLogger(&cfg, env.Stderr)
+	lg, err := newLogger(cfg, env.Stderr)
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	g, err := openGraph(ctx, &cfg, repo, lg)
+	g, err := openGraph(ctx, cfg, repo, lg)
 	if err != nil {
 		return fs.fail("open graph: %v", err)
 	}
