@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"hash/fnv"
 	"os"
-	"sort"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -26,24 +26,34 @@ type VerifyReport struct {
 // SampleSize bounds the uuids a VerifyReport lists for each kind of difference.
 const SampleSize = 20
 
+// expected is what the journals say one uuid should hold: a 64-bit digest
+// of its content hash. Keys are 64-bit digests of the uuid, so a million
+// records take tens of megabytes, not hundreds (a collision, about 1 in
+// 10^7 at a billion records, could only hide a difference, never invent one).
 type expected struct {
-	hash string
+	hash uint64
 	seen bool
 }
 
-// Expected reads every journal of every agent in the order the engine
-// projects them and returns the first valid version of each uuid (later
-// versions with other content are rejects), keyed by uuid.
-func expectedRecords(layout Layout) (map[string]*expected, error) {
-	want := map[string]*expected{}
+func digest(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// expectedRecords reads every journal of every agent in the order the
+// engine projects them and returns the first valid version of each uuid
+// (later versions with other content are rejects).
+func expectedRecords(layout Layout) (map[uint64]*expected, error) {
+	want := map[uint64]*expected{}
 	agents, err := layout.Agents()
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range agents {
 		err := EachRecord(layout, a, func(m Memory) error {
-			if _, dup := want[m.UUID]; !dup {
-				want[m.UUID] = &expected{hash: m.Hash()}
+			if k := digest(m.UUID); want[k] == nil {
+				want[k] = &expected{hash: digest(m.Hash())}
 			}
 			return nil
 		})
@@ -106,12 +116,12 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	rep.JournalRecords = len(want)
 	err = g.Walk(ctx, func(n Node) error {
 		rep.GraphRecords++
-		w, ok := want[n.UUID]
+		w, ok := want[digest(n.UUID)]
 		switch {
 		case !ok:
 			rep.Extra++
 			rep.ExtraUUIDs = sample(rep.ExtraUUIDs, n.UUID)
-		case w.hash != n.Hash:
+		case w.hash != digest(n.Hash):
 			w.seen = true
 			rep.Different++
 			rep.DifferentUUIDs = sample(rep.DifferentUUIDs, n.UUID)
@@ -123,18 +133,24 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("verify: walk graph: %w", err)
 	}
-	var missing []string
-	for id, w := range want {
+	for _, w := range want {
 		if !w.seen {
 			rep.Missing++
-			missing = append(missing, id)
 		}
 	}
-	sort.Strings(missing)
-	if len(missing) > SampleSize {
-		missing = missing[:SampleSize]
+	if rep.Missing > 0 {
+		// Name a sample: a second pass over the journals, in journal order.
+		agents, _ := Layout{Root: root}.Agents()
+		for _, a := range agents {
+			_ = EachRecord(Layout{Root: root}, a, func(m Memory) error {
+				if w := want[digest(m.UUID)]; w != nil && !w.seen && len(rep.MissingUUIDs) < SampleSize {
+					w.seen = true
+					rep.MissingUUIDs = append(rep.MissingUUIDs, m.UUID)
+				}
+				return nil
+			})
+		}
 	}
-	rep.MissingUUIDs = missing
 	rep.OK = rep.Missing == 0 && rep.Extra == 0 && rep.Different == 0
 	return rep, nil
 }
