@@ -62,17 +62,13 @@ const (
 		WHERE NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.uuid = j.value ->> 1)`
 	// sqlSupersede recomputes invalid_at and replaced_by of the memories
 	// in ?1, each of which has a superseder: the earliest ts, the smallest
-	// uuid on a tie. ts has a fixed width (?2 characters), so the smallest
-	// "ts uuid" string is that superseder. Rows already right are left alone.
-	sqlSupersede = `UPDATE memories AS m
-		SET invalid_at = substr(b.k, 1, ?2), replaced_by = substr(b.k, ?2 + 2)
-		FROM (SELECT e.dst AS dst, min(s.ts || ' ' || s.uuid) AS k
-			FROM json_each(?1) AS j
-			JOIN edges AS e ON e.dst = j.value AND e.type = 'SUPERSEDES'
-			JOIN memories AS s ON s.uuid = e.src
-			GROUP BY e.dst) AS b
-		WHERE m.uuid = b.dst
-		  AND (m.invalid_at IS NOT substr(b.k, 1, ?2) OR m.replaced_by IS NOT substr(b.k, ?2 + 2))`
+	// uuid on a tie. (Measured: faster than an UPDATE … FROM a grouped
+	// minimum, which must materialise and sort.)
+	sqlSupersede = `UPDATE memories AS m SET (invalid_at, replaced_by) = (
+			SELECT s.ts, s.uuid FROM edges AS e JOIN memories AS s ON s.uuid = e.src
+			WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'
+			ORDER BY s.ts, s.uuid LIMIT 1)
+		WHERE m.uuid IN (SELECT value FROM json_each(?1))`
 )
 
 // Apply projects batch in one transaction. Records already projected with the
@@ -219,15 +215,7 @@ func (a *applier) supersession(ctx context.Context) error {
 	if len(candidates) == 0 {
 		return nil
 	}
-	b, err := json.Marshal(candidates)
-	if err != nil {
-		return err
-	}
-	s, err := a.w.stmt(ctx, sqlSupersede)
-	if err != nil {
-		return err
-	}
-	if _, err := s.ExecContext(ctx, string(b), len(tsLayout)); err != nil {
+	if err := a.exec(ctx, sqlSupersede, candidates); err != nil {
 		return fmt.Errorf("supersession: %w", err)
 	}
 	return nil

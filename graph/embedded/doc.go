@@ -71,9 +71,13 @@
 //
 // Apply derives what to store (canonical encoding, hash, entities) on other
 // cores, a chunk of records ahead of the writer, which inserts with
-// multi-row statements prepared once. The full-text rows of a batch go in
-// last, in one statement: FTS5 writes a segment at each statement that
-// opens a savepoint, so this keeps it to one segment per batch.
+// multi-row statements prepared once. FTS5 writes its pending terms out as
+// a new segment at every statement that opens a savepoint, so the batch's
+// full-text rows are staged in a per-connection temporary table
+// (temp.fts_stage: id, meta) and indexed last, in one statement: one
+// segment per batch, and far less merging. The partial index on SUPERSEDES
+// edges and the small supersede_waiting table keep supersession from
+// probing a large index for every new memory.
 //
 // # Concurrency
 //
