@@ -7,11 +7,10 @@
 //
 // Open(dir) keeps everything in dir/graph.db (dir is normally
 // <repo>/.memsync, which is never committed). The database runs in WAL mode
-// with synchronous=NORMAL and checkpoints every 64 MiB of WAL. A killed
-// process loses nothing that Apply acknowledged; a power cut or kernel crash
-// may lose the last few acknowledged batches (the WAL is not fsynced at each
-// commit), which memsync verify reports and memsync rebuild repairs from the
-// journals, the truth. PRAGMA user_version holds the schema version
+// with synchronous=FULL (the WAL is fsynced at each commit, one fsync per
+// batch) and checkpoints every 64 MiB of WAL: nothing Apply acknowledged is
+// lost to a killed process or a power cut, so the engine's cursors, written
+// after the acknowledgement, never run ahead of the store. PRAGMA user_version holds the schema version
 // (currently 1); a file written by a newer schema is refused rather than
 // misread.
 //

@@ -63,7 +63,7 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	g := &Graph{lg: lg, path: path}
 
 	g.wdb, err = sql.Open("sqlite", dsn(path,
-		"journal_mode(WAL)", "synchronous(NORMAL)", "cache_size(-65536)", "temp_store(MEMORY)",
+		"journal_mode(WAL)", "synchronous(FULL)", "cache_size(-65536)", "temp_store(MEMORY)",
 		// Checkpoint every 64 MiB of WAL rather than every 4 MiB: a rebuild
 		// then rewrites hot index pages far less often.
 		"wal_autocheckpoint(16384)"))
