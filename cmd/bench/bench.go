@@ -1,0 +1,528 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// bench is one benchmark run.
+type bench struct {
+	opts    *options
+	stderr  io.Writer
+	started time.Time
+	tmp     string
+	bin     string // the built memsync command
+	failed  bool
+
+	machine  machine
+	loadEnd  string
+	neoURI   string
+	neoVer   string
+	columns  []*column
+	appendMS series // memsync append p50 per run (no graph involved)
+
+	projRepo    string // journals of the projection corpus
+	projMems    []memsync.Memory
+	rebuildRepo string // journals of the rebuild corpus
+}
+
+// column is one backend's results.
+type column struct {
+	b  *backend
+	na string // the whole backend is not measured: why
+
+	rebuildPath, apply, naive, ceiling series // records/s
+	latP50, latP99, latMax, latRate    series // ms, ms, ms, records/s
+	searchP50, searchP95               series // ms
+	searchHits                         int
+	rebuildWall, rebuildPhase, peakMB  series              // s, s, MB
+	rebuildPeak, verifyPeak            series              // MB sampled in each phase of the rebuild command
+	idleMB, idleHWM, idleCatchUp       series              // MB, MB, s
+	idleSettled                        series              // s
+	cpu                                map[string][]string // figure -> per run: wall and CPU split
+	serverPID                          int                 // the Neo4j server's process, 0 if unknown
+}
+
+// meter measures a run's wall time and the CPU time memsync (this
+// process) and the Neo4j server spent in it.
+type meter struct {
+	pid          int
+	start        time.Time
+	self, server time.Duration
+}
+
+// startMeter starts measuring a run on c. The Neo4j server is looked up
+// again each time: other processes' tests may restart it, which the log
+// then says.
+func (b *bench) startMeter(c *column) meter {
+	if c.b.neo != nil {
+		if pid := serverPID(b.neoURI); pid != c.serverPID {
+			b.logf("note: the Neo4j server's process changed (%d → %d): it was restarted, and its JIT is cold again", c.serverPID, pid)
+			c.serverPID = pid
+		}
+	}
+	return meter{pid: c.serverPID, start: time.Now(), self: selfCPU(), server: procCPU(c.serverPID)}
+}
+
+func (m meter) String() string {
+	s := fmt.Sprintf("wall %s s, memsync %s CPU-s", seconds(time.Since(m.start).Seconds()), seconds((selfCPU() - m.self).Seconds()))
+	if m.pid > 0 {
+		s += fmt.Sprintf(", Neo4j server %s CPU-s", seconds((procCPU(m.pid) - m.server).Seconds()))
+	}
+	return s
+}
+
+// noteCPU keeps a run's split for the report.
+func (c *column) noteCPU(figure string, m meter) string {
+	split := m.String()
+	if c.cpu == nil {
+		c.cpu = map[string][]string{}
+	}
+	c.cpu[figure] = append(c.cpu[figure], split)
+	return split
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.stderr, "[%6.1fs] %s\n", time.Since(b.started).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (b *bench) run(ctx context.Context, stdout io.Writer) error {
+	o := b.opts
+	b.machine = describeMachine(time.Now())
+	var err error
+	b.tmp, err = os.MkdirTemp("", "memsync-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(b.tmp)
+	b.logf("scratch directory %s; %s per figure", b.tmp, plural(o.runs, "run"))
+
+	emb := &column{b: &backend{name: "embedded", graphFlag: "embedded", tmp: b.tmp, logf: b.logf}}
+	neo := &column{b: &backend{name: "Neo4j", graphFlag: "neo4j", tmp: b.tmp, logf: b.logf}}
+	b.columns = []*column{emb, neo}
+	switch {
+	case o.neo4jURI == "":
+		neo.na = "no server: pass --neo4j-uri or set MEMSYNC_NEO4J_URI"
+	default:
+		b.neoURI = o.neo4jURI
+		srv, err := openNeo4j(ctx, o.neo4jURI, b.logf)
+		if err != nil {
+			if !o.quick {
+				return fmt.Errorf("neo4j at %s: %w", o.neo4jURI, err)
+			}
+			neo.na = "server not reachable"
+			b.logf("Neo4j at %s is not reachable (%v): its column is n/a", o.neo4jURI, err)
+		} else {
+			defer srv.close()
+			neo.b.neo, b.neoVer = srv, srv.version
+			neo.serverPID = serverPID(o.neo4jURI)
+			b.logf("Neo4j: %s at %s", srv.version, o.neo4jURI)
+		}
+	}
+
+	if o.only["append"] || o.only["idle"] || o.only["rebuild"] {
+		if err := b.build(ctx); err != nil {
+			return err
+		}
+	}
+	for _, c := range b.columns {
+		if c.na != "" {
+			continue
+		}
+		if err := b.measure(ctx, c); err != nil {
+			return err
+		}
+	}
+	if o.only["append"] {
+		b.logf("memsync append: %d execs per run", o.appendCalls)
+		for run := 0; run < o.runs && b.appendMS.err == nil; run++ {
+			ms, err := appendWall(ctx, b.bin, b.tmp, o.appendCalls, o.seed+int64(run))
+			if err != nil {
+				b.appendMS.err = err
+				break
+			}
+			b.appendMS.add(percentile(ms, 50))
+			b.logf("memsync append run %d: p50 %s ms, p99 %s ms", run+1, millis(percentile(ms, 50)), millis(percentile(ms, 99)))
+		}
+		b.noteFailure(&b.appendMS, nil)
+	} else {
+		b.appendMS.na = "not run"
+	}
+	b.loadEnd = loadAverage()
+	table, checks := b.table()
+	fmt.Fprint(stdout, table)
+	b.logf("targets: %s", summary(checks))
+	if o.out != "" {
+		if err := writeReport(o.out, b.report(table, checks)); err != nil {
+			return fmt.Errorf("write %s: %w", o.out, err)
+		}
+		b.logf("wrote %s", o.out)
+	}
+	return ctx.Err()
+}
+
+// build compiles cmd/memsync into the scratch directory.
+func (b *bench) build(ctx context.Context) error {
+	b.bin = filepath.Join(b.tmp, "memsync")
+	b.logf("building memsync")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", b.bin, "github.com/memsync/memsync/cmd/memsync")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/memsync: %v: %s", err, out)
+	}
+	return nil
+}
+
+// noteFailure records that s failed; in quick mode an unreachable Neo4j
+// makes the figure n/a instead.
+func (b *bench) noteFailure(s *series, c *column) {
+	if s.err == nil {
+		return
+	}
+	if b.opts.quick && c != nil && c.b.neo != nil && errors.Is(s.err, memsync.ErrUnavailable) {
+		s.na, s.err = "server not reachable", nil
+		return
+	}
+	b.failed = true
+	b.logf("FAILED: %v", s.err)
+}
+
+// each runs fn runs times as the only user of the backend's server,
+// stopping at the first error, which it stores in every series given.
+func (b *bench) each(ctx context.Context, c *column, what string, fn func(run int) error, into ...*series) {
+	b.eachN(ctx, c, b.opts.runs, what, fn, into...)
+}
+
+// eachN is each with runs runs.
+func (b *bench) eachN(ctx context.Context, c *column, runs int, what string, fn func(run int) error, into ...*series) {
+	for run := 0; run < runs; run++ {
+		err := c.b.exclusive(ctx, func() error { return fn(run) })
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", what, err)
+			for _, s := range into {
+				s.err = err
+				b.noteFailure(s, c)
+			}
+			return
+		}
+	}
+}
+
+// measure runs every figure on one backend.
+func (b *bench) measure(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	mark := func(figure string, ss ...*series) bool {
+		if o.only[figure] {
+			return true
+		}
+		for _, s := range ss {
+			s.na = "not run"
+		}
+		return false
+	}
+	if o.only["projection"] || o.only["naive"] || o.only["ceiling"] {
+		if err := b.projectionCorpus(); err != nil {
+			return err
+		}
+		// Warm up (the JVM's JIT on Neo4j, caches on both): one unmeasured
+		// load of the first records, then the ceiling's statement.
+		warm := b.projMems[:min(len(b.projMems), map[bool]int{false: 5000, true: 1000}[o.quick])]
+		err := c.b.exclusive(ctx, func() error {
+			g, release, err := c.b.fresh(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			m := b.startMeter(c)
+			if err := loadCorpus(ctx, g, warm); err != nil {
+				return err
+			}
+			if c.b.neo != nil {
+				if _, err := neo4jCeiling(ctx, c.b.neo, neo4jRows(ceilingRows(warm), warm), engineBatch); err != nil {
+					return err
+				}
+			}
+			b.logf("%s warm-up: %d records applied, unmeasured (%s)", name, len(warm), m)
+			return nil
+		})
+		if err != nil && o.quick && c.b.neo != nil && errors.Is(err, memsync.ErrUnavailable) {
+			c.na = "server not reachable"
+			b.logf("%s warm-up: %v: the column is n/a", name, err)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s warm-up: %w", name, err)
+		}
+	}
+	if mark("projection", &c.rebuildPath, &c.apply) {
+		b.each(ctx, c, "projection (rebuild path)", func(run int) error {
+			g, release, err := c.b.fresh(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			stop := func() {}
+			if o.cpuProfile != "" && run == o.runs-1 {
+				if stop, err = startProfiles(ctx, o.cpuProfile+"-"+c.b.graphFlag, c.b.neo); err != nil {
+					return err
+				}
+			}
+			m := b.startMeter(c)
+			rate, err := rebuildPath(ctx, g, b.projRepo, o.records)
+			stop()
+			if err != nil {
+				return err
+			}
+			split := c.noteCPU("projection, rebuild path", m)
+			c.rebuildPath.add(rate)
+			b.logf("%s projection (rebuild path) run %d: %s records/s (%s)", name, run+1, thousands(rate), split)
+			return nil
+		}, &c.rebuildPath)
+		b.each(ctx, c, "projection (Apply)", func(run int) error {
+			g, release, err := c.b.fresh(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			m := b.startMeter(c)
+			rate, err := applyRate(ctx, g, b.projMems, engineBatch)
+			if err != nil {
+				return err
+			}
+			c.apply.add(rate)
+			b.logf("%s projection (Graph.Apply, batches of %d) run %d: %s records/s (%s)", name, engineBatch, run+1, thousands(rate),
+				c.noteCPU("projection, Graph.Apply", m))
+			return nil
+		}, &c.apply)
+	}
+	if mark("naive", &c.naive) {
+		if err := b.projectionCorpus(); err != nil {
+			return err
+		}
+		b.each(ctx, c, "naive baseline", func(run int) error {
+			g, release, err := c.b.fresh(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			m := b.startMeter(c)
+			rate, err := applyRate(ctx, g, b.projMems[:o.naiveRecords], 1)
+			if err != nil {
+				return err
+			}
+			c.naive.add(rate)
+			b.logf("%s naive baseline (one transaction per record) run %d: %s records/s (%s)", name, run+1, thousands(rate),
+				c.noteCPU("naive baseline", m))
+			return nil
+		}, &c.naive)
+	}
+	if mark("ceiling", &c.ceiling) {
+		if err := b.projectionCorpus(); err != nil {
+			return err
+		}
+		rows := ceilingRows(b.projMems)
+		var props []any
+		if c.b.neo != nil {
+			props = neo4jRows(rows, b.projMems)
+		}
+		b.each(ctx, c, "engine ceiling", func(run int) error {
+			var rate float64
+			var err error
+			m := b.startMeter(c)
+			if c.b.neo != nil {
+				rate, err = neo4jCeiling(ctx, c.b.neo, props, engineBatch)
+			} else {
+				rate, err = sqliteCeiling(ctx, b.tmp, rows, engineBatch)
+			}
+			if err != nil {
+				return err
+			}
+			c.ceiling.add(rate)
+			b.logf("%s engine ceiling run %d: %s records/s (%s)", name, run+1, thousands(rate), c.noteCPU("engine ceiling", m))
+			return nil
+		}, &c.ceiling)
+	}
+	if mark("search", &c.searchP50, &c.searchP95) {
+		mems := newGenerator(o.seed, o.agents, true).take(o.searchCorpus)
+		agents := agentNames(o.agents)
+		queries := searchQueries(o.seed+1, o.searchQueries, agents)
+		// One load, then every run: queries are reads.
+		saved := o.runs
+		err := c.b.exclusive(ctx, func() error {
+			g, release, err := c.b.fresh(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			b.logf("%s search: loading %s memories", name, thousands(float64(len(mems))))
+			if err := loadCorpus(ctx, g, mems); err != nil {
+				return err
+			}
+			if _, _, err := searchLatencies(ctx, g, queries[:min(20, len(queries))]); err != nil {
+				return err
+			}
+			for run := 0; run < saved; run++ {
+				lat, hits, err := searchLatencies(ctx, g, queries)
+				if err != nil {
+					return err
+				}
+				c.searchHits = hits
+				c.searchP50.add(percentile(lat, 50))
+				c.searchP95.add(percentile(lat, 95))
+				b.logf("%s search run %d: p50 %s ms, p95 %s ms, max %s ms (%d hits over %d queries)", name, run+1,
+					millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)), hits, len(queries))
+			}
+			return nil
+		})
+		if err != nil {
+			err = fmt.Errorf("search: %w", err)
+			c.searchP50.err, c.searchP95.err = err, err
+			b.noteFailure(&c.searchP50, c)
+			b.noteFailure(&c.searchP95, c)
+		}
+	}
+	if mark("latency", &c.latP50, &c.latP99) {
+		b.each(ctx, c, "append → visible", func(run int) error {
+			g, release, err := c.b.fresh(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			r, err := appendToVisible(ctx, g, b.tmp, o.latencyAgents, o.latencyRate, o.latencyDur, o.seed+int64(run))
+			if err != nil {
+				return err
+			}
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			c.latP50.add(ms(r.p50))
+			c.latP99.add(ms(r.p99))
+			c.latMax.add(ms(r.max))
+			c.latRate.add(r.rate)
+			b.logf("%s append → visible run %d: p50 %s ms, p99 %s ms, max %s ms (%d records at %s/s)", name, run+1,
+				millis(ms(r.p50)), millis(ms(r.p99)), millis(ms(r.max)), r.records, thousands(r.rate))
+			return nil
+		}, &c.latP50, &c.latP99)
+	}
+	if mark("idle", &c.idleMB) {
+		b.each(ctx, c, "daemon idle RSS", func(run int) error {
+			r, err := daemonIdleRSS(ctx, c.b, b.bin, o.idleAgents, o.idlePerAgent, o.idleWait, o.seed+int64(run))
+			if err != nil {
+				return err
+			}
+			c.idleMB.add(mb(r.rssKiB))
+			c.idleHWM.add(mb(r.hwmKiB))
+			c.idleCatchUp.add(r.caughtUp.Seconds())
+			c.idleSettled.add(r.settled.Seconds())
+			b.logf("%s daemon idle run %d: VmRSS %s MB (VmHWM %s MB; caught up after %s s, settled after %s s)", name, run+1,
+				seconds(mb(r.rssKiB)), seconds(mb(r.hwmKiB)), seconds(r.caughtUp.Seconds()), seconds(r.settled.Seconds()))
+			return nil
+		}, &c.idleMB)
+	}
+	if mark("rebuild", &c.rebuildWall, &c.peakMB) {
+		if b.rebuildRepo == "" {
+			b.rebuildRepo = filepath.Join(b.tmp, "rebuild-repo")
+			b.logf("writing %s records into the journals of %d agents", thousands(float64(o.rebuildRecords)), o.agents)
+			if err := writeJournals(b.rebuildRepo, newGenerator(o.seed, o.agents, true), o.rebuildRecords); err != nil {
+				return err
+			}
+		}
+		b.eachN(ctx, c, o.rebuildRuns, "rebuild", func(run int) error {
+			r, err := rebuildCommand(ctx, c.b, b.bin, b.rebuildRepo, o.rebuildRecords)
+			if err != nil {
+				return err
+			}
+			toMB := func(mib float64) float64 { return mib * 1024 * 1024 / 1e6 }
+			c.rebuildWall.add(r.wallSec)
+			c.rebuildPhase.add(r.rebuildSec)
+			c.peakMB.add(toMB(r.peakMiB))
+			c.rebuildPeak.add(toMB(r.rebuildPeakMiB))
+			c.verifyPeak.add(toMB(r.verifyPeakMiB))
+			b.logf("%s rebuild run %d: %s s wall (rebuild %s s, then verify), peak RSS %s MB (sampled: %s MB while rebuilding, %s MB verifying)",
+				name, run+1, seconds(r.wallSec), seconds(r.rebuildSec), seconds(toMB(r.peakMiB)),
+				seconds(toMB(r.rebuildPeakMiB)), seconds(toMB(r.verifyPeakMiB)))
+			return nil
+		}, &c.rebuildWall, &c.peakMB)
+	}
+	return nil
+}
+
+// mb converts KiB to MB (10^6 bytes).
+func mb(kib int64) float64 { return float64(kib) * 1024 / 1e6 }
+
+// projectionCorpus writes the projection corpus's journals and keeps its
+// records in memory (once for every backend).
+func (b *bench) projectionCorpus() error {
+	if b.projRepo != "" {
+		return nil
+	}
+	o := b.opts
+	b.projRepo = filepath.Join(b.tmp, "projection-repo")
+	b.logf("projection corpus: %s records from %d agents (seed %d)", thousands(float64(o.records)), o.agents, o.seed)
+	if err := writeJournals(b.projRepo, newGenerator(o.seed, o.agents, true), o.records); err != nil {
+		return err
+	}
+	b.projMems = newGenerator(o.seed, o.agents, true).take(o.records)
+	return nil
+}
+
+// startProfiles starts a CPU profile into prefix.pprof and a wall-clock
+// profile of memsync's frames into prefix.wall.txt, and on Neo4j a profile
+// of the server's transactions into prefix.server.txt; it returns what
+// stops them.
+func startProfiles(ctx context.Context, prefix string, neo *neo4jServer) (func(), error) {
+	f, err := os.Create(prefix + ".pprof")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	wall := startWallProfile(5 * time.Millisecond)
+	var server *serverProfiler
+	if neo != nil {
+		server = startServerProfile(ctx, neo, 10*time.Millisecond)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		var out strings.Builder
+		wall.finish(&out, 40, "a goroutine at (innermost memsync frame ← its caller)")
+		os.WriteFile(prefix+".wall.txt", []byte(out.String()), 0o644)
+		if server != nil {
+			out.Reset()
+			server.finish(&out, 20, "a transaction running")
+			os.WriteFile(prefix+".server.txt", []byte(out.String()), 0o644)
+		}
+	}, nil
+}
+
+// summary is one line about the targets: "9 of 12 met; missed: ...".
+func summary(checks []check) string {
+	met := 0
+	var missed []string
+	for _, c := range checks {
+		if c.met {
+			met++
+		} else {
+			missed = append(missed, fmt.Sprintf("%s on %s (%s, target %s)", c.figure, c.backend, c.value, c.target))
+		}
+	}
+	s := fmt.Sprintf("%d of %d met", met, len(checks))
+	if len(missed) > 0 {
+		s += "; missed: " + strings.Join(missed, "; ")
+	}
+	return s
+}

@@ -1,0 +1,204 @@
+// Command bench measures memsync on this machine, on the embedded store and
+// on Neo4j side by side, against a naive baseline (one transaction per
+// record) and the storage engine's ceiling (plain inserts of the same rows),
+// and prints one markdown table; --out also writes it, with the machine it
+// ran on, into a markdown file (between markers, so notes around it stay).
+//
+//	go run ./cmd/bench                      # full run, ~15 minutes
+//	go run ./cmd/bench --quick --out /dev/null   # CI smoke run, under two minutes
+//
+// Every figure is the median of --runs runs. Progress goes to stderr. The
+// Neo4j column needs --neo4j-uri or MEMSYNC_NEO4J_URI; the benchmark takes
+// the test lock the Neo4j tests take while it uses the server and drops the
+// graph before and after, so it can share the server with them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// figures are the measurements, in the order they run; --only picks some.
+var figures = []string{"projection", "naive", "ceiling", "search", "latency", "idle", "rebuild", "append"}
+
+// options are the benchmark's settings.
+type options struct {
+	quick          bool
+	runs           int
+	rebuildRuns    int // runs of the rebuild figure (it is long)
+	out            string
+	neo4jURI       string
+	seed           int64
+	records        int // projection corpus
+	naiveRecords   int
+	searchCorpus   int
+	searchQueries  int
+	rebuildRecords int
+	agents         int // agents writing the corpora
+	idleAgents     int
+	idlePerAgent   int
+	idleWait       time.Duration
+	latencyRate    int
+	latencyDur     time.Duration
+	latencyAgents  int
+	appendCalls    int
+	cpuProfile     string
+	only           map[string]bool
+	args           []string // the command line, for the report
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Main runs the benchmark with args (without the program name) and returns
+// the exit code: 0 when every figure was measured (whatever the times), 1
+// when one failed, 2 on bad usage.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, err := parseOptions(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
+	b := &bench{opts: opts, stderr: stderr, started: time.Now()}
+	if err := b.run(ctx, stdout); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	if b.failed {
+		fmt.Fprintln(stderr, "bench: some figures could not be measured (see the table)")
+		return 1
+	}
+	return 0
+}
+
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{args: args}
+	var sizes, only string
+	var latencySec, idleSec float64
+	fs.BoolVar(&o.quick, "quick", false, "small sizes and 1 run: a smoke test that finishes in under two minutes")
+	fs.IntVar(&o.runs, "runs", 0, "runs per figure; the table shows the median (default 3, quick 1)")
+	fs.IntVar(&o.rebuildRuns, "rebuild-runs", 0, "runs of the rebuild figure (default: --runs)")
+	fs.StringVar(&o.out, "out", "", "also write the table, with the machine, into this markdown `file` (between bench markers)")
+	fs.StringVar(&o.neo4jURI, "neo4j-uri", os.Getenv("MEMSYNC_NEO4J_URI"), "Neo4j Bolt `URI` (default $MEMSYNC_NEO4J_URI); none: the Neo4j column is n/a")
+	fs.Int64Var(&o.seed, "seed", 42, "corpus seed")
+	fs.IntVar(&o.records, "records", 0, "records projected per projection run (default 100000, quick 10000)")
+	fs.IntVar(&o.naiveRecords, "naive-records", 0, "records of the naive baseline (default 2000, quick 100)")
+	fs.IntVar(&o.searchCorpus, "search-corpus", 0, "memories in the searched graph (default 100000, quick 5000)")
+	fs.IntVar(&o.searchQueries, "search-queries", 200, "queries per search run")
+	fs.IntVar(&o.rebuildRecords, "rebuild-records", 0, "records of the rebuild figure (default 1000000, quick 10000)")
+	fs.IntVar(&o.agents, "agents", 40, "agents writing the corpora")
+	fs.IntVar(&o.idleAgents, "idle-agents", 0, "agents of the idle daemon (default 100, quick 20)")
+	fs.IntVar(&o.idlePerAgent, "idle-records", 50, "records per agent of the idle daemon")
+	fs.Float64Var(&idleSec, "idle-seconds", 0, "how long the daemon idles before its RSS is read (default 5, quick 2)")
+	fs.IntVar(&o.latencyRate, "latency-rate", 500, "append rate of the latency figure, records/s")
+	fs.Float64Var(&latencySec, "latency-seconds", 0, "how long the appenders run (default 10, quick 3)")
+	fs.IntVar(&o.latencyAgents, "latency-agents", 10, "agents the appenders write as")
+	fs.IntVar(&o.appendCalls, "append-calls", 0, "memsync append execs (default 200, quick 100)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the last projection run (rebuild path) of each backend: CPU into `prefix`-<backend>.pprof, wall clock of memsync's frames into prefix-<backend>.wall.txt, Neo4j transactions into prefix-neo4j.server.txt")
+	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
+	fs.StringVar(&only, "only", "", "run only these figures (comma-separated): "+strings.Join(figures, ","))
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: go run ./cmd/bench [--quick] [--runs N] [--out FILE] [--neo4j-uri URI] [sizes]\n\n"+
+			"Measures memsync's projection (against a naive baseline and the engine's ceiling), latency,\n"+
+			"search, rebuild and memory on the embedded store and on Neo4j, and prints one markdown table.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	def := func(v *int, full, quick int) {
+		if *v == 0 {
+			*v = full
+			if o.quick {
+				*v = quick
+			}
+		}
+	}
+	if sizes != "" {
+		for _, kv := range strings.Split(sizes, ",") {
+			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			n, err := strconv.Atoi(strings.ReplaceAll(v, "_", ""))
+			if !ok || err != nil || n <= 0 {
+				return nil, fmt.Errorf("--sizes: %q is not key=positive number", kv)
+			}
+			dst := map[string]*int{"records": &o.records, "naive": &o.naiveRecords, "search": &o.searchCorpus,
+				"rebuild": &o.rebuildRecords, "agents": &o.agents, "idle": &o.idleAgents}[k]
+			if dst == nil {
+				return nil, fmt.Errorf("--sizes: unknown key %q", k)
+			}
+			*dst = n
+		}
+	}
+	def(&o.runs, 3, 1)
+	def(&o.rebuildRuns, o.runs, o.runs)
+	def(&o.records, 100_000, 10_000)
+	def(&o.naiveRecords, 2_000, 100)
+	def(&o.searchCorpus, 100_000, 5_000)
+	def(&o.rebuildRecords, 1_000_000, 10_000)
+	def(&o.idleAgents, 100, 20)
+	def(&o.appendCalls, 200, 100)
+	if latencySec == 0 {
+		latencySec = map[bool]float64{false: 10, true: 3}[o.quick]
+	}
+	if idleSec == 0 {
+		idleSec = map[bool]float64{false: 5, true: 2}[o.quick]
+	}
+	o.latencyDur = time.Duration(latencySec * float64(time.Second))
+	o.idleWait = time.Duration(idleSec * float64(time.Second))
+	o.naiveRecords = min(o.naiveRecords, o.records)
+	for name, v := range map[string]int{"--runs": o.runs, "--rebuild-runs": o.rebuildRuns, "--records": o.records, "--search-corpus": o.searchCorpus,
+		"--search-queries": o.searchQueries, "--rebuild-records": o.rebuildRecords, "--agents": o.agents,
+		"--idle-agents": o.idleAgents, "--idle-records": o.idlePerAgent, "--latency-rate": o.latencyRate,
+		"--latency-agents": o.latencyAgents, "--append-calls": o.appendCalls, "--naive-records": o.naiveRecords} {
+		if v <= 0 {
+			return nil, fmt.Errorf("%s must be positive", name)
+		}
+	}
+	if o.latencyDur <= 0 || o.idleWait < 0 {
+		return nil, fmt.Errorf("--latency-seconds must be positive and --idle-seconds not negative")
+	}
+	o.only = map[string]bool{}
+	if only == "" {
+		for _, f := range figures {
+			o.only[f] = true
+		}
+	} else {
+		for _, f := range strings.Split(only, ",") {
+			f = strings.TrimSpace(f)
+			i := sort.SearchStrings(sortedFigures(), f)
+			if i == len(figures) || sortedFigures()[i] != f {
+				return nil, fmt.Errorf("--only: unknown figure %q (have %s)", f, strings.Join(figures, ","))
+			}
+			o.only[f] = true
+		}
+	}
+	return o, nil
+}
+
+func sortedFigures() []string {
+	s := append([]string(nil), figures...)
+	sort.Strings(s)
+	return s
+}

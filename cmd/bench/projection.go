@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, as graph/embedded uses it
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// engineBatch is the engine's batch size (memsync.Options.BatchSize and
+// daemon.batch_size default to it).
+const engineBatch = 1000
+
+// rebuildPath projects the journals of repo (want records) into g the way
+// `memsync rebuild` does, with memsync.Engine.Rebuild, and returns records/s.
+func rebuildPath(ctx context.Context, g memsync.Graph, repo string, want int) (float64, error) {
+	eng, err := memsync.New(memsync.Options{Root: repo, Graph: g, BatchSize: engineBatch})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	rep, err := eng.Rebuild(ctx, nil)
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if rep.Projected != want || rep.Rejected != 0 {
+		return 0, fmt.Errorf("rebuild projected %d records and rejected %d, want %d and 0", rep.Projected, rep.Rejected, want)
+	}
+	return float64(want) / elapsed.Seconds(), nil
+}
+
+// applyRate projects mems into g with Graph.Apply, batch records per call,
+// and returns records/s.
+func applyRate(ctx context.Context, g memsync.Graph, mems []memsync.Memory, batch int) (float64, error) {
+	start := time.Now()
+	for i := 0; i < len(mems); i += batch {
+		res, err := g.Apply(ctx, mems[i:min(i+batch, len(mems))])
+		if err != nil {
+			return 0, fmt.Errorf("apply records %d..: %w", i, err)
+		}
+		if len(res.Mismatched) > 0 {
+			return 0, fmt.Errorf("apply records %d..: %d mismatched uuids", i, len(res.Mismatched))
+		}
+	}
+	elapsed := time.Since(start)
+	st, err := g.Stats(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if st.Memories != len(mems) {
+		return 0, fmt.Errorf("graph holds %d memories after applying %d", st.Memories, len(mems))
+	}
+	return float64(len(mems)) / elapsed.Seconds(), nil
+}
+
+// ceilingRow is a memory as the ceiling stores it: the columns memsync
+// stores for it, computed before the clock starts.
+type ceilingRow struct {
+	uuid, ts, agent, group, scope, kind, text, path string
+	line                                            int64
+	hash, record                                    string
+}
+
+func ceilingRows(mems []memsync.Memory) []ceilingRow {
+	out := make([]ceilingRow, len(mems))
+	for i := range mems {
+		m := &mems[i]
+		out[i] = ceilingRow{uuid: m.UUID, ts: m.TS.UTC().Format("2006-01-02T15:04:05.000000000Z"), agent: m.Agent,
+			group: m.GroupID(), scope: string(m.Scope), kind: string(m.Kind), text: m.Text, path: m.Path,
+			line: int64(m.Line), hash: m.Hash(), record: string(m.Canonical())}
+	}
+	return out
+}
+
+// sqliteCeiling inserts rows into a bare table (no keys, no indexes, no
+// full-text index) of a new SQLite database in dir, with graph/embedded's
+// durability settings (WAL, synchronous NORMAL), one prepared INSERT per
+// row and one transaction per batch, and returns rows/s.
+func sqliteCeiling(ctx context.Context, dir string, rows []ceilingRow, batch int) (float64, error) {
+	path := filepath.Join(dir, "ceiling.db")
+	defer os.Remove(path)
+	defer os.Remove(path + "-wal")
+	defer os.Remove(path + "-shm")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE memories (uuid TEXT, ts TEXT, agent TEXT, group_id TEXT,
+		scope TEXT, kind TEXT, text TEXT, path TEXT, line INTEGER, hash TEXT, record TEXT)`); err != nil {
+		return 0, err
+	}
+	ins, err := db.PrepareContext(ctx, `INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer ins.Close()
+	start := time.Now()
+	for i := 0; i < len(rows); i += batch {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		st := tx.StmtContext(ctx, ins)
+		for _, r := range rows[i:min(i+batch, len(rows))] {
+			if _, err := st.ExecContext(ctx, r.uuid, r.ts, r.agent, r.group, r.scope, r.kind, r.text, r.path, r.line, r.hash, r.record); err != nil {
+				tx.Rollback()
+				return 0, err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return 0, err
+		}
+	}
+	return float64(len(rows)) / time.Since(start).Seconds(), nil
+}
+
+// ceilingLabel is the label of the ceiling's nodes: no constraint or index
+// of memsync's covers it.
+const ceilingLabel = "BenchCeiling"
+
+// neo4jRows are the rows as property maps, as graph/neo4j writes a Memory's
+// properties.
+func neo4jRows(rows []ceilingRow, mems []memsync.Memory) []any {
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		m := &mems[i]
+		props := map[string]any{"uuid": r.uuid, "ts": m.TS.UTC(), "valid_at": m.TS.UTC(), "agent": r.agent,
+			"scope": r.scope, "group_id": r.group, "kind": r.kind, "text": r.text, "path": r.path, "line": r.line,
+			"importance": 0.5, "hash": r.hash, "record": r.record}
+		for k, v := range map[string]string{"confidence": m.Confidence, "max_age": m.MaxAge, "tier": m.Tier,
+			"session": m.Session, "task": m.Task, "why": m.Why} {
+			if v != "" {
+				props[k] = v
+			}
+		}
+		if m.Source != nil {
+			for k, v := range map[string]string{"source_type": m.Source.Type, "source_actor": m.Source.Actor} {
+				if v != "" {
+					props[k] = v
+				}
+			}
+		}
+		if len(m.Tags) > 0 {
+			props["tags"] = m.Tags
+		}
+		if kw := strings.TrimSpace(strings.Join(append(slices.Clone(m.Tags), m.Entities...), " ")); kw != "" {
+			props["keywords"] = kw
+		}
+		out[i] = props
+	}
+	return out
+}
+
+// neo4jCeiling creates one node per row with a plain UNWIND … CREATE, one
+// transaction per batch, into a label nothing constrains or indexes, and
+// returns rows/s. Its nodes are deleted before and after.
+func neo4jCeiling(ctx context.Context, s *neo4jServer, rows []any, batch int) (float64, error) {
+	if err := s.deleteCeiling(ctx); err != nil {
+		return 0, err
+	}
+	defer s.deleteCeiling(context.WithoutCancel(ctx))
+	sess := s.drv.NewSession(ctx, neo4jdrv.SessionConfig{DatabaseName: s.cfg.Database, AccessMode: neo4jdrv.AccessModeWrite})
+	defer sess.Close(ctx)
+	const create = "UNWIND $rows AS r CREATE (m:" + ceilingLabel + ") SET m = r"
+	start := time.Now()
+	for i := 0; i < len(rows); i += batch {
+		chunk := rows[i:min(i+batch, len(rows))]
+		_, err := sess.ExecuteWrite(ctx, func(tx neo4jdrv.ManagedTransaction) (any, error) {
+			res, err := tx.Run(ctx, create, map[string]any{"rows": chunk})
+			if err != nil {
+				return nil, err
+			}
+			return res.Consume(ctx)
+		})
+		if err != nil {
+			return 0, unavailable(fmt.Errorf("ceiling rows %d..: %w", i, err))
+		}
+	}
+	return float64(len(rows)) / time.Since(start).Seconds(), nil
+}
+
+// deleteCeiling deletes the ceiling's nodes, a bounded transaction at a
+// time (managed, so a stale pooled connection is retried).
+func (s *neo4jServer) deleteCeiling(ctx context.Context) error {
+	sess := s.drv.NewSession(ctx, neo4jdrv.SessionConfig{DatabaseName: s.cfg.Database, AccessMode: neo4jdrv.AccessModeWrite})
+	defer sess.Close(ctx)
+	for {
+		n, err := neo4jdrv.ExecuteWrite(ctx, sess, func(tx neo4jdrv.ManagedTransaction) (int64, error) {
+			res, err := tx.Run(ctx, "MATCH (m:"+ceilingLabel+") WITH m LIMIT 10000 DETACH DELETE m RETURN count(*)", nil)
+			if err != nil {
+				return 0, err
+			}
+			rec, err := res.Single(ctx)
+			if err != nil {
+				return 0, err
+			}
+			n, _ := rec.Values[0].(int64)
+			return n, nil
+		})
+		if err != nil {
+			return unavailable(fmt.Errorf("delete ceiling nodes: %w", err))
+		}
+		if n < 10000 {
+			return nil
+		}
+	}
+}
+
+// unavailable marks a driver error that means the server could not be
+// reached as memsync.ErrUnavailable, as graph/neo4j does.
+func unavailable(err error) error {
+	if neo4jdrv.IsConnectivityError(err) || neo4jdrv.IsRetryable(err) {
+		return fmt.Errorf("%w: %w", memsync.ErrUnavailable, err)
+	}
+	return err
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// rebuildResult is one `memsync rebuild` run.
+type rebuildResult struct {
+	wallSec    float64 // the whole command: open, rebuild, verify, exit
+	rebuildSec float64 // what the command reports for the rebuild itself
+	peakMiB    float64
+	// Peak RSS sampled while it rebuilt, and afterwards (its verify pass).
+	rebuildPeakMiB, verifyPeakMiB float64
+}
+
+// rebuildJSON is the part of `memsync rebuild --json` the benchmark reads.
+type rebuildJSON struct {
+	Projected int     `json:"projected"`
+	Rejected  int     `json:"rejected"`
+	Seconds   float64 `json:"seconds"`
+	Verify    struct {
+		OK             bool `json:"ok"`
+		JournalRecords int  `json:"journal_records"`
+		GraphRecords   int  `json:"graph_records"`
+	} `json:"verify"`
+}
+
+// rebuildCommand runs the built `memsync rebuild --yes --json` over repo
+// (want records in its journals) as a child and measures it. The embedded
+// store is deleted first, so every run builds it from nothing, as on a new
+// host; on Neo4j the caller has dropped the graph.
+func rebuildCommand(ctx context.Context, b *backend, bin, repo string, want int) (rebuildResult, error) {
+	var res rebuildResult
+	if err := os.RemoveAll(filepath.Join(repo, ".memsync")); err != nil {
+		return res, err
+	}
+	// The progress line that first shows every record projected marks the
+	// end of the rebuild and the start of the verify pass.
+	done := fmt.Sprintf("%d/%d records", want, want)
+	m, err := runMeasured(ctx, b.tmp, func(line string) bool { return strings.Contains(line, done) },
+		bin, append([]string{"rebuild", "--yes", "--json", "--repo", repo}, b.cliArgs()...)...)
+	if err != nil {
+		return res, err
+	}
+	var out rebuildJSON
+	if err := json.Unmarshal(m.stdout, &out); err != nil {
+		return res, fmt.Errorf("memsync rebuild --json: %w: %.200s", err, m.stdout)
+	}
+	if out.Projected != want || out.Rejected != 0 || !out.Verify.OK || out.Verify.GraphRecords != want {
+		return res, fmt.Errorf("memsync rebuild: projected %d, rejected %d, verify ok=%t with %d graph records; want %d records",
+			out.Projected, out.Rejected, out.Verify.OK, out.Verify.GraphRecords, want)
+	}
+	res.wallSec = m.wall.Seconds()
+	res.rebuildSec = out.Seconds
+	res.peakMiB = float64(m.peakKiB) / 1024
+	boundary := m.wall - time.Duration((res.wallSec-res.rebuildSec)*float64(time.Second)) // no mark: about where it ended
+	if len(m.marks) > 0 {
+		boundary = m.marks[0]
+	}
+	res.rebuildPeakMiB = float64(m.peakBetween(0, boundary)) / 1024
+	res.verifyPeakMiB = float64(m.peakBetween(boundary, m.wall+time.Hour)) / 1024
+	return res, nil
+}

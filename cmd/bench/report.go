@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Targets, per backend column (embedded, Neo4j); nil: none.
+var (
+	targetProjection = [2]*target{atLeast(50_000, "≥ 50,000"), atLeast(20_000, "≥ 20,000")}
+	targetNaive      = [2]*target{nil, atLeast(50, "≥ 50×")}
+	targetCeiling    = [2]*target{nil, atLeast(0.70, "≥ 70%")}
+	targetLatencyP99 = [2]*target{atMost(250, "p99 ≤ 250 ms"), atMost(250, "p99 ≤ 250 ms")}
+	targetAppend     = atMost(5, "≤ 5 ms")
+	targetSearchP95  = [2]*target{below(25, "p95 < 25 ms"), below(50, "p95 < 50 ms")}
+	targetRebuild    = [2]*target{below(60, "< 60 s"), below(120, "< 120 s")}
+	targetPeakRSS    = [2]*target{atMost(300, "≤ 300 MB"), atMost(300, "≤ 300 MB")}
+	targetIdleRSS    = [2]*target{atMost(40, "≤ 40 MB"), atMost(40, "≤ 40 MB")}
+)
+
+// table renders the results table and lists every target's outcome.
+func (b *bench) table() (string, []check) {
+	o := b.opts
+	var checks []check
+	// cell renders a series with its target and remembers the outcome.
+	cell := func(figure string, c *column, s series, format func(float64) string, t *target) string {
+		if c.na != "" {
+			return "n/a (" + c.na + ")"
+		}
+		if t != nil && s.ok() {
+			checks = append(checks, check{figure: figure, backend: c.b.name, value: format(s.median()), target: t.label, met: t.met(s.median())})
+		}
+		return cellFor(s, format, t)
+	}
+	// pair renders two series as "a / b" with the second one's target.
+	pair := func(figure string, c *column, a, s series, format func(float64) string, t *target) string {
+		if c.na != "" {
+			return "n/a (" + c.na + ")"
+		}
+		if !a.ok() {
+			return cellFor(a, format, nil)
+		}
+		return format(a.median()) + " / " + cell(figure, c, s, format, t)
+	}
+	ratios := func(i int, c *column) string {
+		if c.na != "" {
+			return "n/a (" + c.na + ")"
+		}
+		var parts []string
+		for _, r := range []struct {
+			name   string
+			den    series
+			format func(float64) string
+			t      *target
+		}{{"naive", c.naive, ratio, targetNaive[i]}, {"ceiling", c.ceiling, percent, targetCeiling[i]}} {
+			if !c.rebuildPath.ok() || !r.den.ok() {
+				parts = append(parts, "n/a")
+				continue
+			}
+			v := series{runs: []float64{c.rebuildPath.median() / r.den.median()}}
+			parts = append(parts, cell("memsync / "+r.name, c, v, r.format, r.t))
+		}
+		return strings.Join(parts, " · ")
+	}
+	mbFormat := func(v float64) string { return thousands(v) + " MB" }
+	rows := []tableRow{
+		{figure: fmt.Sprintf("projection throughput, records/s — rebuild path: memsync.Engine.Rebuild of %s records in %d agents' journals, batches of %d",
+			thousands(float64(o.records)), o.agents, engineBatch)},
+		{figure: fmt.Sprintf("projection, Graph.Apply only (the same records already in memory, batches of %d), records/s", engineBatch)},
+		{figure: fmt.Sprintf("naive baseline: one transaction per record (Graph.Apply with batches of 1, first %s records), records/s", thousands(float64(o.naiveRecords)))},
+		{figure: fmt.Sprintf("engine ceiling: the same %s rows into an empty store, no constraints, %d rows per transaction (embedded: prepared INSERT into a bare SQLite table; Neo4j: `UNWIND $rows AS r CREATE (m:%s) SET m = r`), records/s",
+			thousands(float64(o.records)), engineBatch, ceilingLabel)},
+		{figure: "memsync / naive · memsync / ceiling (rebuild path)"},
+		{figure: fmt.Sprintf("append → visible latency p50 / p99 at a steady %d records/s for %s s (%d agents appending, fsync on; memsync.Engine.Run with the daemon's defaults), ms",
+			o.latencyRate, strings.TrimSuffix(seconds(o.latencyDur.Seconds()), ".0"), o.latencyAgents)},
+		{figure: fmt.Sprintf("`memsync append` wall time per call p50 (%d execs of the built binary, fsync on), ms", o.appendCalls)},
+		{figure: fmt.Sprintf("search p50 / p95 at %s memories (Graph.Search, %d queries of 1–3 corpus words, groups CONSTELLATION + AGENT:<agent>), ms",
+			thousands(float64(o.searchCorpus)), o.searchQueries)},
+		{figure: fmt.Sprintf("rebuild of %s records: `memsync rebuild --yes` wall s (the rebuild itself, then its verify pass) · peak RSS (sampled peak while rebuilding / verifying)%s",
+			thousands(float64(o.rebuildRecords)), runsNote(o.rebuildRuns, o.runs))},
+		{figure: fmt.Sprintf("daemon idle RSS with %d agents (`memsync run`, caught up and settled, then idle %s s; VmRSS)",
+			o.idleAgents, strings.TrimSuffix(seconds(o.idleWait.Seconds()), ".0"))},
+	}
+	for i, c := range b.columns {
+		rows[0].cells = append(rows[0].cells, cell("projection throughput", c, c.rebuildPath, thousands, targetProjection[i]))
+		rows[1].cells = append(rows[1].cells, cell("projection (Apply)", c, c.apply, thousands, nil))
+		rows[2].cells = append(rows[2].cells, cell("naive baseline", c, c.naive, thousands, nil))
+		rows[3].cells = append(rows[3].cells, cell("engine ceiling", c, c.ceiling, thousands, nil))
+		rows[4].cells = append(rows[4].cells, ratios(i, c))
+		rows[5].cells = append(rows[5].cells, pair("append → visible p99", c, c.latP50, c.latP99, millis, targetLatencyP99[i]))
+		switch {
+		case i == 0:
+			rows[6].cells = append(rows[6].cells, cell("memsync append p50", c, b.appendMS, millis, targetAppend))
+		case b.appendMS.ok():
+			rows[6].cells = append(rows[6].cells, "same command (append does not touch the graph)")
+		default:
+			rows[6].cells = append(rows[6].cells, "")
+		}
+		rows[7].cells = append(rows[7].cells, pair("search p95", c, c.searchP50, c.searchP95, millis, targetSearchP95[i]))
+		rebuild := cell("rebuild wall time", c, c.rebuildWall, func(v float64) string { return seconds(v) + " s" }, targetRebuild[i])
+		if c.na == "" && c.rebuildWall.ok() && c.rebuildPhase.ok() {
+			rebuild = strings.Replace(rebuild, " s", fmt.Sprintf(" s (%s s + verify)", seconds(c.rebuildPhase.median())), 1)
+		}
+		if c.na == "" {
+			rebuild += " · " + cell("rebuild peak RSS", c, c.peakMB, mbFormat, targetPeakRSS[i])
+			if c.peakMB.ok() && c.rebuildPeak.ok() && c.verifyPeak.ok() {
+				rebuild += fmt.Sprintf(" (%s / %s)", mbFormat(c.rebuildPeak.median()), mbFormat(c.verifyPeak.median()))
+			}
+		}
+		rows[8].cells = append(rows[8].cells, rebuild)
+		idle := cell("daemon idle RSS", c, c.idleMB, mbFormat, targetIdleRSS[i])
+		if c.na == "" && c.idleMB.ok() && c.idleHWM.ok() {
+			idle += " (peak VmHWM " + mbFormat(c.idleHWM.median()) + ")"
+		}
+		rows[9].cells = append(rows[9].cells, idle)
+	}
+	columns := []string{"figure (median of " + plural(o.runs, "run") + ")"}
+	for _, c := range b.columns {
+		columns = append(columns, c.b.name)
+	}
+	return renderTable(columns, rows), checks
+}
+
+// report is the markdown written to --out: the machine, the table, the
+// targets and every run.
+func (b *bench) report(table string, checks []check) string {
+	o := b.opts
+	m := b.machine
+	var w strings.Builder
+	fmt.Fprintf(&w, "### Results (%s)\n\n", map[bool]string{true: "quick run", false: "full run"}[o.quick])
+	fmt.Fprintf(&w, "- **Machine**: %d CPUs (`nproc`), %s, %s RAM, %s\n", m.cpus, m.cpuModel, m.memory, m.kernel)
+	fmt.Fprintf(&w, "- **Go**: %s; **Neo4j**: %s\n", m.goVer, orNA(b.neoVer, "n/a", func(v string) string {
+		return fmt.Sprintf("%s at %s, on the same machine", v, b.neoURI)
+	}))
+	fmt.Fprintf(&w, "- **Date**: %s; took %s min; load average at start %s, at end %s\n",
+		m.date.Format("2006-01-02 15:04 MST"), seconds(timeSince(b.started)/60), m.loadAvg, b.loadEnd)
+	fmt.Fprintf(&w, "- **Code**: %s\n", m.source)
+	fmt.Fprintf(&w, "- **Command**: `go run ./cmd/bench %s`\n", strings.Join(o.args, " "))
+	fmt.Fprintf(&w, "- Every figure is the median of %s (search: %s over one loaded graph%s).\n\n",
+		plural(o.runs, "run"), plural(o.runs, "pass"), map[bool]string{true: "", false: "; rebuild: " + plural(o.rebuildRuns, "run")}[o.rebuildRuns == o.runs])
+	w.WriteString(table)
+	fmt.Fprintf(&w, "\nTargets: %s.\n\n", summary(checks))
+	w.WriteString("<details><summary>Every run</summary>\n\n")
+	for _, c := range b.columns {
+		if c.na != "" {
+			fmt.Fprintf(&w, "- %s: n/a (%s)\n", c.b.name, c.na)
+			continue
+		}
+		ms := func(v float64) string { return millis(v) + " ms" }
+		fmt.Fprintf(&w, "- %s\n", c.b.name)
+		for _, l := range []struct {
+			name string
+			s    series
+			f    func(float64) string
+		}{
+			{"projection, rebuild path, records/s", c.rebuildPath, thousands},
+			{"projection, Graph.Apply, records/s", c.apply, thousands},
+			{"naive baseline, records/s", c.naive, thousands},
+			{"engine ceiling, records/s", c.ceiling, thousands},
+			{"append → visible p50", c.latP50, ms},
+			{"append → visible p99", c.latP99, ms},
+			{"append → visible max", c.latMax, ms},
+			{"append rate achieved, records/s", c.latRate, thousands},
+			{"search p50", c.searchP50, ms},
+			{"search p95", c.searchP95, ms},
+			{"rebuild wall, s", c.rebuildWall, seconds},
+			{"rebuild phase (as the command reports it), s", c.rebuildPhase, seconds},
+			{"rebuild peak RSS, MB", c.peakMB, seconds},
+			{"rebuild RSS sampled while rebuilding (peak), MB", c.rebuildPeak, seconds},
+			{"rebuild RSS sampled while verifying (peak), MB", c.verifyPeak, seconds},
+			{"daemon idle VmRSS, MB", c.idleMB, seconds},
+			{"daemon idle VmHWM, MB", c.idleHWM, seconds},
+			{"daemon catch-up, s", c.idleCatchUp, seconds},
+			{"daemon settled (a second without CPU), s", c.idleSettled, seconds},
+		} {
+			if l.s.na == "not run" {
+				continue
+			}
+			fmt.Fprintf(&w, "  - %s: %s\n", l.name, runsList(l.s, l.f))
+		}
+		for _, f := range []string{"projection, rebuild path", "projection, Graph.Apply", "naive baseline", "engine ceiling"} {
+			if runs := c.cpu[f]; len(runs) > 0 {
+				fmt.Fprintf(&w, "  - time and CPU, %s: %s\n", f, strings.Join(runs, "; "))
+			}
+		}
+		if c.searchHits > 0 {
+			fmt.Fprintf(&w, "  - search: %d hits over %d queries (limit 10)\n", c.searchHits, o.searchQueries)
+		}
+	}
+	if b.appendMS.na != "not run" {
+		fmt.Fprintf(&w, "- memsync append p50 per run, ms: %s\n", runsList(b.appendMS, millis))
+	}
+	w.WriteString("\n</details>\n")
+	return w.String()
+}
+
+// runsNote says how many runs a figure had when it is not the usual number.
+func runsNote(n, usual int) string {
+	if n == usual {
+		return ""
+	}
+	return ", median of " + plural(n, "run")
+}
+
+func orNA(v, na string, f func(string) string) string {
+	if v == "" {
+		return na
+	}
+	return f(v)
+}
+
+// Markers delimit the generated part of the --out file.
+const (
+	beginMarker = "<!-- bench:begin — generated by `go run ./cmd/bench`; replaced on every run -->"
+	endMarker   = "<!-- bench:end -->"
+)
+
+// writeReport puts section between the markers of the file at path,
+// keeping what surrounds them; a file without markers (or no file) gets a
+// title and the section. Anything but a regular file (/dev/null) is simply
+// written to.
+func writeReport(path, section string) error {
+	block := beginMarker + "\n" + section + endMarker + "\n"
+	st, err := os.Stat(path)
+	if err == nil && !st.Mode().IsRegular() {
+		return os.WriteFile(path, []byte(block), 0o644)
+	}
+	var doc []byte
+	if old, err := os.ReadFile(path); err == nil {
+		doc = spliceReport(old, block)
+	} else if os.IsNotExist(err) {
+		doc = []byte("# memsync benchmarks\n\n" + block)
+	} else {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".bench-*.md")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(doc); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// spliceReport replaces the marked block of old with block, or appends
+// block when old has no (complete) markers.
+func spliceReport(old []byte, block string) []byte {
+	i := bytes.Index(old, []byte(beginMarker))
+	j := bytes.Index(old, []byte(endMarker))
+	if i < 0 || j < i {
+		out := bytes.TrimRight(old, "\n")
+		return append(out, []byte("\n\n"+block)...)
+	}
+	end := j + len(endMarker)
+	if end < len(old) && old[end] == '\n' {
+		end++
+	}
+	out := append([]byte(nil), old[:i]...)
+	out = append(out, block...)
+	return append(out, old[end:]...)
+}
