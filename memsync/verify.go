@@ -3,8 +3,8 @@ package memsync
 import (
 	"context"
 	"fmt"
-	"io"
 	"hash/fnv"
+	"io"
 	"os"
 
 	"github.com/memsync/memsync/journal"
