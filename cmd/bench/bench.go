@@ -220,240 +220,36 @@ func (b *bench) eachN(ctx context.Context, c *column, runs int, what string, fn 
 	}
 }
 
-// measure runs every figure on one backend.
+// measure runs every figure asked for on one backend.
 func (b *bench) measure(ctx context.Context, c *column) error {
 	o := b.opts
-	name := c.b.name
-	mark := func(figure string, ss ...*series) bool {
-		if o.only[figure] {
-			return true
-		}
-		for _, s := range ss {
-			s.na = "not run"
-		}
-		return false
-	}
 	if o.only["projection"] || o.only["naive"] || o.only["ceiling"] {
-		if err := b.projectionCorpus(); err != nil {
+		if err := b.warmUp(ctx, c); err != nil || c.na != "" {
 			return err
 		}
-		// Warm up (the JVM's JIT on Neo4j, caches on both): one unmeasured
-		// load of the first records, then the ceiling's statement.
-		warm := b.projMems[:min(len(b.projMems), map[bool]int{false: 5000, true: 1000}[o.quick])]
-		err := c.b.exclusive(ctx, func() error {
-			g, release, err := c.b.fresh(ctx)
-			if err != nil {
-				return err
-			}
-			defer release()
-			m := b.startMeter(c)
-			if err := loadCorpus(ctx, g, warm); err != nil {
-				return err
-			}
-			if c.b.neo != nil {
-				if _, err := neo4jCeiling(ctx, c.b.neo, neo4jRows(ceilingRows(warm), warm), engineBatch); err != nil {
-					return err
-				}
-			}
-			b.logf("%s warm-up: %d records applied, unmeasured (%s)", name, len(warm), m)
-			return nil
-		})
-		if err != nil && o.quick && c.b.neo != nil && errors.Is(err, memsync.ErrUnavailable) {
-			c.na = "server not reachable"
-			b.logf("%s warm-up: %v: the column is n/a", name, err)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s warm-up: %w", name, err)
-		}
 	}
-	if mark("projection", &c.rebuildPath, &c.apply) {
-		b.each(ctx, c, "projection (rebuild path)", func(run int) error {
-			g, release, err := c.b.fresh(ctx)
-			if err != nil {
-				return err
+	for _, f := range []struct {
+		figure  string
+		measure func(context.Context, *column) error
+		series  []*series // marked "not run" when the figure is not asked for
+	}{
+		{"projection", b.measureProjection, []*series{&c.rebuildPath, &c.apply}},
+		{"naive", b.measureNaive, []*series{&c.naive}},
+		{"ceiling", b.measureCeiling, []*series{&c.ceiling}},
+		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95}},
+		{"latency", b.measureLatency, []*series{&c.latP50, &c.latP99}},
+		{"idle", b.measureIdle, []*series{&c.idleMB}},
+		{"rebuild", b.measureRebuild, []*series{&c.rebuildWall, &c.peakMB}},
+	} {
+		if !o.only[f.figure] {
+			for _, s := range f.series {
+				s.na = "not run"
 			}
-			defer release()
-			stop := func() {}
-			if o.cpuProfile != "" && run == o.runs-1 {
-				if stop, err = startProfiles(ctx, o.cpuProfile+"-"+c.b.graphFlag, c.b.neo); err != nil {
-					return err
-				}
-			}
-			m := b.startMeter(c)
-			rate, err := rebuildPath(ctx, g, b.projRepo, o.records)
-			stop()
-			if err != nil {
-				return err
-			}
-			split := c.noteCPU("projection, rebuild path", m)
-			c.rebuildPath.add(rate)
-			b.logf("%s projection (rebuild path) run %d: %s records/s (%s)", name, run+1, thousands(rate), split)
-			return nil
-		}, &c.rebuildPath)
-		b.each(ctx, c, "projection (Apply)", func(run int) error {
-			g, release, err := c.b.fresh(ctx)
-			if err != nil {
-				return err
-			}
-			defer release()
-			m := b.startMeter(c)
-			rate, err := applyRate(ctx, g, b.projMems, engineBatch)
-			if err != nil {
-				return err
-			}
-			c.apply.add(rate)
-			b.logf("%s projection (Graph.Apply, batches of %d) run %d: %s records/s (%s)", name, engineBatch, run+1, thousands(rate),
-				c.noteCPU("projection, Graph.Apply", m))
-			return nil
-		}, &c.apply)
-	}
-	if mark("naive", &c.naive) {
-		if err := b.projectionCorpus(); err != nil {
+			continue
+		}
+		if err := f.measure(ctx, c); err != nil {
 			return err
 		}
-		b.each(ctx, c, "naive baseline", func(run int) error {
-			g, release, err := c.b.fresh(ctx)
-			if err != nil {
-				return err
-			}
-			defer release()
-			m := b.startMeter(c)
-			rate, err := applyRate(ctx, g, b.projMems[:o.naiveRecords], 1)
-			if err != nil {
-				return err
-			}
-			c.naive.add(rate)
-			b.logf("%s naive baseline (one transaction per record) run %d: %s records/s (%s)", name, run+1, thousands(rate),
-				c.noteCPU("naive baseline", m))
-			return nil
-		}, &c.naive)
-	}
-	if mark("ceiling", &c.ceiling) {
-		if err := b.projectionCorpus(); err != nil {
-			return err
-		}
-		rows := ceilingRows(b.projMems)
-		var props []any
-		if c.b.neo != nil {
-			props = neo4jRows(rows, b.projMems)
-		}
-		b.each(ctx, c, "engine ceiling", func(run int) error {
-			var rate float64
-			var err error
-			m := b.startMeter(c)
-			if c.b.neo != nil {
-				rate, err = neo4jCeiling(ctx, c.b.neo, props, engineBatch)
-			} else {
-				rate, err = sqliteCeiling(ctx, b.tmp, rows, engineBatch)
-			}
-			if err != nil {
-				return err
-			}
-			c.ceiling.add(rate)
-			b.logf("%s engine ceiling run %d: %s records/s (%s)", name, run+1, thousands(rate), c.noteCPU("engine ceiling", m))
-			return nil
-		}, &c.ceiling)
-	}
-	if mark("search", &c.searchP50, &c.searchP95) {
-		mems := newGenerator(o.seed, o.agents, true).take(o.searchCorpus)
-		agents := agentNames(o.agents)
-		queries := searchQueries(o.seed+1, o.searchQueries, agents)
-		// One load, then every run: queries are reads.
-		saved := o.runs
-		err := c.b.exclusive(ctx, func() error {
-			g, release, err := c.b.fresh(ctx)
-			if err != nil {
-				return err
-			}
-			defer release()
-			b.logf("%s search: loading %s memories", name, thousands(float64(len(mems))))
-			if err := loadCorpus(ctx, g, mems); err != nil {
-				return err
-			}
-			if _, _, err := searchLatencies(ctx, g, queries[:min(20, len(queries))]); err != nil {
-				return err
-			}
-			for run := 0; run < saved; run++ {
-				lat, hits, err := searchLatencies(ctx, g, queries)
-				if err != nil {
-					return err
-				}
-				c.searchHits = hits
-				c.searchP50.add(percentile(lat, 50))
-				c.searchP95.add(percentile(lat, 95))
-				b.logf("%s search run %d: p50 %s ms, p95 %s ms, max %s ms (%d hits over %d queries)", name, run+1,
-					millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)), hits, len(queries))
-			}
-			return nil
-		})
-		if err != nil {
-			err = fmt.Errorf("search: %w", err)
-			c.searchP50.err, c.searchP95.err = err, err
-			b.noteFailure(&c.searchP50, c)
-			b.noteFailure(&c.searchP95, c)
-		}
-	}
-	if mark("latency", &c.latP50, &c.latP99) {
-		b.each(ctx, c, "append → visible", func(run int) error {
-			g, release, err := c.b.fresh(ctx)
-			if err != nil {
-				return err
-			}
-			defer release()
-			r, err := appendToVisible(ctx, g, b.tmp, o.latencyAgents, o.latencyRate, o.latencyDur, o.seed+int64(run))
-			if err != nil {
-				return err
-			}
-			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-			c.latP50.add(ms(r.p50))
-			c.latP99.add(ms(r.p99))
-			c.latMax.add(ms(r.max))
-			c.latRate.add(r.rate)
-			b.logf("%s append → visible run %d: p50 %s ms, p99 %s ms, max %s ms (%d records at %s/s)", name, run+1,
-				millis(ms(r.p50)), millis(ms(r.p99)), millis(ms(r.max)), r.records, thousands(r.rate))
-			return nil
-		}, &c.latP50, &c.latP99)
-	}
-	if mark("idle", &c.idleMB) {
-		b.each(ctx, c, "daemon idle RSS", func(run int) error {
-			r, err := daemonIdleRSS(ctx, c.b, b.bin, o.idleAgents, o.idlePerAgent, o.idleWait, o.seed+int64(run))
-			if err != nil {
-				return err
-			}
-			c.idleMB.add(mb(r.rssKiB))
-			c.idleHWM.add(mb(r.hwmKiB))
-			c.idleCatchUp.add(r.caughtUp.Seconds())
-			c.idleSettled.add(r.settled.Seconds())
-			b.logf("%s daemon idle run %d: VmRSS %s MB (VmHWM %s MB; caught up after %s s, settled after %s s)", name, run+1,
-				seconds(mb(r.rssKiB)), seconds(mb(r.hwmKiB)), seconds(r.caughtUp.Seconds()), seconds(r.settled.Seconds()))
-			return nil
-		}, &c.idleMB)
-	}
-	if mark("rebuild", &c.rebuildWall, &c.peakMB) {
-		if b.rebuildRepo == "" {
-			b.rebuildRepo = filepath.Join(b.tmp, "rebuild-repo")
-			b.logf("writing %s records into the journals of %d agents", thousands(float64(o.rebuildRecords)), o.agents)
-			if err := writeJournals(b.rebuildRepo, newGenerator(o.seed, o.agents, true), o.rebuildRecords); err != nil {
-				return err
-			}
-		}
-		b.eachN(ctx, c, o.rebuildRuns, "rebuild", func(run int) error {
-			r, err := rebuildCommand(ctx, c.b, b.bin, b.rebuildRepo, o.rebuildRecords)
-			if err != nil {
-				return err
-			}
-			toMB := func(mib float64) float64 { return mib * 1024 * 1024 / 1e6 }
-			c.rebuildWall.add(r.wallSec)
-			c.rebuildPhase.add(r.rebuildSec)
-			c.peakMB.add(toMB(r.peakMiB))
-			c.rebuildPeak.add(toMB(r.rebuildPeakMiB))
-			c.verifyPeak.add(toMB(r.verifyPeakMiB))
-			b.logf("%s rebuild run %d: %s s wall (rebuild %s s, then verify), peak RSS %s MB (sampled: %s MB while rebuilding, %s MB verifying)",
-				name, run+1, seconds(r.wallSec), seconds(r.rebuildSec), seconds(toMB(r.peakMiB)),
-				seconds(toMB(r.rebuildPeakMiB)), seconds(toMB(r.verifyPeakMiB)))
-			return nil
-		}, &c.rebuildWall, &c.peakMB)
 	}
 	return nil
 }
@@ -477,12 +273,9 @@ func (b *bench) projectionCorpus() error {
 	return nil
 }
 
-// startProfiles starts a CPU profile into prefix.pprof and a wall-clock
-// profile of memsync's frames into prefix.wall.txt, and on Neo4j a profile
-// of the server's transactions into prefix.server.txt; it returns what
-// stops them.
-func startProfiles(ctx context.Context, prefix string, neo *neo4jServer) (func(), error) {
-	f, err := os.Create(prefix + ".pprof")
+// startCPUProfile starts a CPU profile into path and returns what stops it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -490,14 +283,19 @@ func startProfiles(ctx context.Context, prefix string, neo *neo4jServer) (func()
 		f.Close()
 		return nil, err
 	}
-	wall := startWallProfile(5 * time.Millisecond)
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// startWallProfiles samples memsync's goroutines into prefix.wall.txt and,
+// on Neo4j, the server's transactions into prefix.server.txt, until the
+// returned function is called.
+func startWallProfiles(ctx context.Context, prefix string, neo *neo4jServer) func() {
+	wall := startWallProfile(10 * time.Millisecond)
 	var server *serverProfiler
 	if neo != nil {
-		server = startServerProfile(ctx, neo, 10*time.Millisecond)
+		server = startServerProfile(ctx, neo, 50*time.Millisecond)
 	}
 	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
 		var out strings.Builder
 		wall.finish(&out, 40, "a goroutine at (innermost memsync frame ← its caller)")
 		os.WriteFile(prefix+".wall.txt", []byte(out.String()), 0o644)
@@ -506,7 +304,7 @@ func startProfiles(ctx context.Context, prefix string, neo *neo4jServer) (func()
 			server.finish(&out, 20, "a transaction running")
 			os.WriteFile(prefix+".server.txt", []byte(out.String()), 0o644)
 		}
-	}, nil
+	}
 }
 
 // summary is one line about the targets: "9 of 12 met; missed: ...".

@@ -223,3 +223,29 @@ func countLines(dir string) (int, error) {
 	}
 	return n, nil
 }
+
+// measureLatency measures append → visible with the engine running.
+func (b *bench) measureLatency(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	b.each(ctx, c, "append → visible", func(run int) error {
+		g, release, err := c.b.fresh(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		r, err := appendToVisible(ctx, g, b.tmp, o.latencyAgents, o.latencyRate, o.latencyDur, o.seed+int64(run))
+		if err != nil {
+			return err
+		}
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		c.latP50.add(ms(r.p50))
+		c.latP99.add(ms(r.p99))
+		c.latMax.add(ms(r.max))
+		c.latRate.add(r.rate)
+		b.logf("%s append → visible run %d: p50 %s ms, p99 %s ms, max %s ms (%d records at %s/s)", name, run+1,
+			millis(ms(r.p50)), millis(ms(r.p99)), millis(ms(r.max)), r.records, thousands(r.rate))
+		return nil
+	}, &c.latP50, &c.latP99)
+	return nil
+}

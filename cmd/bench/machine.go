@@ -170,11 +170,11 @@ func sourceVersion() string {
 		return v
 	}
 	var dirty []string
-	for _, line := range strings.Split(strings.TrimSpace(string(st)), "\n") {
+	for _, line := range strings.Split(string(st), "\n") {
 		if len(line) < 4 {
 			continue
 		}
-		path := strings.TrimSpace(line[3:])
+		path := line[3:] // "XY path"
 		if strings.HasPrefix(path, "cmd/bench/") || strings.HasPrefix(path, "docs/") {
 			continue
 		}

@@ -4,7 +4,7 @@
 // and prints one markdown table; --out also writes it, with the machine it
 // ran on, into a markdown file (between markers, so notes around it stay).
 //
-//	go run ./cmd/bench                      # full run, ~15 minutes
+//	go run ./cmd/bench --neo4j-uri bolt://127.0.0.1:7687   # full run: 25+ minutes on 2 cores
 //	go run ./cmd/bench --quick --out /dev/null   # CI smoke run, under two minutes
 //
 // Every figure is the median of --runs runs. Progress goes to stderr. The
@@ -113,7 +113,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&latencySec, "latency-seconds", 0, "how long the appenders run (default 10, quick 3)")
 	fs.IntVar(&o.latencyAgents, "latency-agents", 10, "agents the appenders write as")
 	fs.IntVar(&o.appendCalls, "append-calls", 0, "memsync append execs (default 200, quick 100)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the last projection run (rebuild path) of each backend: CPU into `prefix`-<backend>.pprof, wall clock of memsync's frames into prefix-<backend>.wall.txt, Neo4j transactions into prefix-neo4j.server.txt")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the projection (rebuild path): the last run's CPU into `prefix`-<backend>.pprof; then one more run, not counted, sampling memsync's goroutines into prefix-<backend>.wall.txt and the Neo4j server's transactions into prefix-neo4j.server.txt")
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.StringVar(&only, "only", "", "run only these figures (comma-separated): "+strings.Join(figures, ","))
 	fs.Usage = func() {

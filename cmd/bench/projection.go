@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -225,4 +226,166 @@ func unavailable(err error) error {
 		return fmt.Errorf("%w: %w", memsync.ErrUnavailable, err)
 	}
 	return err
+}
+
+// warmUp loads the first records of the projection corpus once, unmeasured
+// (the JVM's JIT on Neo4j, caches on both), and runs the ceiling's statement.
+// In quick mode an unreachable Neo4j makes the column n/a.
+func (b *bench) warmUp(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	if err := b.projectionCorpus(); err != nil {
+		return err
+	}
+	warm := b.projMems[:min(len(b.projMems), map[bool]int{false: 5000, true: 1000}[o.quick])]
+	err := c.b.exclusive(ctx, func() error {
+		g, release, err := c.b.fresh(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		m := b.startMeter(c)
+		if err := loadCorpus(ctx, g, warm); err != nil {
+			return err
+		}
+		if c.b.neo != nil {
+			if _, err := neo4jCeiling(ctx, c.b.neo, neo4jRows(ceilingRows(warm), warm), engineBatch); err != nil {
+				return err
+			}
+		}
+		b.logf("%s warm-up: %d records applied, unmeasured (%s)", name, len(warm), m)
+		return nil
+	})
+	if err != nil && o.quick && c.b.neo != nil && errors.Is(err, memsync.ErrUnavailable) {
+		c.na = "server not reachable"
+		b.logf("%s warm-up: %v: the column is n/a", name, err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s warm-up: %w", name, err)
+	}
+	return nil
+}
+
+// measureProjection measures the rebuild path and Graph.Apply alone.
+func (b *bench) measureProjection(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	b.each(ctx, c, "projection (rebuild path)", func(run int) error {
+		g, release, err := c.b.fresh(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		stop := func() {}
+		if o.cpuProfile != "" && run == o.runs-1 {
+			if stop, err = startCPUProfile(o.cpuProfile + "-" + c.b.graphFlag + ".pprof"); err != nil {
+				return err
+			}
+		}
+		m := b.startMeter(c)
+		rate, err := rebuildPath(ctx, g, b.projRepo, o.records)
+		stop()
+		if err != nil {
+			return err
+		}
+		split := c.noteCPU("projection, rebuild path", m)
+		c.rebuildPath.add(rate)
+		b.logf("%s projection (rebuild path) run %d: %s records/s (%s)", name, run+1, thousands(rate), split)
+		return nil
+	}, &c.rebuildPath)
+	if o.cpuProfile != "" && c.rebuildPath.ok() {
+		// One more run, not counted, under the wall-clock samplers (which
+		// would distort a measured run and its CPU profile).
+		err := c.b.exclusive(ctx, func() error {
+			g, release, err := c.b.fresh(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			stop := startWallProfiles(ctx, o.cpuProfile+"-"+c.b.graphFlag, c.b.neo)
+			rate, err := rebuildPath(ctx, g, b.projRepo, o.records)
+			stop()
+			if err == nil {
+				b.logf("%s projection (rebuild path) under the wall-clock samplers, not counted: %s records/s", name, thousands(rate))
+			}
+			return err
+		})
+		if err != nil {
+			b.logf("%s wall-clock profile: %v", name, err)
+		}
+	}
+	b.each(ctx, c, "projection (Apply)", func(run int) error {
+		g, release, err := c.b.fresh(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		m := b.startMeter(c)
+		rate, err := applyRate(ctx, g, b.projMems, engineBatch)
+		if err != nil {
+			return err
+		}
+		c.apply.add(rate)
+		b.logf("%s projection (Graph.Apply, batches of %d) run %d: %s records/s (%s)", name, engineBatch, run+1, thousands(rate),
+			c.noteCPU("projection, Graph.Apply", m))
+		return nil
+	}, &c.apply)
+	return nil
+}
+
+// measureNaive measures one transaction per record.
+func (b *bench) measureNaive(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	if err := b.projectionCorpus(); err != nil {
+		return err
+	}
+	b.each(ctx, c, "naive baseline", func(run int) error {
+		g, release, err := c.b.fresh(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		m := b.startMeter(c)
+		rate, err := applyRate(ctx, g, b.projMems[:o.naiveRecords], 1)
+		if err != nil {
+			return err
+		}
+		c.naive.add(rate)
+		b.logf("%s naive baseline (one transaction per record) run %d: %s records/s (%s)", name, run+1, thousands(rate),
+			c.noteCPU("naive baseline", m))
+		return nil
+	}, &c.naive)
+	return nil
+}
+
+// measureCeiling measures plain inserts of the same rows into a bare store.
+func (b *bench) measureCeiling(ctx context.Context, c *column) error {
+	name := c.b.name
+	if err := b.projectionCorpus(); err != nil {
+		return err
+	}
+	rows := ceilingRows(b.projMems)
+	var props []any
+	if c.b.neo != nil {
+		props = neo4jRows(rows, b.projMems)
+	}
+	b.each(ctx, c, "engine ceiling", func(run int) error {
+		var rate float64
+		var err error
+		m := b.startMeter(c)
+		if c.b.neo != nil {
+			rate, err = neo4jCeiling(ctx, c.b.neo, props, engineBatch)
+		} else {
+			rate, err = sqliteCeiling(ctx, b.tmp, rows, engineBatch)
+		}
+		if err != nil {
+			return err
+		}
+		c.ceiling.add(rate)
+		b.logf("%s engine ceiling run %d: %s records/s (%s)", name, run+1, thousands(rate), c.noteCPU("engine ceiling", m))
+		return nil
+	}, &c.ceiling)
+	return nil
 }

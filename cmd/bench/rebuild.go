@@ -67,3 +67,33 @@ func rebuildCommand(ctx context.Context, b *backend, bin, repo string, want int)
 	res.verifyPeakMiB = float64(m.peakBetween(boundary, m.wall+time.Hour)) / 1024
 	return res, nil
 }
+
+// measureRebuild runs `memsync rebuild` over the rebuild corpus.
+func (b *bench) measureRebuild(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	if b.rebuildRepo == "" {
+		b.rebuildRepo = filepath.Join(b.tmp, "rebuild-repo")
+		b.logf("writing %s records into the journals of %d agents", thousands(float64(o.rebuildRecords)), o.agents)
+		if err := writeJournals(b.rebuildRepo, newGenerator(o.seed, o.agents, true), o.rebuildRecords); err != nil {
+			return err
+		}
+	}
+	b.eachN(ctx, c, o.rebuildRuns, "rebuild", func(run int) error {
+		r, err := rebuildCommand(ctx, c.b, b.bin, b.rebuildRepo, o.rebuildRecords)
+		if err != nil {
+			return err
+		}
+		toMB := func(mib float64) float64 { return mib * 1024 * 1024 / 1e6 }
+		c.rebuildWall.add(r.wallSec)
+		c.rebuildPhase.add(r.rebuildSec)
+		c.peakMB.add(toMB(r.peakMiB))
+		c.rebuildPeak.add(toMB(r.rebuildPeakMiB))
+		c.verifyPeak.add(toMB(r.verifyPeakMiB))
+		b.logf("%s rebuild run %d: %s s wall (rebuild %s s, then verify), peak RSS %s MB (sampled: %s MB while rebuilding, %s MB verifying)",
+			name, run+1, seconds(r.wallSec), seconds(r.rebuildSec), seconds(toMB(r.peakMiB)),
+			seconds(toMB(r.rebuildPeakMiB)), seconds(toMB(r.verifyPeakMiB)))
+		return nil
+	}, &c.rebuildWall, &c.peakMB)
+	return nil
+}

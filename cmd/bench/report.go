@@ -140,7 +140,7 @@ func (b *bench) report(table string, checks []check) string {
 	fmt.Fprintf(&w, "- **Code**: %s\n", m.source)
 	fmt.Fprintf(&w, "- **Command**: `go run ./cmd/bench %s`\n", strings.Join(o.args, " "))
 	fmt.Fprintf(&w, "- Every figure is the median of %s (search: %s over one loaded graph%s).\n\n",
-		plural(o.runs, "run"), plural(o.runs, "pass"), map[bool]string{true: "", false: "; rebuild: " + plural(o.rebuildRuns, "run")}[o.rebuildRuns == o.runs])
+		plural(o.runs, "run"), map[bool]string{true: "1 pass", false: fmt.Sprintf("%d passes", o.runs)}[o.runs == 1], map[bool]string{true: "", false: "; rebuild: " + plural(o.rebuildRuns, "run")}[o.rebuildRuns == o.runs])
 	w.WriteString(table)
 	fmt.Fprintf(&w, "\nTargets: %s.\n\n", summary(checks))
 	w.WriteString("<details><summary>Every run</summary>\n\n")

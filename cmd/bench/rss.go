@@ -365,3 +365,23 @@ func caughtUp(ctx context.Context, bin, repo string, b *backend, agents, want in
 	}
 	return total >= want, nil
 }
+
+// measureIdle measures the idle daemon's RSS.
+func (b *bench) measureIdle(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	b.each(ctx, c, "daemon idle RSS", func(run int) error {
+		r, err := daemonIdleRSS(ctx, c.b, b.bin, o.idleAgents, o.idlePerAgent, o.idleWait, o.seed+int64(run))
+		if err != nil {
+			return err
+		}
+		c.idleMB.add(mb(r.rssKiB))
+		c.idleHWM.add(mb(r.hwmKiB))
+		c.idleCatchUp.add(r.caughtUp.Seconds())
+		c.idleSettled.add(r.settled.Seconds())
+		b.logf("%s daemon idle run %d: VmRSS %s MB (VmHWM %s MB; caught up after %s s, settled after %s s)", name, run+1,
+			seconds(mb(r.rssKiB)), seconds(mb(r.hwmKiB)), seconds(r.caughtUp.Seconds()), seconds(r.settled.Seconds()))
+		return nil
+	}, &c.idleMB)
+	return nil
+}

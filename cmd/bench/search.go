@@ -35,3 +35,47 @@ func searchLatencies(ctx context.Context, g memsync.Graph, queries []memsync.Sea
 	}
 	return out, hits, nil
 }
+
+// measureSearch loads the search corpus once and times the queries, a pass per run.
+func (b *bench) measureSearch(ctx context.Context, c *column) error {
+	o := b.opts
+	name := c.b.name
+	mems := newGenerator(o.seed, o.agents, true).take(o.searchCorpus)
+	agents := agentNames(o.agents)
+	queries := searchQueries(o.seed+1, o.searchQueries, agents)
+	// One load, then every run: queries are reads.
+	saved := o.runs
+	err := c.b.exclusive(ctx, func() error {
+		g, release, err := c.b.fresh(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		b.logf("%s search: loading %s memories", name, thousands(float64(len(mems))))
+		if err := loadCorpus(ctx, g, mems); err != nil {
+			return err
+		}
+		if _, _, err := searchLatencies(ctx, g, queries[:min(20, len(queries))]); err != nil {
+			return err
+		}
+		for run := 0; run < saved; run++ {
+			lat, hits, err := searchLatencies(ctx, g, queries)
+			if err != nil {
+				return err
+			}
+			c.searchHits = hits
+			c.searchP50.add(percentile(lat, 50))
+			c.searchP95.add(percentile(lat, 95))
+			b.logf("%s search run %d: p50 %s ms, p95 %s ms, max %s ms (%d hits over %d queries)", name, run+1,
+				millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)), hits, len(queries))
+		}
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("search: %w", err)
+		c.searchP50.err, c.searchP95.err = err, err
+		b.noteFailure(&c.searchP50, c)
+		b.noteFailure(&c.searchP95, c)
+	}
+	return nil
+}
