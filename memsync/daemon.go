@@ -3,7 +3,6 @@ package memsync
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -153,9 +152,4 @@ func (e *Engine) pendingFor(agent string) bool {
 	defer e.mu.Unlock()
 	a := e.agents[agent]
 	return a != nil && a.outboxPending()
-}
-
-// String describes the engine for logs.
-func (e *Engine) String() string {
-	return fmt.Sprintf("memsync engine for %s into %s", e.layout.Root, e.opts.Graph.Identity())
 }

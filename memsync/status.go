@@ -2,7 +2,6 @@ package memsync
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"time"
@@ -80,10 +79,8 @@ func oldestPending(layout Layout, agent string, state *State) time.Time {
 			oldest = t
 		}
 	}
-	if state.OutboxDone >= 0 {
-		if _, _, queued, err := readOutbox(layout.OutboxFile(agent), state.OutboxDone, 1); err == nil {
-			older(queued)
-		}
+	if _, _, queued, err := readOutbox(layout.OutboxFile(agent), state.OutboxDone, 1); err == nil {
+		older(queued)
 	}
 	files, _ := layout.JournalFiles(agent)
 	for _, path := range files {
@@ -113,6 +110,3 @@ func oldestPending(layout Layout, agent string, state *State) time.Time {
 	}
 	return oldest
 }
-
-// MarshalIndent renders a report as the JSON document the commands print.
-func MarshalIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }

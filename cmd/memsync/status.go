@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -33,7 +34,7 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("%v", err)
 	}
 	if *asJSON {
-		out, _ := memsync.MarshalIndent(rep)
+		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -33,7 +34,7 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("%v", err)
 	}
 	if *asJSON {
-		out, _ := memsync.MarshalIndent(rep)
+		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 	} else {
 		verdict := "ok"
