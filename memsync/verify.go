@@ -114,17 +114,17 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 		return rep, fmt.Errorf("verify: read journals: %w", err)
 	}
 	rep.JournalRecords = len(want)
-	err = g.Walk(ctx, func(n Node) error {
+	err = g.Hashes(ctx, func(uuid, hash string) error {
 		rep.GraphRecords++
-		w, ok := want[digest(n.UUID)]
+		w, ok := want[digest(uuid)]
 		switch {
 		case !ok:
 			rep.Extra++
-			rep.ExtraUUIDs = sample(rep.ExtraUUIDs, n.UUID)
-		case w.hash != digest(n.Hash):
+			rep.ExtraUUIDs = sample(rep.ExtraUUIDs, uuid)
+		case w.hash != digest(hash):
 			w.seen = true
 			rep.Different++
-			rep.DifferentUUIDs = sample(rep.DifferentUUIDs, n.UUID)
+			rep.DifferentUUIDs = sample(rep.DifferentUUIDs, uuid)
 		default:
 			w.seen = true
 		}

@@ -23,6 +23,9 @@ func (u unreachable) Stats(context.Context) (memsync.Stats, error) { return mems
 func (u unreachable) Walk(context.Context, func(memsync.Node) error) error {
 	return u.err
 }
+func (u unreachable) Hashes(context.Context, func(uuid, hash string) error) error {
+	return u.err
+}
 func (u unreachable) Get(context.Context, []string) (map[string]memsync.Node, error) {
 	return nil, u.err
 }

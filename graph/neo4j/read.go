@@ -233,3 +233,8 @@ func sortedUnique(out []string) []string {
 	}
 	return out[:j]
 }
+
+// Hashes calls fn with the uuid and hash of every projected memory, in uuid order.
+func (g *Graph) Hashes(ctx context.Context, fn func(uuid, hash string) error) error {
+	return g.Walk(ctx, func(n memsync.Node) error { return fn(n.UUID, n.Hash) })
+}
