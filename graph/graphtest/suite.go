@@ -3,6 +3,7 @@ package graphtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -38,6 +39,7 @@ func Run(t *testing.T, open Open) {
 		{"Ranking", testRanking},
 		{"SearchFilters", testSearchFilters},
 		{"DropAndStats", testDropAndStats},
+		{"Hashes", testHashes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -467,5 +469,51 @@ func testDropAndStats(t *testing.T, g memsync.Graph) {
 	}
 	if ids := search(t, g, memsync.SearchQuery{Text: "deploy", Groups: groups("alice"), All: true}); len(ids) != 0 {
 		t.Fatalf("search after Drop = %v", ids)
+	}
+}
+
+// testHashes checks that Hashes streams what Walk does (uuid order, the
+// same hashes), leaves placeholders out and stops at fn's first error.
+func testHashes(t *testing.T, g memsync.Graph) {
+	batch := Corpus(7, 300)
+	batch = append(batch, mem("zz-child", "alice", 5, "points at a ghost", links("zz-ghost")))
+	apply(t, g, batch...)
+	var walked, hashed []string
+	if err := g.Walk(ctx(t), func(n memsync.Node) error {
+		walked = append(walked, n.UUID+" "+n.Hash)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Hashes(ctx(t), func(uuid, hash string) error {
+		hashed = append(hashed, uuid+" "+hash)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(hashed) != len(batch) || strings.Join(hashed, "\n") != strings.Join(walked, "\n") {
+		t.Fatalf("Hashes gave %d rows, Walk %d, batch %d; or they differ", len(hashed), len(walked), len(batch))
+	}
+	for i := 1; i < len(hashed); i++ {
+		if hashed[i-1] >= hashed[i] {
+			t.Fatalf("not in uuid order at %d: %q then %q", i, hashed[i-1], hashed[i])
+		}
+	}
+	for _, h := range hashed {
+		if strings.HasPrefix(h, "zz-ghost") || strings.HasSuffix(h, " ") {
+			t.Fatalf("placeholder or empty hash streamed: %q", h)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	err := g.Hashes(ctx(t), func(string, string) error {
+		n++
+		if n == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 3 {
+		t.Fatalf("Hashes after fn failed: err %v after %d calls, want stop after 3", err, n)
 	}
 }
