@@ -68,17 +68,13 @@ func (e *Engine) Run(ctx context.Context) error {
 			return
 		}
 		var rep PassReport
+		todo := agents[:0]
 		for _, a := range agents {
-			if ctx.Err() != nil {
-				break
-			}
-			if !all && !dirty[a] && !e.pendingFor(a) {
-				continue
-			}
-			if err := e.syncAgent(ctx, a, &rep); err != nil {
-				e.lg.Error("sync agent", zap.String("agent", a), zap.Error(err))
+			if all || dirty[a] || e.pendingFor(a) {
+				todo = append(todo, a)
 			}
 		}
+		_ = e.syncAgents(ctx, todo, &rep) // errors are logged; the agent is tried again next pass
 		clear(dirty)
 		e.notify()
 		if rep.Projected+rep.Queued+rep.Rejected > 0 {

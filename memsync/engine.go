@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -143,15 +142,14 @@ func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("list agents: %w", err)
 	}
-	for _, a := range agents {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		if err := e.syncAgent(ctx, a, &rep); err != nil {
-			return rep, err
-		}
-	}
+	err = e.syncAgents(ctx, agents, &rep)
 	e.notify()
+	if err != nil {
+		return rep, err
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
 	for _, a := range e.snapshotAgents() {
 		n, _ := countLines(e.layout.OutboxFile(a.name), a.state.OutboxDone)
 		rep.Pending += n
@@ -265,176 +263,21 @@ func (e *Engine) graphIsEmpty() bool {
 	return e.empty
 }
 
-// syncAgent drains the agent's outbox if the graph may be tried, then reads
-// every journal file past its cursor.
-func (e *Engine) syncAgent(ctx context.Context, name string, rep *PassReport) error {
-	a, err := e.agent(name)
-	if err != nil {
-		return fmt.Errorf("agent %s: %w", name, err)
-	}
-	if a.outboxPending() && e.mayTry() {
-		e.drain(ctx, a, rep)
-	}
-	files, err := e.layout.JournalFiles(name)
-	if err != nil {
-		return fmt.Errorf("agent %s: list journals: %w", name, err)
-	}
-	seen := map[string]bool{}
-	for _, path := range files {
-		if ctx.Err() != nil {
-			return nil
-		}
-		seen[e.layout.Rel(path)] = true
-		if err := e.syncFile(ctx, a, path, rep); err != nil {
-			if errors.Is(err, errStop) {
-				return nil
-			}
-			return err
-		}
-	}
-	for rel := range a.state.Files {
-		if !seen[rel] {
-			delete(a.state.Files, rel) // gone (moved by compaction): a new file of that name starts at zero
-		}
-	}
-	return nil
-}
-
 // errStop ends a pass quietly: the engine is paused and has said why.
 var errStop = errors.New("stop")
 
-// syncFile projects the complete lines of one journal past its cursor.
-func (e *Engine) syncFile(ctx context.Context, a *agentSync, path string, rep *PassReport) error {
-	rel := e.layout.Rel(path)
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("open %s: %w", rel, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("stat %s: %w", rel, err)
-	}
-	id := statID(fi)
-	cur, known := a.state.Files[rel]
-	if known && cur.Size == id.size && cur.ModTime.Equal(id.modTime) && cur.Inode == id.inode {
-		return nil // nothing changed since the last look
-	}
-	if known {
-		ok, err := stillValid(f, cur, id)
-		if err != nil {
-			return fmt.Errorf("check %s: %w", rel, err)
-		}
-		if !ok {
-			e.lg.Warn("journal was truncated or rewritten: reading it again from the start",
-				zap.String("path", rel), zap.Int64("cursor", cur.Offset), zap.Int64("size", id.size))
-			cur = Cursor{}
-		}
-	}
-	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
-		return fmt.Errorf("seek %s: %w", rel, err)
-	}
-	r := journal.NewReader(f, cur.Offset, cur.Line)
-	for {
-		if ctx.Err() != nil {
-			return errStop
-		}
-		var batch []Memory
-		var rejects []Reject
-		eof := false
-		for len(batch) < e.opts.BatchSize && len(rejects) < e.opts.BatchSize {
-			l, err := r.Next()
-			if err == io.EOF {
-				eof = true
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("read %s: %w", rel, err)
-			}
-			switch {
-			case l.Err != nil:
-				rejects = append(rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: l.Err.Error()})
-			case l.Record.Agent != a.name:
-				rejects = append(rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, UUID: l.Record.UUID,
-					Reason: fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)})
-			default:
-				batch = append(batch, Memory{Record: l.Record, Path: rel, Line: l.Number})
-			}
-		}
-		next := Cursor{Offset: r.Offset(), Line: r.LineNumber()}
-		if err := stamp(f, &next, id); err != nil {
-			return fmt.Errorf("stamp %s: %w", rel, err)
-		}
-		if !eof {
-			// Lines remain past this batch: the size seen at open must not
-			// let a later look skip the file as unchanged.
-			next.Size, next.ModTime = -1, time.Time{}
-		}
-		if len(batch) == 0 && len(rejects) == 0 && next.Offset == cur.Offset {
-			a.state.Files[rel] = next // only the last-seen size changed: not worth a write
-			return nil
-		}
-		if err := e.flush(ctx, a, rel, batch, rejects, next, rep); err != nil {
-			return err
-		}
-		cur = next
-		if eof {
-			return nil
-		}
-	}
-}
-
-// flush makes a batch durable (graph or outbox), records its rejects, and
-// only then moves the cursor, atomically.
-func (e *Engine) flush(ctx context.Context, a *agentSync, rel string, batch []Memory, rejects []Reject, cur Cursor, rep *PassReport) error {
-	if err := e.reject(a, rejects, rep); err != nil {
-		return e.diskFull(err)
-	}
-	if len(batch) > 0 {
-		if a.outboxPending() || !e.mayTry() {
-			if err := e.enqueue(a, batch, rep); err != nil {
-				return e.diskFull(err)
-			}
-		} else {
-			res, err := e.apply(ctx, a, batch)
-			switch {
-			case err != nil:
-				e.graphDown(err)
-				if err := e.enqueue(a, batch, rep); err != nil {
-					return e.diskFull(err)
-				}
-			default:
-				e.recovered(causeGraph)
-				rep.Projected += len(batch)
-				if e.opts.Progress != nil {
-					e.opts.Progress(len(batch))
-				}
-				e.applied[a.name] = true
-				if err := e.reject(a, res, rep); err != nil {
-					return e.diskFull(err)
-				}
-			}
-		}
-	}
-	next := a.state.clone()
-	next.Files[rel] = cur
-	next.Updated = e.opts.Now().UTC()
-	if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), next); err != nil {
-		return e.diskFull(err)
-	}
-	a.state = next
-	e.recovered(causeDisk)
-	return nil
+// agentReject is a reject found by the graph, with the agent whose journal
+// holds the line (a batch may span agents).
+type agentReject struct {
+	Reject
+	agent string
 }
 
 // apply writes a batch to the graph. A record the graph refuses for good is
 // found by writing the batch one record at a time, and rejected; the others
 // land. It returns the rejects to record, or an error meaning the graph is
 // unreachable (the whole batch must wait).
-func (e *Engine) apply(ctx context.Context, a *agentSync, batch []Memory) ([]Reject, error) {
+func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, error) {
 	base := e.hard
 	if base == nil {
 		base = context.WithoutCancel(ctx)
@@ -449,13 +292,13 @@ func (e *Engine) apply(ctx context.Context, a *agentSync, batch []Memory) ([]Rej
 	if err == nil {
 		return e.mismatches(actx, batch, res.Mismatched)
 	}
-	e.lg.Warn("graph refused a record: isolating it", zap.String("agent", a.name), zap.Error(err))
-	var rejects []Reject
+	e.lg.Warn("graph refused a record: isolating it", zap.Error(err))
+	var rejects []agentReject
 	for _, m := range batch {
 		res, err := e.opts.Graph.Apply(actx, []Memory{m})
 		if errors.As(err, &recErr) {
-			rejects = append(rejects, Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
-				Reason: "graph refused the record: " + recErr.Err.Error()})
+			rejects = append(rejects, agentReject{agent: m.Agent, Reject: Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
+				Reason: "graph refused the record: " + recErr.Err.Error()}})
 			continue
 		}
 		if err != nil {
@@ -473,7 +316,7 @@ func (e *Engine) apply(ctx context.Context, a *agentSync, batch []Memory) ([]Rej
 // mismatches turns the uuids the graph did not write into rejects: every
 // record in the batch with one of those uuids whose content differs from
 // what the graph holds (the earlier line, or the first in the batch).
-func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string) ([]Reject, error) {
+func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string) ([]agentReject, error) {
 	if len(uuids) == 0 {
 		return nil, nil
 	}
@@ -481,14 +324,14 @@ func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string)
 	if err != nil {
 		return nil, err
 	}
-	var out []Reject
+	var out []agentReject
 	for _, m := range batch {
 		n, ok := held[m.UUID]
 		if !ok || n.Hash == m.Hash() {
 			continue
 		}
-		out = append(out, Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
-			Reason: fmt.Sprintf("field %q: %s was already projected with different content (from %s:%d)", "uuid", m.UUID, n.Path, n.Line)})
+		out = append(out, agentReject{agent: m.Agent, Reject: Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
+			Reason: fmt.Sprintf("field %q: %s was already projected with different content (from %s:%d)", "uuid", m.UUID, n.Path, n.Line)}})
 	}
 	return out, nil
 }
@@ -557,10 +400,14 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 		if len(batch) == 0 { // only a torn tail left; it was cut at load
 			next = a.outboxSize
 		}
-		rejects, err := e.apply(ctx, a, batch)
+		found, err := e.apply(ctx, batch)
 		if err != nil {
 			e.graphDown(err)
 			return
+		}
+		rejects := make([]Reject, len(found))
+		for i, r := range found {
+			rejects[i] = r.Reject
 		}
 		e.recovered(causeGraph)
 		rep.Projected += len(batch)

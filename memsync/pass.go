@@ -1,0 +1,384 @@
+package memsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// A pass reads journals on one goroutine and writes the graph on another.
+// The reader fills groups of up to BatchSize records, which may span many
+// files and agents: at 500 appends a second spread over ten agents, one
+// graph transaction per batch window instead of one per agent and file.
+// It works one group ahead of the writer, so parsing the next group overlaps
+// with the graph storing the current one. Cursors move only once a group is
+// acknowledged by the graph (or safely in an outbox), one state write per
+// agent and group.
+
+// segment is what one read of one journal file produced for a group.
+type segment struct {
+	a       *agentSync
+	rel     string
+	batch   []Memory
+	rejects []Reject
+	next    Cursor
+	// quiet: nothing was read and the cursor did not move; only the size
+	// last seen changed, which is not worth a state write.
+	quiet bool
+}
+
+// agentEnd closes an agent's part of a pass: its cursors for journal files
+// that no longer exist (moved by compaction) are forgotten, so a new file of
+// that name starts at zero.
+type agentEnd struct {
+	a    *agentSync
+	seen map[string]bool
+}
+
+// group is one graph write's worth of segments, in reading order.
+type group struct {
+	segs    []*segment
+	ends    []agentEnd
+	records int
+	rejects int
+}
+
+func (g *group) empty() bool { return len(g.segs) == 0 && len(g.ends) == 0 }
+
+// syncAgents makes one pass over the named agents: outboxes first (when the
+// graph may be tried), then every journal past its cursor. An agent that
+// cannot be loaded or read is skipped and its error returned at the end,
+// after the others were synced.
+func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport) error {
+	var firstErr error
+	keep := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+		e.lg.Error("sync agent", zap.Error(err))
+	}
+	var agents []*agentSync
+	for _, name := range names {
+		if ctx.Err() != nil {
+			return firstErr
+		}
+		a, err := e.agent(name)
+		if err != nil {
+			keep(fmt.Errorf("agent %s: %w", name, err))
+			continue
+		}
+		if a.outboxPending() && e.mayTry() {
+			e.drain(ctx, a, rep)
+		}
+		agents = append(agents, a)
+	}
+	// The reader starts from a copy of the cursors: the writer replaces
+	// each agent's state as groups land.
+	starts := make([]map[string]Cursor, len(agents))
+	for i, a := range agents {
+		starts[i] = a.state.clone().Files
+	}
+	rctx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	groups := make(chan *group, 1)
+	readErrs := make(chan error, 1)
+	go func() {
+		defer close(groups)
+		readErrs <- e.read(rctx, agents, starts, groups)
+	}()
+	for g := range groups {
+		err := errStop // cancelled: what was read ahead stays unread
+		if ctx.Err() == nil {
+			err = e.flushGroup(ctx, g, rep)
+		}
+		if err != nil {
+			stopReading()
+			for range groups { // let the reader finish; what it read stays unread
+			}
+			<-readErrs
+			if !errors.Is(err, errStop) {
+				keep(err)
+			}
+			return firstErr
+		}
+	}
+	if err := <-readErrs; err != nil {
+		keep(err)
+	}
+	return firstErr
+}
+
+// read fills groups from every agent's journals and sends each full one; it
+// returns the first agent's read error (that agent's remaining files are
+// skipped, the other agents are read).
+func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[string]Cursor, out chan<- *group) error {
+	r := &groupReader{e: e, ctx: ctx, out: out, cur: &group{}}
+	var firstErr error
+	for i, a := range agents {
+		if ctx.Err() != nil {
+			return firstErr
+		}
+		files, err := e.layout.JournalFiles(a.name)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("agent %s: list journals: %w", a.name, err)
+			}
+			continue
+		}
+		seen := map[string]bool{}
+		failed := false
+		for _, path := range files {
+			rel := e.layout.Rel(path)
+			seen[rel] = true
+			if err := r.file(a, path, rel, starts[i][rel]); err != nil {
+				if errors.Is(err, errStop) {
+					return firstErr
+				}
+				if firstErr == nil {
+					firstErr = fmt.Errorf("agent %s: %w", a.name, err)
+				}
+				failed = true
+				break
+			}
+		}
+		if !failed {
+			r.cur.ends = append(r.cur.ends, agentEnd{a: a, seen: seen})
+		}
+	}
+	if !r.cur.empty() && ctx.Err() == nil {
+		select {
+		case out <- r.cur:
+		case <-ctx.Done():
+		}
+	}
+	return firstErr
+}
+
+// groupReader reads journal lines into the group being filled.
+type groupReader struct {
+	e   *Engine
+	ctx context.Context
+	out chan<- *group
+	cur *group
+}
+
+// send hands the full group to the writer and starts a new one; errStop
+// when the pass is over.
+func (r *groupReader) send() error {
+	select {
+	case r.out <- r.cur:
+		r.cur = &group{}
+		return nil
+	case <-r.ctx.Done():
+		return errStop
+	}
+}
+
+func (r *groupReader) full() bool {
+	n := r.e.opts.BatchSize
+	return r.cur.records >= n || r.cur.rejects >= n
+}
+
+// file reads the complete lines of one journal past cur into groups.
+func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", rel, err)
+	}
+	id := statID(fi)
+	known := cur != (Cursor{})
+	if known && cur.Size == id.size && cur.ModTime.Equal(id.modTime) && cur.Inode == id.inode {
+		return nil // nothing changed since the last look
+	}
+	if known {
+		ok, err := stillValid(f, cur, id)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", rel, err)
+		}
+		if !ok {
+			r.e.lg.Warn("journal was truncated or rewritten: reading it again from the start",
+				zap.String("path", rel), zap.Int64("cursor", cur.Offset), zap.Int64("size", id.size))
+			cur = Cursor{}
+		}
+	}
+	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
+		return fmt.Errorf("seek %s: %w", rel, err)
+	}
+	jr := journal.NewReader(f, cur.Offset, cur.Line)
+	for {
+		if r.ctx.Err() != nil {
+			return errStop
+		}
+		seg := &segment{a: a, rel: rel}
+		eof := false
+		for !r.full() {
+			l, err := jr.Next()
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("read %s: %w", rel, err)
+			}
+			switch {
+			case l.Err != nil:
+				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: l.Err.Error()})
+				r.cur.rejects++
+			case l.Record.Agent != a.name:
+				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, UUID: l.Record.UUID,
+					Reason: fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)})
+				r.cur.rejects++
+			default:
+				seg.batch = append(seg.batch, Memory{Record: l.Record, Path: rel, Line: l.Number})
+				r.cur.records++
+			}
+		}
+		seg.next = Cursor{Offset: jr.Offset(), Line: jr.LineNumber()}
+		if err := stamp(f, &seg.next, id); err != nil {
+			return fmt.Errorf("stamp %s: %w", rel, err)
+		}
+		if !eof {
+			// Lines remain past this group: the size seen at open must not
+			// let a later look skip the file as unchanged.
+			seg.next.Size, seg.next.ModTime = -1, time.Time{}
+		}
+		seg.quiet = len(seg.batch) == 0 && len(seg.rejects) == 0 && seg.next.Offset == cur.Offset
+		r.cur.segs = append(r.cur.segs, seg)
+		cur = seg.next
+		if eof {
+			return nil
+		}
+		if err := r.send(); err != nil {
+			return err
+		}
+	}
+}
+
+// flushGroup makes a group durable — its rejects recorded, its records in
+// the graph in one write (or, for agents whose outbox is pending or while
+// the graph is paused, in their outboxes) — and only then moves the
+// cursors, one atomic state write per agent.
+func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) error {
+	for _, s := range g.segs {
+		if err := e.reject(s.a, s.rejects, rep); err != nil {
+			return e.diskFull(err)
+		}
+	}
+	// An agent's records wait in its outbox while the outbox is pending
+	// (order) or the graph is paused; the rest go in one write.
+	viaOutbox := map[*agentSync]bool{}
+	var direct []Memory
+	for _, s := range g.segs {
+		if len(s.batch) == 0 {
+			continue
+		}
+		if s.a.outboxPending() || !e.mayTry() {
+			viaOutbox[s.a] = true
+		} else {
+			direct = append(direct, s.batch...)
+		}
+	}
+	if len(direct) > 0 {
+		rejects, err := e.apply(ctx, direct)
+		if err != nil {
+			e.graphDown(err)
+			for _, s := range g.segs {
+				viaOutbox[s.a] = viaOutbox[s.a] || len(s.batch) > 0
+			}
+		} else {
+			e.recovered(causeGraph)
+			rep.Projected += len(direct)
+			if e.opts.Progress != nil {
+				e.opts.Progress(len(direct))
+			}
+			byAgent := map[string][]Reject{}
+			for _, rj := range rejects {
+				byAgent[rj.agent] = append(byAgent[rj.agent], rj.Reject)
+			}
+			for _, s := range g.segs {
+				if len(s.batch) > 0 && !viaOutbox[s.a] {
+					e.applied[s.a.name] = true
+				}
+				if rs := byAgent[s.a.name]; len(rs) > 0 {
+					delete(byAgent, s.a.name)
+					if err := e.reject(s.a, rs, rep); err != nil {
+						return e.diskFull(err)
+					}
+				}
+			}
+		}
+	}
+	// Each waiting agent's records go to its outbox in one append, in order.
+	queued := map[*agentSync][]Memory{}
+	var order []*agentSync
+	for _, s := range g.segs {
+		if len(s.batch) == 0 || !viaOutbox[s.a] {
+			continue
+		}
+		if queued[s.a] == nil {
+			order = append(order, s.a)
+		}
+		queued[s.a] = append(queued[s.a], s.batch...)
+	}
+	for _, a := range order {
+		if err := e.enqueue(a, queued[a], rep); err != nil {
+			return e.diskFull(err)
+		}
+	}
+	return e.moveCursors(g)
+}
+
+// moveCursors writes each agent's new cursors once its group is durable.
+func (e *Engine) moveCursors(g *group) error {
+	next := map[*agentSync]*State{}
+	write := map[*agentSync]bool{}
+	var order []*agentSync
+	state := func(a *agentSync) *State {
+		if next[a] == nil {
+			next[a] = a.state.clone()
+			order = append(order, a)
+		}
+		return next[a]
+	}
+	for _, s := range g.segs {
+		state(s.a).Files[s.rel] = s.next
+		if !s.quiet {
+			write[s.a] = true
+		}
+	}
+	for _, end := range g.ends {
+		st := state(end.a)
+		for rel := range st.Files {
+			if !end.seen[rel] {
+				delete(st.Files, rel)
+			}
+		}
+	}
+	for _, a := range order {
+		st := next[a]
+		if write[a] {
+			st.Updated = e.opts.Now().UTC()
+			if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
+				return e.diskFull(err)
+			}
+			e.recovered(causeDisk)
+		}
+		a.state = st
+	}
+	return nil
+}

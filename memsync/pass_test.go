@@ -1,0 +1,71 @@
+package memsync_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// One pass gathers every agent's new lines into as few graph writes as the
+// batch size allows, whatever the number of agents and files.
+func TestOneGraphWritePerBatchAcrossAgents(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		for i := range 10 {
+			r.appendN(fmt.Sprintf("agent%d", i), 3)
+		}
+		var writes []int
+		e, err := memsync.New(memsync.Options{Root: r.root, Graph: r.g, BatchSize: 50,
+			Progress: func(n int) { writes = append(writes, n) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SyncOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(writes, []int{30}) {
+			t.Fatalf("10 agents × 3 new records took writes %v, want one of 30", writes)
+		}
+		for i := range 10 {
+			r.appendN(fmt.Sprintf("agent%d", i), 6)
+		}
+		writes = nil
+		if _, err := e.SyncOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(writes, []int{50, 10}) {
+			t.Fatalf("10 agents × 6 new records took writes %v, want 50 then 10", writes)
+		}
+		r.mustVerify(90)
+		// Every cursor moved: a new engine (a restart) has nothing to do.
+		if rep := r.syncOnce(r.engine()); rep.Projected != 0 {
+			t.Fatalf("after restart a pass projected %d", rep.Projected)
+		}
+	})
+}
+
+// When one write spans agents, what the graph refuses is recorded in the
+// rejects of the agent whose journal holds the line.
+func TestRejectsOfASharedWriteGoToTheirAgent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.write("alice", "2026-11-20.jsonl", line("mem_dup", "alice", "alice said this first"))
+		r.write("bob", "2026-11-20.jsonl", line("mem_dup", "bob", "bob reuses the uuid")+line("mem_bob", "bob", "bob's own"))
+		rep := r.syncOnce(r.engine())
+		if rep.Rejected != 1 {
+			t.Fatalf("pass = %+v, want 1 reject", rep)
+		}
+		if rs := r.rejects("alice"); len(rs) != 0 {
+			t.Fatalf("alice's rejects = %+v, want none", rs)
+		}
+		rs := r.rejects("bob")
+		if len(rs) != 1 || rs[0].UUID != "mem_dup" || rs[0].Line != 1 || !strings.Contains(rs[0].Reason, "different content") {
+			t.Fatalf("bob's rejects = %+v, want line 1's uuid clash", rs)
+		}
+		if n := get(t, r.g, "mem_dup"); n.Agent != "alice" {
+			t.Fatalf("mem_dup holds %s's record, want alice's (first read)", n.Agent)
+		}
+	})
+}
