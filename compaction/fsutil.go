@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // tmpSuffix ends every temporary file compaction writes. Journals end in
@@ -139,7 +141,7 @@ func repairTail(lg *zap.Logger, path string, now time.Time) error {
 		return err
 	}
 	size := fi.Size()
-	keep, err := completeLength(f, size)
+	keep, err := journal.CompleteLength(f, size)
 	if err != nil || keep == size {
 		return err
 	}
@@ -160,26 +162,4 @@ func repairTail(lg *zap.Logger, path string, now time.Time) error {
 	lg.Warn("archive ended in a torn line (an interrupted compaction): cut it; the lines are still in the journal",
 		zap.String("path", path), zap.Int64("offset", keep), zap.Int64("bytes", size-keep), zap.String("kept_as", aside))
 	return nil
-}
-
-// completeLength is the length of f's content up to and including its last
-// newline.
-func completeLength(f *os.File, size int64) (int64, error) {
-	buf := make([]byte, 4096)
-	for end := size; end > 0; {
-		n := int64(len(buf))
-		if n > end {
-			n = end
-		}
-		if _, err := f.ReadAt(buf[:n], end-n); err != nil && err != io.EOF {
-			return 0, err
-		}
-		for i := n - 1; i >= 0; i-- {
-			if buf[i] == '\n' {
-				return end - n + i + 1, nil
-			}
-		}
-		end -= n
-	}
-	return 0, nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // The identity memsync commits as.
@@ -352,7 +354,7 @@ func (r *repo) snapshot(rel string, cached *index.Entry, indexTime time.Time) (*
 		}
 		err = syscall.Fstat(int(f.Fd()), &st)
 		if err == nil {
-			size, err = completeLength(f, st.Size)
+			size, err = journal.CompleteLength(f, st.Size)
 		}
 		_ = flock(f, syscall.LOCK_UN)
 	} else {
@@ -400,28 +402,6 @@ func (r *repo) snapshot(rel string, cached *index.Entry, indexTime time.Time) (*
 		return nil, fmt.Errorf("changed while being committed (rewritten in place?); will try again")
 	}
 	return s, nil
-}
-
-// completeLength is the length of f's content up to and including its last
-// newline.
-func completeLength(f *os.File, size int64) (int64, error) {
-	buf := make([]byte, 4096)
-	for end := size; end > 0; {
-		n := int64(len(buf))
-		if n > end {
-			n = end
-		}
-		if _, err := f.ReadAt(buf[:n], end-n); err != nil && err != io.EOF {
-			return 0, err
-		}
-		for i := n - 1; i >= 0; i-- {
-			if buf[i] == '\n' {
-				return end - n + i + 1, nil
-			}
-		}
-		end -= n
-	}
-	return 0, nil
 }
 
 func statMatches(e *index.Entry, st *syscall.Stat_t) bool {
