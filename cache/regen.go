@@ -2,12 +2,15 @@ package cache
 
 import (
 	"context"
+	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -15,14 +18,20 @@ import (
 const DefaultDelay = 2 * time.Second
 
 // Regenerator keeps snapshots current for the daemon: Notify (which fits
-// memsync.Options.OnApplied) says records were projected, and once no
-// notice has come for the delay — or at the latest maxWaitFactor delays
-// after the first pending notice, so a steady stream of writes cannot
-// starve the cache — every agent's snapshot is regenerated in one walk.
-// Regenerations are spaced by four times the last one's duration, so that
-// on a large graph they never take more than a fifth of the time.
-// Every agent, not only those notified: a shared record changes what all
-// of them see, and files that did not change are not rewritten.
+// memsync.Options.OnApplied) or NotifyGroups says records were projected,
+// and once no notice has come for the delay — or at the latest
+// maxWaitFactor delays after the first pending notice, so a steady stream
+// of writes cannot starve the cache — the snapshots are regenerated in one
+// walk. Regenerations are spaced by four times the last one's duration, so
+// that on a large graph they never take more than a fifth of the time.
+//
+// Notify regenerates every agent, not only those notified: a shared record
+// changes what all of them see, and files that did not change are not
+// rewritten. NotifyGroups, told which groups changed, regenerates only the
+// agents that see them. The first regeneration covers every agent either
+// way, so snapshots left stale by an earlier process are brought up to date.
+// Once a regeneration leaves nothing pending, the memory it used is
+// returned to the operating system: an idle daemon stays small.
 //
 // A failed regeneration (the graph down) is retried with a doubling pause,
 // up to a minute; a new notice retries sooner. One goroutine does the work;
@@ -39,6 +48,7 @@ type Regenerator struct {
 
 	mu      sync.Mutex
 	pending map[string]bool // agents named in notices not yet served
+	all     bool            // every agent is to be regenerated, not only pending
 	dirty   bool
 	since   time.Time // first notice not yet served
 	rest    time.Time // no regeneration starts before this
@@ -70,22 +80,56 @@ func NewRegenerator(g memsync.Graph, layout memsync.Layout, delay time.Duration,
 	r := &Regenerator{
 		w: NewWriter(g, layout, lg), lg: lg, delay: delay,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		pending: map[string]bool{},
+		pending: map[string]bool{}, all: true,
 	}
 	go r.loop()
 	return r
 }
 
-// Notify says that agents had records projected. It never blocks.
+// Notify says that agents had records projected, which may change what
+// any agent sees: every agent is regenerated. It never blocks.
 func (r *Regenerator) Notify(agents []string) {
 	r.mu.Lock()
 	for _, a := range agents {
 		r.pending[a] = true
 	}
+	r.all = true
+	r.markLocked()
+	r.mu.Unlock()
+	r.kickLoop()
+}
+
+// NotifyGroups says that what the groups hold changed (group ids, as
+// journal.Record.GroupID gives them): records of those groups were
+// projected, or memories in them were superseded (a caller that cannot
+// tell the group of a superseded memory names the shared group). A private
+// group regenerates its agent only; the shared group, or any other,
+// regenerates every agent. It never blocks.
+func (r *Regenerator) NotifyGroups(groups []string) {
+	if len(groups) == 0 {
+		return
+	}
+	prefix := journal.PrivateGroup("")
+	r.mu.Lock()
+	for _, g := range groups {
+		if a, ok := strings.CutPrefix(g, prefix); ok && a != "" {
+			r.pending[a] = true
+		} else {
+			r.all = true
+		}
+	}
+	r.markLocked()
+	r.mu.Unlock()
+	r.kickLoop()
+}
+
+func (r *Regenerator) markLocked() {
 	if !r.dirty {
 		r.dirty, r.since = true, time.Now()
 	}
-	r.mu.Unlock()
+}
+
+func (r *Regenerator) kickLoop() {
 	select {
 	case r.kick <- struct{}{}:
 	default:
@@ -146,7 +190,7 @@ func (r *Regenerator) wait() time.Duration {
 	return max(0, min(r.delay, left), time.Until(r.rest))
 }
 
-// run regenerates every snapshot if anything is pending and reports
+// run regenerates the snapshots due if anything is pending and reports
 // whether it succeeded (or had nothing to do).
 func (r *Regenerator) run(ctx context.Context) bool {
 	r.mu.Lock()
@@ -154,11 +198,15 @@ func (r *Regenerator) run(ctx context.Context) bool {
 		r.mu.Unlock()
 		return true
 	}
-	named := r.pending
-	r.pending, r.dirty = map[string]bool{}, false
+	named, all := r.pending, r.all
+	r.pending, r.all, r.dirty = map[string]bool{}, false, false
 	r.mu.Unlock()
 
-	agents, err := r.w.layout.Agents()
+	var agents []string
+	var err error
+	if all {
+		agents, err = r.w.layout.Agents()
+	}
 	if err == nil {
 		for _, a := range agents {
 			delete(named, a)
@@ -168,22 +216,32 @@ func (r *Regenerator) run(ctx context.Context) bool {
 		}
 		sort.Strings(agents)
 		start := time.Now()
-		_, err = r.w.Generate(ctx, agents)
+		if len(agents) > 0 {
+			_, err = r.w.Generate(ctx, agents)
+		}
 		r.mu.Lock()
 		r.rest = time.Now().Add(restFactor * time.Since(start))
+		idle := !r.dirty
 		r.mu.Unlock()
+		if err == nil && idle {
+			// The walk and the rendering leave the heap at its peak;
+			// without this the runtime keeps those pages for minutes.
+			debug.FreeOSMemory()
+		}
 	}
 	if err == nil {
 		return true
 	}
 	r.lg.Warn("cache: regenerate snapshots", zap.Error(err))
 	r.mu.Lock()
+	for _, a := range agents {
+		r.pending[a] = true
+	}
 	for a := range named {
 		r.pending[a] = true
 	}
-	if !r.dirty {
-		r.dirty, r.since = true, time.Now()
-	}
+	r.all = r.all || all
+	r.markLocked()
 	r.mu.Unlock()
 	return false
 }

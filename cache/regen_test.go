@@ -102,3 +102,39 @@ func TestRegeneratorRetries(t *testing.T) {
 	g.setDown(false)
 	waitFor(t, "the retry", func() bool { return strings.Contains(factsOf(layout, "alice"), "after the outage") })
 }
+
+// NotifyGroups regenerates only the agents that see the groups named,
+// after a first regeneration that covers every agent.
+func TestRegeneratorNotifyGroups(t *testing.T) {
+	layout := repo(t, "alice", "bob")
+	g := openGraph(t, []memsync.Memory{mem("mem_g1", "alice", 1, journal.KindFact, "first private fact")})
+	r := NewRegenerator(g, layout, 20*time.Millisecond, zaptest.NewLogger(t))
+	defer r.Close()
+	r.NotifyGroups([]string{journal.PrivateGroup("alice")})
+	// The first regeneration covers bob too, though nothing of his changed.
+	waitFor(t, "the first regeneration", func() bool {
+		return strings.Contains(factsOf(layout, "alice"), "first private fact") && factsOf(layout, "bob") != ""
+	})
+
+	// A shared record told as alice's private change: only alice's
+	// snapshot shows it, which proves bob was left alone.
+	if _, err := g.Apply(context.Background(), []memsync.Memory{
+		mem("mem_g2", "alice", 2, journal.KindFact, "a shared fact", shared),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.NotifyGroups([]string{journal.PrivateGroup("alice")})
+	waitFor(t, "alice's snapshot", func() bool { return strings.Contains(factsOf(layout, "alice"), "a shared fact") })
+	time.Sleep(100 * time.Millisecond)
+	if strings.Contains(factsOf(layout, "bob"), "a shared fact") {
+		t.Fatal("bob was regenerated for a change to alice's group")
+	}
+
+	r.NotifyGroups([]string{journal.SharedGroup})
+	waitFor(t, "bob's snapshot", func() bool { return strings.Contains(factsOf(layout, "bob"), "a shared fact") })
+
+	// A private group of an agent without a directory yet is written too.
+	r.NotifyGroups([]string{journal.PrivateGroup("newcomer")})
+	waitFor(t, "the newcomer's snapshot", func() bool { return strings.Contains(factsOf(layout, "newcomer"), "a shared fact") })
+	r.NotifyGroups(nil) // nothing changed: harmless
+}

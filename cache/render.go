@@ -15,6 +15,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path"
@@ -152,10 +153,11 @@ func (k *newest) sorted() []*entry {
 	return out
 }
 
-// view is what one agent may see, gathered during the walk.
+// view is what the walk keeps of one group's memories: CONSTELLATION once
+// for every agent, and each agent's private group. An agent's snapshot
+// merges two views, so a shared memory is held once however many agents
+// see it.
 type view struct {
-	agent    string
-	private  string
 	sections map[journal.Kind]*newest
 	entities map[string]*newest
 	current  int
@@ -163,32 +165,84 @@ type view struct {
 	latest   time.Time
 }
 
-func (v *view) sees(groupID string) bool {
-	return groupID == journal.SharedGroup || groupID == v.private
+func newView(limit int) *view {
+	v := &view{sections: map[journal.Kind]*newest{}, entities: map[string]*newest{}}
+	for _, s := range sections {
+		v.sections[s.kind] = &newest{limit: limit}
+	}
+	return v
+}
+
+// freeze sorts every list newest first, for merging; the lists take no
+// more entries afterwards.
+func (v *view) freeze() {
+	for _, l := range v.sections {
+		l.heap = l.sorted()
+	}
+	for _, l := range v.entities {
+		l.heap = l.sorted()
+	}
 }
 
 // conflictEdge is a CONFLICTS_WITH edge from a current memory.
 type conflictEdge struct{ src, dst string }
 
+// conflict is an open conflict between two current memories, with the
+// groups an agent must see to see it.
+type conflict struct {
+	winner, loser *entry
+	groups        [2]string
+}
+
+// walked is what one walk of the graph keeps for the snapshots of a set of
+// agents: no snapshot is rendered yet, and each renders on its own.
+type walked struct {
+	limit     int
+	agents    []string         // without duplicates, in the order asked
+	views     map[string]*view // by group id
+	conflicts []conflict       // newest winner first
+}
+
 // Render walks g once and renders the snapshot of each agent, with every
 // list capped at limit (DefaultLimit when limit <= 0). Agents are rendered
-// in the order given; duplicates are rendered once.
+// in the order given; duplicates are rendered once. The snapshots are all
+// held in memory at once: Writer.Generate renders and writes them one file
+// at a time instead.
 func Render(ctx context.Context, g memsync.Graph, agents []string, limit int) ([]*Snapshot, error) {
+	wk, err := walk(ctx, g, agents, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Snapshot, 0, len(wk.agents))
+	var buf bytes.Buffer
+	for _, a := range wk.agents {
+		snap := &Snapshot{Agent: a, Files: map[string][]byte{}}
+		_ = wk.render(a, &buf, func(rel string, data []byte) error {
+			snap.Files[rel] = bytes.Clone(data)
+			return nil
+		})
+		out = append(out, snap)
+	}
+	return out, nil
+}
+
+// walk reads g once and keeps, for agents, the capped lists and counts of
+// their groups and the open conflicts among the memories they may see.
+func walk(ctx context.Context, g memsync.Graph, agents []string, limit int) (*walked, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	var views []*view
-	seen := map[string]bool{}
+	wk := &walked{limit: limit, views: map[string]*view{journal.SharedGroup: newView(limit)}}
 	for _, a := range agents {
-		if seen[a] {
+		group := journal.PrivateGroup(a)
+		if wk.views[group] != nil {
 			continue
 		}
-		seen[a] = true
-		v := &view{agent: a, private: journal.PrivateGroup(a), sections: map[journal.Kind]*newest{}, entities: map[string]*newest{}}
-		for _, s := range sections {
-			v.sections[s.kind] = &newest{limit: limit}
-		}
-		views = append(views, v)
+		wk.views[group] = newView(limit)
+		wk.agents = append(wk.agents, a)
+	}
+	if len(wk.agents) == 0 {
+		return wk, nil
 	}
 	// Both ends of every conflict between current memories; the ends that
 	// come later in the walk, or earlier without an edge of their own, are
@@ -196,35 +250,31 @@ func Render(ctx context.Context, g memsync.Graph, agents []string, limit int) ([
 	ends := map[string]*entry{}
 	var edges []conflictEdge
 	err := g.Walk(ctx, func(n memsync.Node) error {
-		var e *entry
-		for _, v := range views {
-			if !v.sees(n.GroupID) {
-				continue
-			}
-			if e == nil {
-				e = newEntry(&n)
-			}
-			if n.TS.After(v.latest) {
-				v.latest = n.TS
-			}
-			if !e.current {
-				v.retired++
-				continue
-			}
-			v.current++
-			if s, ok := v.sections[n.Kind]; ok {
-				s.add(e)
-			}
-			for _, name := range n.Mentions {
-				p := v.entities[name]
-				if p == nil {
-					p = &newest{limit: limit}
-					v.entities[name] = p
-				}
-				p.add(e)
-			}
+		v := wk.views[n.GroupID]
+		if v == nil {
+			return nil
 		}
-		if e != nil && e.current && len(n.ConflictsWith) > 0 {
+		if n.TS.After(v.latest) {
+			v.latest = n.TS
+		}
+		if !n.InvalidAt.IsZero() {
+			v.retired++
+			return nil
+		}
+		v.current++
+		e := newEntry(&n)
+		if s, ok := v.sections[n.Kind]; ok {
+			s.add(e)
+		}
+		for _, name := range n.Mentions {
+			p := v.entities[name]
+			if p == nil {
+				p = &newest{limit: limit}
+				v.entities[name] = p
+			}
+			p.add(e)
+		}
+		if len(n.ConflictsWith) > 0 {
 			ends[n.UUID] = e
 			for _, dst := range n.ConflictsWith {
 				edges = append(edges, conflictEdge{n.UUID, dst})
@@ -239,11 +289,44 @@ func Render(ctx context.Context, g memsync.Graph, agents []string, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Snapshot, 0, len(views))
-	for _, v := range views {
-		out = append(out, v.render(limit, edges, ends, groups))
+	for _, v := range wk.views {
+		v.freeze()
 	}
-	return out, nil
+	wk.conflicts = openConflicts(edges, ends, groups)
+	return wk, nil
+}
+
+// openConflicts pairs the ends of edges, once per pair of current
+// memories, the newer claim first.
+func openConflicts(edges []conflictEdge, ends map[string]*entry, groups map[string]string) []conflict {
+	var out []conflict
+	pairs := map[[2]string]bool{}
+	for _, e := range edges {
+		a, b := ends[e.src], ends[e.dst]
+		if a == nil || b == nil || !a.current || !b.current {
+			continue
+		}
+		key := [2]string{min(e.src, e.dst), max(e.src, e.dst)}
+		if pairs[key] {
+			continue
+		}
+		pairs[key] = true
+		// The newer claim wins; at the same instant, the larger uuid.
+		if b.ts.After(a.ts) || b.ts.Equal(a.ts) && b.uuid > a.uuid {
+			a, b = b, a
+		}
+		out = append(out, conflict{winner: a, loser: b, groups: [2]string{groups[a.uuid], groups[b.uuid]}})
+	}
+	slices.SortFunc(out, func(x, y conflict) int {
+		if newer(x.winner, y.winner) {
+			return -1
+		}
+		if newer(y.winner, x.winner) {
+			return 1
+		}
+		return strings.Compare(x.loser.uuid, y.loser.uuid)
+	})
+	return out
 }
 
 // fetchEnds completes ends with the conflict targets the walk did not keep
@@ -285,119 +368,145 @@ func groupOf(e *entry) string {
 	return journal.PrivateGroup(e.agent)
 }
 
-// conflict is an open conflict as an agent sees it.
-type conflict struct{ winner, loser *entry }
+// list is one capped list of an agent's snapshot: what its two views hold.
+type list struct {
+	entries []*entry // newest first, at most limit
+	total   int
+}
 
-// render writes v's files.
-func (v *view) render(limit int, edges []conflictEdge, ends map[string]*entry, groups map[string]string) *Snapshot {
-	snap := &Snapshot{Agent: v.agent, Files: map[string][]byte{}}
-	var conflicts []conflict
-	pairs := map[[2]string]bool{}
-	for _, e := range edges {
-		a, b := ends[e.src], ends[e.dst]
-		if a == nil || b == nil || !a.current || !b.current || !v.sees(groups[e.src]) || !v.sees(groups[e.dst]) {
-			continue
-		}
-		key := [2]string{min(e.src, e.dst), max(e.src, e.dst)}
-		if pairs[key] {
-			continue
-		}
-		pairs[key] = true
-		// The newer claim wins; at the same instant, the larger uuid.
-		if b.ts.After(a.ts) || b.ts.Equal(a.ts) && b.uuid > a.uuid {
-			a, b = b, a
-		}
-		conflicts = append(conflicts, conflict{winner: a, loser: b})
+// merge joins the frozen lists of the shared and the private view.
+func merge(a, b *newest, limit int) list {
+	var x, y []*entry
+	var l list
+	if a != nil {
+		x, l.total = a.heap, a.total
 	}
-	slices.SortFunc(conflicts, func(x, y conflict) int {
-		if newer(x.winner, y.winner) {
-			return -1
+	if b != nil {
+		y, l.total = b.heap, l.total+b.total
+	}
+	l.entries = make([]*entry, 0, min(limit, len(x)+len(y)))
+	for len(l.entries) < limit && (len(x) > 0 || len(y) > 0) {
+		if len(y) == 0 || len(x) > 0 && newer(x[0], y[0]) {
+			l.entries, x = append(l.entries, x[0]), x[1:]
+		} else {
+			l.entries, y = append(l.entries, y[0]), y[1:]
 		}
-		if newer(y.winner, x.winner) {
-			return 1
-		}
-		return strings.Compare(x.loser.uuid, y.loser.uuid)
-	})
+	}
+	return l
+}
 
-	names := make([]string, 0, len(v.entities))
-	for name := range v.entities {
+// render renders agent's snapshot one file at a time into buf, handing
+// each to emit (path relative to the cache directory, slash-separated;
+// data valid only during the call), FactsFile first. An error from emit
+// stops it and is returned.
+func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, data []byte) error) error {
+	limit := wk.limit
+	shared, own := wk.views[journal.SharedGroup], wk.views[journal.PrivateGroup(agent)]
+	sees := func(group string) bool { return group == journal.SharedGroup || group == journal.PrivateGroup(agent) }
+	var conflicts []conflict
+	for _, c := range wk.conflicts {
+		if sees(c.groups[0]) && sees(c.groups[1]) {
+			conflicts = append(conflicts, c)
+		}
+	}
+
+	counts := map[string]int{}
+	for _, v := range []*view{shared, own} {
+		for name, l := range v.entities {
+			counts[name] += l.total
+		}
+	}
+	names := make([]string, 0, len(counts))
+	for name := range counts {
 		names = append(names, name)
 	}
 	slugs := Slugs(names)
+	// Entities by how many current memories mention them, then by name.
+	slices.SortFunc(names, func(x, y string) int {
+		if d := counts[y] - counts[x]; d != 0 {
+			return d
+		}
+		return strings.Compare(x, y)
+	})
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Memory snapshot: %s\n\n", v.agent)
-	fmt.Fprintf(&b, "Generated by memsync from the graph; do not edit. Regenerate with `memsync cache --agent %s`.\n\n", v.agent)
-	fmt.Fprintf(&b, "- Groups: %s, %s\n", journal.SharedGroup, v.private)
-	fmt.Fprintf(&b, "- Current memories: %d (retired: %d)\n", v.current, v.retired)
-	fmt.Fprintf(&b, "- Newest memory: %s\n", formatTS(v.latest))
-	for _, s := range sections {
-		list := v.sections[s.kind]
-		fmt.Fprintf(&b, "\n## %s (%d)\n\n", s.heading, list.total)
-		writeEntries(&b, list)
+	latest := shared.latest
+	if own.latest.After(latest) {
+		latest = own.latest
 	}
-	fmt.Fprintf(&b, "\n## Open conflicts (%d)\n\n", len(conflicts))
+	b := buf
+	b.Reset()
+	fmt.Fprintf(b, "# Memory snapshot: %s\n\n", agent)
+	fmt.Fprintf(b, "Generated by memsync from the graph; do not edit. Regenerate with `memsync cache --agent %s`.\n\n", agent)
+	fmt.Fprintf(b, "- Groups: %s, %s\n", journal.SharedGroup, journal.PrivateGroup(agent))
+	fmt.Fprintf(b, "- Current memories: %d (retired: %d)\n", shared.current+own.current, shared.retired+own.retired)
+	fmt.Fprintf(b, "- Newest memory: %s\n", formatTS(latest))
+	for _, s := range sections {
+		l := merge(shared.sections[s.kind], own.sections[s.kind], limit)
+		fmt.Fprintf(b, "\n## %s (%d)\n\n", s.heading, l.total)
+		writeEntries(b, l)
+	}
+	fmt.Fprintf(b, "\n## Open conflicts (%d)\n\n", len(conflicts))
 	if len(conflicts) == 0 {
 		b.WriteString("None.\n")
 	}
 	for i, c := range conflicts {
 		if i == limit {
-			fmt.Fprintf(&b, "… and %d more\n", len(conflicts)-limit)
+			fmt.Fprintf(b, "… and %d more\n", len(conflicts)-limit)
 			break
 		}
-		fmt.Fprintf(&b, "- `%s` (newer, wins) vs `%s`\n", c.winner.uuid, c.loser.uuid)
-		fmt.Fprintf(&b, "  - wins: %s\n", entryLine(c.winner))
-		fmt.Fprintf(&b, "  - loses: %s\n", entryLine(c.loser))
+		fmt.Fprintf(b, "- `%s` (newer, wins) vs `%s`\n", c.winner.uuid, c.loser.uuid)
+		b.WriteString("  - wins: ")
+		writeEntry(b, c.winner)
+		b.WriteString("  - loses: ")
+		writeEntry(b, c.loser)
 	}
-
-	// Entities by how many current memories mention them, then by name.
-	slices.SortFunc(names, func(x, y string) int {
-		if d := v.entities[y].total - v.entities[x].total; d != 0 {
-			return d
-		}
-		return strings.Compare(x, y)
-	})
-	fmt.Fprintf(&b, "\n## Entities (%d)\n\n", len(names))
+	fmt.Fprintf(b, "\n## Entities (%d)\n\n", len(names))
 	if len(names) == 0 {
 		b.WriteString("None.\n")
 	}
 	for i, name := range names {
 		if i == limit {
-			fmt.Fprintf(&b, "… and %d more (every page is in %s/)\n", len(names)-limit, EntitiesDir)
+			fmt.Fprintf(b, "… and %d more (every page is in %s/)\n", len(names)-limit, EntitiesDir)
 			break
 		}
-		fmt.Fprintf(&b, "- [%s](%s) (%d)\n", mdText(name), path.Join(EntitiesDir, slugs[name]+".md"), v.entities[name].total)
+		fmt.Fprintf(b, "- [%s](%s) (%d)\n", mdText(name), path.Join(EntitiesDir, slugs[name]+".md"), counts[name])
 	}
-	snap.Files[FactsFile] = []byte(b.String())
+	if err := emit(FactsFile, b.Bytes()); err != nil {
+		return err
+	}
 
 	for _, name := range names {
-		list := v.entities[name]
-		var p strings.Builder
-		fmt.Fprintf(&p, "# %s\n\n", mdText(name))
-		fmt.Fprintf(&p, "Generated by memsync from the graph for %s; do not edit. Regenerate with `memsync cache --agent %s`.\n\n", v.agent, v.agent)
-		fmt.Fprintf(&p, "Mentioned by %d current memories (newest first).\n\n", list.total)
-		writeEntries(&p, list)
-		snap.Files[path.Join(EntitiesDir, slugs[name]+".md")] = []byte(p.String())
+		l := merge(shared.entities[name], own.entities[name], limit)
+		b.Reset()
+		fmt.Fprintf(b, "# %s\n\n", mdText(name))
+		fmt.Fprintf(b, "Generated by memsync from the graph for %s; do not edit. Regenerate with `memsync cache --agent %s`.\n\n", agent, agent)
+		fmt.Fprintf(b, "Mentioned by %d current memories (newest first).\n\n", l.total)
+		writeEntries(b, l)
+		if err := emit(path.Join(EntitiesDir, slugs[name]+".md"), b.Bytes()); err != nil {
+			return err
+		}
 	}
-	return snap
+	return nil
 }
 
-func writeEntries(b *strings.Builder, list *newest) {
-	if list.total == 0 {
+func writeEntries(b *bytes.Buffer, l list) {
+	if l.total == 0 {
 		b.WriteString("None.\n")
 		return
 	}
-	for _, e := range list.sorted() {
-		fmt.Fprintf(b, "- %s\n", entryLine(e))
+	for _, e := range l.entries {
+		b.WriteString("- ")
+		writeEntry(b, e)
 	}
-	if more := list.total - len(list.heap); more > 0 {
+	if more := l.total - len(l.entries); more > 0 {
 		fmt.Fprintf(b, "… and %d more\n", more)
 	}
 }
 
-// entryLine is one memory: kind, ts, author, scope, uuid, source line, text.
-func entryLine(e *entry) string {
-	return fmt.Sprintf("**%s** %s · %s · %s · `%s` · %s:%d — %s",
+// writeEntry writes one memory and a newline: kind, ts, author, scope,
+// uuid, source line, text.
+func writeEntry(b *bytes.Buffer, e *entry) {
+	fmt.Fprintf(b, "**%s** %s · %s · %s · `%s` · %s:%d — %s\n",
 		e.kind, formatTS(e.ts), e.agent, e.scope, e.uuid, e.path, e.line, e.text)
 }
 

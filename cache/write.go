@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -60,6 +61,10 @@ type Result struct {
 // of the directory), files already up to date are left alone, and entity
 // pages that are no longer rendered are removed. On error, the files
 // already written are complete and the rest are as they were.
+//
+// Files are rendered and written one at a time, so the memory Generate
+// needs beyond the walk's capped lists is one file's, however many agents
+// and pages there are.
 func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error) {
 	if len(agents) == 0 {
 		var err error
@@ -70,19 +75,23 @@ func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error
 			return nil, nil
 		}
 	}
-	snaps, err := Render(ctx, w.g, agents, w.Limit)
+	wk, err := walk(ctx, w.g, agents, w.Limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Result, 0, len(snaps))
-	for _, s := range snaps {
-		res, err := w.write(s)
+	out := make([]Result, 0, len(wk.agents))
+	var buf bytes.Buffer
+	var scratch []byte
+	for _, a := range wk.agents {
+		res, err := w.write(a, func(emit func(rel string, data []byte) error) error {
+			return wk.render(a, &buf, emit)
+		}, &scratch)
 		if err != nil {
-			w.lg.Error("cache: write snapshot", zap.String("agent", s.Agent), zap.Error(err))
+			w.lg.Error("cache: write snapshot", zap.String("agent", a), zap.Error(err))
 			return out, err
 		}
 		if len(res.Written) > 0 || len(res.Removed) > 0 {
-			w.lg.Info("cache: snapshot updated", zap.String("agent", s.Agent),
+			w.lg.Info("cache: snapshot updated", zap.String("agent", a),
 				zap.Int("written", len(res.Written)), zap.Int("removed", len(res.Removed)), zap.Int("unchanged", res.Unchanged))
 		}
 		out = append(out, res)
@@ -90,23 +99,30 @@ func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error
 	return out, nil
 }
 
-// write puts one snapshot in place.
-func (w *Writer) write(s *Snapshot) (Result, error) {
-	res := Result{Agent: s.Agent}
-	root := w.layout.CacheDir(s.Agent)
+// write puts agent's snapshot in place as render hands over its files,
+// then removes the entity pages it did not render. scratch is reused to
+// read the files it compares with.
+func (w *Writer) write(agent string, render func(emit func(rel string, data []byte) error) error, scratch *[]byte) (Result, error) {
+	res := Result{Agent: agent}
+	root := w.layout.CacheDir(agent)
 	dirty := map[string]bool{}
-	for _, rel := range s.Paths() {
+	rendered := map[string]bool{}
+	err := render(func(rel string, data []byte) error {
+		rendered[rel] = true
 		path := filepath.Join(root, filepath.FromSlash(rel))
-		data := s.Files[rel]
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		if holds(path, data, scratch) {
 			res.Unchanged++
-			continue
+			return nil
 		}
 		if err := writeAtomic(path, data); err != nil {
-			return res, fmt.Errorf("cache: write %s: %w", w.layout.Rel(path), diskFull(err))
+			return fmt.Errorf("cache: write %s: %w", w.layout.Rel(path), diskFull(err))
 		}
 		dirty[filepath.Dir(path)] = true
 		res.Written = append(res.Written, w.layout.Rel(path))
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
 	// Stale entity pages and abandoned temp files.
 	for _, dir := range []string{root, filepath.Join(root, EntitiesDir)} {
@@ -127,8 +143,7 @@ func (w *Writer) write(s *Snapshot) (Result, error) {
 				info, err := e.Info()
 				stale = err == nil && time.Since(info.ModTime()) > staleTemp
 			case dir != root && e.Type().IsRegular() && strings.HasSuffix(name, ".md"):
-				_, stale = s.Files[rel]
-				stale = !stale
+				stale = !rendered[rel]
 			}
 			if !stale {
 				continue
@@ -153,6 +168,26 @@ func (w *Writer) write(s *Snapshot) (Result, error) {
 	sort.Strings(res.Written)
 	sort.Strings(res.Removed)
 	return res, nil
+}
+
+// holds reports whether the file at path holds exactly data, reading it
+// into scratch (grown as needed) rather than a buffer of its own.
+func holds(path string, data []byte, scratch *[]byte) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
+		return false
+	}
+	// One byte more than expected tells a file that grew since the Stat.
+	if cap(*scratch) < len(data)+1 {
+		*scratch = make([]byte, len(data)+1)
+	}
+	buf := (*scratch)[:len(data)+1]
+	n, _ := io.ReadFull(f, buf)
+	return n == len(data) && bytes.Equal(buf[:n], data)
 }
 
 // writeAtomic replaces path with data through a temp file in the same
