@@ -33,6 +33,10 @@ type Options struct {
 	NewBackOff func() backoff.BackOff
 	// OnApplied is told which agents had records projected, after each pass.
 	OnApplied func(agents []string)
+	// OnChanged is told, after each pass, which groups' recall may have
+	// changed: the group of every record projected, and the shared group as
+	// well when a record supersedes another (whose group is not known here).
+	OnChanged func(groups []string)
 	// Progress is told how many records each graph write carried.
 	Progress func(records int)
 }
@@ -67,6 +71,7 @@ type Engine struct {
 	cause   string
 
 	applied map[string]bool // agents with records projected in this pass
+	changed map[string]bool // groups with records projected in this pass
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -116,7 +121,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	return &Engine{
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
-		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), applied: map[string]bool{},
+		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), applied: map[string]bool{}, changed: map[string]bool{},
 	}, nil
 }
 
@@ -172,17 +177,34 @@ func (e *Engine) snapshotAgents() []*agentSync {
 }
 
 func (e *Engine) notify() {
-	if len(e.applied) == 0 || e.opts.OnApplied == nil {
-		e.applied = map[string]bool{}
-		return
+	if fn := e.opts.OnApplied; fn != nil && len(e.applied) > 0 {
+		fn(sortedKeys(e.applied))
 	}
-	names := make([]string, 0, len(e.applied))
-	for a := range e.applied {
-		names = append(names, a)
+	if fn := e.opts.OnChanged; fn != nil && len(e.changed) > 0 {
+		fn(sortedKeys(e.changed))
 	}
-	sort.Strings(names)
-	e.applied = map[string]bool{}
-	e.opts.OnApplied(names)
+	e.applied, e.changed = map[string]bool{}, map[string]bool{}
+}
+
+// projected notes what a write that landed changed, for notify.
+func (e *Engine) projected(batch []Memory) {
+	for i := range batch {
+		m := &batch[i]
+		e.applied[m.Agent] = true
+		e.changed[m.GroupID()] = true
+		if len(m.Supersedes) > 0 {
+			e.changed[journal.SharedGroup] = true
+		}
+	}
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // agent loads (once) what the engine knows of name.
@@ -411,9 +433,7 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 		}
 		e.recovered(causeGraph)
 		rep.Projected += len(batch)
-		if len(batch) > 0 {
-			e.applied[a.name] = true
-		}
+		e.projected(batch)
 		if err := e.reject(a, rejects, rep); err != nil {
 			e.diskFull(err)
 			return

@@ -310,10 +310,8 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 			for _, rj := range rejects {
 				byAgent[rj.agent] = append(byAgent[rj.agent], rj.Reject)
 			}
+			e.projected(direct)
 			for _, s := range g.segs {
-				if len(s.batch) > 0 && !viaOutbox[s.a] {
-					e.applied[s.a.name] = true
-				}
 				if rs := byAgent[s.a.name]; len(rs) > 0 {
 					delete(byAgent, s.a.name)
 					if err := e.reject(s.a, rs, rep); err != nil {

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/memsynctest"
 )
 
 // One pass gathers every agent's new lines into as few graph writes as the
@@ -68,4 +70,34 @@ func TestRejectsOfASharedWriteGoToTheirAgent(t *testing.T) {
 			t.Fatalf("mem_dup holds %s's record, want alice's (first read)", n.Agent)
 		}
 	})
+}
+
+// OnChanged names the groups whose recall a pass changed: each projected
+// record's group, and the shared group for a superseding record.
+func TestOnChangedNamesTheGroupsProjected(t *testing.T) {
+	r := newRig(t, memsynctest.NewGraph())
+	r.write("alice", "2026-11-20.jsonl", line("mem_a", "alice", "alice's private note"))
+	r.write("bob", "2026-11-20.jsonl", strings.Replace(line("mem_b", "bob", "for everyone"), `"kind"`, `"scope":"shared","kind"`, 1))
+	var got [][]string
+	e, err := memsync.New(memsync.Options{Root: r.root, Graph: r.g, OnChanged: func(g []string) { got = append(got, g) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.syncOnce(e)
+	want := []string{journal.PrivateGroup("alice"), journal.SharedGroup}
+	if len(got) != 1 || !slices.Equal(got[0], want) {
+		t.Fatalf("OnChanged got %v, want one call with %v", got, want)
+	}
+	r.write("carol", "2026-11-20.jsonl", strings.Replace(line("mem_c", "carol", "replaces alice's"), `"kind"`, `"supersedes":["mem_a"],"kind"`, 1))
+	got = nil
+	r.syncOnce(e)
+	want = []string{journal.PrivateGroup("carol"), journal.SharedGroup}
+	if len(got) != 1 || !slices.Equal(got[0], want) {
+		t.Fatalf("after a supersession OnChanged got %v, want %v", got, want)
+	}
+	got = nil
+	r.syncOnce(e)
+	if len(got) != 0 {
+		t.Fatalf("a pass with nothing new called OnChanged with %v", got)
+	}
 }

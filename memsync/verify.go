@@ -2,10 +2,13 @@ package memsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -41,25 +44,52 @@ func digest(s string) uint64 {
 	return h.Sum64()
 }
 
-// expectedRecords reads every journal of every agent in the order the
-// engine projects them and returns the first valid version of each uuid
-// (later versions with other content are rejects).
+// expectedRecords reads every journal of every agent and returns the first
+// valid version of each uuid in the order the engine projects them (agent
+// by agent; later versions with other content are rejects). Agents are read
+// in parallel, each into a list of digests, merged in order.
 func expectedRecords(layout Layout) (map[uint64]*expected, error) {
-	want := map[uint64]*expected{}
 	agents, err := layout.Agents()
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range agents {
-		err := EachRecord(layout, a, func(m Memory) error {
-			if k := digest(m.UUID); want[k] == nil {
-				want[k] = &expected{hash: digest(m.Hash())}
+	type pair struct{ uuid, hash uint64 }
+	lists := make([][]pair, len(agents))
+	errs := make([]error, len(agents))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(agents)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = EachRecord(layout, agents[i], func(m Memory) error {
+					lists[i] = append(lists[i], pair{digest(m.UUID), digest(m.Hash())})
+					return nil
+				})
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		}()
+	}
+	for i := range agents {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	want := make(map[uint64]*expected, n)
+	for i, l := range lists {
+		for _, p := range l {
+			if want[p.uuid] == nil {
+				want[p.uuid] = &expected{hash: p.hash}
+			}
 		}
+		lists[i] = nil
 	}
 	return want, nil
 }

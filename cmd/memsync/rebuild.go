@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -92,6 +93,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("%v (run it again: rebuild starts over)", err)
 	}
 	elapsed := env.Now().Sub(start)
+	debug.FreeOSMemory() // the rebuild's batches are garbage now; keep the peak down
 	ver, err := memsync.Verify(ctx, repo, g)
 	if err != nil {
 		return fs.fail("verify: %v", err)

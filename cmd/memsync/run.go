@@ -95,7 +95,7 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 	regen := cache.NewRegenerator(g, layout(repo), 0, lg)
 	defer regen.Close()
 	eng, err := memsync.New(memsync.Options{
-		Root: repo, Graph: g, Logger: lg, Now: env.Now, OnApplied: regen.Notify,
+		Root: repo, Graph: g, Logger: lg, Now: env.Now, OnChanged: regen.NotifyGroups,
 		BatchSize: cfg.Daemon.BatchSize, BatchWindow: cfg.Daemon.BatchWindow, PollInterval: cfg.Daemon.PollInterval,
 	})
 	if err != nil {
