@@ -248,6 +248,17 @@ func oneOf(s string, set []string) bool {
 // with no uuid gets the deterministic one DerivedUUID gives. The error is a
 // *FieldError.
 func Parse(line []byte) (Record, error) {
+	if len(line) <= MaxLineBytes && utf8.Valid(line) {
+		if r, ok := parseFast(bytes.TrimSpace(line)); ok {
+			return r, nil
+		}
+	}
+	return parseSlow(line)
+}
+
+// parseSlow is Parse written with encoding/json: the reference for what
+// Parse accepts and the source of every error it returns.
+func parseSlow(line []byte) (Record, error) {
 	var r Record
 	if len(line) > MaxLineBytes {
 		return r, &FieldError{Reason: fmt.Sprintf("line is %d bytes, over the 1 MiB limit", len(line))}
@@ -407,8 +418,16 @@ func stringObject(field string, raw json.RawMessage, keys ...string) (map[string
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil, fieldErr(field, "must be %s", want)
 	}
+	// In name order, so that an object with several bad keys is always
+	// rejected for the same one.
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	sort.Strings(names)
 	out := make(map[string]string, len(obj))
-	for k, v := range obj {
+	for _, k := range names {
+		v := obj[k]
 		if !oneOf(k, keys) {
 			return nil, fieldErr(field, "unknown key %q (want %s)", k, strings.Join(keys, ", "))
 		}
@@ -456,85 +475,44 @@ func marshal(v any) ([]byte, error) {
 // Canonical is the record's one encoding: fixed field order, empty fields
 // omitted, ts in UTC with RFC 3339 nanosecond precision, unknown fields sorted
 // after the known ones. Two lines that mean the same record encode the same.
-func (r *Record) Canonical() []byte { return r.encode(true) }
-
-func (r *Record) encode(withUUID bool) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	put := func(name string, v any) {
-		enc, err := marshal(v)
-		if err != nil { // cannot happen: every value is a plain string, slice or struct
-			panic(fmt.Sprintf("journal: encode %s: %v", name, err))
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		key, _ := marshal(name)
-		b.Write(key)
-		b.WriteByte(':')
-		b.Write(enc)
-	}
-	putStr := func(name, v string) {
-		if v != "" {
-			put(name, v)
-		}
-	}
-	putList := func(name string, v []string) {
-		if len(v) > 0 {
-			put(name, v)
-		}
-	}
-	if withUUID {
-		putStr("uuid", r.UUID)
-	}
-	put("ts", r.TS.UTC().Format(time.RFC3339Nano))
-	putStr("agent", r.Agent)
-	putStr("kind", string(r.Kind))
-	putStr("scope", string(r.Scope))
-	putStr("text", r.Text)
-	if len(r.Refs) > 0 {
-		put("refs", r.Refs)
-	}
-	putList("entities", r.Entities)
-	putList("tags", r.Tags)
-	putList("links", r.Links)
-	putList("supersedes", r.Supersedes)
-	putList("conflicts_with", r.ConflictsWith)
-	if r.Source != nil && *r.Source != (Source{}) {
-		put("source", r.Source)
-	}
-	putStr("confidence", r.Confidence)
-	putStr("max_age", r.MaxAge)
-	putStr("tier", r.Tier)
-	putStr("session", r.Session)
-	putStr("task", r.Task)
-	putStr("why", r.Why)
-	keys := make([]string, 0, len(r.Extra))
-	for k := range r.Extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		put(k, r.Extra[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
+func (r *Record) Canonical() []byte {
+	return r.appendEncoding(make([]byte, 0, r.encodedSize()), true)
 }
 
 // Hash is a digest of the canonical encoding: equal hashes mean equal records.
 func (r *Record) Hash() string {
-	sum := sha256.Sum256(r.Canonical())
+	var buf [1024]byte
+	return hashOf(r.appendEncoding(buf[:0], true))
+}
+
+// CanonicalHash returns r.Canonical() and r.Hash() for the cost of one
+// encoding, for callers that store both.
+func (r *Record) CanonicalHash() (canonical []byte, hash string) {
+	c := r.Canonical()
+	return c, hashOf(c)
+}
+
+func hashOf(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
 	return hex.EncodeToString(sum[:16])
 }
 
 // UUIDTime formats ts the way uuids carry it: to the second, UTC.
-func UUIDTime(ts time.Time) string { return ts.UTC().Format("20060102T150405Z") }
+func UUIDTime(ts time.Time) string { return ts.UTC().Format(uuidTimeLayout) }
+
+const uuidTimeLayout = "20060102T150405Z"
 
 // DerivedUUID is the identity of a line written without a uuid: the same
 // content always yields the same id, so replaying the line is a no-op.
 func DerivedUUID(r *Record) string {
-	sum := sha256.Sum256(r.encode(false))
-	return fmt.Sprintf("mem_%s_%s_h%s", UUIDTime(r.TS), r.Agent, hex.EncodeToString(sum[:8]))
+	var buf [1024]byte
+	sum := sha256.Sum256(r.appendEncoding(buf[:0], false))
+	id := make([]byte, 0, len("mem_20060102T150405Z__h")+len(r.Agent)+16)
+	id = append(id, "mem_"...)
+	id = r.TS.UTC().AppendFormat(id, uuidTimeLayout)
+	id = append(id, '_')
+	id = append(id, r.Agent...)
+	id = append(id, "_h"...)
+	id = hex.AppendEncode(id, sum[:8])
+	return string(id)
 }
