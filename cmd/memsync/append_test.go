@@ -211,18 +211,22 @@ func TestAppendNeverEchoesEnv(t *testing.T) {
 	}
 }
 
-// buildBinary compiles memsync once per test binary run.
+// buildBinary compiles the two binaries once per test binary run into one
+// directory, as they are installed: memsync-core (this package, every
+// command) and memsync (cmd/memsync-front, which runs append itself and
+// execs memsync-core for the rest). It returns the front's path.
 var buildBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "memsync-bin-")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "memsync")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	for _, b := range []struct{ name, pkg string }{{"memsync-core", "."}, {"memsync", "../memsync-front"}} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+		}
 	}
-	return bin, nil
+	return filepath.Join(dir, "memsync"), nil
 })
 
 func binary(tb testing.TB) string {

@@ -20,31 +20,16 @@ import (
 	core "github.com/memsync/memsync/memsync"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// memsyncBinary builds the real memsync command once per test process.
+// memsyncBinary is the installed pair (front and core, see buildBinary):
+// the daemon runs as memsync-core after the front's exec, as it does under
+// a service manager.
 func memsyncBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "memsync-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "memsync")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	return bin
 }
 
 // daemonBackend is a graph the daemon process is pointed at, and an

@@ -110,11 +110,11 @@ func (c *repoCmd) load(args []string) (repo string, positional []string, code in
 	if done {
 		return "", nil, code, true
 	}
-	repo, err := existingRepo(c.env, *c.repoFlag)
+	repo, err := existingRepo(c.Env, *c.repoFlag)
 	if err != nil {
 		return "", nil, c.fail("%v", err), true
 	}
-	if err := loadConfig(c.env, repo, c.FlagSet, &c.cfg); err != nil {
+	if err := loadConfig(c.Env, repo, c.FlagSet, &c.cfg); err != nil {
 		return "", nil, c.usageErr("%v", err), true
 	}
 	return repo, positional, 0, false

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 )
 
 // result is what an in-process run of memsync produced.
@@ -81,9 +83,19 @@ func TestMainUsage(t *testing.T) {
 		})
 	}
 	r := cli(t, "help")
-	for _, c := range commands {
-		if !strings.Contains(r.stdout, "  "+c.name+" ") {
-			t.Errorf("help does not list %s", c.name)
+	for _, c := range cmdline.Commands() {
+		if !strings.Contains(r.stdout, "  "+c.Name+" ") {
+			t.Errorf("help does not list %s", c.Name)
+		}
+	}
+}
+
+// TestEveryCommandRuns: this binary (memsync-core) runs every command the
+// front binary may hand it.
+func TestEveryCommandRuns(t *testing.T) {
+	for _, c := range cmdline.Commands() {
+		if _, ok := runner(c.Name); !ok {
+			t.Errorf("no runner for %s", c.Name)
 		}
 	}
 }
@@ -92,28 +104,28 @@ func TestMainUsage(t *testing.T) {
 // --help prints a synopsis, a description and --flags on stdout and exits
 // 0; a bad flag is one line on stderr, prefixed and naming the flag, exit 2.
 func TestCommandConventions(t *testing.T) {
-	for _, c := range commands {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range cmdline.Commands() {
+		t.Run(c.Name, func(t *testing.T) {
 			for _, h := range []string{"--help", "-h", "-help"} {
-				r := cli(t, c.name, h)
+				r := cli(t, c.Name, h)
 				if r.code != exitOK || r.stderr != "" {
-					t.Fatalf("%s %s: exit %d stderr %q", c.name, h, r.code, r.stderr)
+					t.Fatalf("%s %s: exit %d stderr %q", c.Name, h, r.code, r.stderr)
 				}
-				if !strings.HasPrefix(r.stdout, "usage: memsync "+c.name) || !strings.Contains(r.stdout, "\n  --repo DIR\n") {
-					t.Fatalf("%s %s:\n%s", c.name, h, r.stdout)
+				if !strings.HasPrefix(r.stdout, "usage: memsync "+c.Name) || !strings.Contains(r.stdout, "\n  --repo DIR\n") {
+					t.Fatalf("%s %s:\n%s", c.Name, h, r.stdout)
 				}
 				if paras := strings.Split(r.stdout, "\n\n"); len(paras) < 3 || len(paras[1]) < 40 {
-					t.Fatalf("%s %s: no description paragraph:\n%s", c.name, h, r.stdout)
+					t.Fatalf("%s %s: no description paragraph:\n%s", c.Name, h, r.stdout)
 				}
 			}
-			r := cli(t, c.name, "--no-such-flag")
+			r := cli(t, c.Name, "--no-such-flag")
 			if r.code != exitUsage || r.stdout != "" {
 				t.Fatalf("bad flag: exit %d stdout %q", r.code, r.stdout)
 			}
-			if !strings.HasPrefix(r.stderr, "memsync "+c.name+": ") || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "no-such-flag") {
+			if !strings.HasPrefix(r.stderr, "memsync "+c.Name+": ") || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "no-such-flag") {
 				t.Fatalf("bad flag: stderr %q", r.stderr)
 			}
-			r = cli(t, c.name, "--repo")
+			r = cli(t, c.Name, "--repo")
 			if r.code != exitUsage || !strings.Contains(r.stderr, "repo") || strings.Count(r.stderr, "\n") != 1 {
 				t.Fatalf("flag without value: exit %d stderr %q", r.code, r.stderr)
 			}

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// load runs loadConfig on a repo holding yaml (none when empty), with env
+// load runs LoadConfig on a repo holding yaml (none when empty), with env
 // and the graph flags parsed from args.
 func load(t *testing.T, yaml string, env map[string]string, args ...string) (Config, error) {
 	t.Helper()
@@ -24,11 +24,11 @@ func load(t *testing.T, yaml string, env map[string]string, args ...string) (Con
 	}
 	var cfg Config
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	addGraphFlags(fs, &cfg)
+	AddGraphFlags(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	err := loadConfig(&Env{Getenv: func(k string) string { return env[k] }}, repo, fs, &cfg)
+	err := LoadConfig(&Env{Getenv: func(k string) string { return env[k] }}, repo, fs, &cfg)
 	return cfg, err
 }
 
@@ -38,7 +38,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
-	want.Graph = graphEmbedded
+	want.Graph = GraphEmbedded
 	if cfg.String() != want.String() {
 		t.Fatalf("defaults:\n got %s\nwant %s", cfg, want)
 	}
@@ -54,13 +54,13 @@ func TestConfigDefaults(t *testing.T) {
 // as it is, and again with every option uncommented.
 func TestConfigTemplate(t *testing.T) {
 	def, _ := load(t, "", nil)
-	cfg, err := load(t, defaultConfigYAML, nil)
+	cfg, err := load(t, DefaultConfigYAML, nil)
 	if err != nil || cfg.String() != def.String() {
 		t.Fatalf("commented template: %v\n%s", err, cfg)
 	}
 	option := regexp.MustCompile(`(?m)^# ( *)([a-z0-9_]+:)`)
-	uncommented := option.ReplaceAllString(defaultConfigYAML, "$1$2")
-	if strings.Count(uncommented, "\n#") == strings.Count(defaultConfigYAML, "\n#") {
+	uncommented := option.ReplaceAllString(DefaultConfigYAML, "$1$2")
+	if strings.Count(uncommented, "\n#") == strings.Count(DefaultConfigYAML, "\n#") {
 		t.Fatal("nothing uncommented")
 	}
 	cfg, err = load(t, uncommented, nil)
@@ -215,7 +215,7 @@ func TestConfigPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c Config
-	err = loadConfig(&Env{Getenv: func(k string) string {
+	err = LoadConfig(&Env{Getenv: func(k string) string {
 		return map[string]string{"MEMSYNC_NEO4J_PASSWORD_FILE": "pw"}[k]
 	}}, repo, nil, &c)
 	if err != nil {
@@ -233,7 +233,7 @@ func TestConfigPassword(t *testing.T) {
 	}
 	// No flag can carry it.
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	addGraphFlags(fs, &c)
+	AddGraphFlags(fs, &c)
 	fs.VisitAll(func(f *flag.Flag) {
 		if strings.Contains(f.Name, "password") {
 			t.Errorf("flag --%s", f.Name)

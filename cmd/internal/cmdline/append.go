@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,21 +23,25 @@ var appendFlagOf = map[string]string{
 	"session": "--session", "task": "--task", "why": "--why",
 }
 
-func runAppend(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "append", "append --agent A --kind K [--scope S] [flags] [TEXT | -]", `
+// RunAppend is `memsync append`: it validates the record from its flags and
+// TEXT (or stdin), appends it to the agent's journal for the record's UTC
+// day under the journal's lock (fsynced unless --no-fsync or append.fsync:
+// false) and prints its uuid, or {"uuid", "path"} with --json.
+func RunAppend(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlags(env, "append", "append --agent A --kind K [--scope S] [flags] [TEXT | -]", `
 Append one record to agent A's journal for today (UTC),
 agents/A/memory/journal/YYYY-MM-DD.jsonl, and print its uuid
 (mem_<ts>_<A>_<NNNN>). TEXT is the memory itself; "-" reads it from stdin
 (one trailing newline is dropped). The line is written whole under a lock and
-fsynced, so any number of agents may append at once. Kinds: `+kindList()+`.`)
-	repoFlag := addRepoFlag(fs)
+fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
+	repoFlag := AddRepoFlag(fs)
 	var (
 		rec                           journal.Record
 		kind, scope, tsFlag           string
 		refGit, refPath               string
 		source                        journal.Source
-		entities, tags, links, supers stringList
-		conflicts                     stringList
+		entities, tags, links, supers StringList
+		conflicts                     StringList
 		noFsync, asJSON               bool
 	)
 	fs.StringVar(&rec.Agent, "agent", "", "the agent `A` writing the record (required)")
@@ -61,27 +66,27 @@ fsynced, so any number of agents may append at once. Kinds: `+kindList()+`.`)
 	fs.StringVar(&tsFlag, "ts", "", "record `time`, RFC 3339 (default now; for imports and tests)")
 	fs.BoolVar(&noFsync, "no-fsync", false, "do not fsync the line (faster; a power cut may lose it); also append.fsync: false")
 	fs.BoolVar(&asJSON, "json", false, `print {"uuid": ..., "path": ...} instead of the uuid`)
-	positional, code, done := fs.parse(args)
+	positional, code, done := fs.ParseArgs(args)
 	if done {
 		return code
 	}
 
 	// Usage first, before anything touches the disk.
 	if rec.Agent == "" {
-		return fs.usageErr("--agent: required")
+		return fs.UsageErr("--agent: required")
 	}
-	if !validAgent(rec.Agent) {
-		return fs.usageErr("--agent: %s", agentNameError(rec.Agent))
+	if !journal.ValidAgent(rec.Agent) {
+		return fs.UsageErr("--agent: %s", AgentNameError(rec.Agent))
 	}
 	if kind == "" {
-		return fs.usageErr("--kind: required (one of %s)", kindList())
+		return fs.UsageErr("--kind: required (one of %s)", KindList())
 	}
 	switch len(positional) {
 	case 0:
-		return fs.usageErr("TEXT: required (or - to read it from stdin)")
+		return fs.UsageErr("TEXT: required (or - to read it from stdin)")
 	case 1:
 	default:
-		return fs.usageErr("one TEXT argument expected, got %d (quote the text)", len(positional))
+		return fs.UsageErr("one TEXT argument expected, got %d (quote the text)", len(positional))
 	}
 	rec.Kind, rec.Scope = journal.Kind(kind), journal.Scope(scope)
 	rec.Entities, rec.Tags, rec.Links, rec.Supersedes, rec.ConflictsWith = entities, tags, links, supers, conflicts
@@ -94,7 +99,7 @@ fsynced, so any number of agents may append at once. Kinds: `+kindList()+`.`)
 	if tsFlag != "" {
 		ts, err := time.Parse(time.RFC3339Nano, tsFlag)
 		if err != nil {
-			return fs.usageErr("--ts: %q is not an RFC 3339 time", tsFlag)
+			return fs.UsageErr("--ts: %q is not an RFC 3339 time", tsFlag)
 		}
 		rec.TS = ts
 	}
@@ -102,42 +107,42 @@ fsynced, so any number of agents may append at once. Kinds: `+kindList()+`.`)
 	if text == "-" {
 		var err error
 		if text, err = readText(env.Stdin); err != nil {
-			return fs.usageErr("TEXT: %v", err)
+			return fs.UsageErr("TEXT: %v", err)
 		}
 	}
 	rec.Text = text
 	if err := rec.Validate(); err != nil && !isField(err, "ts") {
 		// ts may still be unset (it becomes now); everything else is final.
-		return fs.usageErr("%s", describeFieldError(err))
+		return fs.UsageErr("%s", describeFieldError(err))
 	}
 
-	repo, err := existingRepo(env, *repoFlag)
+	repo, err := ExistingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.Fail("%v", err)
 	}
 	var cfg Config
-	if err := loadConfig(env, repo, nil, &cfg); err != nil {
-		return fs.usageErr("%v", err)
+	if err := LoadConfig(env, repo, nil, &cfg); err != nil {
+		return fs.UsageErr("%v", err)
 	}
 	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now}
-	path, err := journal.Append(journalDir(repo, rec.Agent), &rec, opts)
+	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError
 		if errors.As(err, &fe) {
-			return fs.usageErr("%s", describeFieldError(err))
+			return fs.UsageErr("%s", describeFieldError(err))
 		}
-		return fs.fail("%v", err)
+		return fs.Fail("%v", err)
 	}
 	if asJSON {
 		out, _ := json.Marshal(struct {
 			UUID string `json:"uuid"`
 			Path string `json:"path"`
-		}{rec.UUID, relPath(repo, path)})
+		}{rec.UUID, filepath.ToSlash(filepath.Join(journalDir(rec.Agent), filepath.Base(path)))})
 		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return exitOK
+		return ExitOK
 	}
 	fmt.Fprintln(env.Stdout, rec.UUID)
-	return exitOK
+	return ExitOK
 }
 
 // readText reads the text from r, dropping one trailing newline. More than
@@ -181,10 +186,8 @@ func describeFieldError(err error) string {
 	return name + ": " + fe.Reason
 }
 
-func kindList() string {
-	names := make([]string, len(journal.Kinds))
-	for i, k := range journal.Kinds {
-		names[i] = string(k)
-	}
-	return strings.Join(names, ", ")
-}
+// journalDir is agent's journal directory relative to the repository
+// (SPEC §2): memsync.Layout.JournalDir, which this package cannot call
+// without linking the engine and its dependencies into the front binary.
+// TestJournalDirIsTheLayouts keeps the two equal.
+func journalDir(agent string) string { return filepath.Join("agents", agent, "memory", "journal") }

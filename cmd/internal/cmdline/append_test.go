@@ -1,0 +1,16 @@
+package cmdline
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/memsync/memsync/memsync"
+)
+
+// TestJournalDirIsTheLayouts: append writes where the engine reads.
+func TestJournalDirIsTheLayouts(t *testing.T) {
+	l := memsync.Layout{Root: "/r"}
+	if got, want := filepath.Join("/r", journalDir("a-1")), l.JournalDir("a-1"); got != want {
+		t.Errorf("journalDir %s, memsync.Layout.JournalDir %s", got, want)
+	}
+}

@@ -1,0 +1,115 @@
+package cmdline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// RunFunc runs one command: it parses its own flags from args (the
+// arguments after the command name) and returns the process exit code.
+type RunFunc func(ctx context.Context, env *Env, args []string) int
+
+// Command is one memsync subcommand as help lists it.
+type Command struct {
+	Name    string
+	Summary string
+}
+
+// Commands is every memsync command, in the order help lists them, whichever
+// binary runs it. Adding a command is one line here, its file and its case
+// in the core's runner.
+func Commands() []Command {
+	return []Command{
+		{"init", "create the repository layout, config and .gitignore"},
+		{"append", "append one record to an agent's journal and print its uuid"},
+		{"run", "the daemon: tail every journal and project it into the graph"},
+		{"sync", "one full projection pass, then exit"},
+		{"status", "per agent: journal records, projected, outbox, rejects, lag"},
+		{"verify", "compare the graph with the journals"},
+		{"compact", "fold old journal lines into MEMORY.md and move them to the archive"},
+		{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)"},
+		{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)"},
+		{"cache", "regenerate the agents' markdown snapshots from the graph"},
+	}
+}
+
+// IsCommand reports whether name is one of Commands.
+func IsCommand(name string) bool {
+	for _, c := range Commands() {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// IsHelp reports whether arg asks for help ("help", "-h", "-help", "--help").
+func IsHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+// Main dispatches args (without the program name) to the command that
+// runner returns for its name and returns the exit code: 0 success, 1
+// failure, 2 bad usage. "help" prints the command list, "help CMD" runs
+// CMD --help; a name that is not one of Commands is bad usage. runner must
+// know every command args can name.
+func Main(ctx context.Context, env *Env, args []string, runner func(name string) (RunFunc, bool)) int {
+	if len(args) == 0 {
+		printUsage(env.Stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	if IsHelp(name) {
+		if len(args) == 1 {
+			printUsage(env.Stdout)
+			return ExitOK
+		}
+		run, ok := lookup(args[1], runner)
+		if !ok {
+			fmt.Fprintf(env.Stderr, "memsync: unknown command %q (see memsync help)\n", args[1])
+			return ExitUsage
+		}
+		return run(ctx, env, []string{"--help"})
+	}
+	run, ok := lookup(name, runner)
+	if !ok {
+		fmt.Fprintf(env.Stderr, "memsync: unknown command %q\n\n", name)
+		printUsage(env.Stderr)
+		return ExitUsage
+	}
+	return run(ctx, env, args[1:])
+}
+
+func lookup(name string, runner func(string) (RunFunc, bool)) (RunFunc, bool) {
+	if !IsCommand(name) {
+		return nil, false
+	}
+	return runner(name)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `usage: memsync <command> [flags] [args]
+
+memsync keeps the memory of a team of AI agents in append-only JSONL journals
+inside a git repository and projects them into a graph (Neo4j, or an embedded
+store) for ranked recall. Git is the truth; everything else can be rebuilt.
+
+Commands:
+`)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, c := range Commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Every command takes --repo DIR (default $MEMSYNC_REPO, else the current
+directory). Run "memsync <command> --help" for its flags.
+Exit codes: 0 success, 1 failure, 2 bad usage.
+`)
+}

@@ -1,0 +1,194 @@
+package cmdline
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// Flags is a subcommand's flag set with the usage text it prints and the
+// Env it reports to.
+type Flags struct {
+	*flag.FlagSet
+	Env         *Env
+	Name        string // the command, e.g. "append"
+	synopsis    string // e.g. "append --agent A --kind K [flags] [TEXT | -]"
+	description string // one paragraph
+}
+
+// NewFlags makes the flag set of command name. Its Usage prints the
+// synopsis, the description and the flags to the flag set's output.
+func NewFlags(env *Env, name, synopsis, description string) *Flags {
+	c := &Flags{FlagSet: flag.NewFlagSet("memsync "+name, flag.ContinueOnError), Env: env,
+		Name: name, synopsis: synopsis, description: description}
+	c.Usage = func() {
+		w := c.Output()
+		fmt.Fprintf(w, "usage: memsync %s\n\n%s\n", c.synopsis, wrap(c.description, 78))
+		first := true
+		c.VisitAll(func(f *flag.Flag) {
+			if first {
+				fmt.Fprint(w, "\nFlags:\n")
+				first = false
+			}
+			printFlag(w, f)
+		})
+	}
+	return c
+}
+
+// printFlag prints one flag the way the SPEC writes them: --name VALUE.
+func printFlag(w io.Writer, f *flag.Flag) {
+	name, usage := flag.UnquoteUsage(f)
+	line := "  --" + f.Name
+	if name != "" {
+		line += " " + name
+	}
+	fmt.Fprintln(w, line)
+	if def := f.DefValue; def != "" && def != "false" && def != "[]" {
+		usage += fmt.Sprintf(" (default %q)", def)
+	}
+	for _, l := range strings.Split(wrap(usage, 72), "\n") {
+		fmt.Fprintf(w, "      %s\n", l)
+	}
+}
+
+// wrap reflows text into lines of at most width columns (longer words stay whole).
+func wrap(text string, width int) string {
+	var b strings.Builder
+	col := 0
+	for _, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case col == 0:
+		case col+1+n > width:
+			b.WriteByte('\n')
+			col = 0
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
+}
+
+// ParseArgs parses args, letting flags and positional arguments mix ("--"
+// ends the flags). It returns the positional arguments, or done with the
+// exit code when the command must stop: 0 after --help (usage on stdout),
+// 2 after a bad flag (one line on stderr naming it).
+func (c *Flags) ParseArgs(args []string) (positional []string, code int, done bool) {
+	c.SetOutput(io.Discard) // errors are reported here, in one line
+	for {
+		err := c.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			c.SetOutput(c.Env.Stdout)
+			c.Usage()
+			return nil, ExitOK, true
+		}
+		if err != nil {
+			return nil, c.UsageErr("%v (see memsync %s --help)", err, c.Name), true
+		}
+		rest := c.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), 0, false
+		}
+		if len(rest) == 0 {
+			return positional, 0, false
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// UsageErr reports bad usage in one line and returns ExitUsage.
+func (c *Flags) UsageErr(format string, args ...any) int {
+	fmt.Fprintf(c.Env.Stderr, "memsync %s: %s\n", c.Name, fmt.Sprintf(format, args...))
+	return ExitUsage
+}
+
+// Fail reports a failure in one line and returns ExitFail.
+func (c *Flags) Fail(format string, args ...any) int {
+	fmt.Fprintf(c.Env.Stderr, "memsync %s: %s\n", c.Name, fmt.Sprintf(format, args...))
+	return ExitFail
+}
+
+// AddRepoFlag registers --repo; resolve it with RepoDir or ExistingRepo.
+func AddRepoFlag(fs *Flags) *string {
+	return fs.String("repo", "", "memory repository `DIR` (default $MEMSYNC_REPO, else the current directory)")
+}
+
+// RepoDir is the absolute repository directory: the --repo flag, else
+// $MEMSYNC_REPO, else the working directory.
+func RepoDir(env *Env, flagValue string) (string, error) {
+	dir := flagValue
+	if dir == "" {
+		dir = env.Getenv("MEMSYNC_REPO")
+	}
+	if dir == "" {
+		getwd := env.Getwd
+		if getwd == nil {
+			getwd = os.Getwd
+		}
+		wd, err := getwd()
+		if err != nil {
+			return "", fmt.Errorf("working directory: %w", err)
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Clean(abs), nil
+}
+
+// ExistingRepo is RepoDir for commands that need the directory to exist.
+func ExistingRepo(env *Env, flagValue string) (string, error) {
+	dir, err := RepoDir(env, flagValue)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("repository %s does not exist (see memsync init)", dir)
+		}
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("repository %s is not a directory", dir)
+	}
+	return dir, nil
+}
+
+// AgentNameError says why name cannot name an agent (see journal.ValidAgent).
+func AgentNameError(name string) string {
+	return fmt.Sprintf("invalid agent name %q (want [A-Za-z0-9][A-Za-z0-9_-]{0,63})", name)
+}
+
+// KindList is every record kind, comma-separated, for usage texts.
+func KindList() string {
+	names := make([]string, len(journal.Kinds))
+	for i, k := range journal.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// StringList is a repeatable string flag.
+type StringList []string
+
+// String is the values, comma-separated.
+func (s *StringList) String() string { return strings.Join(*s, ",") }
+
+// Set adds one value.
+func (s *StringList) Set(v string) error { *s = append(*s, v); return nil }
