@@ -172,15 +172,15 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 }
 
 // build compiles the two binaries into the scratch directory, as they are
-// installed: memsync (cmd/memsync-front: runs append itself, execs the
-// core for everything else) and memsync-core beside it (cmd/memsync).
+// installed: memsync (cmd/memsync: runs append itself, execs the
+// core for everything else) and memsync-core beside it (cmd/memsync-core).
 // b.bin is the front; every command the harness runs goes through it.
 func (b *bench) build(ctx context.Context) error {
 	b.bin = filepath.Join(b.tmp, "memsync")
 	b.logf("building memsync and memsync-core")
 	for _, p := range []struct{ out, pkg string }{
-		{b.bin, "github.com/memsync/memsync/cmd/memsync-front"},
-		{filepath.Join(b.tmp, "memsync-core"), "github.com/memsync/memsync/cmd/memsync"},
+		{b.bin, "github.com/memsync/memsync/cmd/memsync"},
+		{filepath.Join(b.tmp, "memsync-core"), "github.com/memsync/memsync/cmd/memsync-core"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", p.out, p.pkg)
 		if out, err := cmd.CombinedOutput(); err != nil {

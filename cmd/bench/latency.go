@@ -14,7 +14,7 @@ import (
 	"github.com/memsync/memsync/memsync"
 )
 
-// The daemon's defaults (cmd/memsync/config.go): the latency run uses them.
+// The daemon's defaults (cmd/internal/cmdline/config.go): the latency run uses them.
 const (
 	daemonBatchWindow  = 50 * time.Millisecond
 	daemonPollInterval = time.Second

@@ -2,133 +2,275 @@ package main
 
 import (
 	"bytes"
-	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
-	"time"
-
-	"github.com/memsync/memsync/cmd/internal/cmdline"
 )
 
-// result is what an in-process run of memsync produced.
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-// invocation is one in-process run: environment, stdin, clock and args.
-type invocation struct {
-	env   map[string]string
-	stdin string
-	now   time.Time
-	cwd   string
-}
-
-func (iv invocation) run(t *testing.T, args ...string) result {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	now := iv.now
-	if now.IsZero() {
-		now = time.Date(2026, 11, 21, 9, 15, 0, 0, time.UTC)
-	}
-	cwd := iv.cwd
-	if cwd == "" {
-		cwd = t.TempDir() // never the package directory
-	}
-	env := &Env{
-		Stdin:  strings.NewReader(iv.stdin),
-		Stdout: &out,
-		Stderr: &errOut,
-		Getenv: func(k string) string { return iv.env[k] },
-		Now:    func() time.Time { return now },
-		Getwd:  func() (string, error) { return cwd, nil },
-	}
-	code := Main(context.Background(), env, args)
-	return result{code, out.String(), errOut.String()}
-}
-
-// cli runs args in-process with an empty environment.
-func cli(t *testing.T, args ...string) result {
-	t.Helper()
-	return invocation{}.run(t, args...)
-}
-
-func TestMainUsage(t *testing.T) {
+func TestDelegated(t *testing.T) {
 	for _, tc := range []struct {
-		args     []string
-		code     int
-		toStdout bool
-		want     string
+		args []string
+		want bool
 	}{
-		{nil, exitUsage, false, "Commands:"},
-		{[]string{"help"}, exitOK, true, "Commands:"},
-		{[]string{"--help"}, exitOK, true, "Commands:"},
-		{[]string{"-h"}, exitOK, true, "Commands:"},
-		{[]string{"help", "append"}, exitOK, true, "usage: memsync append"},
-		{[]string{"help", "frob"}, exitUsage, false, `memsync: unknown command "frob"`},
-		{[]string{"frob"}, exitUsage, false, `memsync: unknown command "frob"`},
+		{nil, false},
+		{[]string{"append", "--agent", "a"}, false},
+		{[]string{"help"}, false},
+		{[]string{"--help"}, false},
+		{[]string{"help", "append"}, false},
+		{[]string{"help", "frob"}, false}, // unknown: answered here
+		{[]string{"frob"}, false},
+		{[]string{"run"}, true},
+		{[]string{"status", "--json"}, true},
+		{[]string{"help", "run"}, true},
+		{[]string{"-h", "search"}, true},
+		{[]string{"init", "--repo", "x"}, true},
 	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			r := cli(t, tc.args...)
-			if r.code != tc.code {
-				t.Errorf("exit %d, want %d", r.code, tc.code)
-			}
-			out, other := r.stderr, r.stdout
-			if tc.toStdout {
-				out, other = r.stdout, r.stderr
-			}
-			if !strings.Contains(out, tc.want) || other != "" {
-				t.Errorf("stdout %q\nstderr %q\nwant %q on %s only", r.stdout, r.stderr, tc.want, map[bool]string{true: "stdout", false: "stderr"}[tc.toStdout])
-			}
-		})
-	}
-	r := cli(t, "help")
-	for _, c := range cmdline.Commands() {
-		if !strings.Contains(r.stdout, "  "+c.Name+" ") {
-			t.Errorf("help does not list %s", c.Name)
+		if got := delegated(tc.args); got != tc.want {
+			t.Errorf("delegated(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }
 
-// TestEveryCommandRuns: this binary (memsync-core) runs every command the
-// front binary may hand it.
-func TestEveryCommandRuns(t *testing.T) {
-	for _, c := range cmdline.Commands() {
-		if _, ok := runner(c.Name); !ok {
-			t.Errorf("no runner for %s", c.Name)
+func writeExecutable(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFindCore(t *testing.T) {
+	binDir, pathDir := t.TempDir(), t.TempDir()
+	self := filepath.Join(binDir, "memsync")
+	writeExecutable(t, self, "", 0o755)
+	onPath := filepath.Join(pathDir, coreName)
+	executable := func() (string, error) { return self, nil }
+	lookPath := func(name string) (string, error) {
+		if _, err := os.Stat(filepath.Join(pathDir, name)); err != nil {
+			return "", exec.ErrNotFound
+		}
+		return filepath.Join(pathDir, name), nil
+	}
+
+	_, err := findCore(executable, lookPath)
+	if !errors.Is(err, errNoCore) || !strings.Contains(err.Error(), filepath.Join(binDir, coreName)) || !strings.Contains(err.Error(), "$PATH") {
+		t.Fatalf("neither place: %v", err)
+	}
+	writeExecutable(t, onPath, "", 0o755)
+	if got, err := findCore(executable, lookPath); err != nil || got != onPath {
+		t.Errorf("on PATH: %q %v", got, err)
+	}
+	beside := filepath.Join(binDir, coreName)
+	writeExecutable(t, beside, "", 0o644) // not executable: skipped
+	if got, err := findCore(executable, lookPath); err != nil || got != onPath {
+		t.Errorf("beside but not executable: %q %v", got, err)
+	}
+	os.Chmod(beside, 0o755)
+	if got, err := findCore(executable, lookPath); err != nil || got != beside {
+		t.Errorf("beside wins: %q %v", got, err)
+	}
+	// A symlink to the front finds the core beside the real file.
+	link := filepath.Join(t.TempDir(), "memsync")
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := findCore(func() (string, error) { return link, nil }, lookPath); err != nil || got != beside {
+		t.Errorf("through a symlink: %q %v", got, err)
+	}
+	if got, err := findCore(func() (string, error) { return "", errors.New("no") }, lookPath); err != nil || got != onPath {
+		t.Errorf("unknown executable: %q %v", got, err)
+	}
+}
+
+// build compiles pkg to dir/name once per test process.
+var builds sync.Map // "pkg" -> func() (string, error)
+
+func build(t *testing.T, pkg string) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go toolchain to build the binaries")
+	}
+	once, _ := builds.LoadOrStore(pkg, sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "memsync-front-test-")
+		if err != nil {
+			return "", err
+		}
+		bin := filepath.Join(dir, "bin")
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+		return bin, nil
+	}))
+	bin, err := once.(func() (string, error))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// install copies the built front (and, when core is not empty, that file
+// as memsync-core) into a fresh directory and returns the front's path.
+func install(t *testing.T, core string) string {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, build(t, "."), filepath.Join(dir, "memsync"))
+	if core != "" {
+		copyFile(t, core, filepath.Join(dir, coreName))
+	}
+	return filepath.Join(dir, "memsync")
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeExecutable(t, to, string(data), 0o755)
+}
+
+// run runs the front with a $PATH that holds no memsync-core.
+func run(t *testing.T, front, stdin string, args ...string) (stdout, stderr string, code, pid int) {
+	t.Helper()
+	cmd := exec.Command(front, args...)
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir(), "MEMSYNC_REPO=", "MEMSYNC_FRONT_TEST=through")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode(), cmd.Process.Pid
+}
+
+func TestFrontAppendsWithoutCore(t *testing.T) {
+	front := install(t, "")
+	repo := t.TempDir()
+	out, errOut, code, _ := run(t, front, "from stdin\n", "append", "--repo", repo, "--agent", "a", "--kind", "fact", "--json", "-")
+	if code != 0 || errOut != "" || !strings.Contains(out, `"uuid":"mem_`) || !strings.Contains(out, `"path":"agents/a/memory/journal/`) {
+		t.Fatalf("append: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(repo, "agents", "a", "memory", "journal", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("journal files %q", files)
+	}
+	if data, _ := os.ReadFile(files[0]); !strings.Contains(string(data), `"text":"from stdin"`) {
+		t.Errorf("journal %s", data)
+	}
+	// memsync.yaml is read here as in the core: a bad one is bad usage.
+	writeExecutable(t, filepath.Join(repo, "memsync.yaml"), "append:\n  fsync: maybe\n", 0o644)
+	if _, errOut, code, _ := run(t, front, "", "append", "--repo", repo, "--agent", "a", "--kind", "fact", "x"); code != 2 || !strings.Contains(errOut, "memsync.yaml") {
+		t.Errorf("bad config: exit %d stderr %q", code, errOut)
+	}
+	for _, args := range [][]string{{"help"}, {"help", "append"}, {"append", "--help"}} {
+		if out, errOut, code, _ := run(t, front, "", args...); code != 0 || errOut != "" || !strings.Contains(out, "usage: memsync") {
+			t.Errorf("%q: exit %d stdout %q stderr %q", args, code, out, errOut)
+		}
+	}
+	if _, errOut, code, _ := run(t, front, "", "append", "--agent", "a"); code != 2 || !strings.HasPrefix(errOut, "memsync append: --kind") {
+		t.Errorf("bad usage: exit %d stderr %q", code, errOut)
+	}
+	if _, errOut, code, _ := run(t, front, "", "frob"); code != 2 || !strings.Contains(errOut, `unknown command "frob"`) {
+		t.Errorf("unknown command: exit %d stderr %q", code, errOut)
+	}
+}
+
+func TestFrontMissingCore(t *testing.T) {
+	front := install(t, "")
+	for _, args := range [][]string{{"status"}, {"help", "run"}, {"run", "--repo", t.TempDir()}} {
+		out, errOut, code, _ := run(t, front, "", args...)
+		if code != 2 || out != "" {
+			t.Errorf("%q: exit %d stdout %q", args, code, out)
+		}
+		beside := filepath.Join(filepath.Dir(front), coreName)
+		if !strings.HasPrefix(errOut, "memsync: memsync-core not found next to this binary ("+beside+") nor on $PATH") ||
+			strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: stderr %q", args, errOut)
 		}
 	}
 }
 
-// TestCommandConventions holds every registered command to the same rules:
-// --help prints a synopsis, a description and --flags on stdout and exits
-// 0; a bad flag is one line on stderr, prefixed and naming the flag, exit 2.
-func TestCommandConventions(t *testing.T) {
-	for _, c := range cmdline.Commands() {
-		t.Run(c.Name, func(t *testing.T) {
-			for _, h := range []string{"--help", "-h", "-help"} {
-				r := cli(t, c.Name, h)
-				if r.code != exitOK || r.stderr != "" {
-					t.Fatalf("%s %s: exit %d stderr %q", c.Name, h, r.code, r.stderr)
-				}
-				if !strings.HasPrefix(r.stdout, "usage: memsync "+c.Name) || !strings.Contains(r.stdout, "\n  --repo DIR\n") {
-					t.Fatalf("%s %s:\n%s", c.Name, h, r.stdout)
-				}
-				if paras := strings.Split(r.stdout, "\n\n"); len(paras) < 3 || len(paras[1]) < 40 {
-					t.Fatalf("%s %s: no description paragraph:\n%s", c.Name, h, r.stdout)
-				}
+// TestFrontExecsCore: the core replaces the front (same pid) and gets the
+// arguments, environment and stdin unchanged; its output and exit code are
+// the command's.
+func TestFrontExecsCore(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "fake-core")
+	writeExecutable(t, fake, `#!/bin/sh
+echo "pid $$"
+echo "argv0 $0"
+for a in "$@"; do echo "arg [$a]"; done
+echo "env $MEMSYNC_FRONT_TEST"
+IFS= read -r line
+echo "stdin [$line]"
+echo "to stderr" >&2
+exit 7
+`, 0o755)
+	front := install(t, fake)
+	out, errOut, code, pid := run(t, front, "piped in", "search", "two words", "", "--agent", "a b", "--json")
+	want := fmt.Sprintf("pid %d\nargv0 %s\narg [search]\narg [two words]\narg []\narg [--agent]\narg [a b]\narg [--json]\nenv through\nstdin [piped in]\n",
+		pid, filepath.Join(filepath.Dir(front), coreName))
+	if out != want || errOut != "to stderr\n" || code != 7 {
+		t.Errorf("exit %d\nstdout %q\nwant   %q\nstderr %q", code, out, want, errOut)
+	}
+	out, _, code, _ = run(t, front, "", "help", "status")
+	if code != 7 || !strings.Contains(out, "arg [help]\narg [status]\n") {
+		t.Errorf("help status: exit %d %q", code, out)
+	}
+}
+
+// TestFrontWithRealCore runs commands the core answers through the front.
+func TestFrontWithRealCore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the whole program")
+	}
+	front := install(t, build(t, "../memsync-core"))
+	repo := filepath.Join(t.TempDir(), "mem")
+	if out, errOut, code, _ := run(t, front, "", "init", "--repo", repo, "--agent", "a"); code != 0 || !strings.Contains(out, "created memsync.yaml") {
+		t.Fatalf("init: exit %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code, _ := run(t, front, "", "append", "--repo", repo, "--agent", "a", "--kind", "fact", "hello #world"); code != 0 {
+		t.Fatalf("append: exit %d %q", code, errOut)
+	}
+	if out, errOut, code, _ := run(t, front, "", "help", "run"); code != 0 || !strings.HasPrefix(out, "usage: memsync run") {
+		t.Errorf("help run: exit %d %q %q", code, out, errOut)
+	}
+	if out, errOut, code, _ := run(t, front, "", "sync", "--once", "--repo", repo, "--graph", "embedded"); code != 0 {
+		t.Fatalf("sync: exit %d %q %q", code, out, errOut)
+	}
+	if out, errOut, code, _ := run(t, front, "", "search", "world", "--repo", repo, "--agent", "a", "--json", "--graph", "embedded"); code != 0 || !strings.Contains(out, "hello #world") {
+		t.Errorf("search: exit %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code, _ := run(t, front, "", "status", "--repo", filepath.Join(repo, "missing")); code != 1 || !strings.HasPrefix(errOut, "memsync status: repository") {
+		t.Errorf("status of a missing repo: exit %d %q", code, errOut)
+	}
+	if _, errOut, code, _ := run(t, front, "", "verify", "--bogus"); code != 2 || !strings.Contains(errOut, "bogus") {
+		t.Errorf("bad flag: exit %d %q", code, errOut)
+	}
+}
+
+// TestImportsStayLight: what the front links decides every append's
+// start-up time; none of the heavy packages may creep in.
+func TestImportsStayLight(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go toolchain")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"github.com/memsync/memsync/memsync", "github.com/memsync/memsync/graph",
+			"github.com/memsync/memsync/ledger", "github.com/memsync/memsync/cache", "github.com/memsync/memsync/compaction",
+			"go.uber.org/zap", "github.com/go-git/", "modernc.org/", "github.com/neo4j/", "github.com/fsnotify/", "net/http"} {
+			if dep == heavy || strings.HasPrefix(dep, heavy+"/") || (strings.HasSuffix(heavy, "/") && strings.HasPrefix(dep, heavy)) {
+				t.Errorf("the front binary links %s", dep)
 			}
-			r := cli(t, c.Name, "--no-such-flag")
-			if r.code != exitUsage || r.stdout != "" {
-				t.Fatalf("bad flag: exit %d stdout %q", r.code, r.stdout)
-			}
-			if !strings.HasPrefix(r.stderr, "memsync "+c.Name+": ") || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "no-such-flag") {
-				t.Fatalf("bad flag: stderr %q", r.stderr)
-			}
-			r = cli(t, c.Name, "--repo")
-			if r.code != exitUsage || !strings.Contains(r.stderr, "repo") || strings.Count(r.stderr, "\n") != 1 {
-				t.Fatalf("flag without value: exit %d stderr %q", r.code, r.stderr)
-			}
-		})
+		}
 	}
 }

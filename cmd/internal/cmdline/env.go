@@ -4,7 +4,7 @@
 // (DefaultConfig, memsync.yaml, MEMSYNC_* environment, flags), the command
 // list with its dispatcher, and the append command.
 //
-// The small front binary (cmd/memsync-front, installed as memsync) links
+// The small front binary (cmd/memsync) links
 // this package to run `memsync append` itself, so it must stay light: it
 // imports journal and the standard library's light packages, never the
 // engine, a graph backend, zap or go-git, whose package initialisers would

@@ -213,14 +213,14 @@ func TestAppendNeverEchoesEnv(t *testing.T) {
 
 // buildBinary compiles the two binaries once per test binary run into one
 // directory, as they are installed: memsync-core (this package, every
-// command) and memsync (cmd/memsync-front, which runs append itself and
+// command) and memsync (cmd/memsync, which runs append itself and
 // execs memsync-core for the rest). It returns the front's path.
 var buildBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "memsync-bin-")
 	if err != nil {
 		return "", err
 	}
-	for _, b := range []struct{ name, pkg string }{{"memsync-core", "."}, {"memsync", "../memsync-front"}} {
+	for _, b := range []struct{ name, pkg string }{{"memsync-core", "."}, {"memsync", "../memsync"}} {
 		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg).CombinedOutput()
 		if err != nil {
 			return "", fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
@@ -336,7 +336,7 @@ func TestAppendManyProcesses(t *testing.T) {
 }
 
 // BenchmarkAppendExec measures one memsync append process, sequentially,
-// with and without fsync: go test -run='^$' -bench=AppendExec ./cmd/memsync/
+// with and without fsync: go test -run='^$' -bench=AppendExec ./cmd/memsync-core/
 func BenchmarkAppendExec(b *testing.B) {
 	bin := binary(b)
 	for _, mode := range []struct {

@@ -24,7 +24,7 @@ import (
 // history of many commits, and logs the figures. It is a test behind a
 // switch rather than a Go benchmark because one run takes minutes:
 //
-//	MEMSYNC_BENCH_REBUILD=1 go test -run TestRebuildBenchmark -v -timeout 60m ./cmd/memsync
+//	MEMSYNC_BENCH_REBUILD=1 go test -run TestRebuildBenchmark -v -timeout 60m ./cmd/memsync-core
 //
 // MEMSYNC_BENCH_RECORDS (default 1000000) sizes the work tree,
 // MEMSYNC_BENCH_COMMITS (default 1000) the history, MEMSYNC_BENCH_GRAPH
