@@ -31,11 +31,11 @@ const tsLayout = "2006-01-02T15:04:05.000000000Z"
 func formatTS(t time.Time) string { return t.UTC().Format(tsLayout) }
 
 var (
-	memoriesTable = &table{name: "memories", cols: 12, head: `INSERT INTO memories
-		(id, uuid, agent, group_id, scope, kind, ts, text, path, line, hash, record)`}
+	memoriesTable = &table{name: "memories", cols: 11, head: `INSERT INTO memories
+		(id, uuid, agent, group_id, scope, kind, ts, path, line, hash, record)`}
 	edgesTable    = &table{name: "edges", cols: 3, head: `INSERT OR IGNORE INTO edges (src, type, dst)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
-	stageTable    = &table{name: "fts_stage", cols: 2, head: `INSERT INTO temp.fts_stage (id, meta)`}
+	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
 	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (group_id, name, uuid)`}
 )
 
@@ -47,9 +47,8 @@ const (
 	// new segment at every statement that opens a savepoint, so this makes
 	// one segment per batch and far less merging.
 	sqlUnstage = `DELETE FROM temp.fts_stage`
-	sqlIndex   = `INSERT INTO memories_fts (rowid, text, meta)
-		SELECT m.id, m.text, s.meta FROM temp.fts_stage AS s JOIN memories AS m ON m.id = s.id`
-	sqlAgent = `INSERT INTO agents (name, memories) VALUES (?1, ?2)
+	sqlIndex   = `INSERT INTO memories_fts (rowid, text, meta, grp) SELECT id, text, meta, grp FROM temp.fts_stage`
+	sqlAgent   = `INSERT INTO agents (name, memories) VALUES (?1, ?2)
 		ON CONFLICT (name) DO UPDATE SET memories = memories + excluded.memories`
 	// sqlWaitedFor lists the memories of ?1 (new uuids) that projected
 	// records already supersede; sqlStopWaiting forgets them as waiting.
@@ -297,8 +296,8 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		a.nextID++
 		a.inserted++
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
-			r.ts, m.Text, m.Path, m.Line, r.hash, r.canon)
-		stageArgs = append(stageArgs, id, r.meta)
+			r.ts, m.Path, m.Line, r.hash, r.canon)
+		stageArgs = append(stageArgs, id, m.Text, r.meta, r.token)
 		for _, e := range [...]struct {
 			typ string
 			dst []string
@@ -389,6 +388,7 @@ type row struct {
 	ts       string
 	entities []string
 	meta     string
+	token    string // groupToken(group)
 }
 
 // prepareRow validates m and derives what will be stored.
@@ -398,14 +398,16 @@ func prepareRow(m *memsync.Memory) (row, error) {
 	}
 	canon := m.Record.Canonical()
 	ents := m.Record.AllEntities()
+	group := m.Record.GroupID()
 	return row{
 		m:        m,
 		canon:    string(canon),
 		hash:     hashCanonical(canon),
-		group:    m.Record.GroupID(),
+		group:    group,
 		ts:       formatTS(m.TS),
 		entities: ents,
 		meta:     ftsMeta(ents, m.Tags),
+		token:    groupToken(group),
 	}, nil
 }
 
@@ -444,6 +446,20 @@ func ftsMeta(entities, tags []string) string {
 		return strings.Join(entities, " ")
 	}
 	return strings.Join(entities, " ") + " " + strings.Join(tags, " ")
+}
+
+// groupToken is how a group is written in the full-text index's grp column:
+// one token that the tokenizer keeps whole and never stems, whatever bytes
+// the group name holds ("g" and three decimal digits per byte), and that
+// no other group shares.
+func groupToken(group string) string {
+	b := make([]byte, 0, 1+3*len(group))
+	b = append(b, 'g')
+	for i := 0; i < len(group); i++ {
+		c := group[i]
+		b = append(b, '0'+c/100, '0'+c/10%10, '0'+c%10)
+	}
+	return string(b)
 }
 
 // Drop deletes every memory, edge, entity and agent, leaving an empty store

@@ -9,11 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -21,7 +24,8 @@ import (
 const FileName = "graph.db"
 
 // SchemaVersion is the schema this package writes, kept in PRAGMA user_version.
-const SchemaVersion = 1
+// Open migrates a file of version 1 in place (see migrateV1).
+const SchemaVersion = 2
 
 const (
 	busyTimeoutMS = 10_000
@@ -114,6 +118,15 @@ func dsn(path string, pragmas ...string) string {
 	return u.String()
 }
 
+// sqlCreateFTS creates the full-text index: the record's words, its entity
+// names and tags, and its group as one token (groupToken) so that a search
+// only scores the memories its reader may see.
+const sqlCreateFTS = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+		text, meta, grp,
+		content = '',
+		tokenize = 'porter unicode61 remove_diacritics 2'
+	)`
+
 // schema creates every table and index; each statement is idempotent.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS memories (
@@ -124,7 +137,6 @@ var schema = []string{
 		scope       TEXT    NOT NULL,
 		kind        TEXT    NOT NULL,
 		ts          TEXT    NOT NULL,
-		text        TEXT    NOT NULL,
 		path        TEXT    NOT NULL,
 		line        INTEGER NOT NULL,
 		hash        TEXT    NOT NULL,
@@ -136,11 +148,7 @@ var schema = []string{
 	// Everything Search filters and orders on, in id order: full-text
 	// matches are checked against this narrow index, not the wide rows.
 	`CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, invalid_at, kind, ts, uuid)`,
-	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-		text, meta,
-		content = '',
-		tokenize = 'porter unicode61 remove_diacritics 2'
-	)`,
+	sqlCreateFTS,
 	`CREATE TABLE IF NOT EXISTS edges (
 		src  TEXT NOT NULL,
 		type TEXT NOT NULL,
@@ -175,8 +183,8 @@ var schema = []string{
 	) WITHOUT ROWID`,
 }
 
-// migrate brings the file to SchemaVersion. There is only one version so
-// far; an older one would be dropped and rebuilt from the journals.
+// migrate brings the file to SchemaVersion: an empty file gets the schema,
+// a version 1 file is migrated in place (migrateV1), a newer one is refused.
 func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
 	var v int
 	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
@@ -189,18 +197,89 @@ func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
 		return nil
 	}
 	return inTx(ctx, conn, func() error {
-		for _, s := range schema {
-			if _, err := conn.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("create schema: %w", err)
+		switch v {
+		case 0:
+			for _, s := range schema {
+				if _, err := conn.ExecContext(ctx, s); err != nil {
+					return fmt.Errorf("create schema: %w", err)
+				}
 			}
+			lg.Info("embedded graph schema created", zap.Int("schema_version", SchemaVersion))
+		case 1:
+			start := time.Now()
+			n, err := migrateV1(ctx, conn)
+			if err != nil {
+				return fmt.Errorf("migrate schema 1 to %d: %w", SchemaVersion, err)
+			}
+			lg.Info("embedded graph schema migrated", zap.Int("from", 1), zap.Int("schema_version", SchemaVersion),
+				zap.Int("memories", n), zap.Duration("took", time.Since(start)))
+		default:
+			return fmt.Errorf("unknown schema version %d", v)
 		}
 		// PRAGMA takes no parameters; the value is a constant of this package.
 		if _, err := conn.ExecContext(ctx, `PRAGMA user_version = `+strconv.Itoa(SchemaVersion)); err != nil {
 			return fmt.Errorf("set schema version: %w", err)
 		}
-		lg.Info("embedded graph schema created", zap.Int("schema_version", SchemaVersion))
 		return nil
 	})
+}
+
+// migrateV1 turns a version 1 file into version 2 inside the caller's
+// transaction: the memories' text is no longer kept twice (it is in the
+// stored record), and the full-text index gains the group column, so it is
+// built again from the stored records. It returns the memories indexed.
+func migrateV1(ctx context.Context, conn *sql.Conn) (int, error) {
+	for _, q := range []string{
+		`DROP TABLE memories_fts`,
+		sqlCreateFTS,
+		`ALTER TABLE memories DROP COLUMN text`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return 0, err
+		}
+	}
+	const page = 1000
+	var (
+		last int64
+		n    int
+	)
+	for {
+		rows, err := conn.QueryContext(ctx, `SELECT id, group_id, record FROM memories WHERE id > ?1 ORDER BY id LIMIT ?2`, last, page)
+		if err != nil {
+			return n, err
+		}
+		var args []any
+		for rows.Next() {
+			var (
+				id            int64
+				group, record string
+			)
+			if err := rows.Scan(&id, &group, &record); err != nil {
+				rows.Close()
+				return n, err
+			}
+			rec, err := journal.Parse([]byte(record))
+			if err != nil {
+				rows.Close()
+				return n, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
+			}
+			args = append(args, id, rec.Text, ftsMeta(rec.AllEntities(), rec.Tags), groupToken(group))
+			last = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return n, err
+		}
+		if len(args) == 0 {
+			return n, nil
+		}
+		q := `INSERT INTO memories_fts (rowid, text, meta, grp) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?,?,?,?),", len(args)/4), ",")
+		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
+			return n, err
+		}
+		n += len(args) / 4
+	}
 }
 
 // inTx runs fn inside BEGIN IMMEDIATE … COMMIT on conn, rolling back when

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,7 @@ func TestHashMatchesJournal(t *testing.T) {
 	}
 }
 
-func TestMatchExpr(t *testing.T) {
+func TestQueryTerms(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"   ", ""},
@@ -86,15 +87,15 @@ func TestMatchExpr(t *testing.T) {
 		{"x²", `"x²"`},
 		{"under_score a-b", `"under" OR "score" OR "a" OR "b"`},
 	} {
-		if got := matchExpr(tc.in); got != tc.want {
-			t.Errorf("matchExpr(%q) = %s, want %s", tc.in, got, tc.want)
+		if got := strings.Join(queryTerms(tc.in), " OR "); got != tc.want {
+			t.Errorf("queryTerms(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 	var many []string
 	for i := 0; i < 200; i++ {
 		many = append(many, fmt.Sprintf("w%d", i))
 	}
-	if n := strings.Count(matchExpr(strings.Join(many, " ")), " OR ") + 1; n != maxQueryTokens {
+	if n := len(queryTerms(strings.Join(many, " "))); n != maxQueryTokens {
 		t.Errorf("%d tokens reach the index, want %d", n, maxQueryTokens)
 	}
 }
@@ -243,7 +244,7 @@ func TestTables(t *testing.T) {
 		`SELECT group_id, name, uuid FROM mentions ORDER BY 1, 2, 3`:                   "AGENT:alice @Mira a; AGENT:alice Q3 Plan a; CONSTELLATION @Mira b",
 		`SELECT name, memories FROM agents`:                                            "alice 2",
 		`SELECT uuid, invalid_at, replaced_by, importance FROM memories ORDER BY uuid`: "a 2026-11-20T09:00:02.000000000Z b 0.5; b   0.5",
-		`PRAGMA user_version`: "1",
+		`PRAGMA user_version`: "2",
 		`PRAGMA journal_mode`: "wal",
 	} {
 		if got := dump(q); got != want {
@@ -495,5 +496,114 @@ func TestSupersedeWaiting(t *testing.T) {
 	}
 	if n["x"].ReplacedBy != "s0" || n["y"].ReplacedBy != "s1" {
 		t.Fatalf("x replaced by %q, y by %q", n["x"].ReplacedBy, n["y"].ReplacedBy)
+	}
+}
+
+// testdata/schema-v1/graph.db was written by the version 1 schema (Corpus(11,
+// 150) in batches of 40). Open migrates it in place: afterwards it holds
+// what a fresh store holds, and searches it the same way.
+func TestMigrateV1(t *testing.T) {
+	dir := t.TempDir()
+	v1, err := os.ReadFile(filepath.Join("testdata", "schema-v1", FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	migrated, err := Open(dir, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer migrated.Close()
+	fresh := openTest(t)
+	apply(t, fresh, graphtest.Corpus(11, 150)...)
+
+	if got, want := graphtest.Dump(t, migrated), graphtest.Dump(t, fresh); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("migrated store differs from a fresh one (%d and %d memories)", len(got), len(want))
+	}
+	for _, q := range []string{"deploy", "kafka lag", "database migration rollback", "@Shaun"} {
+		for _, agent := range []string{"alice", "bob"} {
+			sq := memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}, Limit: 20, All: true}
+			got, err := migrated.Search(context.Background(), sq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fresh.Search(context.Background(), sq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 || len(got) != len(want) {
+				t.Fatalf("Search(%q) as %s: %d hits after migration, %d fresh", q, agent, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].UUID != want[i].UUID || got[i].Score != want[i].Score {
+					t.Fatalf("Search(%q) as %s, hit %d: %s %v after migration, %s %v fresh",
+						q, agent, i, got[i].UUID, got[i].Score, want[i].UUID, want[i].Score)
+				}
+			}
+		}
+	}
+	var v int
+	if err := migrated.rdb.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Fatalf("user_version = %d, %v", v, err)
+	}
+	// Writes go on where the migrated file left off.
+	apply(t, migrated, mem("after", 1, "xylophone written after the migration"))
+	if hits, err := migrated.Search(context.Background(), memsync.SearchQuery{Text: "xylophone", Groups: []string{journal.SharedGroup}}); err != nil || len(hits) != 1 {
+		t.Fatalf("search after migration: %v, %v", hits, err)
+	}
+}
+
+// A group name is never read as query syntax, whatever its bytes, and sees
+// only its own memories.
+func TestSearchOddGroups(t *testing.T) {
+	g := openTest(t)
+	apply(t, g, mem("shared", 1, "zebra crossing"), mem("priv", 2, "zebra private", func(r *journal.Record) { r.Scope = journal.ScopePrivate }))
+	for _, grp := range []string{`"`, `grp : (`, "\x00", "\xff\xfe", `AGENT:alice" OR "x`, "CONSTELLATION ", "constellation", "AGENT:*", ""} {
+		hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "zebra", Groups: []string{grp}, All: true})
+		if err != nil || len(hits) != 0 {
+			t.Errorf("Search as group %q = %v, %v; want nothing", grp, hits, err)
+		}
+	}
+	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "zebra", Groups: []string{"\x00", journal.PrivateGroup("alice")}})
+	if err != nil || len(hits) != 1 || hits[0].UUID != "priv" {
+		t.Errorf("Search as alice = %v, %v; want priv", hits, err)
+	}
+	seen := map[string]string{}
+	for _, grp := range []string{"", "a", "ab", "\x00", "\x00\x00", "\xff", "AGENT:alice", "AGENT:alic", "CONSTELLATION"} {
+		tok := groupToken(grp)
+		if strings.Trim(tok[1:], "0123456789") != "" || tok[0] != 'g' {
+			t.Errorf("groupToken(%q) = %q: not g and digits", grp, tok)
+		}
+		if other, ok := seen[tok]; ok {
+			t.Errorf("groupToken(%q) = groupToken(%q)", grp, other)
+		}
+		seen[tok] = grp
+	}
+}
+
+// Words ANDed rank alone when there are enough of them; otherwise every
+// memory holding any word is ranked.
+func TestSearchAllWordsFirst(t *testing.T) {
+	g := openTest(t)
+	apply(t, g, mem("both1", 1, "kafka lag"), mem("both2", 2, "kafka lag again"), mem("one", 3, "kafka kafka kafka"))
+	ids := func(limit int) string {
+		hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "kafka lag", Groups: []string{journal.SharedGroup}, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.UUID)
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	if got := ids(2); got != "both1,both2" {
+		t.Errorf("limit 2: %s, want both1,both2", got)
+	}
+	if got := ids(3); got != "both1,both2,one" {
+		t.Errorf("limit 3: %s, want all three", got)
 	}
 }

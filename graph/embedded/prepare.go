@@ -13,10 +13,11 @@ import (
 const prepareChunk = 256
 
 // preparer derives the rows of a batch chunk by chunk, on up to
-// GOMAXPROCS-1 goroutines (the writer keeps a core to itself: it is the
-// slower of the two), while the writer stores the chunks already done. Chunks are
-// handed out in order, so the writer rarely waits. Its goroutines end
-// before stop returns.
+// GOMAXPROCS-1 goroutines (the writer keeps a core to itself), while the
+// writer stores the chunks already done. Chunks are handed out in order;
+// when the writer needs a chunk nobody has started (the first of a batch,
+// or whenever preparing falls behind) it prepares that chunk itself rather
+// than wait. Its goroutines end before stop returns.
 type preparer struct {
 	batch  []memsync.Memory
 	chunks []prepared
@@ -26,9 +27,10 @@ type preparer struct {
 }
 
 type prepared struct {
-	done chan struct{}
-	rows []row
-	err  error // the first *memsync.RecordError of the chunk
+	claimed atomic.Bool // someone prepares it, or did
+	done    chan struct{}
+	rows    []row
+	err     error // the first *memsync.RecordError of the chunk
 }
 
 func startPreparing(batch []memsync.Memory) *preparer {
@@ -59,24 +61,35 @@ func (p *preparer) work() {
 		if i >= len(p.chunks) {
 			return
 		}
-		c := &p.chunks[i]
-		part := p.batch[i*prepareChunk : min((i+1)*prepareChunk, len(p.batch))]
-		c.rows = make([]row, 0, len(part))
-		for j := range part {
-			r, err := prepareRow(&part[j])
-			if err != nil {
-				c.err = err
-				break
-			}
-			c.rows = append(c.rows, r)
+		if p.chunks[i].claimed.CompareAndSwap(false, true) {
+			p.prepare(i)
 		}
-		close(c.done)
 	}
 }
 
-// wait returns the rows of chunk i once they are ready.
+// prepare derives the rows of chunk i, which the caller has claimed.
+func (p *preparer) prepare(i int) {
+	c := &p.chunks[i]
+	part := p.batch[i*prepareChunk : min((i+1)*prepareChunk, len(p.batch))]
+	c.rows = make([]row, 0, len(part))
+	for j := range part {
+		r, err := prepareRow(&part[j])
+		if err != nil {
+			c.err = err
+			break
+		}
+		c.rows = append(c.rows, r)
+	}
+	close(c.done)
+}
+
+// wait returns the rows of chunk i once they are ready, preparing them on
+// the caller's goroutine when no one has started yet.
 func (p *preparer) wait(ctx context.Context, i int) ([]row, error) {
 	c := &p.chunks[i]
+	if c.claimed.CompareAndSwap(false, true) {
+		p.prepare(i)
+	}
 	select {
 	case <-c.done:
 		return c.rows, c.err

@@ -145,12 +145,15 @@ const DefaultLimit = 10
 const maxQueryTokens = 64
 
 // sqlSearch ranks by bm25 (lower is better in SQLite; Score is its
-// negation), then newest first, then uuid. The full-text index drives
-// (CROSS JOIN); each match is filtered through the narrow memories_filter
-// index by id alone (the unary + keeps SQLite from seeking once per group),
-// and only the rows that make the limit are read whole.
+// negation), then newest first, then uuid. ?1 names the visible groups in
+// the full-text query itself (their grp tokens), so bm25 scores only
+// memories the reader may see; the grp column weighs nothing. The
+// full-text index drives (CROSS JOIN); each match is filtered through the
+// narrow memories_filter index by id alone (the unary + keeps SQLite from
+// seeking once per group; the group test there is a second guard), and only
+// the rows that make the limit are read whole.
 const sqlSearch = `WITH top AS (
-		SELECT m.id, bm25(memories_fts, 1.0, 0.5) AS rank, m.ts, m.uuid
+		SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
 		FROM memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
 		WHERE memories_fts MATCH ?1
 		  AND +m.group_id IN (SELECT value FROM json_each(?2))
@@ -163,16 +166,17 @@ const sqlSearch = `WITH top AS (
 	FROM top CROSS JOIN memories AS m ON m.id = top.id
 	ORDER BY top.rank, top.ts DESC, top.uuid`
 
-// Search ranks the memories in q.Groups against the words of q.Text (any
-// word may match; more and rarer matches rank higher). q.Text is never read
-// as query syntax. Superseded memories are left out unless q.All. No groups,
-// or no words, give no hits.
+// Search ranks the memories in q.Groups against the words of q.Text. When
+// at least the limit of them hold every word, only those are ranked;
+// otherwise any word may match. More and rarer matches rank higher. q.Text
+// is never read as query syntax. Superseded memories are left out unless
+// q.All. No groups, or no words, give no hits.
 func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
 	if len(q.Groups) == 0 {
 		return nil, nil
 	}
-	match := matchExpr(q.Text)
-	if match == "" {
+	terms := queryTerms(q.Text)
+	if len(terms) == 0 {
 		return nil, nil
 	}
 	limit := q.Limit
@@ -194,7 +198,24 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if !q.Since.IsZero() {
 		since = formatTS(q.Since)
 	}
-	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, string(groups), q.All, kinds, since, limit)
+	visible := groupExpr(q.Groups)
+	search := func(op string) ([]memsync.Hit, error) {
+		return g.search(ctx, matchExpr(visible, terms, op), string(groups), q.All, kinds, since, limit)
+	}
+	// Common words ORed match much of the store, and bm25 scores every
+	// match; ANDed they match far fewer, and those rank first anyway
+	// whenever there are enough of them.
+	if len(terms) > 1 {
+		hits, err := search(" AND ")
+		if err != nil || len(hits) >= limit {
+			return hits, err
+		}
+	}
+	return search(" OR ")
+}
+
+func (g *Graph) search(ctx context.Context, match, groups string, all bool, kinds, since any, limit int) ([]memsync.Hit, error) {
+	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, groups, all, kinds, since, limit)
 	if err != nil {
 		return nil, g.wrap("search", err)
 	}
@@ -214,37 +235,68 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	return hits, nil
 }
 
-// matchExpr turns free text into an FTS5 query that cannot be read as
+// queryTerms turns free text into FTS5 strings that cannot be read as
 // syntax: the words (runs of letters, digits and combining marks), each
-// quoted as an FTS5 string, joined with OR. Repeated words count once.
-// It is "" when the text has no words.
-func matchExpr(text string) string {
+// quoted. Repeated words count once; at most maxQueryTokens are kept.
+func queryTerms(text string) []string {
 	words := strings.FieldsFunc(text, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsNumber(r) && !unicode.Is(unicode.Mn, r)
 	})
 	seen := make(map[string]bool, len(words))
-	var b strings.Builder
-	n := 0
+	var terms []string
 	for _, w := range words {
 		key := strings.ToLower(w)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		if n > 0 {
-			b.WriteString(" OR ")
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(w, `"`, `""`))
-		b.WriteByte('"')
-		if n++; n == maxQueryTokens {
+		terms = append(terms, quote(w))
+		if len(terms) == maxQueryTokens {
 			break
 		}
 	}
-	return b.String()
+	return terms
 }
 
-// Hashes calls fn with the uuid and hash of every projected memory, in uuid order.
+// quote is s as an FTS5 string.
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// groupExpr is the FTS5 query matching the memories of any of groups.
+func groupExpr(groups []string) string {
+	toks := make([]string, 0, len(groups))
+	for _, g := range groups {
+		toks = append(toks, quote(groupToken(g)))
+	}
+	slices.Sort(toks)
+	return "grp : (" + strings.Join(slices.Compact(toks), " OR ") + ")"
+}
+
+// matchExpr is the full-text query for terms joined by op (" AND " or
+// " OR ") in the text and meta columns, within the groups of visible.
+func matchExpr(visible string, terms []string, op string) string {
+	return visible + " AND {text meta} : (" + strings.Join(terms, op) + ")"
+}
+
+// Hashes calls fn with the uuid and hash of every projected memory, in uuid
+// order, from a single consistent snapshot, without decoding the records.
+// An error from fn stops the stream and is returned as is.
 func (g *Graph) Hashes(ctx context.Context, fn func(uuid, hash string) error) error {
-	return g.Walk(ctx, func(n memsync.Node) error { return fn(n.UUID, n.Hash) })
+	rows, err := g.rdb.QueryContext(ctx, `SELECT uuid, hash FROM memories ORDER BY uuid`)
+	if err != nil {
+		return g.wrap("hashes", err)
+	}
+	defer rows.Close()
+	var uuid, hash string
+	for rows.Next() {
+		if err := rows.Scan(&uuid, &hash); err != nil {
+			return g.wrap("hashes", err)
+		}
+		if err := fn(uuid, hash); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return g.wrap("hashes", err)
+	}
+	return nil
 }

@@ -29,7 +29,9 @@ func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 	// Per connection, in memory (temp_store=MEMORY): see sqlIndex.
 	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS fts_stage (
 		id   INTEGER PRIMARY KEY,
-		meta TEXT NOT NULL)`); err != nil {
+		text TEXT NOT NULL,
+		meta TEXT NOT NULL,
+		grp  TEXT NOT NULL)`); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("create staging table: %w", err)
 	}
