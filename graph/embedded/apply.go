@@ -36,7 +36,7 @@ var (
 	edgesTable    = &table{name: "edges", cols: 3, head: `INSERT OR IGNORE INTO edges (src, type, dst)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
 	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
-	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (group_id, name, uuid)`}
+	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
 )
 
 const (
@@ -59,15 +59,18 @@ const (
 	sqlWait = `INSERT OR IGNORE INTO supersede_waiting (dst, src)
 		SELECT j.value ->> 1, j.value ->> 0 FROM json_each(?1) AS j
 		WHERE NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.uuid = j.value ->> 1)`
-	// sqlSupersede recomputes invalid_at and replaced_by of the memories
-	// in ?1, each of which has a superseder: the earliest ts, the smallest
-	// uuid on a tie. (Measured: faster than an UPDATE … FROM a grouped
-	// minimum, which must materialise and sort.)
-	sqlSupersede = `UPDATE memories AS m SET (invalid_at, replaced_by) = (
-			SELECT s.ts, s.uuid FROM edges AS e JOIN memories AS s ON s.uuid = e.src
-			WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'
-			ORDER BY s.ts, s.uuid LIMIT 1)
-		WHERE m.uuid IN (SELECT value FROM json_each(?1))`
+	// sqlSupersede recomputes invalid_at and replaced_by of the projected
+	// memories in ?1, each of which has a superseder: the earliest ts, the
+	// smallest uuid on a tie. The subquery gives both at once as ts, a
+	// space and uuid (ts has a fixed width of 30).
+	// (MATERIALIZED: otherwise SQLite runs the subquery once per use of k.)
+	sqlSupersede = `WITH c AS MATERIALIZED (
+			SELECT m.id, (SELECT s.ts || ' ' || s.uuid FROM edges AS e JOIN memories AS s ON s.uuid = e.src
+				WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'
+				ORDER BY s.ts, s.uuid LIMIT 1) AS k
+			FROM memories AS m WHERE m.uuid IN (SELECT value FROM json_each(?1)))
+		INSERT OR REPLACE INTO superseded (id, invalid_at, replaced_by)
+		SELECT id, substr(k, 1, 30), substr(k, 32) FROM c WHERE k IS NOT NULL`
 )
 
 // Apply projects batch in one transaction. Records already projected with the
@@ -307,7 +310,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 			}
 		}
 		for _, name := range r.entities {
-			mentionArgs = append(mentionArgs, r.group, name, m.UUID)
+			mentionArgs = append(mentionArgs, m.UUID, r.group, name)
 			if k := [2]string{r.group, name}; !a.entitySeen[k] {
 				a.entitySeen[k] = true
 				entityArgs = append(entityArgs, r.group, name)
@@ -474,7 +477,7 @@ func (g *Graph) Drop(ctx context.Context) error {
 	err = inTx(ctx, w.conn, func() error {
 		for _, q := range []string{
 			`DELETE FROM memories`, `DELETE FROM edges`, `DELETE FROM entities`,
-			`DELETE FROM mentions`, `DELETE FROM agents`, `DELETE FROM supersede_waiting`,
+			`DELETE FROM mentions`, `DELETE FROM agents`, `DELETE FROM supersede_waiting`, `DELETE FROM superseded`,
 			`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
 		} {
 			if _, err := w.conn.ExecContext(ctx, q); err != nil {

@@ -127,6 +127,28 @@ const sqlCreateFTS = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5
 		tokenize = 'porter unicode61 remove_diacritics 2'
 	)`
 
+// sqlCreateSuperseded holds what supersession derives, apart from the
+// memories: it is rewritten at random places on every batch, and this
+// table is small (one row per superseded memory, rowid = memories.id).
+const sqlCreateSuperseded = `CREATE TABLE IF NOT EXISTS superseded (
+		id          INTEGER PRIMARY KEY,
+		invalid_at  TEXT NOT NULL,
+		replaced_by TEXT NOT NULL
+	)`
+
+// sqlCreateFilter is the narrow index Search filters and orders on. Its
+// entries never change once written.
+const sqlCreateFilter = `CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, kind, ts, uuid)`
+
+// sqlCreateMentions keys mentions by memory first: uuids grow with time,
+// so a batch appends instead of touching a page per entity.
+const sqlCreateMentions = `CREATE TABLE IF NOT EXISTS mentions (
+		uuid     TEXT NOT NULL,
+		group_id TEXT NOT NULL,
+		name     TEXT NOT NULL,
+		PRIMARY KEY (uuid, group_id, name)
+	) WITHOUT ROWID`
+
 // schema creates every table and index; each statement is idempotent.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS memories (
@@ -141,13 +163,12 @@ var schema = []string{
 		line        INTEGER NOT NULL,
 		hash        TEXT    NOT NULL,
 		record      TEXT    NOT NULL,
-		importance  REAL    NOT NULL DEFAULT 0.5,
-		invalid_at  TEXT,
-		replaced_by TEXT
+		importance  REAL    NOT NULL DEFAULT 0.5
 	)`,
+	sqlCreateSuperseded,
 	// Everything Search filters and orders on, in id order: full-text
 	// matches are checked against this narrow index, not the wide rows.
-	`CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, invalid_at, kind, ts, uuid)`,
+	sqlCreateFilter,
 	sqlCreateFTS,
 	`CREATE TABLE IF NOT EXISTS edges (
 		src  TEXT NOT NULL,
@@ -171,12 +192,7 @@ var schema = []string{
 		name     TEXT NOT NULL,
 		PRIMARY KEY (group_id, name)
 	) WITHOUT ROWID`,
-	`CREATE TABLE IF NOT EXISTS mentions (
-		group_id TEXT NOT NULL,
-		name     TEXT NOT NULL,
-		uuid     TEXT NOT NULL,
-		PRIMARY KEY (group_id, name, uuid)
-	) WITHOUT ROWID`,
+	sqlCreateMentions,
 	`CREATE TABLE IF NOT EXISTS agents (
 		name     TEXT    PRIMARY KEY,
 		memories INTEGER NOT NULL DEFAULT 0
@@ -226,13 +242,26 @@ func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
 
 // migrateV1 turns a version 1 file into version 2 inside the caller's
 // transaction: the memories' text is no longer kept twice (it is in the
-// stored record), and the full-text index gains the group column, so it is
-// built again from the stored records. It returns the memories indexed.
+// stored record), invalid_at and replaced_by move to the superseded table,
+// mentions are keyed by uuid first, and the full-text index gains the
+// group column, so it is built again from the stored records. It returns
+// the memories indexed.
 func migrateV1(ctx context.Context, conn *sql.Conn) (int, error) {
 	for _, q := range []string{
+		sqlCreateSuperseded,
+		`INSERT INTO superseded (id, invalid_at, replaced_by)
+			SELECT id, invalid_at, replaced_by FROM memories WHERE invalid_at IS NOT NULL`,
+		`DROP INDEX memories_filter`,
+		`ALTER TABLE memories DROP COLUMN text`,
+		`ALTER TABLE memories DROP COLUMN invalid_at`,
+		`ALTER TABLE memories DROP COLUMN replaced_by`,
+		sqlCreateFilter,
+		`ALTER TABLE mentions RENAME TO mentions_v1`,
+		sqlCreateMentions,
+		`INSERT INTO mentions (uuid, group_id, name) SELECT uuid, group_id, name FROM mentions_v1`,
+		`DROP TABLE mentions_v1`,
 		`DROP TABLE memories_fts`,
 		sqlCreateFTS,
-		`ALTER TABLE memories DROP COLUMN text`,
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return 0, err

@@ -239,11 +239,12 @@ func TestTables(t *testing.T) {
 		return strings.Join(out, "; ")
 	}
 	for q, want := range map[string]string{
-		`SELECT src, type, dst FROM edges ORDER BY 1, 2, 3`:                            "a CONFLICTS_WITH b; a LINKS_TO ghost; b SUPERSEDES a",
-		`SELECT group_id, name FROM entities ORDER BY 1, 2`:                            "AGENT:alice @Mira; AGENT:alice Q3 Plan; CONSTELLATION @Mira",
-		`SELECT group_id, name, uuid FROM mentions ORDER BY 1, 2, 3`:                   "AGENT:alice @Mira a; AGENT:alice Q3 Plan a; CONSTELLATION @Mira b",
-		`SELECT name, memories FROM agents`:                                            "alice 2",
-		`SELECT uuid, invalid_at, replaced_by, importance FROM memories ORDER BY uuid`: "a 2026-11-20T09:00:02.000000000Z b 0.5; b   0.5",
+		`SELECT src, type, dst FROM edges ORDER BY 1, 2, 3`:                                             "a CONFLICTS_WITH b; a LINKS_TO ghost; b SUPERSEDES a",
+		`SELECT group_id, name FROM entities ORDER BY 1, 2`:                                             "AGENT:alice @Mira; AGENT:alice Q3 Plan; CONSTELLATION @Mira",
+		`SELECT group_id, name, uuid FROM mentions ORDER BY 1, 2, 3`:                                    "AGENT:alice @Mira a; AGENT:alice Q3 Plan a; CONSTELLATION @Mira b",
+		`SELECT m.uuid, x.invalid_at, x.replaced_by FROM superseded AS x JOIN memories AS m USING (id)`: "a 2026-11-20T09:00:02.000000000Z b",
+		`SELECT name, memories FROM agents`:                                                             "alice 2",
+		`SELECT uuid, importance FROM memories ORDER BY uuid`:                                           "a 0.5; b 0.5",
 		`PRAGMA user_version`: "2",
 		`PRAGMA journal_mode`: "wal",
 	} {

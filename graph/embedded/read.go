@@ -15,7 +15,11 @@ import (
 )
 
 // nodeCols are the columns scanNode reads, in order.
-const nodeCols = `m.record, m.path, m.line, m.hash, m.group_id, m.importance, m.invalid_at, m.replaced_by`
+// nodeFrom is where they come from: memories AS m and its supersession.
+const (
+	nodeCols = `m.record, m.path, m.line, m.hash, m.group_id, m.importance, x.invalid_at, x.replaced_by`
+	nodeFrom = `memories AS m LEFT JOIN superseded AS x ON x.id = m.id`
+)
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -65,7 +69,7 @@ func sortedSet(s []string) []string {
 // a time from a single consistent snapshot. An error from fn stops the walk
 // and is returned as is.
 func (g *Graph) Walk(ctx context.Context, fn func(memsync.Node) error) error {
-	rows, err := g.rdb.QueryContext(ctx, `SELECT `+nodeCols+` FROM memories AS m ORDER BY m.uuid`)
+	rows, err := g.rdb.QueryContext(ctx, `SELECT `+nodeCols+` FROM `+nodeFrom+` ORDER BY m.uuid`)
 	if err != nil {
 		return g.wrap("walk", err)
 	}
@@ -95,7 +99,7 @@ func (g *Graph) Get(ctx context.Context, uuids []string) (map[string]memsync.Nod
 	if err != nil {
 		return nil, fmt.Errorf("embedded: get: %w", err)
 	}
-	rows, err := g.rdb.QueryContext(ctx, `SELECT `+nodeCols+` FROM memories AS m
+	rows, err := g.rdb.QueryContext(ctx, `SELECT `+nodeCols+` FROM `+nodeFrom+`
 		WHERE m.uuid IN (SELECT value FROM json_each(?1))`, string(ids))
 	if err != nil {
 		return nil, g.wrap("get", err)
@@ -157,13 +161,13 @@ const sqlSearch = `WITH top AS (
 		FROM memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
 		WHERE memories_fts MATCH ?1
 		  AND +m.group_id IN (SELECT value FROM json_each(?2))
-		  AND (?3 OR m.invalid_at IS NULL)
+		  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
 		  AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
 		  AND (?5 IS NULL OR m.ts >= ?5)
 		ORDER BY rank, m.ts DESC, m.uuid
 		LIMIT ?6)
 	SELECT ` + nodeCols + `, top.rank
-	FROM top CROSS JOIN memories AS m ON m.id = top.id
+	FROM top CROSS JOIN memories AS m ON m.id = top.id LEFT JOIN superseded AS x ON x.id = m.id
 	ORDER BY top.rank, top.ts DESC, top.uuid`
 
 // Search ranks the memories in q.Groups against the words of q.Text. When
