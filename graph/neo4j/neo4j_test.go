@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/memsync/memsync/graph/graphtest"
 	"github.com/memsync/memsync/graph/neo4j"
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
@@ -179,4 +181,146 @@ func itoa(i int) string {
 		s = string(rune('0'+i%10)) + s
 	}
 	return s
+}
+
+// TestTextIndexUpgraded: a fulltext index created fully consistent (by an
+// earlier version) is recreated eventually consistent at Open, and Search
+// still sees what was written before and after.
+func TestTextIndexUpgraded(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	if _, err := g.Apply(ctx, []memsync.Memory{rec("before", 1, "zanzibar before the upgrade")}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := neo4jtest.Config(t)
+	drv, err := neo4jdrv.NewDriverWithContext(cfg.URI, neo4jdrv.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close(ctx)
+	exec := func(stmt string) []*neo4jdrv.Record {
+		t.Helper()
+		res, err := neo4jdrv.ExecuteQuery(ctx, drv, stmt, nil, neo4jdrv.EagerResultTransformer,
+			neo4jdrv.ExecuteQueryWithDatabase(cfg.Database))
+		if err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		return res.Records
+	}
+	eventual := func() any {
+		t.Helper()
+		recs := exec("SHOW FULLTEXT INDEXES YIELD name, options WHERE name = '" + neo4j.IndexMemoryText + "'" +
+			" RETURN options.indexConfig['fulltext.eventually_consistent']")
+		if len(recs) != 1 {
+			t.Fatalf("%d indexes named %s", len(recs), neo4j.IndexMemoryText)
+		}
+		return recs[0].Values[0]
+	}
+	if e := eventual(); e != true {
+		t.Fatalf("Open created the index with eventually_consistent %v", e)
+	}
+	exec("DROP INDEX " + neo4j.IndexMemoryText)
+	exec("CREATE FULLTEXT INDEX " + neo4j.IndexMemoryText + " FOR (m:Memory) ON EACH [m.text, m.keywords]")
+	exec("CALL db.awaitIndexes(60)")
+	if e := eventual(); e != false {
+		t.Fatalf("old-style index has eventually_consistent %v", e)
+	}
+	g2, err := neo4j.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	if e := eventual(); e != true {
+		t.Fatalf("Open left the index with eventually_consistent %v", e)
+	}
+	if _, err := g2.Apply(ctx, []memsync.Memory{rec("after", 2, "zanzibar after the upgrade")}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "zanzibar", Groups: []string{journal.SharedGroup}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 {
+		t.Fatalf("%d hits after the upgrade, want 2", len(hits))
+	}
+}
+
+// TestSearchSeesEveryCommit: the fulltext index is eventually consistent,
+// yet Search, from this client or another one, finds a record as soon as
+// Apply returned.
+func TestSearchSeesEveryCommit(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	other, err := neo4j.Open(ctx, neo4jtest.Config(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for i := 0; i < 40; i++ {
+		word := "quokka" + itoa(i)
+		batch := []memsync.Memory{rec("s"+itoa(i), i%60, word+" seen at once")}
+		// Larger batches give the index's background thread more to do.
+		for j := 0; j < i*20; j++ {
+			batch = append(batch, rec("s"+itoa(i)+"_"+itoa(j), j%60, "filler text "+itoa(j)))
+		}
+		if _, err := g.Apply(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		for _, reader := range []*neo4j.Graph{g, other} {
+			hits, err := reader.Search(ctx, memsync.SearchQuery{Text: word, Groups: []string{journal.SharedGroup}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) != 1 || hits[0].UUID != "s"+itoa(i) {
+				t.Fatalf("round %d: search right after Apply found %d hits", i, len(hits))
+			}
+		}
+	}
+}
+
+// TestConcurrentWritersSameRecords: two clients projecting the same new
+// records at once both succeed (the one that loses the race on a uuid looks
+// the chunk up again) and the graph is the same as from one writer.
+func TestConcurrentWritersSameRecords(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	corpus := graphtest.Corpus(11, 2000)
+	if _, err := g.Apply(ctx, corpus); err != nil {
+		t.Fatal(err)
+	}
+	want := graphtest.Dump(t, g)
+	other, err := neo4j.Open(ctx, neo4jtest.Config(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for round := 0; round < 3; round++ {
+		if err := g.Drop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 2)
+		for _, w := range []*neo4j.Graph{g, other} {
+			go func() {
+				for i := 0; i < len(corpus); i += 100 {
+					res, err := w.Apply(ctx, corpus[i:min(i+100, len(corpus))])
+					if err == nil && len(res.Mismatched) > 0 {
+						err = errors.New("mismatched: " + strings.Join(res.Mismatched, ","))
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if got := graphtest.Dump(t, g); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("round %d: concurrent projection differs from a single writer's (%d nodes, want %d)", round, len(got), len(want))
+		}
+	}
 }

@@ -30,10 +30,21 @@ WITH count(*) AS n, min(score) AS lowest,
     THEN [node.uuid, score, node.ts] END) AS hits
 RETURN n, lowest, hits`
 
+// awaitTextIndex waits until the fulltext index holds every transaction
+// committed before it was called (the index is eventually consistent: see
+// createTextIndex). It is VOID, so it leaves the one row searchQuery starts
+// from as it is.
+const awaitTextIndex = `
+CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()`
+
 // Search ranks the memories of q.Groups against the words of q.Text: score
 // descending, then newest first, then uuid. q.Text is split into words
 // (letters and digits) and each is quoted, so nothing a user types acts as
 // index query syntax. Superseded memories are left out unless q.All.
+//
+// Search sees every write committed before it was called, by this Graph or
+// any other client: it first waits for the eventually consistent fulltext
+// index to catch up with them (see the package documentation).
 func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
 	terms := queryTerms(q.Text)
 	if len(terms) == 0 || len(q.Groups) == 0 {
@@ -61,10 +72,14 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
 	var found []candidate
-	for k := max(8*limit, 200); ; k *= 8 {
+	for k, first := max(8*limit, 200), true; ; k, first = k*8, false {
 		params["k"] = int64(k)
+		query := searchQuery
+		if first {
+			query = awaitTextIndex + searchQuery
+		}
 		c, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) (candidates, error) {
-			return searchOnce(ctx, tx, params)
+			return searchOnce(ctx, tx, query, params)
 		})
 		if err != nil {
 			return nil, wrap("search", err)
@@ -137,8 +152,8 @@ func (c candidates) exact(k, limit int) bool {
 	return above >= limit
 }
 
-func searchOnce(ctx context.Context, tx neo4jdrv.ManagedTransaction, params map[string]any) (candidates, error) {
-	res, err := tx.Run(ctx, searchQuery, params)
+func searchOnce(ctx context.Context, tx neo4jdrv.ManagedTransaction, query string, params map[string]any) (candidates, error) {
+	res, err := tx.Run(ctx, query, params)
 	if err != nil {
 		return candidates{}, err
 	}
