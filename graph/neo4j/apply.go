@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -17,8 +19,8 @@ import (
 // are split, which is safe because every write is idempotent.
 const maxChunk = 5000
 
-// Statements of the write path. Each takes a list parameter and UNWINDs it,
-// so one round trip handles a whole chunk.
+// Statements of the write path. Each takes list parameters and UNWINDs
+// them, so one round trip handles a whole chunk.
 const (
 	// lookupMemories returns the memories of the chunk that exist, with
 	// their hash (null for a placeholder).
@@ -27,49 +29,80 @@ UNWIND $uuids AS u
 MATCH (m:Memory {uuid: u})
 RETURN u AS uuid, m.hash AS hash`
 
-	// fillMemories writes new memories and fills placeholders. The hash
-	// guard keeps a memory that a concurrent writer created since the
-	// lookup: the rows it skips are counted and the chunk is looked up again.
+	// createMemories merges the chunk's agents and entities once each, then
+	// creates the memories the lookup did not find, with their WROTE and
+	// MENTIONS edges. Rows name their agent and entities by position in
+	// $agents and $entities, so no row looks a node up again. CREATE, not
+	// MERGE: a concurrent writer that created one of these uuids since the
+	// lookup makes the statement fail on the uniqueness constraint, and the
+	// chunk is classified again (errRaced).
+	createMemories = `
+CALL {
+  UNWIND range(0, size($agents) - 1) AS i
+  MERGE (a:Agent {name: $agents[i]})
+  WITH i, a ORDER BY i
+  RETURN collect(a) AS agents
+}
+CALL {
+  UNWIND range(0, size($entities) - 1) AS i
+  MERGE (e:Entity {group_id: $entities[i][0], name: $entities[i][1]})
+  WITH i, e ORDER BY i
+  RETURN collect(e) AS entities
+}
+UNWIND $rows AS r
+WITH agents[r.agent] AS a, entities, r
+CREATE (a)-[:WROTE]->(m:Memory)
+SET m = r.props
+WITH m, entities, r
+UNWIND r.ents AS i
+WITH m, entities[i] AS e
+CREATE (m)-[:MENTIONS]->(e)`
+
+	// fillMemories fills placeholders (which have no edges of their own
+	// yet) once createMemories has merged the chunk's agents and entities.
+	// The hash guard keeps a memory that a concurrent writer filled since
+	// the lookup: the rows it skips are counted and the chunk is looked up
+	// again.
 	fillMemories = `
 UNWIND $rows AS r
-MERGE (m:Memory {uuid: r.uuid})
+MERGE (m:Memory {uuid: r.props.uuid})
 WITH m, r WHERE m.hash IS NULL
 SET m += r.props
+WITH m, r
+MATCH (a:Agent {name: r.props.agent})
+CREATE (a)-[:WROTE]->(m)
+WITH m, r
+CALL {
+  WITH m, r
+  UNWIND r.names AS name
+  MATCH (e:Entity {group_id: r.props.group_id, name: name})
+  CREATE (m)-[:MENTIONS]->(e)
+}
 RETURN count(*) AS n`
 
-	mergeAgents = `
-UNWIND $agents AS name
-MERGE (:Agent {name: name})`
-
-	mergeWrote = `
-UNWIND $rows AS r
-MATCH (m:Memory {uuid: r.uuid})
-MATCH (a:Agent {name: r.agent})
-MERGE (a)-[:WROTE]->(m)`
-
-	mergeMentions = `
-UNWIND $rows AS r
-MATCH (m:Memory {uuid: r.uuid})
-MERGE (e:Entity {group_id: r.group_id, name: r.name})
-MERGE (m)-[:MENTIONS]->(e)`
-
-	mergeLinks = `
-UNWIND $rows AS r
-MATCH (a:Memory {uuid: r.from})
-MERGE (b:Memory {uuid: r.to})
-MERGE (a)-[:LINKS_TO]->(b)`
-
-	mergeSupersedes = `
-UNWIND $rows AS r
-MATCH (a:Memory {uuid: r.from})
-MERGE (b:Memory {uuid: r.to})
-MERGE (a)-[:SUPERSEDES]->(b)`
-
-	mergeConflicts = `
-UNWIND $rows AS r
-MATCH (a:Memory {uuid: r.from})
-MERGE (b:Memory {uuid: r.to})
-MERGE (a)-[:CONFLICTS_WITH]->(b)`
+	// createEdges adds the outgoing edges of the memories written in this
+	// transaction: none of them had any, so each edge is created, not
+	// merged; a target not projected yet becomes a placeholder. Rows are
+	// [from, to], duplicate-free.
+	createEdges = `
+CALL {
+  UNWIND $links AS r
+  MATCH (a:Memory {uuid: r[0]})
+  MERGE (b:Memory {uuid: r[1]})
+  CREATE (a)-[:LINKS_TO]->(b)
+}
+CALL {
+  UNWIND $supersedes AS r
+  MATCH (a:Memory {uuid: r[0]})
+  MERGE (b:Memory {uuid: r[1]})
+  CREATE (a)-[:SUPERSEDES]->(b)
+}
+CALL {
+  UNWIND $conflicts AS r
+  MATCH (a:Memory {uuid: r[0]})
+  MERGE (b:Memory {uuid: r[1]})
+  CREATE (a)-[:CONFLICTS_WITH]->(b)
+}`
 
 	// retire recomputes invalid_at/replaced_by of projected memories from
 	// every record superseding them: the earliest ts wins, the smallest
@@ -94,6 +127,7 @@ type prepared struct {
 	group string
 	props map[string]any
 	ents  []string
+	err   error // the record is invalid; nothing else is set
 }
 
 func prepare(m *memsync.Memory) prepared {
@@ -146,6 +180,46 @@ func prepare(m *memsync.Memory) prepared {
 	return prepared{mem: m, uuid: rec.UUID, hash: hash, group: group, props: props, ents: ents}
 }
 
+// prepareSpan is the fewest records worth a goroutine of their own in
+// prepareAll: below it, starting one costs more than it saves.
+const prepareSpan = 128
+
+// prepareAll validates and prepares every record of batch, in batch order,
+// spreading the work over the CPUs: encoding and hashing the records is most
+// of the client's time, and the server waits for it.
+func prepareAll(batch []memsync.Memory) []prepared {
+	out := make([]prepared, len(batch))
+	prep := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			m := &batch[i]
+			if err := m.Record.Validate(); err != nil || m.UUID == "" {
+				if err == nil {
+					err = errors.New("record has no uuid")
+				}
+				out[i] = prepared{err: err}
+				continue
+			}
+			out[i] = prepare(m)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(batch)/prepareSpan)
+	if workers <= 1 {
+		prep(0, len(batch))
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(batch) + workers - 1) / workers
+	for lo := 0; lo < len(batch); lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			prep(lo, hi)
+		}(lo, min(lo+per, len(batch)))
+	}
+	wg.Wait()
+	return out
+}
+
 // Apply projects batch idempotently. Records are validated first; an invalid
 // one is skipped and reported as a *memsync.RecordError after the rest of the
 // batch is written. A uuid already projected with other content, or repeated
@@ -158,18 +232,14 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	var firstBad error
 	seen := make(map[string]string, len(batch)) // uuid -> hash of the first occurrence
 	rows := make([]prepared, 0, len(batch))
-	for i := range batch {
-		m := &batch[i]
-		if err := m.Record.Validate(); err != nil || m.UUID == "" {
-			if err == nil {
-				err = errors.New("record has no uuid")
-			}
+	for i, p := range prepareAll(batch) {
+		if p.err != nil {
 			if firstBad == nil {
-				firstBad = &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("invalid record (%s:%d): %w", m.Path, m.Line, err)}
+				m := &batch[i]
+				firstBad = &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("invalid record (%s:%d): %w", m.Path, m.Line, p.err)}
 			}
 			continue
 		}
-		p := prepare(m)
 		if h, ok := seen[p.uuid]; ok {
 			if h != p.hash {
 				res.Mismatched = append(res.Mismatched, p.uuid)
@@ -257,8 +327,9 @@ func (g *Graph) applyChunk(ctx context.Context, rows []prepared) ([]string, erro
 	}
 }
 
-// writeChunk is the body of applyChunk's transaction: nodes first, then
-// relationships, then the retirement of superseded memories.
+// writeChunk is the body of applyChunk's transaction: nodes with their
+// WROTE and MENTIONS edges first, then the other relationships, then the
+// retirement of superseded memories.
 func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prepared) ([]string, error) {
 	uuids := make([]string, len(rows))
 	for i, p := range rows {
@@ -277,75 +348,80 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 	if err := res.Err(); err != nil {
 		return nil, err
 	}
-	var mismatched []string
-	var nodes, wrote, mentions, links, supersedes, conflicts []any
-	var retired []string
-	agents := map[string]bool{}
+	var (
+		mismatched               []string
+		created, filled          []any
+		links, supers, conflicts []any
+		retired                  []string
+		agents                   = map[string]int64{} // name -> position in agentList
+		agentList                []string
+		entities                 = map[[2]string]int64{} // (group, name) -> position in entityList
+		entityList               []any
+	)
 	for _, p := range rows {
-		old, ok := existing[p.uuid]
+		old, found := existing[p.uuid]
 		if old != nil {
 			if old.(string) != p.hash {
 				mismatched = append(mismatched, p.uuid)
 			}
 			continue
 		}
-		if ok {
+		agent, ok := agents[p.mem.Agent]
+		if !ok {
+			agent = int64(len(agentList))
+			agents[p.mem.Agent] = agent
+			agentList = append(agentList, p.mem.Agent)
+		}
+		ents := make([]int64, len(p.ents))
+		for i, e := range p.ents {
+			key := [2]string{p.group, e}
+			n, ok := entities[key]
+			if !ok {
+				n = int64(len(entityList))
+				entities[key] = n
+				entityList = append(entityList, []any{p.group, e})
+			}
+			ents[i] = n
+		}
+		if found {
 			// A placeholder: superseders may have come first.
 			retired = append(retired, p.uuid)
-		}
-		nodes = append(nodes, map[string]any{"uuid": p.uuid, "props": p.props})
-		wrote = append(wrote, map[string]any{"uuid": p.uuid, "agent": p.mem.Agent})
-		agents[p.mem.Agent] = true
-		for _, e := range p.ents {
-			mentions = append(mentions, map[string]any{"uuid": p.uuid, "group_id": p.group, "name": e})
+			filled = append(filled, map[string]any{"props": p.props, "names": p.ents})
+		} else {
+			created = append(created, map[string]any{"agent": agent, "props": p.props, "ents": ents})
 		}
 		rec := &p.mem.Record
-		for _, t := range rec.Links {
-			links = append(links, map[string]any{"from": p.uuid, "to": t})
-		}
-		for _, t := range rec.Supersedes {
-			supersedes = append(supersedes, map[string]any{"from": p.uuid, "to": t})
-			retired = append(retired, t)
-		}
-		for _, t := range rec.ConflictsWith {
-			conflicts = append(conflicts, map[string]any{"from": p.uuid, "to": t})
-		}
+		links = appendEdges(links, p.uuid, rec.Links)
+		supers = appendEdges(supers, p.uuid, rec.Supersedes)
+		conflicts = appendEdges(conflicts, p.uuid, rec.ConflictsWith)
+		retired = append(retired, rec.Supersedes...)
 	}
-	if len(nodes) == 0 {
+	if len(agentList) == 0 {
 		return mismatched, nil
 	}
-	res, err = tx.Run(ctx, fillMemories, map[string]any{"rows": nodes})
-	if err != nil {
-		return nil, err
-	}
-	rec, err := res.Single(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if n, _ := rec.Values[0].(int64); n != int64(len(nodes)) {
+	err = run(ctx, tx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList), "rows": nonNil(created)})
+	if isConstraintViolation(err) {
 		return nil, errRaced
 	}
-	names := make([]string, 0, len(agents))
-	for a := range agents {
-		names = append(names, a)
-	}
-	if err := run(ctx, tx, mergeAgents, map[string]any{"agents": names}); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	for _, st := range []struct {
-		stmt string
-		rows []any
-	}{
-		{mergeWrote, wrote},
-		{mergeMentions, mentions},
-		{mergeLinks, links},
-		{mergeSupersedes, supersedes},
-		{mergeConflicts, conflicts},
-	} {
-		if len(st.rows) == 0 {
-			continue
+	if len(filled) > 0 {
+		res, err = tx.Run(ctx, fillMemories, map[string]any{"rows": filled})
+		if err != nil {
+			return nil, err
 		}
-		if err := run(ctx, tx, st.stmt, map[string]any{"rows": st.rows}); err != nil {
+		rec, err := res.Single(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := rec.Values[0].(int64); n != int64(len(filled)) {
+			return nil, errRaced
+		}
+	}
+	if len(links)+len(supers)+len(conflicts) > 0 {
+		err := run(ctx, tx, createEdges, map[string]any{"links": nonNil(links), "supersedes": nonNil(supers), "conflicts": nonNil(conflicts)})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -355,6 +431,39 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		}
 	}
 	return mismatched, nil
+}
+
+// appendEdges appends a [from, to] row for each distinct target.
+func appendEdges(rows []any, from string, targets []string) []any {
+	for i, t := range targets {
+		dup := false
+		for _, u := range targets[:i] {
+			if u == t {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			rows = append(rows, []any{from, t})
+		}
+	}
+	return rows
+}
+
+// nonNil makes an empty list a Cypher list rather than null.
+func nonNil(rows []any) []any {
+	if rows == nil {
+		return []any{}
+	}
+	return rows
+}
+
+// isConstraintViolation reports whether err is a uniqueness constraint
+// refusing a node: the only one a chunk can break is the memory uuid's,
+// when a concurrent writer created it first.
+func isConstraintViolation(err error) bool {
+	var ne *neo4jdrv.Neo4jError
+	return errors.As(err, &ne) && ne.Code == "Neo.ClientError.Schema.ConstraintValidationFailed"
 }
 
 func run(ctx context.Context, tx neo4jdrv.ManagedTransaction, stmt string, params map[string]any) error {
