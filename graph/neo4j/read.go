@@ -234,7 +234,52 @@ func sortedUnique(out []string) []string {
 	return out[:j]
 }
 
-// Hashes calls fn with the uuid and hash of every projected memory, in uuid order.
+// hashPage is how many (uuid, hash) pairs Hashes reads per transaction.
+const hashPage = 10000
+
+// hashesQuery pages through the memories in uuid order, reading the uuid
+// index in order (no sort) and no more than the two properties.
+const hashesQuery = `
+MATCH (m:Memory) WHERE m.uuid > $after AND m.hash IS NOT NULL
+RETURN m.uuid AS uuid, m.hash AS hash ORDER BY m.uuid LIMIT $limit`
+
+// Hashes calls fn with the uuid and hash of every projected memory, in uuid
+// order. Like Walk, it reads a page per transaction and calls fn outside
+// any; an error from fn stops it and is returned.
 func (g *Graph) Hashes(ctx context.Context, fn func(uuid, hash string) error) error {
-	return g.Walk(ctx, func(n memsync.Node) error { return fn(n.UUID, n.Hash) })
+	after := ""
+	for {
+		page, err := g.readHashes(ctx, after)
+		if err != nil {
+			return wrap("hashes after "+after, err)
+		}
+		for _, p := range page {
+			if err := fn(p[0], p[1]); err != nil {
+				return err
+			}
+		}
+		if len(page) < hashPage {
+			return nil
+		}
+		after = page[len(page)-1][0]
+	}
+}
+
+func (g *Graph) readHashes(ctx context.Context, after string) ([][2]string, error) {
+	s := g.session(ctx, neo4jdrv.AccessModeRead)
+	defer s.Close(ctx)
+	return neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([][2]string, error) {
+		res, err := tx.Run(ctx, hashesQuery, map[string]any{"after": after, "limit": int64(hashPage)})
+		if err != nil {
+			return nil, err
+		}
+		page := make([][2]string, 0, hashPage)
+		for res.Next(ctx) {
+			v := res.Record().Values
+			uuid, _ := v[0].(string)
+			hash, _ := v[1].(string)
+			page = append(page, [2]string{uuid, hash})
+		}
+		return page, res.Err()
+	})
 }
