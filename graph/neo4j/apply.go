@@ -132,7 +132,7 @@ type prepared struct {
 
 func prepare(m *memsync.Memory) prepared {
 	rec := &m.Record
-	hash := rec.Hash()
+	canon, hash := rec.CanonicalHash()
 	group := rec.GroupID()
 	ents := rec.AllEntities()
 	props := map[string]any{
@@ -148,7 +148,7 @@ func prepare(m *memsync.Memory) prepared {
 		"line":       int64(m.Line),
 		"importance": 0.5,
 		"hash":       hash,
-		"record":     string(rec.Canonical()),
+		"record":     string(canon),
 	}
 	optional := map[string]string{
 		"confidence": rec.Confidence,
