@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"runtime"
@@ -29,26 +28,33 @@ type VerifyReport struct {
 // SampleSize bounds the uuids a VerifyReport lists for each kind of difference.
 const SampleSize = 20
 
-// expected is what the journals say one uuid should hold: a 64-bit digest
-// of its content hash. Keys are 64-bit digests of the uuid, so a million
-// records take tens of megabytes, not hundreds (a collision, about 1 in
+// What the journals say each uuid should hold is kept as a map from a 64-bit
+// digest of the uuid to a digest of its content hash whose lowest bit says
+// whether the graph was seen to hold it: a million records take about 30 MB
+// and nothing for the garbage collector to trace (a collision, about 1 in
 // 10^7 at a billion records, could only hide a difference, never invent one).
-type expected struct {
-	hash uint64
-	seen bool
+type expected = map[uint64]uint64
+
+const seenBit = 1
+
+// digest is 64-bit FNV-1a.
+func digest(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
-func digest(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
-}
+// contentDigest is digest(hash) with the seen bit clear.
+func contentDigest(hash string) uint64 { return digest(hash) &^ seenBit }
 
 // expectedRecords reads every journal of every agent and returns the first
 // valid version of each uuid in the order the engine projects them (agent
 // by agent; later versions with other content are rejects). Agents are read
 // in parallel, each into a list of digests, merged in order.
-func expectedRecords(layout Layout) (map[uint64]*expected, error) {
+func expectedRecords(layout Layout) (expected, error) {
 	agents, err := layout.Agents()
 	if err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func expectedRecords(layout Layout) (map[uint64]*expected, error) {
 			defer wg.Done()
 			for i := range next {
 				errs[i] = EachRecord(layout, agents[i], func(m Memory) error {
-					lists[i] = append(lists[i], pair{digest(m.UUID), digest(m.Hash())})
+					lists[i] = append(lists[i], pair{digest(m.UUID), contentDigest(m.Hash())})
 					return nil
 				})
 			}
@@ -82,11 +88,11 @@ func expectedRecords(layout Layout) (map[uint64]*expected, error) {
 	for _, l := range lists {
 		n += len(l)
 	}
-	want := make(map[uint64]*expected, n)
+	want := make(expected, n)
 	for i, l := range lists {
 		for _, p := range l {
-			if want[p.uuid] == nil {
-				want[p.uuid] = &expected{hash: p.hash}
+			if _, ok := want[p.uuid]; !ok {
+				want[p.uuid] = p.hash
 			}
 		}
 		lists[i] = nil
@@ -146,17 +152,18 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	rep.JournalRecords = len(want)
 	err = g.Hashes(ctx, func(uuid, hash string) error {
 		rep.GraphRecords++
-		w, ok := want[digest(uuid)]
+		k := digest(uuid)
+		w, ok := want[k]
 		switch {
 		case !ok:
 			rep.Extra++
 			rep.ExtraUUIDs = sample(rep.ExtraUUIDs, uuid)
-		case w.hash != digest(hash):
-			w.seen = true
+		case w&^seenBit != contentDigest(hash):
+			want[k] = w | seenBit
 			rep.Different++
 			rep.DifferentUUIDs = sample(rep.DifferentUUIDs, uuid)
 		default:
-			w.seen = true
+			want[k] = w | seenBit
 		}
 		return nil
 	})
@@ -164,7 +171,7 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 		return rep, fmt.Errorf("verify: walk graph: %w", err)
 	}
 	for _, w := range want {
-		if !w.seen {
+		if w&seenBit == 0 {
 			rep.Missing++
 		}
 	}
@@ -173,8 +180,9 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 		agents, _ := Layout{Root: root}.Agents()
 		for _, a := range agents {
 			_ = EachRecord(Layout{Root: root}, a, func(m Memory) error {
-				if w := want[digest(m.UUID)]; w != nil && !w.seen && len(rep.MissingUUIDs) < SampleSize {
-					w.seen = true
+				k := digest(m.UUID)
+				if w, ok := want[k]; ok && w&seenBit == 0 && len(rep.MissingUUIDs) < SampleSize {
+					want[k] = w | seenBit
 					rep.MissingUUIDs = append(rep.MissingUUIDs, m.UUID)
 				}
 				return nil

@@ -2,8 +2,6 @@ package embedded
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -399,27 +397,19 @@ func prepareRow(m *memsync.Memory) (row, error) {
 	if err := storable(&m.Record); err != nil {
 		return row{}, &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("embedded: %w", err)}
 	}
-	canon := m.Record.Canonical()
+	canon, hash := m.Record.CanonicalHash()
 	ents := m.Record.AllEntities()
 	group := m.Record.GroupID()
 	return row{
 		m:        m,
 		canon:    string(canon),
-		hash:     hashCanonical(canon),
+		hash:     hash,
 		group:    group,
 		ts:       formatTS(m.TS),
 		entities: ents,
 		meta:     ftsMeta(ents, m.Tags),
 		token:    groupToken(group),
 	}, nil
-}
-
-// hashCanonical is journal.Record.Hash computed from an encoding already at
-// hand (the canonical encoding is the costly part of a record's
-// projection). TestHashMatchesJournal keeps the two in step.
-func hashCanonical(canon []byte) string {
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:16])
 }
 
 // storable reports why a record could never be stored faithfully: without a
