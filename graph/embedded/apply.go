@@ -94,6 +94,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	defer g.wrote()
 	w, err := g.writerLocked(ctx)
 	if err != nil {
 		return res, g.wrap("apply batch", err)

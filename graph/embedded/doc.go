@@ -118,4 +118,12 @@
 // one IMMEDIATE transaction; other processes wait on the busy timeout. Reads
 // use a separate pool of read-only connections and see the last committed
 // batch (WAL snapshot isolation), so a long Walk never blocks Apply.
+//
+// # Memory
+//
+// The writer's page cache may grow to 64 MiB while a rebuild runs, each
+// reader's to 16 MiB. IdleRelease (2 s) after the last write the writer
+// runs PRAGMA shrink_memory, and a reader connection idle that long is
+// closed, so a daemon that has caught up holds little (the next batch reads
+// its pages back from the OS page cache).
 package embedded

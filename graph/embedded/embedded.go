@@ -44,6 +44,34 @@ type Graph struct {
 	wdb    *sql.DB    // at most one connection, held by w
 	w      *writer    // nil after a failure that broke the connection; reopened on demand
 	closed bool
+	idle   *time.Timer // releases the writer's page cache once writes stop
+}
+
+// IdleRelease is how long the store goes without a write before it hands
+// its page caches back (the writer's with PRAGMA shrink_memory; a reader
+// connection idle that long is closed): a daemon that has caught up holds
+// little memory, and the next batch reads its pages back from the OS cache.
+const IdleRelease = 2 * time.Second
+
+// wrote arms the idle release after a write. g.mu must be held.
+func (g *Graph) wrote() {
+	if g.idle == nil {
+		g.idle = time.AfterFunc(IdleRelease, g.release)
+		return
+	}
+	g.idle.Reset(IdleRelease)
+}
+
+// release shrinks the writer's page cache.
+func (g *Graph) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.w == nil {
+		return
+	}
+	if _, err := g.w.conn.ExecContext(context.Background(), `PRAGMA shrink_memory`); err != nil {
+		g.lg.Debug("embedded graph: shrink memory", zap.Error(err))
+	}
 }
 
 var _ memsync.Graph = (*Graph)(nil)
@@ -96,6 +124,7 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	}
 	g.rdb.SetMaxOpenConns(readConns)
 	g.rdb.SetMaxIdleConns(2)
+	g.rdb.SetConnMaxIdleTime(IdleRelease)
 	if err := g.rdb.PingContext(ctx); err != nil {
 		g.closeAll()
 		return nil, g.wrap("open "+path, err)
@@ -376,6 +405,9 @@ func (g *Graph) Close() error {
 		return nil
 	}
 	g.closed = true
+	if g.idle != nil {
+		g.idle.Stop()
+	}
 	if err := g.closeAll(); err != nil {
 		return fmt.Errorf("embedded: close %s: %w", g.path, err)
 	}
