@@ -26,6 +26,12 @@ its journals (a daemon goes on from there) and the graph is verified against
 the journals. Recall is incomplete while it runs: stop the daemon first.
 Nothing happens without --yes.`
 
+// rebuildBatchFactor scales daemon.batch_size for a rebuild: nobody waits
+// on a single record there, and larger writes mean fewer commits and FTS5
+// segments (1M records on the embedded store: 72 s in batches of 1,000,
+// 65 s in batches of 5,000, for 27 MB more peak memory).
+const rebuildBatchFactor = 5
+
 // rebuildJSON is the document rebuild --json prints.
 type rebuildJSON struct {
 	Projected     int                  `json:"projected"`       // work-tree records projected
@@ -82,7 +88,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	eng, err := memsync.New(memsync.Options{Root: repo, Graph: g, Logger: lg, Now: env.Now,
-		BatchSize: cfg.Daemon.BatchSize, Progress: prog.add})
+		BatchSize: rebuildBatchFactor * cfg.Daemon.BatchSize, Progress: prog.add})
 	if err != nil {
 		return fs.fail("%v", err)
 	}
