@@ -21,10 +21,18 @@ const maxChunk = 5000
 
 // Statements of the write path. Each takes list parameters and UNWINDs
 // them, so one round trip handles a whole chunk.
+//
+// Each starts with CYPHER replan=skip: every lookup in them is a seek on a
+// uniqueness constraint, a plan that no statistic changes, while the
+// planner would otherwise re-plan them again and again as a fresh or
+// emptied graph grows, stalling a write for ~100 ms each time. Measured
+// (append → visible at 500 records/s, warm server, back-to-back runs):
+// p99 674–1,235 ms without, 155–475 ms with. A schema change still
+// invalidates the cached plans.
 const (
 	// lookupMemories returns the memories of the chunk that exist, with
 	// their hash (null for a placeholder).
-	lookupMemories = `
+	lookupMemories = `CYPHER replan=skip
 UNWIND $uuids AS u
 MATCH (m:Memory {uuid: u})
 RETURN u AS uuid, m.hash AS hash`
@@ -36,7 +44,7 @@ RETURN u AS uuid, m.hash AS hash`
 	// MERGE: a concurrent writer that created one of these uuids since the
 	// lookup makes the statement fail on the uniqueness constraint, and the
 	// chunk is classified again (errRaced).
-	createMemories = `
+	createMemories = `CYPHER replan=skip
 CALL {
   UNWIND range(0, size($agents) - 1) AS i
   MERGE (a:Agent {name: $agents[i]})
@@ -63,7 +71,7 @@ CREATE (m)-[:MENTIONS]->(e)`
 	// The hash guard keeps a memory that a concurrent writer filled since
 	// the lookup: the rows it skips are counted and the chunk is looked up
 	// again.
-	fillMemories = `
+	fillMemories = `CYPHER replan=skip
 UNWIND $rows AS r
 MERGE (m:Memory {uuid: r.props.uuid})
 WITH m, r WHERE m.hash IS NULL
@@ -84,7 +92,7 @@ RETURN count(*) AS n`
 	// transaction: none of them had any, so each edge is created, not
 	// merged; a target not projected yet becomes a placeholder. Rows are
 	// [from, to], duplicate-free.
-	createEdges = `
+	createEdges = `CYPHER replan=skip
 CALL {
   UNWIND $links AS r
   MATCH (a:Memory {uuid: r[0]})
@@ -108,7 +116,7 @@ CALL {
 	// every record superseding them: the earliest ts wins, the smallest
 	// uuid on a tie. Superseders are never removed, so a retirement only
 	// ever moves earlier; rows that would not change are not written.
-	retire = `
+	retire = `CYPHER replan=skip
 UNWIND $uuids AS u
 MATCH (m:Memory {uuid: u}) WHERE m.hash IS NOT NULL
 MATCH (s:Memory)-[:SUPERSEDES]->(m)

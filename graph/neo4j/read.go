@@ -33,7 +33,9 @@ const (
 MATCH (m:Memory) WHERE m.uuid > $after AND m.hash IS NOT NULL
 WITH m ORDER BY m.uuid LIMIT $limit` + nodeColumns
 
-	getQuery = `
+	// getQuery skips re-planning for the reason the write statements do
+	// (see apply.go): a uuid seek whatever the statistics.
+	getQuery = `CYPHER replan=skip
 UNWIND $uuids AS u
 MATCH (m:Memory {uuid: u}) WHERE m.hash IS NOT NULL` + nodeColumns
 
