@@ -17,9 +17,9 @@ import (
 // DefaultDelay is how long a Regenerator waits for quiet.
 const DefaultDelay = 2 * time.Second
 
-// Regenerator keeps snapshots current for the daemon: Notify (which fits
-// memsync.Options.OnApplied) or NotifyGroups says records were projected,
-// and once no notice has come for the delay — or at the latest
+// Regenerator keeps snapshots current for the daemon: Notify (named agents)
+// or NotifyGroups (which fits memsync.Options.OnChanged) says records were
+// projected, and once no notice has come for the delay — or at the latest
 // maxWaitFactor delays after the first pending notice, so a steady stream
 // of writes cannot starve the cache — the snapshots are regenerated in one
 // walk. Regenerations are spaced by four times the last one's duration, so

@@ -27,15 +27,10 @@ func parseFast(line []byte) (r Record, ok bool) {
 	var seen uint32
 	d.space()
 	for {
-		key, ok := d.str()
+		key, ok := d.key()
 		if !ok {
 			return r, false
 		}
-		d.space()
-		if !d.consume(':') {
-			return r, false
-		}
-		d.space()
 		if f := fieldIndex(key); f >= 0 {
 			if seen&(1<<f) != 0 || !d.field(&r, f) {
 				return r, false
@@ -260,7 +255,7 @@ func (d *decoder) stringObject(keys []string, vals []string) bool {
 	}
 	var seen uint32
 	for {
-		k, ok := d.str()
+		k, ok := d.key()
 		if !ok {
 			return false
 		}
@@ -274,11 +269,6 @@ func (d *decoder) stringObject(keys []string, vals []string) bool {
 			return false
 		}
 		seen |= 1 << idx
-		d.space()
-		if !d.consume(':') {
-			return false
-		}
-		d.space()
 		if !d.literal("null") {
 			if vals[idx], ok = d.str(); !ok {
 				return false
@@ -352,6 +342,21 @@ func (d *decoder) literal(lit string) bool {
 		return true
 	}
 	return false
+}
+
+// key reads an object member's name and the colon after it, with the
+// white space around the colon.
+func (d *decoder) key() (string, bool) {
+	k, ok := d.str()
+	if !ok {
+		return "", false
+	}
+	d.space()
+	if !d.consume(':') {
+		return "", false
+	}
+	d.space()
+	return k, true
 }
 
 // str decodes a JSON string. One without escapes is a substring of the line.
@@ -486,15 +491,10 @@ func (d *decoder) appendCanonical(b []byte, depth int) ([]byte, bool) {
 		}
 		var members []member
 		for {
-			k, ok := d.str()
+			k, ok := d.key()
 			if !ok {
 				return b, false
 			}
-			d.space()
-			if !d.consume(':') {
-				return b, false
-			}
-			d.space()
 			v, ok := d.appendCanonical(nil, depth+1)
 			if !ok {
 				return b, false

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,8 +33,6 @@ type Options struct {
 	// NewBackOff makes the retry schedule for an unreachable graph or a full
 	// disk; exponential with jitter, capped at 3 minutes, never giving up.
 	NewBackOff func() backoff.BackOff
-	// OnApplied is told which agents had records projected, after each pass.
-	OnApplied func(agents []string)
 	// OnChanged is told, after each pass, which groups' recall may have
 	// changed: the group of every record projected, and the shared group as
 	// well when a record supersedes another (whose group is not known here).
@@ -70,7 +70,6 @@ type Engine struct {
 	retryAt time.Time
 	cause   string
 
-	applied map[string]bool // agents with records projected in this pass
 	changed map[string]bool // groups with records projected in this pass
 
 	// hard bounds graph writes during Run: it outlives Run's context by
@@ -121,7 +120,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	return &Engine{
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
-		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), applied: map[string]bool{}, changed: map[string]bool{},
+		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
 	}, nil
 }
 
@@ -177,34 +176,21 @@ func (e *Engine) snapshotAgents() []*agentSync {
 }
 
 func (e *Engine) notify() {
-	if fn := e.opts.OnApplied; fn != nil && len(e.applied) > 0 {
-		fn(sortedKeys(e.applied))
-	}
 	if fn := e.opts.OnChanged; fn != nil && len(e.changed) > 0 {
-		fn(sortedKeys(e.changed))
+		fn(slices.Sorted(maps.Keys(e.changed)))
 	}
-	e.applied, e.changed = map[string]bool{}, map[string]bool{}
+	clear(e.changed)
 }
 
 // projected notes what a write that landed changed, for notify.
 func (e *Engine) projected(batch []Memory) {
 	for i := range batch {
 		m := &batch[i]
-		e.applied[m.Agent] = true
 		e.changed[m.GroupID()] = true
 		if len(m.Supersedes) > 0 {
 			e.changed[journal.SharedGroup] = true
 		}
 	}
-}
-
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // agent loads (once) what the engine knows of name.
