@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -444,14 +445,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 // appendEdges appends a [from, to] row for each distinct target.
 func appendEdges(rows []any, from string, targets []string) []any {
 	for i, t := range targets {
-		dup := false
-		for _, u := range targets[:i] {
-			if u == t {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !slices.Contains(targets[:i], t) {
 			rows = append(rows, []any{from, t})
 		}
 	}
