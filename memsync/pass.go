@@ -1,11 +1,15 @@
 package memsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -118,38 +122,69 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 // read fills groups from every agent's journals and sends each full one; it
 // returns the first agent's read error (that agent's remaining files are
 // skipped, the other agents are read).
+//
+// Files are read day by day across agents (each agent's own files keep
+// their order: archive before journal): a catch-up or a rebuild then
+// offers records roughly in time order, so that uuids, which start with
+// their time, land in the graph's uuid-keyed indexes next to each other
+// rather than all over them (on the embedded store, agent after agent
+// rewrote about four times more pages).
 func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[string]Cursor, out chan<- *group) error {
 	r := &groupReader{e: e, ctx: ctx, out: out, cur: &group{}}
 	var firstErr error
+	keep := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	type pending struct {
+		day, path string
+		agent     int
+		seq       int // the file's place in its agent's order
+	}
+	var all []pending
+	left := make([]int, len(agents)) // files not read yet, per agent
+	seen := make([]map[string]bool, len(agents))
+	failed := make([]bool, len(agents))
 	for i, a := range agents {
+		files, err := e.layout.JournalFiles(a.name)
+		if err != nil {
+			keep(fmt.Errorf("agent %s: list journals: %w", a.name, err))
+			failed[i] = true
+			continue
+		}
+		seen[i] = map[string]bool{}
+		left[i] = len(files)
+		for j, path := range files {
+			all = append(all, pending{day: filepath.Base(path), path: path, agent: i, seq: j})
+		}
+		if len(files) == 0 {
+			r.cur.ends = append(r.cur.ends, agentEnd{a: a, seen: seen[i]})
+		}
+	}
+	slices.SortFunc(all, func(x, y pending) int {
+		return cmp.Or(strings.Compare(x.day, y.day), cmp.Compare(x.agent, y.agent), cmp.Compare(x.seq, y.seq))
+	})
+	for _, p := range all {
 		if ctx.Err() != nil {
 			return firstErr
 		}
-		files, err := e.layout.JournalFiles(a.name)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("agent %s: list journals: %w", a.name, err)
-			}
+		i, a := p.agent, agents[p.agent]
+		if failed[i] {
 			continue
 		}
-		seen := map[string]bool{}
-		failed := false
-		for _, path := range files {
-			rel := e.layout.Rel(path)
-			seen[rel] = true
-			if err := r.file(a, path, rel, starts[i][rel]); err != nil {
-				if errors.Is(err, errStop) {
-					return firstErr
-				}
-				if firstErr == nil {
-					firstErr = fmt.Errorf("agent %s: %w", a.name, err)
-				}
-				failed = true
-				break
+		rel := e.layout.Rel(p.path)
+		seen[i][rel] = true
+		if err := r.file(a, p.path, rel, starts[i][rel]); err != nil {
+			if errors.Is(err, errStop) {
+				return firstErr
 			}
+			keep(fmt.Errorf("agent %s: %w", a.name, err))
+			failed[i] = true
+			continue
 		}
-		if !failed {
-			r.cur.ends = append(r.cur.ends, agentEnd{a: a, seen: seen})
+		if left[i]--; left[i] == 0 {
+			r.cur.ends = append(r.cur.ends, agentEnd{a: a, seen: seen[i]})
 		}
 	}
 	if !r.cur.empty() && ctx.Err() == nil {

@@ -101,3 +101,47 @@ func TestOnChangedNamesTheGroupsProjected(t *testing.T) {
 		t.Fatalf("a pass with nothing new called OnChanged with %v", got)
 	}
 }
+
+// orderGraph records the uuids it is asked to apply, in order.
+type orderGraph struct {
+	memsync.Graph
+	uuids []string
+}
+
+func (g *orderGraph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.ApplyResult, error) {
+	for _, m := range batch {
+		g.uuids = append(g.uuids, m.UUID)
+	}
+	return g.Graph.Apply(ctx, batch)
+}
+
+// A pass reads day by day across agents, each agent's archive before its
+// journal for the same day, so that a catch-up or a rebuild offers records
+// roughly in time order: uuid-keyed indexes then grow at one end.
+func TestPassReadsDayByDayAcrossAgents(t *testing.T) {
+	g := &orderGraph{Graph: memsynctest.NewGraph()}
+	r := newRig(t, g)
+	for _, f := range []struct{ agent, file, uuid string }{
+		{"bob", "2026-11-21.jsonl", "b21"},
+		{"bob", "2026-11-19.jsonl", "b19"},
+		{"alice", "2026-11-21.jsonl", "a21"},
+		{"alice", "2026-11-20.jsonl", "a20"},
+		{"alice", "archive/2026-11-20.jsonl", "a20-archived"},
+		{"carol", "archive/2026-11-19.jsonl", "c19-archived"},
+	} {
+		r.write(f.agent, f.file, line(f.uuid, f.agent, "said on "+f.file))
+	}
+	e, err := memsync.New(memsync.Options{Root: r.root, Graph: g, BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := r.syncOnce(e)
+	want := []string{"b19", "c19-archived", "a20-archived", "a20", "a21", "b21"}
+	if rep.Projected != len(want) || !slices.Equal(g.uuids, want) {
+		t.Fatalf("pass projected %d in the order %v, want %v", rep.Projected, g.uuids, want)
+	}
+	r.mustVerify(len(want))
+	if rep := r.syncOnce(e); rep.Projected != 0 {
+		t.Fatalf("a second pass projected %d", rep.Projected)
+	}
+}
