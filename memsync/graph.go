@@ -98,6 +98,14 @@ type Graph interface {
 	Close() error
 }
 
+// Flusher is a Graph whose indexes may trail its writes (the embedded
+// store indexes text on its own goroutine; its Search waits for it). Flush
+// returns once everything applied so far is searchable; Rebuild calls it so
+// that its time covers the whole projection.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
 // ErrUnavailable marks errors that mean the graph cannot be reached right
 // now (down, timing out, transient failure); the batch may be retried.
 var ErrUnavailable = errors.New("graph unavailable")

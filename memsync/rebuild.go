@@ -24,8 +24,22 @@ type RebuildReport struct {
 // projected (streaming, in batches), then the records extra yields (may be
 // nil) are added; a uuid the graph already holds keeps its work-tree
 // version. Afterwards the cursors stand at the end of every journal, so a
-// daemon goes on from there.
+// daemon goes on from there, and (for a graph that is a Flusher) every
+// record is searchable.
 func (e *Engine) Rebuild(ctx context.Context, extra Source) (RebuildReport, error) {
+	rep, err := e.rebuild(ctx, extra)
+	if err != nil {
+		return rep, err
+	}
+	if f, ok := e.opts.Graph.(Flusher); ok {
+		if err := f.Flush(ctx); err != nil {
+			return rep, fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, error) {
 	var rep RebuildReport
 	if err := e.opts.Graph.Drop(ctx); err != nil {
 		return rep, fmt.Errorf("rebuild: drop graph: %w", err)

@@ -31,22 +31,16 @@ func formatTS(t time.Time) string { return t.UTC().Format(tsLayout) }
 var (
 	memoriesTable = &table{name: "memories", cols: 11, head: `INSERT INTO memories
 		(id, uuid, agent, group_id, scope, kind, ts, path, line, hash, record)`}
-	edgesTable    = &table{name: "edges", cols: 3, head: `INSERT OR IGNORE INTO edges (src, type, dst)`}
-	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
-	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
-	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
+	edgesTable = &table{name: "edges", cols: 3, head: `INSERT OR IGNORE INTO edges (src, type, dst)`}
 )
 
 const (
 	sqlExisting = `SELECT uuid, hash FROM memories WHERE uuid IN (SELECT value FROM json_each(?1))`
-	sqlMaxID    = `SELECT IFNULL(MAX(id), 0) FROM memories`
-	// The full-text rows of a batch are staged in a temporary table and
-	// indexed last, in one statement: FTS5 writes its pending terms out as a
-	// new segment at every statement that opens a savepoint, so this makes
-	// one segment per batch and far less merging.
-	sqlUnstage = `DELETE FROM temp.fts_stage`
-	sqlIndex   = `INSERT INTO memories_fts (rowid, text, meta, grp) SELECT id, text, meta, grp FROM temp.fts_stage`
-	sqlAgent   = `INSERT INTO agents (name, memories) VALUES (?1, ?2)
+	// sqlMaxID is the last id used: ids go on after the memories a Drop
+	// deleted (meta id_floor), never naming two memories in one file.
+	sqlMaxID = `SELECT MAX(IFNULL((SELECT MAX(id) FROM memories), 0),
+		IFNULL((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'id_floor'), 0))`
+	sqlAgent = `INSERT INTO agents (name, memories) VALUES (?1, ?2)
 		ON CONFLICT (name) DO UPDATE SET memories = memories + excluded.memories`
 	// sqlWaitedFor lists the memories of ?1 (new uuids) that projected
 	// records already supersede; sqlStopWaiting forgets them as waiting.
@@ -109,6 +103,11 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 		g.dropWriterIfBroken(err)
 		return memsync.ApplyResult{}, g.wrap("apply batch", err)
 	}
+	if a.inserted > 0 {
+		// Committed: the indexer takes the new memories' full-text rows
+		// while the next batch is stored (Search waits for it).
+		g.ix.send(ixJob{gen: g.gen, from: a.firstID, through: a.nextID - 1, rows: &a.ix})
+	}
 	res.Mismatched = a.mismatchedInOrder()
 	g.lg.Debug("applied batch", zap.Int("records", len(batch)), zap.Int("inserted", a.inserted),
 		zap.Int("mismatched", len(res.Mismatched)), zap.Duration("took", time.Since(start)))
@@ -123,10 +122,11 @@ type applier struct {
 	first      map[string]string // uuid -> hash of its first occurrence in the batch
 	order      []string          // uuids in order of first occurrence
 	mismatched map[string]bool
+	firstID    int64 // the first id of this batch
 	nextID     int64
 	inserted   int
+	ix         ixRows // what the inserted memories add to the search file
 
-	entitySeen map[[2]string]bool
 	agents     map[string]int
 	agentOrder []string
 	newIDs     []string    // uuids inserted by this batch
@@ -142,13 +142,7 @@ func (a *applier) run(ctx context.Context) error {
 		return fmt.Errorf("next id: %w", err)
 	}
 	a.nextID++
-	if s, err = a.w.stmt(ctx, sqlUnstage); err != nil {
-		return err
-	}
-	if _, err := s.ExecContext(ctx); err != nil {
-		return fmt.Errorf("full-text staging: %w", err)
-	}
-	a.entitySeen = map[[2]string]bool{}
+	a.firstID = a.nextID
 	a.agents = map[string]int{}
 	for i := range a.p.chunks {
 		rows, err := a.p.wait(ctx, i)
@@ -171,17 +165,7 @@ func (a *applier) run(ctx context.Context) error {
 			return fmt.Errorf("count agent %s: %w", name, err)
 		}
 	}
-	if err := a.supersession(ctx); err != nil {
-		return err
-	}
-	s, err = a.w.stmt(ctx, sqlIndex)
-	if err != nil {
-		return err
-	}
-	if _, err := s.ExecContext(ctx); err != nil {
-		return fmt.Errorf("full-text index: %w", err)
-	}
-	return nil
+	return a.supersession(ctx)
 }
 
 // supersession recomputes invalid_at and replaced_by where this batch can
@@ -284,8 +268,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 	}
 
 	memArgs := make([]any, 0, len(fresh)*memoriesTable.cols)
-	stageArgs := make([]any, 0, len(fresh)*stageTable.cols)
-	var edgeArgs, mentionArgs, entityArgs []any
+	var edgeArgs []any
 	for _, r := range fresh {
 		m := r.m
 		if h, ok := existing[m.UUID]; ok {
@@ -299,20 +282,13 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		a.inserted++
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon)
-		stageArgs = append(stageArgs, id, m.Text, r.meta, r.token)
+		a.ix.add(id, r)
 		for _, e := range [...]struct {
 			typ string
 			dst []string
 		}{{EdgeLinksTo, m.Links}, {EdgeSupersedes, m.Supersedes}, {EdgeConflictsWith, m.ConflictsWith}} {
 			for _, dst := range e.dst {
 				edgeArgs = append(edgeArgs, m.UUID, e.typ, dst)
-			}
-		}
-		for _, name := range r.entities {
-			mentionArgs = append(mentionArgs, m.UUID, r.group, name)
-			if k := [2]string{r.group, name}; !a.entitySeen[k] {
-				a.entitySeen[k] = true
-				entityArgs = append(entityArgs, r.group, name)
 			}
 		}
 		if _, ok := a.agents[m.Agent]; !ok {
@@ -328,8 +304,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		t    *table
 		args []any
 	}{
-		{memoriesTable, memArgs}, {stageTable, stageArgs}, {edgesTable, edgeArgs},
-		{entitiesTable, entityArgs}, {mentionsTable, mentionArgs},
+		{memoriesTable, memArgs}, {edgesTable, edgeArgs},
 	} {
 		if err := a.w.insert(ctx, t.t, t.args); err != nil {
 			return err
@@ -465,13 +440,26 @@ func (g *Graph) Drop(ctx context.Context) error {
 	if err != nil {
 		return g.wrap("drop", err)
 	}
+	gen := newGeneration()
+	var last int64
 	err = inTx(ctx, w.conn, func() error {
+		s, err := w.stmt(ctx, sqlMaxID)
+		if err != nil {
+			return err
+		}
+		if err := s.QueryRowContext(ctx).Scan(&last); err != nil {
+			return err
+		}
 		for _, q := range []string{
-			`DELETE FROM memories`, `DELETE FROM edges`, `DELETE FROM entities`,
-			`DELETE FROM mentions`, `DELETE FROM agents`, `DELETE FROM supersede_waiting`, `DELETE FROM superseded`,
-			`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
+			`DELETE FROM memories`, `DELETE FROM edges`, `DELETE FROM agents`,
+			`DELETE FROM supersede_waiting`, `DELETE FROM superseded`,
 		} {
 			if _, err := w.conn.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		for _, kv := range [][2]any{{"generation", gen}, {"id_floor", last}} {
+			if _, err := w.conn.ExecContext(ctx, sqlSetMeta, kv[0], kv[1]); err != nil {
 				return err
 			}
 		}
@@ -481,6 +469,9 @@ func (g *Graph) Drop(ctx context.Context) error {
 		g.dropWriterIfBroken(err)
 		return g.wrap("drop", err)
 	}
+	g.gen = gen
+	// The search file empties itself when it meets the new generation.
+	g.ix.send(ixJob{gen: gen, through: last})
 	g.lg.Info("embedded graph dropped")
 	return nil
 }

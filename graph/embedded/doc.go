@@ -5,28 +5,55 @@
 //
 // # Files
 //
-// Open(dir) keeps everything in dir/graph.db (dir is normally
-// <repo>/.memsync, which is never committed). The database runs in WAL mode
-// with synchronous=FULL (the WAL is fsynced at each commit, one fsync per
-// batch) and checkpoints every 64 MiB of WAL: nothing Apply acknowledged is
-// lost to a killed process or a power cut, so the engine's cursors, written
-// after the acknowledgement, never run ahead of the store. (Measured: the
-// fsync costs about 1 ms per batch here, ~1 µs per record at 1,000 records
-// a batch, so synchronous=NORMAL would buy too little for what it risks.)
-// PRAGMA user_version holds the schema version (currently 2); a file
-// written by a newer schema is refused rather than misread.
+// Open(dir) keeps the memories in dir/graph.db and what is derived from
+// them for lookup (the full-text index, entities and mentions) in
+// dir/graph-search.db (dir is normally <repo>/.memsync, which is never
+// committed). The main file runs in WAL mode with synchronous=FULL (the WAL
+// is fsynced at each commit, one fsync per batch) and checkpoints every 64
+// MiB of WAL: nothing Apply acknowledged is lost to a killed process or a
+// power cut, so the engine's cursors, written after the acknowledgement,
+// never run ahead of the store. (Measured: the fsync costs about 1 ms per
+// batch here, ~1 µs per record at 1,000 records a batch, so
+// synchronous=NORMAL would buy too little for what it risks.) PRAGMA
+// user_version holds the schema version (currently 3); a file written by a
+// newer schema is refused rather than misread.
 //
-// Open migrates a version 1 file in place, in one transaction: it drops
-// the text column (the text is in the stored record), moves invalid_at and
-// replaced_by to the superseded table, re-keys mentions, and builds the
-// full-text index again from the stored records, now with the grp column
-// (its time grows with the store, and is logged). The projected content is
-// unchanged, so cursors stay valid and no rebuild is needed.
+// The search file is derived data, written by the indexer on its own
+// connection and goroutine: Apply commits a batch to the main file and
+// hands the batch's full-text, entity and mention rows to the indexer, which
+// writes them while Apply stores the next batch (SQLite writes one file at a
+// time per connection, so this is what puts indexing on a second core; a 1M
+// rebuild went from 77 to 46 s). Search and Flush wait until the indexer
+// has caught up with every batch applied before they were called, so
+// whatever Get returns Search finds too. The search file records, in the
+// same transaction as its rows, which generation of the main file it
+// indexes and up to which id (the indexed table). At Open, and whenever
+// the rows it is handed do not follow on from that watermark, the indexer
+// reads the missing memories back from the main file: a search file that
+// is missing, damaged (deleted and made again), behind after a crash, of
+// another generation (the main file was dropped since) or ahead of the
+// main file (an older copy of it put back) is built again, in the
+// background, and nothing is ever indexed twice (each catch-up runs under
+// the search file's write lock and re-reads the watermark). It runs with
+// synchronous=NORMAL: a power cut may cost it its last commits, which are
+// then indexed again. When the search file cannot be written (full disk),
+// Apply still lands, Search answers from what is indexed, Flush returns the
+// error, and the next search asks the indexer to try again.
 //
-// # Schema (version 2)
+// Open migrates an older file in place, in one transaction. Version 1: the
+// text column goes (the text is in the stored record), and invalid_at and
+// replaced_by move to the superseded table. Version 2: the full-text index,
+// entities and mentions leave for the search file, which is built from the
+// stored records in the background (its time grows with the store and is
+// logged at debug). The projected content is unchanged, so cursors stay
+// valid and no rebuild is needed.
+//
+// # Schema (version 3)
 //
 //	memories      one row per projected record
-//	  id          INTEGER PRIMARY KEY  the rowid shared with memories_fts
+//	  id          INTEGER PRIMARY KEY  the rowid shared with memories_fts; never
+//	                                   used twice in one file (a Drop keeps the
+//	                                   last one in meta id_floor)
 //	  uuid        TEXT UNIQUE          the record's identity
 //	  agent, group_id, scope, kind     as the record says (group_id = Record.GroupID)
 //	  ts          TEXT                 UTC, fixed width "2006-01-02T15:04:05.000000000Z",
@@ -43,6 +70,19 @@
 //	  id          INTEGER PRIMARY KEY  memories.id
 //	  invalid_at  TEXT                 ts of the earliest projected superseder
 //	  replaced_by TEXT                 that superseder's uuid (smallest uuid on a tie)
+//	edges         (src, type, dst) PRIMARY KEY, WITHOUT ROWID
+//	  type        LINKS_TO | SUPERSEDES | CONFLICTS_WITH
+//	              dst may name a uuid not projected yet: the edge is stored as is
+//	              and counts as soon as its target arrives
+//	edges_superseded  partial index (dst, src) WHERE type = 'SUPERSEDES'
+//	supersede_waiting (dst, src) PRIMARY KEY, WITHOUT ROWID: the SUPERSEDES
+//	              edges whose target is not projected yet
+//	agents        name PRIMARY KEY, memories = how many projected records it wrote
+//	meta          key, value: generation (a random token, new at every Drop),
+//	              id_floor (the last id before the latest Drop)
+//
+// The search file (its own user_version, 1), attached to every read
+// connection as "search":
 //
 //	memories_fts  FTS5, contentless (content=''), rowid = memories.id
 //	  text        the record text (bm25 weight 1.0)
@@ -53,21 +93,13 @@
 //	              it adds one token to every memory's length)
 //	  tokenizer   porter unicode61 remove_diacritics 2: case and diacritics are
 //	              folded and English words stemmed ("deployed" finds "deploys")
-//
-//	edges         (src, type, dst) PRIMARY KEY, WITHOUT ROWID
-//	  type        LINKS_TO | SUPERSEDES | CONFLICTS_WITH
-//	              dst may name a uuid not projected yet: the edge is stored as is
-//	              and counts as soon as its target arrives
-//	edges_superseded  partial index (dst, src) WHERE type = 'SUPERSEDES'
-//	supersede_waiting (dst, src) PRIMARY KEY, WITHOUT ROWID: the SUPERSEDES
-//	              edges whose target is not projected yet
 //	entities      (group_id, name) PRIMARY KEY, WITHOUT ROWID
 //	mentions      (uuid, group_id, name) PRIMARY KEY, WITHOUT ROWID:
 //	              memory uuid mentions entity (group_id, name); group_id is the memory's.
 //	              Keyed by uuid first so that a batch appends (uuids grow with
 //	              time); nothing reads it by entity yet, a reader that does
 //	              needs an index on (group_id, name)
-//	agents        name PRIMARY KEY, memories = how many projected records it wrote
+//	indexed       one row: generation, through (the watermark above)
 //
 // Node.LinksTo, Supersedes, ConflictsWith and Mentions are read back from the
 // stored record, from which Apply derived the edges and mentions rows.
@@ -92,11 +124,12 @@
 // Apply derives what to store (canonical encoding, hash, entities) on other
 // cores, a chunk of records ahead of the writer, which inserts with
 // multi-row statements prepared once; a chunk nobody has started yet (the
-// first of every batch) the writer prepares itself instead of waiting. FTS5 writes its pending terms out as
-// a new segment at every statement that opens a savepoint, so the batch's
-// full-text rows are staged in a per-connection temporary table
-// (temp.fts_stage: id, text, meta, grp) and indexed last, in one statement: one
-// segment per batch, and far less merging. The partial index on SUPERSEDES
+// first of every batch) the writer prepares itself instead of waiting. The
+// indexer writes the search file beside it (see Files). FTS5 writes its
+// pending terms out as a new segment at every statement that opens a
+// savepoint, so a batch's full-text rows are staged in a per-connection
+// temporary table (temp.fts_stage: id, text, meta, grp) and indexed in one
+// statement: one segment per batch, and far less merging. The partial index on SUPERSEDES
 // edges and the small supersede_waiting table keep supersession from
 // probing a large index for every new memory. Otherwise a batch mostly
 // appends at the end of each B-tree: what it dirties is written to the WAL
@@ -114,15 +147,18 @@
 //
 // # Concurrency
 //
-// One connection writes (Apply, Drop), serialised by a mutex, each batch in
-// one IMMEDIATE transaction; other processes wait on the busy timeout. Reads
-// use a separate pool of read-only connections and see the last committed
-// batch (WAL snapshot isolation), so a long Walk never blocks Apply.
+// One connection writes the main file (Apply, Drop), serialised by a mutex,
+// each batch in one IMMEDIATE transaction; other processes wait on the busy
+// timeout. The indexer holds the search file's one write connection; two
+// processes' indexers take turns on its write lock. Reads use a separate
+// pool of read-only connections and see the last committed batch (WAL
+// snapshot isolation), so a long Walk never blocks Apply.
 //
 // # Memory
 //
-// The writer's page cache may grow to 64 MiB while a rebuild runs, each
-// reader's to 16 MiB. IdleRelease (2 s) after the last write the writer
+// The writer's page cache may grow to 32 MiB while a rebuild runs (64 MiB
+// bought nothing once indexing moved to the search file), the indexer's
+// and each reader's to 16 MiB. IdleRelease (2 s) after the last write the writer
 // runs PRAGMA shrink_memory, and a reader connection idle that long is
 // closed, so a daemon that has caught up holds little (the next batch reads
 // its pages back from the OS page cache).

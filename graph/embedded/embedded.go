@@ -2,21 +2,21 @@ package embedded
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -24,8 +24,8 @@ import (
 const FileName = "graph.db"
 
 // SchemaVersion is the schema this package writes, kept in PRAGMA user_version.
-// Open migrates a file of version 1 in place (see migrateV1).
-const SchemaVersion = 2
+// Open migrates a file of version 1 or 2 in place (see migrateV1, migrateV2).
+const SchemaVersion = 3
 
 const (
 	busyTimeoutMS = 10_000
@@ -45,6 +45,9 @@ type Graph struct {
 	w      *writer    // nil after a failure that broke the connection; reopened on demand
 	closed bool
 	idle   *time.Timer // releases the writer's page cache once writes stop
+	gen    string      // the store's generation (meta), new at every Drop
+
+	ix *indexer // keeps the search file up with the memories; set once by Open
 }
 
 // IdleRelease is how long the store goes without a write before it hands
@@ -62,15 +65,19 @@ func (g *Graph) wrote() {
 	g.idle.Reset(IdleRelease)
 }
 
-// release shrinks the writer's page cache.
+// release shrinks the writer's and the indexer's page caches.
 func (g *Graph) release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed || g.w == nil {
 		return
 	}
-	if _, err := g.w.conn.ExecContext(context.Background(), `PRAGMA shrink_memory`); err != nil {
-		g.lg.Debug("embedded graph: shrink memory", zap.Error(err))
+	for _, conn := range []*sql.Conn{g.w.conn, g.ix.w.conn} {
+		// The indexer may be busy on its connection; the pragma then waits
+		// for its statement and runs between two (database/sql serialises).
+		if _, err := conn.ExecContext(context.Background(), `PRAGMA shrink_memory`); err != nil {
+			g.lg.Debug("embedded graph: shrink memory", zap.Error(err))
+		}
 	}
 }
 
@@ -95,7 +102,7 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	g := &Graph{lg: lg, path: path}
 
 	g.wdb, err = sql.Open("sqlite", dsn(path,
-		"journal_mode(WAL)", "synchronous(FULL)", "cache_size(-65536)", "temp_store(MEMORY)",
+		"journal_mode(WAL)", "synchronous(FULL)", "cache_size(-32768)", "temp_store(MEMORY)",
 		// Checkpoint every 64 MiB of WAL rather than every 4 MiB: a rebuild
 		// then rewrites hot index pages far less often.
 		"wal_autocheckpoint(16384)"))
@@ -112,23 +119,35 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	if err == nil {
 		err = migrate(ctx, g.w.conn, lg)
 	}
+	var last int64
+	if err == nil {
+		g.gen, err = loadGeneration(ctx, g.w.conn)
+	}
+	if err == nil {
+		err = g.w.conn.QueryRowContext(ctx, `SELECT IFNULL(MAX(id), 0) FROM memories`).Scan(&last)
+	}
 	if err != nil {
 		g.closeAll()
 		return nil, g.wrap("open "+path, err)
 	}
 
-	g.rdb, err = sql.Open("sqlite", dsn(path, "query_only(1)", "cache_size(-16384)"))
-	if err != nil {
-		g.closeAll()
-		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
-	}
+	searchPath := filepath.Join(abs, SearchFileName)
+	g.rdb = sql.OpenDB(newReadConnector(dsn(path, "query_only(1)", "cache_size(-16384)"), searchPath))
 	g.rdb.SetMaxOpenConns(readConns)
 	g.rdb.SetMaxIdleConns(2)
 	g.rdb.SetConnMaxIdleTime(IdleRelease)
+	// The search file must exist before a reader attaches it.
+	if g.ix, err = openIndex(ctx, searchPath, g.rdb, lg); err != nil {
+		g.closeAll()
+		return nil, g.wrap("open "+searchPath, err)
+	}
 	if err := g.rdb.PingContext(ctx); err != nil {
 		g.closeAll()
 		return nil, g.wrap("open "+path, err)
 	}
+	// Whatever the search file lacks (new, behind after a crash, another
+	// generation) is indexed from the stored records, in the background.
+	g.ix.send(ixJob{gen: g.gen, through: last, exact: true})
 	lg.Debug("embedded graph open", zap.Int("schema_version", SchemaVersion))
 	return g, nil
 }
@@ -147,14 +166,17 @@ func dsn(path string, pragmas ...string) string {
 	return u.String()
 }
 
-// sqlCreateFTS creates the full-text index: the record's words, its entity
-// names and tags, and its group as one token (groupToken) so that a search
-// only scores the memories its reader may see.
-const sqlCreateFTS = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-		text, meta, grp,
-		content = '',
-		tokenize = 'porter unicode61 remove_diacritics 2'
-	)`
+// sqlCreateMeta holds the store's generation, a random token drawn when
+// the schema is created and at every Drop: the search file indexes one
+// generation, and starts again when it meets another. id_floor is the last
+// id before the latest Drop: ids are never used twice in one file, so a
+// search file row can never name another memory than the one it indexed.
+const sqlCreateMeta = `CREATE TABLE IF NOT EXISTS meta (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	) WITHOUT ROWID`
+
+const sqlSetMeta = `INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)`
 
 // sqlCreateSuperseded holds what supersession derives, apart from the
 // memories: it is rewritten at random places on every batch, and this
@@ -168,15 +190,6 @@ const sqlCreateSuperseded = `CREATE TABLE IF NOT EXISTS superseded (
 // sqlCreateFilter is the narrow index Search filters and orders on. Its
 // entries never change once written.
 const sqlCreateFilter = `CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, kind, ts, uuid)`
-
-// sqlCreateMentions keys mentions by memory first: uuids grow with time,
-// so a batch appends instead of touching a page per entity.
-const sqlCreateMentions = `CREATE TABLE IF NOT EXISTS mentions (
-		uuid     TEXT NOT NULL,
-		group_id TEXT NOT NULL,
-		name     TEXT NOT NULL,
-		PRIMARY KEY (uuid, group_id, name)
-	) WITHOUT ROWID`
 
 // schema creates every table and index; each statement is idempotent.
 var schema = []string{
@@ -198,7 +211,7 @@ var schema = []string{
 	// Everything Search filters and orders on, in id order: full-text
 	// matches are checked against this narrow index, not the wide rows.
 	sqlCreateFilter,
-	sqlCreateFTS,
+	sqlCreateMeta,
 	`CREATE TABLE IF NOT EXISTS edges (
 		src  TEXT NOT NULL,
 		type TEXT NOT NULL,
@@ -216,12 +229,6 @@ var schema = []string{
 		src TEXT NOT NULL,
 		PRIMARY KEY (dst, src)
 	) WITHOUT ROWID`,
-	`CREATE TABLE IF NOT EXISTS entities (
-		group_id TEXT NOT NULL,
-		name     TEXT NOT NULL,
-		PRIMARY KEY (group_id, name)
-	) WITHOUT ROWID`,
-	sqlCreateMentions,
 	`CREATE TABLE IF NOT EXISTS agents (
 		name     TEXT    PRIMARY KEY,
 		memories INTEGER NOT NULL DEFAULT 0
@@ -250,14 +257,17 @@ func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
 				}
 			}
 			lg.Info("embedded graph schema created", zap.Int("schema_version", SchemaVersion))
-		case 1:
-			start := time.Now()
-			n, err := migrateV1(ctx, conn)
-			if err != nil {
-				return fmt.Errorf("migrate schema 1 to %d: %w", SchemaVersion, err)
+		case 1, 2:
+			if v == 1 {
+				if err := migrateV1(ctx, conn); err != nil {
+					return fmt.Errorf("migrate schema 1 to 2: %w", err)
+				}
 			}
-			lg.Info("embedded graph schema migrated", zap.Int("from", 1), zap.Int("schema_version", SchemaVersion),
-				zap.Int("memories", n), zap.Duration("took", time.Since(start)))
+			if err := migrateV2(ctx, conn); err != nil {
+				return fmt.Errorf("migrate schema 2 to %d: %w", SchemaVersion, err)
+			}
+			lg.Info("embedded graph schema migrated; the full-text index is built again in the background",
+				zap.Int("from", v), zap.Int("schema_version", SchemaVersion))
 		default:
 			return fmt.Errorf("unknown schema version %d", v)
 		}
@@ -271,11 +281,9 @@ func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
 
 // migrateV1 turns a version 1 file into version 2 inside the caller's
 // transaction: the memories' text is no longer kept twice (it is in the
-// stored record), invalid_at and replaced_by move to the superseded table,
-// mentions are keyed by uuid first, and the full-text index gains the
-// group column, so it is built again from the stored records. It returns
-// the memories indexed.
-func migrateV1(ctx context.Context, conn *sql.Conn) (int, error) {
+// stored record), and invalid_at and replaced_by move to the superseded
+// table.
+func migrateV1(ctx context.Context, conn *sql.Conn) error {
 	for _, q := range []string{
 		sqlCreateSuperseded,
 		`INSERT INTO superseded (id, invalid_at, replaced_by)
@@ -285,59 +293,50 @@ func migrateV1(ctx context.Context, conn *sql.Conn) (int, error) {
 		`ALTER TABLE memories DROP COLUMN invalid_at`,
 		`ALTER TABLE memories DROP COLUMN replaced_by`,
 		sqlCreateFilter,
-		`ALTER TABLE mentions RENAME TO mentions_v1`,
-		sqlCreateMentions,
-		`INSERT INTO mentions (uuid, group_id, name) SELECT uuid, group_id, name FROM mentions_v1`,
-		`DROP TABLE mentions_v1`,
-		`DROP TABLE memories_fts`,
-		sqlCreateFTS,
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	const page = 1000
-	var (
-		last int64
-		n    int
-	)
-	for {
-		rows, err := conn.QueryContext(ctx, `SELECT id, group_id, record FROM memories WHERE id > ?1 ORDER BY id LIMIT ?2`, last, page)
-		if err != nil {
-			return n, err
+	return nil
+}
+
+// migrateV2 turns a version 2 file into version 3 inside the caller's
+// transaction: the full-text index, entities and mentions leave the file
+// for the search file (SearchFileName), which the indexer builds again from
+// the stored records, and the file gets its generation.
+func migrateV2(ctx context.Context, conn *sql.Conn) error {
+	for _, q := range []string{`DROP TABLE memories_fts`, `DROP TABLE entities`, `DROP TABLE mentions`, sqlCreateMeta} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
 		}
-		var args []any
-		for rows.Next() {
-			var (
-				id            int64
-				group, record string
-			)
-			if err := rows.Scan(&id, &group, &record); err != nil {
-				rows.Close()
-				return n, err
-			}
-			rec, err := journal.Parse([]byte(record))
-			if err != nil {
-				rows.Close()
-				return n, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
-			}
-			args = append(args, id, rec.Text, ftsMeta(rec.AllEntities(), rec.Tags), groupToken(group))
-			last = id
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return n, err
-		}
-		if len(args) == 0 {
-			return n, nil
-		}
-		q := `INSERT INTO memories_fts (rowid, text, meta, grp) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?,?,?,?),", len(args)/4), ",")
-		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
-			return n, err
-		}
-		n += len(args) / 4
 	}
+	return nil
+}
+
+// loadGeneration returns the store's generation, drawing it when the file
+// has none yet.
+func loadGeneration(ctx context.Context, conn *sql.Conn) (string, error) {
+	var gen string
+	err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'generation'`).Scan(&gen)
+	if err == nil {
+		return gen, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("read generation: %w", err)
+	}
+	gen = newGeneration()
+	if _, err := conn.ExecContext(ctx, sqlSetMeta, "generation", gen); err != nil {
+		return "", fmt.Errorf("write generation: %w", err)
+	}
+	return gen, nil
+}
+
+// newGeneration draws a generation token.
+func newGeneration() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
 }
 
 // inTx runs fn inside BEGIN IMMEDIATE … COMMIT on conn, rolling back when
@@ -416,6 +415,10 @@ func (g *Graph) Close() error {
 
 func (g *Graph) closeAll() error {
 	var errs []error
+	if g.ix != nil {
+		// Finishes what is queued; Search and Flush still find it (idle).
+		errs = append(errs, g.ix.close())
+	}
 	if g.w != nil {
 		errs = append(errs, g.w.close())
 		g.w = nil

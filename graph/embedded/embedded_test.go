@@ -200,11 +200,10 @@ func TestTables(t *testing.T) {
 			r.ConflictsWith = []string{"b"}
 		}),
 		mem("b", 2, "@Mira again", supers("a")))
-	db, err := sql.Open("sqlite", dsn(g.Path()))
-	if err != nil {
+	if err := g.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	db := g.rdb // the main file, with the search file attached
 	dump := func(q string) string {
 		rows, err := db.Query(q)
 		if err != nil {
@@ -232,12 +231,12 @@ func TestTables(t *testing.T) {
 	}
 	for q, want := range map[string]string{
 		`SELECT src, type, dst FROM edges ORDER BY 1, 2, 3`:                                             "a CONFLICTS_WITH b; a LINKS_TO ghost; b SUPERSEDES a",
-		`SELECT group_id, name FROM entities ORDER BY 1, 2`:                                             "AGENT:alice @Mira; AGENT:alice Q3 Plan; CONSTELLATION @Mira",
-		`SELECT group_id, name, uuid FROM mentions ORDER BY 1, 2, 3`:                                    "AGENT:alice @Mira a; AGENT:alice Q3 Plan a; CONSTELLATION @Mira b",
+		`SELECT group_id, name FROM search.entities ORDER BY 1, 2`:                                      "AGENT:alice @Mira; AGENT:alice Q3 Plan; CONSTELLATION @Mira",
+		`SELECT group_id, name, uuid FROM search.mentions ORDER BY 1, 2, 3`:                             "AGENT:alice @Mira a; AGENT:alice Q3 Plan a; CONSTELLATION @Mira b",
 		`SELECT m.uuid, x.invalid_at, x.replaced_by FROM superseded AS x JOIN memories AS m USING (id)`: "a 2026-11-20T09:00:02.000000000Z b",
 		`SELECT name, memories FROM agents`:                                                             "alice 2",
 		`SELECT uuid, importance FROM memories ORDER BY uuid`:                                           "a 0.5; b 0.5",
-		`PRAGMA user_version`: "2",
+		`PRAGMA user_version`: "3",
 		`PRAGMA journal_mode`: "wal",
 	} {
 		if got := dump(q); got != want {
@@ -492,16 +491,23 @@ func TestSupersedeWaiting(t *testing.T) {
 	}
 }
 
-// testdata/schema-v1/graph.db was written by the version 1 schema (Corpus(11,
-// 150) in batches of 40). Open migrates it in place: afterwards it holds
-// what a fresh store holds, and searches it the same way.
-func TestMigrateV1(t *testing.T) {
+// testdata/schema-v1/graph.db and schema-v2/graph.db were written by the
+// version 1 and 2 schemas (Corpus(11, 150) in batches of 40). Open migrates
+// each in place: afterwards it holds what a fresh store holds, and searches
+// it the same way (its full-text index built again from the records).
+func TestMigrate(t *testing.T) {
+	for _, fixture := range []string{"schema-v1", "schema-v2"} {
+		t.Run(fixture, func(t *testing.T) { testMigrate(t, fixture) })
+	}
+}
+
+func testMigrate(t *testing.T, fixture string) {
 	dir := t.TempDir()
-	v1, err := os.ReadFile(filepath.Join("testdata", "schema-v1", FileName))
+	old, err := os.ReadFile(filepath.Join("testdata", fixture, FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, FileName), v1, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, FileName), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	migrated, err := Open(dir, zaptest.NewLogger(t))
@@ -540,6 +546,12 @@ func TestMigrateV1(t *testing.T) {
 	var v int
 	if err := migrated.rdb.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
 		t.Fatalf("user_version = %d, %v", v, err)
+	}
+	// What moved to the search file is gone from the main one.
+	var moved int
+	if err := migrated.rdb.QueryRow(`SELECT count(*) FROM main.sqlite_schema
+		WHERE name IN ('memories_fts', 'entities', 'mentions')`).Scan(&moved); err != nil || moved != 0 {
+		t.Fatalf("main file still has %d of the moved tables (%v)", moved, err)
 	}
 	// Writes go on where the migrated file left off.
 	apply(t, migrated, mem("after", 1, "xylophone written after the migration"))

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 
+	"go.uber.org/zap"
+
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
@@ -158,7 +160,7 @@ const maxQueryTokens = 64
 // the rows that make the limit are read whole.
 const sqlSearch = `WITH top AS (
 		SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
-		FROM memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
+		FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
 		WHERE memories_fts MATCH ?1
 		  AND +m.group_id IN (SELECT value FROM json_each(?2))
 		  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
@@ -202,6 +204,9 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if !q.Since.IsZero() {
 		since = formatTS(q.Since)
 	}
+	if err := g.awaitIndex(ctx); err != nil {
+		return nil, err
+	}
 	visible := groupExpr(q.Groups)
 	search := func(op string) ([]memsync.Hit, error) {
 		return g.search(ctx, matchExpr(visible, terms, op), string(groups), q.All, kinds, since, limit)
@@ -216,6 +221,30 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 		}
 	}
 	return search(" OR ")
+}
+
+// awaitIndex waits until the search file holds every memory applied so
+// far, so that whatever Get returns Search finds too. When indexing failed
+// the search goes on over what is indexed (recall degrades, it does not
+// fail) and the indexer tries again from the stored records.
+func (g *Graph) awaitIndex(ctx context.Context) error {
+	if err := g.ix.wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("embedded: search: waiting for the full-text index: %w", err)
+		}
+		g.lg.Warn("search index is behind: searching what it holds", zap.Error(err))
+		g.ix.retry()
+	}
+	return nil
+}
+
+// Flush waits until every memory applied so far is in the full-text index,
+// and returns the error of the indexing that failed, if the last one did.
+func (g *Graph) Flush(ctx context.Context) error {
+	if err := g.ix.wait(ctx); err != nil {
+		return g.wrap("flush full-text index", err)
+	}
+	return nil
 }
 
 func (g *Graph) search(ctx context.Context, match, groups string, all bool, kinds, since any, limit int) ([]memsync.Hit, error) {

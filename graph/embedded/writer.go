@@ -21,19 +21,18 @@ type bulkKey struct {
 	rows int
 }
 
-func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
+// openWriter takes db's connection for writing and runs setup on it (per
+// connection state, such as temporary tables).
+func openWriter(ctx context.Context, db *sql.DB, setup ...string) (*writer, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// Per connection, in memory (temp_store=MEMORY): see sqlIndex.
-	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS fts_stage (
-		id   INTEGER PRIMARY KEY,
-		text TEXT NOT NULL,
-		meta TEXT NOT NULL,
-		grp  TEXT NOT NULL)`); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("create staging table: %w", err)
+	for _, q := range setup {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("set up connection: %w", err)
+		}
 	}
 	return &writer{conn: conn, stmts: map[string]*sql.Stmt{}, bulks: map[bulkKey]*sql.Stmt{}}, nil
 }

@@ -1,0 +1,432 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"modernc.org/sqlite"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// SearchFileName is the file, beside FileName, that holds the full-text
+// index and the entities the memories mention. It is derived data: the indexer keeps it up with the memories of
+// the main file on its own connection and goroutine, so that indexing a
+// batch overlaps with storing the next one, and builds it again from the
+// stored records whenever it is missing, behind, or of another generation.
+const SearchFileName = "graph-search.db"
+
+// searchSchemaVersion is the search file's PRAGMA user_version. A file of
+// another version is deleted and built again.
+const searchSchemaVersion = 1
+
+// sqlCreateFTS creates the full-text index: the record's words, its entity
+// names and tags, and its group as one token (groupToken) so that a search
+// only scores the memories its reader may see.
+const sqlCreateFTS = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+		text, meta, grp,
+		content = '',
+		tokenize = 'porter unicode61 remove_diacritics 2'
+	)`
+
+// sqlCreateIndexed is the search file's one-row watermark: which generation
+// of the main file it indexes, and the memories indexed, ids 1 to through.
+// It is written in the same transaction as the rows it describes.
+const sqlCreateIndexed = `CREATE TABLE IF NOT EXISTS indexed (
+		one        INTEGER PRIMARY KEY CHECK (one = 1),
+		generation TEXT    NOT NULL,
+		through    INTEGER NOT NULL
+	)`
+
+// The entities of each group, and which memory mentions which. Mentions
+// are keyed by memory first: uuids grow with time, so a batch appends
+// instead of touching a page per entity. Nothing reads them by entity yet;
+// a reader that does needs an index on (group_id, name).
+const (
+	sqlCreateEntities = `CREATE TABLE IF NOT EXISTS entities (
+		group_id TEXT NOT NULL,
+		name     TEXT NOT NULL,
+		PRIMARY KEY (group_id, name)
+	) WITHOUT ROWID`
+	sqlCreateMentions = `CREATE TABLE IF NOT EXISTS mentions (
+		uuid     TEXT NOT NULL,
+		group_id TEXT NOT NULL,
+		name     TEXT NOT NULL,
+		PRIMARY KEY (uuid, group_id, name)
+	) WITHOUT ROWID`
+)
+
+var (
+	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
+	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
+	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
+)
+
+const (
+	// FTS5 writes its pending terms out as a new segment at every statement
+	// that opens a savepoint, so rows are staged in a per-connection
+	// temporary table and indexed in one statement: one segment per batch.
+	sqlCreateStage = `CREATE TEMP TABLE IF NOT EXISTS fts_stage (
+		id   INTEGER PRIMARY KEY,
+		text TEXT NOT NULL,
+		meta TEXT NOT NULL,
+		grp  TEXT NOT NULL)`
+	sqlUnstage     = `DELETE FROM temp.fts_stage`
+	sqlIndex       = `INSERT INTO memories_fts (rowid, text, meta, grp) SELECT id, text, meta, grp FROM temp.fts_stage`
+	sqlIndexed     = `SELECT generation, through FROM indexed`
+	sqlSetIndexed  = `INSERT OR REPLACE INTO indexed (one, generation, through) VALUES (1, ?1, ?2)`
+	sqlCatchUpRows = `SELECT id, group_id, record FROM memories WHERE id > ?1 AND id <= ?2 ORDER BY id LIMIT ?3`
+)
+
+// catchUpPage is how many stored records a catch-up reads and indexes at a time.
+const catchUpPage = 5000
+
+// ixJob is one unit of the indexer's work: bring the index to ids
+// 1..through of generation gen. rows, when set, are what ids from..through
+// add; without them, or when the index is not at from-1, the records are
+// read back from the main file.
+type ixJob struct {
+	gen           string
+	from, through int64
+	rows          *ixRows
+	// exact: through is the main file's last id, so an index past it was
+	// built from memories that are gone and is built again.
+	exact bool
+}
+
+// ixRows are the rows some memories add to the search file, each table's
+// values row after row.
+type ixRows struct {
+	fts      []any // id, text, meta, grp
+	entities []any // group_id, name (repeats are ignored)
+	mentions []any // uuid, group_id, name
+}
+
+// add appends what r (a prepared record stored with id) adds.
+func (x *ixRows) add(id int64, r *row) {
+	x.fts = append(x.fts, id, r.m.Text, r.meta, r.token)
+	for _, name := range r.entities {
+		x.mentions = append(x.mentions, r.m.UUID, r.group, name)
+		x.entities = append(x.entities, r.group, name)
+	}
+}
+
+// indexer owns the search file's write connection and indexes on its own
+// goroutine, one job after the other, in the order Apply committed them.
+type indexer struct {
+	lg   *zap.Logger
+	path string
+	db   *sql.DB // the search file, one connection (held by w)
+	w    *writer
+	main *sql.DB // the read pool, for records to index again
+
+	sendMu sync.Mutex // orders seq and the channel send; guards closed
+	jobs   chan ixJob
+	closed bool
+	done   chan struct{} // closed when run returns
+
+	mu      sync.Mutex
+	queued  uint64        // jobs sent
+	indexed uint64        // jobs finished, successfully or not
+	failed  error         // the last job's error, nil once one succeeds
+	last    ixJob         // the last job sent, without rows: what a retry aims at
+	changed chan struct{} // closed and replaced whenever indexed moves
+}
+
+// openIndex opens (creating, or replacing when it is of another version or
+// damaged) the search file at path and starts the indexer.
+func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (*indexer, error) {
+	db, w, err := openSearchFile(ctx, path)
+	if err != nil {
+		lg.Warn("search index unreadable: building it again", zap.String("path", path), zap.Error(err))
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			if rmErr := os.Remove(p); rmErr != nil && !os.IsNotExist(rmErr) {
+				return nil, fmt.Errorf("replace search index: %w", rmErr)
+			}
+		}
+		if db, w, err = openSearchFile(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main,
+		jobs: make(chan ixJob, 1), done: make(chan struct{}), changed: make(chan struct{})}
+	go ix.run()
+	return ix, nil
+}
+
+func openSearchFile(ctx context.Context, path string) (*sql.DB, *writer, error) {
+	// synchronous=NORMAL: a power cut may lose the last commits, never
+	// consistency between the rows and the watermark, and what is lost is
+	// indexed again from the main file.
+	db, err := sql.Open("sqlite", dsn(path, "journal_mode(WAL)", "synchronous(NORMAL)",
+		"cache_size(-16384)", "temp_store(MEMORY)", "wal_autocheckpoint(16384)"))
+	if err != nil {
+		return nil, nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	w, err := openWriter(ctx, db, sqlCreateStage)
+	if err == nil {
+		err = migrateSearch(ctx, w.conn)
+	}
+	if err != nil {
+		if w != nil {
+			w.close()
+		}
+		db.Close()
+		return nil, nil, fmt.Errorf("open search index %s: %w", path, err)
+	}
+	return db, w, nil
+}
+
+func migrateSearch(ctx context.Context, conn *sql.Conn) error {
+	var v int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	switch v {
+	case searchSchemaVersion:
+		return nil
+	case 0:
+		return inTx(ctx, conn, func() error {
+			for _, q := range []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions,
+				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return fmt.Errorf("search index schema version %d (this memsync knows %d)", v, searchSchemaVersion)
+}
+
+// send queues job, waiting while the indexer is a job behind. It is called
+// with Graph.mu held by Apply and Drop, so jobs keep their commit order.
+func (ix *indexer) send(job ixJob) {
+	ix.sendMu.Lock()
+	defer ix.sendMu.Unlock()
+	if ix.closed {
+		return
+	}
+	ix.mu.Lock()
+	ix.queued++
+	ix.last = ixJob{gen: job.gen, through: job.through}
+	ix.mu.Unlock()
+	ix.jobs <- job
+}
+
+func (ix *indexer) run() {
+	defer close(ix.done)
+	for job := range ix.jobs {
+		start := time.Now()
+		err := ix.index(job)
+		if err != nil {
+			ix.lg.Error("search index: indexing failed; it is caught up from the stored records on the next write or search",
+				zap.Int64("through", job.through), zap.Error(err))
+		} else if job.rows == nil {
+			ix.lg.Debug("search index caught up", zap.Int64("through", job.through), zap.Duration("took", time.Since(start)))
+		}
+		ix.mu.Lock()
+		ix.indexed++
+		ix.failed = err
+		close(ix.changed)
+		ix.changed = make(chan struct{})
+		ix.mu.Unlock()
+	}
+}
+
+// wait returns once every job sent before the call is finished, with the
+// error of the last one; or when ctx ends.
+func (ix *indexer) wait(ctx context.Context) error {
+	ix.mu.Lock()
+	target := ix.queued
+	for ix.indexed < target {
+		ch := ix.changed
+		ix.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		ix.mu.Lock()
+	}
+	err := ix.failed
+	ix.mu.Unlock()
+	return err
+}
+
+// retry queues the last job again, without its rows (so from the stored
+// records), when the last one failed and nothing newer is queued.
+func (ix *indexer) retry() {
+	ix.mu.Lock()
+	job, stale := ix.last, ix.failed != nil && ix.indexed == ix.queued
+	ix.mu.Unlock()
+	if stale {
+		go ix.send(job)
+	}
+}
+
+// close finishes the jobs queued and stops the indexer.
+func (ix *indexer) close() error {
+	ix.sendMu.Lock()
+	defer ix.sendMu.Unlock()
+	if ix.closed {
+		return nil
+	}
+	ix.closed = true
+	close(ix.jobs)
+	<-ix.done
+	return errors.Join(ix.w.close(), ix.db.Close())
+}
+
+// index brings the index to job.through in one transaction of the search file.
+func (ix *indexer) index(job ixJob) error {
+	ctx := context.Background()
+	conn := ix.w.conn
+	return inTx(ctx, conn, func() error {
+		var gen string
+		var through int64
+		err := conn.QueryRowContext(ctx, sqlIndexed).Scan(&gen, &through)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read watermark: %w", err)
+		}
+		stale := gen != job.gen
+		if !stale && job.exact && through > job.through {
+			var last int64 // the main file's last id now, under the search file's write lock
+			if err := ix.main.QueryRowContext(ctx, `SELECT IFNULL(MAX(id), 0) FROM memories`).Scan(&last); err != nil {
+				return fmt.Errorf("read last memory: %w", err)
+			}
+			stale = through > last
+		}
+		if stale {
+			if gen != "" {
+				ix.lg.Info("search index belongs to another generation of the store: building it again",
+					zap.String("path", ix.path))
+			}
+			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
+				`DELETE FROM entities`, `DELETE FROM mentions`} {
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("reset: %w", err)
+				}
+			}
+			through = 0
+		}
+		if job.through > through {
+			if job.rows != nil && job.from == through+1 {
+				err = ix.add(ctx, job.rows)
+			} else {
+				err = ix.catchUp(ctx, through, job.through)
+			}
+			if err != nil {
+				return err
+			}
+			through = job.through
+		}
+		if _, err := conn.ExecContext(ctx, sqlSetIndexed, job.gen, through); err != nil {
+			return fmt.Errorf("write watermark: %w", err)
+		}
+		return nil
+	})
+}
+
+// add writes rows, the full text in one statement.
+func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
+	for _, t := range []struct {
+		t    *table
+		args []any
+	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}} {
+		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
+			return err
+		}
+	}
+	for _, q := range []string{sqlIndex, sqlUnstage} {
+		s, err := ix.w.stmt(ctx, q)
+		if err != nil {
+			return err
+		}
+		if _, err := s.ExecContext(ctx); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return nil
+}
+
+// catchUp indexes the stored memories with ids after..through, a page at a time.
+func (ix *indexer) catchUp(ctx context.Context, after, through int64) error {
+	for after < through {
+		rows, last, err := ix.storedRows(ctx, after, through)
+		if err != nil {
+			return fmt.Errorf("catch up: %w", err)
+		}
+		if last == 0 {
+			return nil
+		}
+		if err := ix.add(ctx, rows); err != nil {
+			return err
+		}
+		after = last
+	}
+	return nil
+}
+
+// storedRows reads what up to catchUpPage stored memories with ids
+// after..through add back from their records, and the last id read (0: none).
+func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRows, int64, error) {
+	q, err := ix.main.QueryContext(ctx, sqlCatchUpRows, after, through, catchUpPage)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer q.Close()
+	out := &ixRows{}
+	var last int64
+	for q.Next() {
+		var (
+			id            int64
+			group, record string
+		)
+		if err := q.Scan(&id, &group, &record); err != nil {
+			return nil, 0, err
+		}
+		rec, err := journal.Parse([]byte(record))
+		if err != nil {
+			return nil, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
+		}
+		ents := rec.AllEntities()
+		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents,
+			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)})
+		last = id
+	}
+	return out, last, q.Err()
+}
+
+// readConnector opens the read pool's connections: read-only, on the main
+// file, with the search file attached as "search".
+type readConnector struct {
+	d   *sqlite.Driver
+	dsn string
+}
+
+func newReadConnector(dsn, searchPath string) *readConnector {
+	d := &sqlite.Driver{}
+	d.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
+		_, err := c.ExecContext(context.Background(), `ATTACH DATABASE ?1 AS search`,
+			[]driver.NamedValue{{Ordinal: 1, Value: searchPath}})
+		return err
+	})
+	return &readConnector{d: d, dsn: dsn}
+}
+
+func (c *readConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
+func (c *readConnector) Driver() driver.Driver                        { return c.d }

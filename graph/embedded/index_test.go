@@ -1,0 +1,224 @@
+package embedded
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// found lists the uuids a shared search for text finds, sorted.
+func found(t *testing.T, g *Graph, text string) []string {
+	t.Helper()
+	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, All: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.UUID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func reopen(t *testing.T, dir string) *Graph {
+	t.Helper()
+	g, err := Open(dir, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func closeGraph(t *testing.T, g *Graph) {
+	t.Helper()
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The search file is derived data: whatever happened to it (deleted,
+// behind the store after a crash, damaged, left from before a Drop, ahead
+// of a store restored from an older copy), Open builds what is missing or
+// wrong again from the stored records, and Search never finds a memory
+// that is not there or misses one that is.
+func TestSearchFileRecovers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// damage runs on the closed store in dir; saved holds the files
+		// saved after the first batch (zebra) was applied and the store closed.
+		damage func(t *testing.T, dir, saved string)
+		want   map[string][]string // query -> uuids found after reopening
+		// quartz: what Search(quartz) finds once q2 ("quartz again") is applied
+		quartz []string
+	}{
+		{
+			name:   "deleted",
+			damage: func(t *testing.T, dir, _ string) { os.Remove(filepath.Join(dir, SearchFileName)) },
+			want:   map[string][]string{"zebra": {"z1", "z2"}, "quartz": {"q1"}},
+			quartz: []string{"q1", "q2"},
+		},
+		{
+			name: "behind: the store committed a batch the indexer never wrote",
+			damage: func(t *testing.T, dir, saved string) {
+				copyFile(t, filepath.Join(saved, SearchFileName), filepath.Join(dir, SearchFileName))
+			},
+			want:   map[string][]string{"zebra": {"z1", "z2"}, "quartz": {"q1"}},
+			quartz: []string{"q1", "q2"},
+		},
+		{
+			name: "damaged",
+			damage: func(t *testing.T, dir, _ string) {
+				if err := os.WriteFile(filepath.Join(dir, SearchFileName), []byte(strings.Repeat("not a database ", 500)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want:   map[string][]string{"zebra": {"z1", "z2"}, "quartz": {"q1"}},
+			quartz: []string{"q1", "q2"},
+		},
+		{
+			name: "ahead: the store was put back to an older copy",
+			damage: func(t *testing.T, dir, saved string) {
+				copyFile(t, filepath.Join(saved, FileName), filepath.Join(dir, FileName))
+			},
+			want: map[string][]string{"zebra": {"z1", "z2"}, "quartz": nil},
+			// q2 takes q1's id: the old index's row for it must be gone.
+			quartz: []string{"q2"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, saved := t.TempDir(), t.TempDir()
+			g := reopen(t, dir)
+			apply(t, g, mem("z1", 1, "zebra one"), mem("z2", 2, "zebra two"))
+			closeGraph(t, g)
+			for _, f := range []string{FileName, SearchFileName} {
+				copyFile(t, filepath.Join(dir, f), filepath.Join(saved, f))
+			}
+			g = reopen(t, dir)
+			apply(t, g, mem("q1", 3, "quartz"))
+			closeGraph(t, g)
+
+			tc.damage(t, dir, saved)
+			g = reopen(t, dir)
+			for q, want := range tc.want {
+				if got := found(t, g, q); !slices.Equal(got, want) {
+					t.Errorf("Search(%q) = %v, want %v", q, got, want)
+				}
+			}
+			// Writes go on from there, indexed once.
+			apply(t, g, mem("q2", 4, "quartz again"))
+			if got := found(t, g, "quartz"); !slices.Equal(got, tc.quartz) {
+				t.Errorf("after q2, Search(quartz) = %v, want %v", got, tc.quartz)
+			}
+			if got := found(t, g, "again"); !slices.Equal(got, []string{"q2"}) {
+				t.Errorf("after q2, Search(again) = %v, want [q2]", got)
+			}
+		})
+	}
+}
+
+// A Drop starts a new generation: what the search file held before is
+// never found again, even if the indexer had not caught up with the Drop
+// when the store was closed.
+func TestSearchFileAfterDrop(t *testing.T) {
+	dir, saved := t.TempDir(), t.TempDir()
+	g := reopen(t, dir)
+	apply(t, g, mem("z1", 1, "zebra one"), mem("z2", 2, "zebra two"))
+	closeGraph(t, g)
+	copyFile(t, filepath.Join(dir, SearchFileName), filepath.Join(saved, SearchFileName))
+
+	g = reopen(t, dir)
+	if err := g.Drop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g, mem("q1", 1, "quartz"))
+	if got := found(t, g, "zebra"); len(got) != 0 {
+		t.Fatalf("after Drop, Search(zebra) = %v", got)
+	}
+	closeGraph(t, g)
+	// The search file of the old generation comes back.
+	copyFile(t, filepath.Join(saved, SearchFileName), filepath.Join(dir, SearchFileName))
+	g = reopen(t, dir)
+	if got := found(t, g, "zebra"); len(got) != 0 {
+		t.Errorf("old generation's index: Search(zebra) = %v", got)
+	}
+	if got := found(t, g, "quartz"); !slices.Equal(got, []string{"q1"}) {
+		t.Errorf("Search(quartz) = %v, want [q1]", got)
+	}
+	// New ids go on after the dropped ones: no row of an old index can
+	// name a new memory.
+	var id int64
+	if err := g.rdb.QueryRow(`SELECT id FROM memories WHERE uuid = 'q1'`).Scan(&id); err != nil || id != 3 {
+		t.Errorf("q1 has id %d (%v), want 3", id, err)
+	}
+}
+
+// When the search file cannot be written (full), Apply still lands,
+// Search still answers from what is indexed, Flush reports the failure,
+// and once there is room again the indexer catches up from the records.
+func TestIndexingFailureDegrades(t *testing.T) {
+	g := openTest(t)
+	ctx := context.Background()
+	apply(t, g, mem("z1", 1, "zebra one"))
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	setMaxPages := func(n string) {
+		t.Helper()
+		// Through the indexer, so the pragma runs between its jobs.
+		g.ix.sendMu.Lock()
+		defer g.ix.sendMu.Unlock()
+		if _, err := g.ix.w.conn.ExecContext(ctx, `PRAGMA max_page_count = `+n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pages int
+	if err := g.ix.w.conn.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	setMaxPages(strconv.Itoa(pages))
+	var batch []memsync.Memory
+	for i := range 200 {
+		batch = append(batch, mem("big"+strconv.Itoa(i), 10+i, strings.Repeat("zebra "+strconv.Itoa(i)+" filler words ", 40)))
+	}
+	apply(t, g, batch...)
+	if err := g.Flush(ctx); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Flush with a full search file: %v, want disk full", err)
+	}
+	if st, err := g.Stats(ctx); err != nil || st.Memories != 201 {
+		t.Fatalf("Stats = %+v, %v; the batch must have landed", st, err)
+	}
+	// Room again; nothing retries until someone needs the index.
+	setMaxPages("1073741823")
+	if got := found(t, g, "zebra"); !slices.Equal(got, []string{"z1"}) {
+		t.Fatalf("Search after indexing failed = %v, want what was indexed: [z1]", got)
+	}
+	// That search asked for a retry; the next one waits for it.
+	if got := found(t, g, "zebra"); len(got) != 201 {
+		t.Fatalf("after the retry Search finds %d, want 201", len(got))
+	}
+	if err := g.Flush(ctx); err != nil {
+		t.Fatalf("Flush after the retry: %v", err)
+	}
+}
