@@ -106,6 +106,24 @@ type Flusher interface {
 	Flush(ctx context.Context) error
 }
 
+// ReadOrder is the order in which a pass reads journal files.
+type ReadOrder int
+
+const (
+	// ByDay reads day by day across agents (each agent's archive before its
+	// journal for the same day): records come roughly in time order, so
+	// indexes keyed by uuid (which starts with its time) grow at one end.
+	ByDay ReadOrder = iota
+	// ByAgent reads every file of one agent, then the next agent's: a batch
+	// then mostly touches one agent.
+	ByAgent
+)
+
+// ReadOrderer is a Graph that writes faster in another order than ByDay.
+type ReadOrderer interface {
+	ReadOrder() ReadOrder
+}
+
 // ErrUnavailable marks errors that mean the graph cannot be reached right
 // now (down, timing out, transient failure); the batch may be retried.
 var ErrUnavailable = errors.New("graph unavailable")

@@ -124,11 +124,11 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 // skipped, the other agents are read).
 //
 // Files are read day by day across agents (each agent's own files keep
-// their order: archive before journal): a catch-up or a rebuild then
-// offers records roughly in time order, so that uuids, which start with
-// their time, land in the graph's uuid-keyed indexes next to each other
-// rather than all over them (on the embedded store, agent after agent
-// rewrote about four times more pages).
+// their order: archive before journal), unless the graph asks for ByAgent:
+// a catch-up or a rebuild then offers records roughly in time order, so
+// that uuids, which start with their time, land in the graph's uuid-keyed
+// indexes next to each other rather than all over them (on the embedded
+// store, agent after agent rewrote about four times more pages).
 func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[string]Cursor, out chan<- *group) error {
 	r := &groupReader{e: e, ctx: ctx, out: out, cur: &group{}}
 	var firstErr error
@@ -162,9 +162,11 @@ func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[str
 			r.cur.ends = append(r.cur.ends, agentEnd{a: a, seen: seen[i]})
 		}
 	}
-	slices.SortFunc(all, func(x, y pending) int {
-		return cmp.Or(strings.Compare(x.day, y.day), cmp.Compare(x.agent, y.agent), cmp.Compare(x.seq, y.seq))
-	})
+	if o, ok := e.opts.Graph.(ReadOrderer); !ok || o.ReadOrder() == ByDay {
+		slices.SortFunc(all, func(x, y pending) int {
+			return cmp.Or(strings.Compare(x.day, y.day), cmp.Compare(x.agent, y.agent), cmp.Compare(x.seq, y.seq))
+		})
+	}
 	for _, p := range all {
 		if ctx.Err() != nil {
 			return firstErr

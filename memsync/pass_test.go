@@ -108,6 +108,11 @@ type orderGraph struct {
 	uuids []string
 }
 
+// byAgentGraph is an orderGraph that asks for memsync.ByAgent.
+type byAgentGraph struct{ *orderGraph }
+
+func (byAgentGraph) ReadOrder() memsync.ReadOrder { return memsync.ByAgent }
+
 func (g *orderGraph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.ApplyResult, error) {
 	for _, m := range batch {
 		g.uuids = append(g.uuids, m.UUID)
@@ -119,7 +124,18 @@ func (g *orderGraph) Apply(ctx context.Context, batch []memsync.Memory) (memsync
 // journal for the same day, so that a catch-up or a rebuild offers records
 // roughly in time order: uuid-keyed indexes then grow at one end.
 func TestPassReadsDayByDayAcrossAgents(t *testing.T) {
-	g := &orderGraph{Graph: memsynctest.NewGraph()}
+	t.Run("by day", func(t *testing.T) {
+		g := &orderGraph{Graph: memsynctest.NewGraph()}
+		testReadOrder(t, g, g, []string{"b19", "c19-archived", "a20-archived", "a20", "a21", "b21"})
+	})
+	// A graph that asks for it gets every file of an agent, then the next's.
+	t.Run("by agent", func(t *testing.T) {
+		g := &orderGraph{Graph: memsynctest.NewGraph()}
+		testReadOrder(t, byAgentGraph{g}, g, []string{"a20-archived", "a20", "a21", "b19", "b21", "c19-archived"})
+	})
+}
+
+func testReadOrder(t *testing.T, graph memsync.Graph, g *orderGraph, want []string) {
 	r := newRig(t, g)
 	for _, f := range []struct{ agent, file, uuid string }{
 		{"bob", "2026-11-21.jsonl", "b21"},
@@ -131,12 +147,11 @@ func TestPassReadsDayByDayAcrossAgents(t *testing.T) {
 	} {
 		r.write(f.agent, f.file, line(f.uuid, f.agent, "said on "+f.file))
 	}
-	e, err := memsync.New(memsync.Options{Root: r.root, Graph: g, BatchSize: 2})
+	e, err := memsync.New(memsync.Options{Root: r.root, Graph: graph, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep := r.syncOnce(e)
-	want := []string{"b19", "c19-archived", "a20-archived", "a20", "a21", "b21"}
 	if rep.Projected != len(want) || !slices.Equal(g.uuids, want) {
 		t.Fatalf("pass projected %d in the order %v, want %v", rep.Projected, g.uuids, want)
 	}

@@ -128,6 +128,15 @@ WHERE m.replaced_by IS NULL OR m.replaced_by <> first.uuid
 SET m.invalid_at = first.ts, m.replaced_by = first.uuid`
 )
 
+var _ memsync.ReadOrderer = (*Graph)(nil)
+
+// ReadOrder asks the engine for journals agent after agent: a transaction
+// then mostly writes WROTE edges of one agent, where day by day across 40
+// agents every transaction touches all 40 agents' relationship chains
+// (200,000 records: 57.9 s and 81 server CPU-s day by day, 48.8 s and 68
+// agent after agent).
+func (g *Graph) ReadOrder() memsync.ReadOrder { return memsync.ByAgent }
+
 // prepared is one record ready to be written.
 type prepared struct {
 	mem   *memsync.Memory
