@@ -84,8 +84,9 @@ type Graph interface {
 	Stats(ctx context.Context) (Stats, error)
 	// Walk calls fn for every projected memory in uuid order, streaming.
 	Walk(ctx context.Context, fn func(Node) error) error
-	// Hashes calls fn with the uuid and Hash of every projected memory in
-	// uuid order, streaming: what Verify compares, without decoding nodes.
+	// Hashes calls fn with the uuid and Hash of every projected memory,
+	// once each, in any order, streaming: what Verify compares, without
+	// decoding nodes.
 	Hashes(ctx context.Context, fn func(uuid, hash string) error) error
 	// Get returns the projected memories among uuids (absent ones are left out).
 	Get(ctx context.Context, uuids []string) (map[string]Node, error)

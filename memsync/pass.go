@@ -137,12 +137,7 @@ func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[str
 			firstErr = err
 		}
 	}
-	type pending struct {
-		day, path string
-		agent     int
-		seq       int // the file's place in its agent's order
-	}
-	var all []pending
+	var all []journalFile
 	left := make([]int, len(agents)) // files not read yet, per agent
 	seen := make([]map[string]bool, len(agents))
 	failed := make([]bool, len(agents))
@@ -155,18 +150,12 @@ func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[str
 		}
 		seen[i] = map[string]bool{}
 		left[i] = len(files)
-		for j, path := range files {
-			all = append(all, pending{day: filepath.Base(path), path: path, agent: i, seq: j})
-		}
+		all = appendFiles(all, i, files)
 		if len(files) == 0 {
 			r.cur.ends = append(r.cur.ends, agentEnd{a: a, seen: seen[i]})
 		}
 	}
-	if o, ok := e.opts.Graph.(ReadOrderer); !ok || o.ReadOrder() == ByDay {
-		slices.SortFunc(all, func(x, y pending) int {
-			return cmp.Or(strings.Compare(x.day, y.day), cmp.Compare(x.agent, y.agent), cmp.Compare(x.seq, y.seq))
-		})
-	}
+	sortFiles(all, readOrder(e.opts.Graph))
 	for _, p := range all {
 		if ctx.Err() != nil {
 			return firstErr
@@ -196,6 +185,39 @@ func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[str
 		}
 	}
 	return firstErr
+}
+
+// journalFile is one journal file of the agent at index agent, the seq-th
+// in that agent's own order (archive before journal, by name).
+type journalFile struct {
+	day, path string
+	agent     int
+	seq       int
+}
+
+func appendFiles(all []journalFile, agent int, files []string) []journalFile {
+	for j, path := range files {
+		all = append(all, journalFile{day: filepath.Base(path), path: path, agent: agent, seq: j})
+	}
+	return all
+}
+
+// readOrder is the order g asks for, ByDay by default.
+func readOrder(g Graph) ReadOrder {
+	if o, ok := g.(ReadOrderer); ok {
+		return o.ReadOrder()
+	}
+	return ByDay
+}
+
+// sortFiles puts files (appended agent after agent) in the order a pass
+// reads them.
+func sortFiles(files []journalFile, order ReadOrder) {
+	if order == ByDay {
+		slices.SortFunc(files, func(x, y journalFile) int {
+			return cmp.Or(strings.Compare(x.day, y.day), cmp.Compare(x.agent, y.agent), cmp.Compare(x.seq, y.seq))
+		})
+	}
 }
 
 // groupReader reads journal lines into the group being filled.

@@ -160,3 +160,38 @@ func testReadOrder(t *testing.T, graph memsync.Graph, g *orderGraph, want []stri
 		t.Fatalf("a second pass projected %d", rep.Projected)
 	}
 }
+
+// Verify takes the version of a uuid the engine projected first, in the
+// graph's read order: the same uuid in two agents' journals (a tool that
+// wrote its own ids) is bob's on the earlier day by day, alice's (the first
+// agent) agent after agent.
+func TestVerifyFollowsTheReadOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		byAgent bool
+		owner   string
+	}{{"by day", false, "bob"}, {"by agent", true, "alice"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			og := &orderGraph{Graph: memsynctest.NewGraph()}
+			var g memsync.Graph = og
+			if tc.byAgent {
+				g = byAgentGraph{og}
+			}
+			r := newRig(t, og)
+			r.write("alice", "2026-11-21.jsonl", line("mem_x", "alice", "alice's version"))
+			r.write("bob", "2026-11-20.jsonl", line("mem_x", "bob", "bob's version"))
+			e, err := memsync.New(memsync.Options{Root: r.root, Graph: g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.syncOnce(e)
+			if n := get(t, og, "mem_x"); n.Agent != tc.owner {
+				t.Fatalf("mem_x holds %s's record, want %s's", n.Agent, tc.owner)
+			}
+			rep, err := memsync.Verify(context.Background(), r.root, g)
+			if err != nil || !rep.OK || rep.JournalRecords != 1 {
+				t.Fatalf("verify = %+v, %v; want ok with 1 record", rep, err)
+			}
+		})
+	}
+}

@@ -51,32 +51,42 @@ func digest(s string) uint64 {
 func contentDigest(hash string) uint64 { return digest(hash) &^ seenBit }
 
 // expectedRecords reads every journal of every agent and returns the first
-// valid version of each uuid in the order the engine projects them (agent
-// by agent; later versions with other content are rejects). Agents are read
-// in parallel, each into a list of digests, merged in order.
-func expectedRecords(layout Layout) (expected, error) {
+// valid version of each uuid in the order the engine projects them (order:
+// the graph's ReadOrder; later versions with other content are rejects).
+// Files are read in parallel, each into a list of digests, merged in order.
+func expectedRecords(layout Layout, order ReadOrder) (expected, error) {
 	agents, err := layout.Agents()
 	if err != nil {
 		return nil, err
 	}
+	var files []journalFile
+	for i, a := range agents {
+		paths, err := layout.JournalFiles(a)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: list journals: %w", a, err)
+		}
+		files = appendFiles(files, i, paths)
+	}
+	sortFiles(files, order)
 	type pair struct{ uuid, hash uint64 }
-	lists := make([][]pair, len(agents))
-	errs := make([]error, len(agents))
+	lists := make([][]pair, len(files))
+	errs := make([]error, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(agents)) {
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				errs[i] = EachRecord(layout, agents[i], func(m Memory) error {
+				f := files[i]
+				errs[i] = eachInFile(layout, agents[f.agent], f.path, func(m Memory) error {
 					lists[i] = append(lists[i], pair{digest(m.UUID), contentDigest(m.Hash())})
 					return nil
 				})
 			}
 		}()
 	}
-	for i := range agents {
+	for i := range files {
 		next <- i
 	}
 	close(next)
@@ -145,30 +155,59 @@ func eachInFile(layout Layout, agent, path string, fn func(Memory) error) error 
 // whose content differs.
 func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	var rep VerifyReport
-	want, err := expectedRecords(Layout{Root: root})
+	// The graph's side streams in while the journals are read: its
+	// (uuid, hash) digests, 16 bytes a memory, are compared afterwards.
+	type held struct{ uuid, hash uint64 }
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	graphDone := make(chan error, 1)
+	var inGraph []held
+	go func() {
+		graphDone <- g.Hashes(hctx, func(uuid, hash string) error {
+			inGraph = append(inGraph, held{digest(uuid), contentDigest(hash)})
+			return nil
+		})
+	}()
+	want, err := expectedRecords(Layout{Root: root}, readOrder(g))
+	if err != nil {
+		cancel()
+	}
+	gerr := <-graphDone
 	if err != nil {
 		return rep, fmt.Errorf("verify: read journals: %w", err)
 	}
+	if gerr != nil {
+		return rep, fmt.Errorf("verify: walk graph: %w", gerr)
+	}
 	rep.JournalRecords = len(want)
-	err = g.Hashes(ctx, func(uuid, hash string) error {
-		rep.GraphRecords++
-		k := digest(uuid)
-		w, ok := want[k]
+	rep.GraphRecords = len(inGraph)
+	for _, h := range inGraph {
+		w, ok := want[h.uuid]
 		switch {
 		case !ok:
 			rep.Extra++
-			rep.ExtraUUIDs = sample(rep.ExtraUUIDs, uuid)
-		case w&^seenBit != contentDigest(hash):
-			want[k] = w | seenBit
+		case w&^seenBit != h.hash:
+			want[h.uuid] = w | seenBit
 			rep.Different++
-			rep.DifferentUUIDs = sample(rep.DifferentUUIDs, uuid)
 		default:
-			want[k] = w | seenBit
+			want[h.uuid] = w | seenBit
 		}
-		return nil
-	})
-	if err != nil {
-		return rep, fmt.Errorf("verify: walk graph: %w", err)
+	}
+	inGraph = nil
+	if rep.Extra > 0 || rep.Different > 0 {
+		// Name a sample: a second pass over the graph, for the uuids.
+		err := g.Hashes(ctx, func(uuid, hash string) error {
+			switch w, ok := want[digest(uuid)]; {
+			case !ok:
+				rep.ExtraUUIDs = sample(rep.ExtraUUIDs, uuid)
+			case w&^seenBit != contentDigest(hash):
+				rep.DifferentUUIDs = sample(rep.DifferentUUIDs, uuid)
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, fmt.Errorf("verify: walk graph: %w", err)
+		}
 	}
 	for _, w := range want {
 		if w&seenBit == 0 {

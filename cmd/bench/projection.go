@@ -53,6 +53,13 @@ func applyRate(ctx context.Context, g memsync.Graph, mems []memsync.Memory, batc
 			return 0, fmt.Errorf("apply records %d..: %d mismatched uuids", i, len(res.Mismatched))
 		}
 	}
+	// Until the embedded store's indexer has caught up, the records are
+	// stored but not all searchable: that is part of the projection.
+	if f, ok := g.(memsync.Flusher); ok {
+		if err := f.Flush(ctx); err != nil {
+			return 0, err
+		}
+	}
 	elapsed := time.Since(start)
 	st, err := g.Stats(ctx)
 	if err != nil {

@@ -222,3 +222,15 @@ func TestIndexingFailureDegrades(t *testing.T) {
 		t.Fatalf("Flush after the retry: %v", err)
 	}
 }
+
+// Every read connection has the search file attached, with a page cache of
+// its own as large as the main file's (cache_size is per schema).
+func TestReadersAttachTheSearchFile(t *testing.T) {
+	g := openTest(t)
+	for _, q := range []string{`PRAGMA main.cache_size`, `PRAGMA search.cache_size`} {
+		var n int
+		if err := g.rdb.QueryRow(q).Scan(&n); err != nil || n != -16384 {
+			t.Errorf("%s = %d (%v), want -16384", q, n, err)
+		}
+	}
+}

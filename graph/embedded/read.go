@@ -310,11 +310,12 @@ func matchExpr(visible string, terms []string, op string) string {
 	return visible + " AND {text meta} : (" + strings.Join(terms, op) + ")"
 }
 
-// Hashes calls fn with the uuid and hash of every projected memory, in uuid
-// order, from a single consistent snapshot, without decoding the records.
-// An error from fn stops the stream and is returned as is.
+// Hashes calls fn with the uuid and hash of every projected memory, in
+// the table's order (one sequential scan, not one row lookup per uuid), from
+// a single consistent snapshot, without decoding the records. An error from
+// fn stops the stream and is returned as is.
 func (g *Graph) Hashes(ctx context.Context, fn func(uuid, hash string) error) error {
-	rows, err := g.rdb.QueryContext(ctx, `SELECT uuid, hash FROM memories ORDER BY uuid`)
+	rows, err := g.rdb.QueryContext(ctx, `SELECT uuid, hash FROM memories`)
 	if err != nil {
 		return g.wrap("hashes", err)
 	}

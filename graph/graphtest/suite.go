@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -472,8 +473,9 @@ func testDropAndStats(t *testing.T, g memsync.Graph) {
 	}
 }
 
-// testHashes checks that Hashes streams what Walk does (uuid order, the
-// same hashes), leaves placeholders out and stops at fn's first error.
+// testHashes checks that Hashes streams what Walk does (the same uuids and
+// hashes, in any order), leaves placeholders out and stops at fn's first
+// error.
 func testHashes(t *testing.T, g memsync.Graph) {
 	batch := Corpus(7, 300)
 	batch = append(batch, mem("zz-child", "alice", 5, "points at a ghost", links("zz-ghost")))
@@ -491,13 +493,9 @@ func testHashes(t *testing.T, g memsync.Graph) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(hashed)
 	if len(hashed) != len(batch) || strings.Join(hashed, "\n") != strings.Join(walked, "\n") {
 		t.Fatalf("Hashes gave %d rows, Walk %d, batch %d; or they differ", len(hashed), len(walked), len(batch))
-	}
-	for i := 1; i < len(hashed); i++ {
-		if hashed[i-1] >= hashed[i] {
-			t.Fatalf("not in uuid order at %d: %q then %q", i, hashed[i-1], hashed[i])
-		}
 	}
 	for _, h := range hashed {
 		if strings.HasPrefix(h, "zz-ghost") || strings.HasSuffix(h, " ") {
