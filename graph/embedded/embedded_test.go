@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -594,16 +593,7 @@ func TestSearchAllWordsFirst(t *testing.T) {
 	g := openTest(t)
 	apply(t, g, mem("both1", 1, "kafka lag"), mem("both2", 2, "kafka lag again"), mem("one", 3, "kafka kafka kafka"))
 	ids := func(limit int) string {
-		hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "kafka lag", Groups: []string{journal.SharedGroup}, Limit: limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, h := range hits {
-			out = append(out, h.UUID)
-		}
-		slices.Sort(out)
-		return strings.Join(out, ",")
+		return strings.Join(searchIDs(t, g, memsync.SearchQuery{Text: "kafka lag", Groups: []string{journal.SharedGroup}, Limit: limit}), ",")
 	}
 	if got := ids(2); got != "both1,both2" {
 		t.Errorf("limit 2: %s, want both1,both2", got)

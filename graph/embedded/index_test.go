@@ -18,7 +18,13 @@ import (
 // found lists the uuids a shared search for text finds, sorted.
 func found(t *testing.T, g *Graph, text string) []string {
 	t.Helper()
-	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, All: true, Limit: 1000})
+	return searchIDs(t, g, memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, All: true, Limit: 1000})
+}
+
+// searchIDs lists the uuids q finds, sorted.
+func searchIDs(t *testing.T, g *Graph, q memsync.SearchQuery) []string {
+	t.Helper()
+	hits, err := g.Search(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
