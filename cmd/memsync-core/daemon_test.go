@@ -228,6 +228,21 @@ func TestDaemonSurvivesKill9(t *testing.T) {
 			if err != nil || st.Memories != len(agents)*perAgent {
 				t.Fatalf("graph holds %d memories (%v), want %d exactly once", st.Memories, err, len(agents)*perAgent)
 			}
+			// And searchable exactly once: every record is tagged #crash
+			// (on the embedded store the full-text index is written after
+			// the memories, by its own goroutine, and was killed too).
+			groups := []string{journal.SharedGroup}
+			for _, a := range agents {
+				groups = append(groups, journal.PrivateGroup(a))
+			}
+			hits, err := g.Search(context.Background(), core.SearchQuery{Text: "crash", Groups: groups, All: true, Limit: 2 * len(agents) * perAgent})
+			seen := map[string]bool{}
+			for _, h := range hits {
+				seen[h.UUID] = true
+			}
+			if err != nil || len(hits) != len(agents)*perAgent || len(seen) != len(hits) {
+				t.Fatalf("search found %d hits, %d distinct (%v); want each of the %d records once", len(hits), len(seen), err, len(agents)*perAgent)
+			}
 		})
 	}
 }
