@@ -321,14 +321,17 @@ func testOutOfOrderEdges(t *testing.T, g memsync.Graph) {
 	if d := Dump(t, g); len(d) != 1 {
 		t.Fatalf("placeholders must not be walked: %v", d)
 	}
-	apply(t, g, mem("parent", "alice", 1, "the parent idea"), mem("rival", "bob", 2, "a rival claim"))
+	apply(t, g, mem("parent", "alice", 1, "the parent idea from @Mira on #billing"), mem("rival", "bob", 2, "a rival claim"))
 	c := get(t, g, "child")
 	if strings.Join(c.LinksTo, ",") != "ghost,parent" || strings.Join(c.ConflictsWith, ",") != "rival" {
 		t.Fatalf("edges = links %v conflicts %v", c.LinksTo, c.ConflictsWith)
 	}
 	p := get(t, g, "parent")
-	if p.Text != "the parent idea" || p.Agent != "alice" || p.Hash == "" {
+	if p.Text != "the parent idea from @Mira on #billing" || p.Agent != "alice" || p.Hash == "" {
 		t.Fatalf("late target incomplete: %+v", p)
+	}
+	if strings.Join(p.Mentions, ",") != "#billing,@Mira" {
+		t.Fatalf("late target's mentions = %v, want #billing,@Mira", p.Mentions)
 	}
 	if st, _ := g.Stats(ctx(t)); st.Memories != 3 {
 		t.Fatalf("Stats = %+v, want 3", st)

@@ -39,12 +39,19 @@ MATCH (m:Memory {uuid: u})
 RETURN u AS uuid, m.hash AS hash`
 
 	// createMemories merges the chunk's agents and entities once each, then
-	// creates the memories the lookup did not find, with their WROTE and
-	// MENTIONS edges. Rows name their agent and entities by position in
-	// $agents and $entities, so no row looks a node up again. CREATE, not
-	// MERGE: a concurrent writer that created one of these uuids since the
-	// lookup makes the statement fail on the uniqueness constraint, and the
-	// chunk is classified again (errRaced).
+	// creates the memories the lookup did not find and fills the
+	// placeholders it found (nodes that edges of earlier records created,
+	// with no properties but the uuid and no edges of their own yet), each
+	// with its WROTE and MENTIONS edges. Rows name their agent and entities
+	// by position in $agents and $entities, so no row looks a node up
+	// again: on a rebuild that reads agent after agent, most links point to
+	// another agent's record not read yet, and many memories fill a
+	// placeholder. CREATE, not MERGE: a concurrent writer that created one
+	// of these uuids since the lookup makes the statement fail on the
+	// uniqueness constraint, and the chunk is classified again (errRaced).
+	// The hash guard keeps a placeholder that a concurrent writer filled
+	// since the lookup: the statement returns how many it filled, and a
+	// shortfall sends the chunk round again too.
 	createMemories = `CYPHER replan=skip
 CALL {
   UNWIND range(0, size($agents) - 1) AS i
@@ -58,36 +65,35 @@ CALL {
   WITH i, e ORDER BY i
   RETURN collect(e) AS entities
 }
-UNWIND $rows AS r
-WITH agents[r.agent] AS a, entities, r
-CREATE (a)-[:WROTE]->(m:Memory)
-SET m = r.props
-WITH m, entities, r
-UNWIND r.ents AS i
-WITH m, entities[i] AS e
-CREATE (m)-[:MENTIONS]->(e)`
-
-	// fillMemories fills placeholders (which have no edges of their own
-	// yet) once createMemories has merged the chunk's agents and entities.
-	// The hash guard keeps a memory that a concurrent writer filled since
-	// the lookup: the rows it skips are counted and the chunk is looked up
-	// again.
-	fillMemories = `CYPHER replan=skip
-UNWIND $rows AS r
-MERGE (m:Memory {uuid: r.props.uuid})
-WITH m, r WHERE m.hash IS NULL
-SET m += r.props
-WITH m, r
-MATCH (a:Agent {name: r.props.agent})
-CREATE (a)-[:WROTE]->(m)
-WITH m, r
 CALL {
-  WITH m, r
-  UNWIND r.names AS name
-  MATCH (e:Entity {group_id: r.props.group_id, name: name})
+  WITH agents, entities
+  UNWIND $rows AS r
+  WITH agents[r.agent] AS a, entities, r
+  CREATE (a)-[:WROTE]->(m:Memory)
+  SET m = r.props
+  WITH m, entities, r
+  UNWIND r.ents AS i
+  WITH m, entities[i] AS e
   CREATE (m)-[:MENTIONS]->(e)
 }
-RETURN count(*) AS n`
+CALL {
+  WITH agents, entities
+  UNWIND $filled AS r
+  MERGE (m:Memory {uuid: r.props.uuid})
+  WITH agents, entities, m, r WHERE m.hash IS NULL
+  SET m += r.props
+  WITH agents[r.agent] AS a, entities, m, r
+  CREATE (a)-[:WROTE]->(m)
+  WITH entities, m, r
+  CALL {
+    WITH entities, m, r
+    UNWIND r.ents AS i
+    WITH m, entities[i] AS e
+    CREATE (m)-[:MENTIONS]->(e)
+  }
+  RETURN count(*) AS filled
+}
+RETURN filled`
 
 	// createEdges adds the outgoing edges of the memories written in this
 	// transaction: none of them had any, so each edge is created, not
@@ -401,12 +407,13 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 			}
 			ents[i] = n
 		}
+		row := map[string]any{"agent": agent, "props": p.props, "ents": ents}
 		if found {
 			// A placeholder: superseders may have come first.
 			retired = append(retired, p.uuid)
-			filled = append(filled, map[string]any{"props": p.props, "names": p.ents})
+			filled = append(filled, row)
 		} else {
-			created = append(created, map[string]any{"agent": agent, "props": p.props, "ents": ents})
+			created = append(created, row)
 		}
 		rec := &p.mem.Record
 		links = appendEdges(links, p.uuid, rec.Links)
@@ -417,25 +424,20 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 	if len(agentList) == 0 {
 		return mismatched, nil
 	}
-	err = run(ctx, tx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList), "rows": nonNil(created)})
+	res, err = tx.Run(ctx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList),
+		"rows": nonNil(created), "filled": nonNil(filled)})
+	var rec *neo4jdrv.Record
+	if err == nil {
+		rec, err = res.Single(ctx)
+	}
 	if isConstraintViolation(err) {
 		return nil, errRaced
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(filled) > 0 {
-		res, err = tx.Run(ctx, fillMemories, map[string]any{"rows": filled})
-		if err != nil {
-			return nil, err
-		}
-		rec, err := res.Single(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if n, _ := rec.Values[0].(int64); n != int64(len(filled)) {
-			return nil, errRaced
-		}
+	if n, _ := rec.Values[0].(int64); n != int64(len(filled)) {
+		return nil, errRaced
 	}
 	if len(links)+len(supers)+len(conflicts) > 0 {
 		err := run(ctx, tx, createEdges, map[string]any{"links": nonNil(links), "supersedes": nonNil(supers), "conflicts": nonNil(conflicts)})

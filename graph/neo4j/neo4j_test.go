@@ -3,6 +3,7 @@ package neo4j_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -323,4 +324,80 @@ func TestConcurrentWritersSameRecords(t *testing.T) {
 			t.Fatalf("round %d: concurrent projection differs from a single writer's (%d nodes, want %d)", round, len(got), len(want))
 		}
 	}
+}
+
+// TestGraphModel checks the edges SPEC §4 names, as Cypher sees them, after
+// a corpus whose links often point forward (placeholders filled later, in
+// other chunks) was projected in small batches: every memory has exactly one
+// WROTE, from the Agent named by its agent property; it MENTIONS exactly the
+// Entity nodes of its own group that its record names, once each; no node
+// is left a placeholder once its record arrived.
+func TestGraphModel(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	corpus := graphtest.Corpus(5, 3000)
+	// Newest first, in batches of 250: most links now point to records not
+	// projected yet, so most memories fill a placeholder.
+	for hi := len(corpus); hi > 0; hi -= 250 {
+		batch := append([]memsync.Memory(nil), corpus[max(0, hi-250):hi]...)
+		if _, err := g.Apply(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := neo4jtest.Config(t)
+	drv, err := neo4jdrv.NewDriverWithContext(cfg.URI, neo4jdrv.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close(ctx)
+	one := func(query string) int64 {
+		t.Helper()
+		res, err := neo4jdrv.ExecuteQuery(ctx, drv, query, nil, neo4jdrv.EagerResultTransformer,
+			neo4jdrv.ExecuteQueryWithDatabase(cfg.Database))
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		n, _ := res.Records[0].Values[0].(int64)
+		return n
+	}
+	if n := one("MATCH (m:Memory) WHERE m.hash IS NOT NULL RETURN count(m)"); n != int64(len(corpus)) {
+		t.Fatalf("%d memories, want %d", n, len(corpus))
+	}
+	if n := one("MATCH (m:Memory) WHERE m.hash IS NOT NULL AND COUNT { (:Agent {name: m.agent})-[:WROTE]->(m) } <> 1 RETURN count(m)"); n != 0 {
+		t.Fatalf("%d memories without exactly one WROTE from their agent", n)
+	}
+	if n := one("MATCH (m:Memory) WHERE COUNT { ()-[:WROTE]->(m) } <> COUNT { (:Agent)-[:WROTE]->(m) } OR COUNT { ()-[:WROTE]->(m) } > 1 RETURN count(m)"); n != 0 {
+		t.Fatalf("%d memories with a stray WROTE", n)
+	}
+	if n := one("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE e.group_id <> m.group_id RETURN count(e)"); n != 0 {
+		t.Fatalf("%d MENTIONS cross groups", n)
+	}
+	if n := one("MATCH (m:Memory)-[r:MENTIONS]->(e:Entity) WITH m, e, count(r) AS c WHERE c > 1 RETURN count(*)"); n != 0 {
+		t.Fatalf("%d duplicate MENTIONS", n)
+	}
+	want := int64(0)
+	for _, m := range corpus {
+		want += int64(len(m.Record.AllEntities()))
+	}
+	if want == 0 {
+		t.Fatal("the corpus mentions no entity: the test proves nothing")
+	}
+	if n := one("MATCH (:Memory)-[r:MENTIONS]->(:Entity) RETURN count(r)"); n != want {
+		t.Fatalf("%d MENTIONS, want %d", n, want)
+	}
+	nodes, err := g.Get(ctx, []string{corpus[0].UUID, corpus[len(corpus)/2].UUID})
+	if err != nil || len(nodes) != 2 {
+		t.Fatalf("Get = %v, %v", nodes, err)
+	}
+	for _, n := range nodes {
+		if strings.Join(n.Mentions, ",") != strings.Join(sortedCopy(n.Record.AllEntities()), ",") {
+			t.Fatalf("%s mentions %v, want %v", n.UUID, n.Mentions, n.Record.AllEntities())
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
