@@ -17,6 +17,37 @@ type Memory struct {
 	journal.Record
 	Path string // journal file, relative to the repository root, slash-separated
 	Line int    // 1-based line number in Path
+
+	// canon and hash are the record's canonical encoding and hash once
+	// Encode has run; nil and "" before.
+	canon []byte
+	hash  string
+}
+
+// Encode computes the record's canonical encoding and hash and keeps them
+// with m, so that CanonicalHash and Hash return them at no cost. The engine
+// encodes the records it reads on its reader goroutine, where the work
+// overlaps the graph's write of the batch before, instead of on the writer.
+// The kept values describe Record as it was when Encode ran: a caller that
+// changes Record afterwards must call Encode again.
+func (m *Memory) Encode() { m.canon, m.hash = m.Record.CanonicalHash() }
+
+// CanonicalHash returns the record's canonical encoding and hash
+// (journal.Record.CanonicalHash), computed by Encode if it ran, else now.
+func (m *Memory) CanonicalHash() (canonical []byte, hash string) {
+	if m.canon != nil {
+		return m.canon, m.hash
+	}
+	return m.Record.CanonicalHash()
+}
+
+// Hash returns the record's hash (journal.Record.Hash), computed by Encode
+// if it ran, else now.
+func (m *Memory) Hash() string {
+	if m.canon != nil {
+		return m.hash
+	}
+	return m.Record.Hash()
 }
 
 // Node is a projected memory as the graph holds it, with its outgoing edges.

@@ -303,7 +303,9 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 					Reason: fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)})
 				r.cur.rejects++
 			default:
-				seg.batch = append(seg.batch, Memory{Record: l.Record, Path: rel, Line: l.Number})
+				m := Memory{Record: l.Record, Path: rel, Line: l.Number}
+				m.Encode()
+				seg.batch = append(seg.batch, m)
 				r.cur.records++
 			}
 		}

@@ -373,7 +373,7 @@ func prepareRow(m *memsync.Memory) (row, error) {
 	if err := storable(&m.Record); err != nil {
 		return row{}, &memsync.RecordError{UUID: m.UUID, Err: fmt.Errorf("embedded: %w", err)}
 	}
-	canon, hash := m.Record.CanonicalHash()
+	canon, hash := m.CanonicalHash()
 	ents := m.Record.AllEntities()
 	group := m.Record.GroupID()
 	return row{

@@ -156,7 +156,7 @@ type prepared struct {
 
 func prepare(m *memsync.Memory) prepared {
 	rec := &m.Record
-	canon, hash := rec.CanonicalHash()
+	canon, hash := m.CanonicalHash()
 	group := rec.GroupID()
 	ents := rec.AllEntities()
 	props := map[string]any{
