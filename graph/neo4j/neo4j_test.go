@@ -193,21 +193,7 @@ func TestTextIndexUpgraded(t *testing.T) {
 	if _, err := g.Apply(ctx, []memsync.Memory{rec("before", 1, "zanzibar before the upgrade")}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := neo4jtest.Config(t)
-	drv, err := neo4jdrv.NewDriverWithContext(cfg.URI, neo4jdrv.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drv.Close(ctx)
-	exec := func(stmt string) []*neo4jdrv.Record {
-		t.Helper()
-		res, err := neo4jdrv.ExecuteQuery(ctx, drv, stmt, nil, neo4jdrv.EagerResultTransformer,
-			neo4jdrv.ExecuteQueryWithDatabase(cfg.Database))
-		if err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-		return res.Records
-	}
+	exec := cypher(t)
 	eventual := func() any {
 		t.Helper()
 		recs := exec("SHOW FULLTEXT INDEXES YIELD name, options WHERE name = '" + neo4j.IndexMemoryText + "'" +
@@ -226,7 +212,7 @@ func TestTextIndexUpgraded(t *testing.T) {
 	if e := eventual(); e != false {
 		t.Fatalf("old-style index has eventually_consistent %v", e)
 	}
-	g2, err := neo4j.Open(ctx, cfg, nil)
+	g2, err := neo4j.Open(ctx, neo4jtest.Config(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,20 +330,10 @@ func TestGraphModel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := neo4jtest.Config(t)
-	drv, err := neo4jdrv.NewDriverWithContext(cfg.URI, neo4jdrv.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drv.Close(ctx)
+	exec := cypher(t)
 	one := func(query string) int64 {
 		t.Helper()
-		res, err := neo4jdrv.ExecuteQuery(ctx, drv, query, nil, neo4jdrv.EagerResultTransformer,
-			neo4jdrv.ExecuteQueryWithDatabase(cfg.Database))
-		if err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
-		n, _ := res.Records[0].Values[0].(int64)
+		n, _ := exec(query)[0].Values[0].(int64)
 		return n
 	}
 	if n := one("MATCH (m:Memory) WHERE m.hash IS NOT NULL RETURN count(m)"); n != int64(len(corpus)) {
@@ -400,4 +376,26 @@ func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// cypher returns a function that runs a statement on the test server over a
+// driver of its own (closed when the test ends) and returns its records,
+// failing the test on an error.
+func cypher(t *testing.T) func(stmt string) []*neo4jdrv.Record {
+	t.Helper()
+	cfg := neo4jtest.Config(t)
+	drv, err := neo4jdrv.NewDriverWithContext(cfg.URI, neo4jdrv.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drv.Close(context.Background()) })
+	return func(stmt string) []*neo4jdrv.Record {
+		t.Helper()
+		res, err := neo4jdrv.ExecuteQuery(context.Background(), drv, stmt, nil, neo4jdrv.EagerResultTransformer,
+			neo4jdrv.ExecuteQueryWithDatabase(cfg.Database))
+		if err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		return res.Records
+	}
 }
