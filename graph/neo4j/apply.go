@@ -13,6 +13,7 @@ import (
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -156,7 +157,7 @@ type prepared struct {
 
 func prepare(m *memsync.Memory) prepared {
 	rec := &m.Record
-	canon, hash := m.CanonicalHash()
+	_, hash := m.CanonicalHash()
 	group := rec.GroupID()
 	ents := rec.AllEntities()
 	props := map[string]any{
@@ -172,7 +173,7 @@ func prepare(m *memsync.Memory) prepared {
 		"line":       int64(m.Line),
 		"importance": 0.5,
 		"hash":       hash,
-		"record":     string(canon),
+		"rest":       rest(rec),
 	}
 	optional := map[string]string{
 		"confidence": rec.Confidence,
@@ -203,6 +204,23 @@ func prepare(m *memsync.Memory) prepared {
 	}
 	return prepared{mem: m, uuid: rec.UUID, hash: hash, group: group, props: props, ents: ents}
 }
+
+// rest is the canonical encoding of what the other properties of a memory
+// do not hold (ts, agent and kind, which a record cannot be parsed without,
+// and refs, entities, links, supersedes, conflicts_with, source and unknown
+// fields), with a one-character stand-in for the text that Parse requires.
+// Storing the whole record again beside its properties repeated the text
+// and every field: about 380 bytes a memory that the server unpacked, set
+// and logged for nothing. toNode puts the record back together.
+func rest(rec *journal.Record) string {
+	r := *rec
+	r.UUID, r.Scope, r.Text, r.Tags = "", "", restText, nil
+	r.Confidence, r.MaxAge, r.Tier, r.Session, r.Task, r.Why = "", "", "", "", "", ""
+	return string(r.Canonical())
+}
+
+// restText stands in for the text in rest.
+const restText = "."
 
 // prepareSpan is the fewest records worth a goroutine of their own in
 // prepareAll: below it, starting one costs more than it saves.

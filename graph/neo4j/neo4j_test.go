@@ -2,6 +2,7 @@ package neo4j_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -378,10 +379,38 @@ func sortedCopy(s []string) []string {
 	return slices.Compact(out)
 }
 
+// TestReadsMemoriesOfEarlierVersions: a memory written before the rest
+// property existed holds its whole canonical record in m.record; it reads
+// back exactly, beside memories written now.
+func TestReadsMemoriesOfEarlierVersions(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	old := rec("old", 1, "written by an earlier memsync", func(r *journal.Record) {
+		r.Tags, r.Why, r.Links = []string{"b", "a"}, "history", []string{"new"}
+		r.Extra = map[string]json.RawMessage{"custom": json.RawMessage(`[1]`)}
+	})
+	cur := rec("new", 2, "written now")
+	if _, err := g.Apply(ctx, []memsync.Memory{old, cur}); err != nil {
+		t.Fatal(err)
+	}
+	cypher(t)("MATCH (m:Memory {uuid: $uuid}) SET m.record = $record REMOVE m.rest",
+		map[string]any{"uuid": "old", "record": string(old.Record.Canonical())})
+	got, err := g.Get(ctx, []string{"old", "new"})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Get = %v, %v", got, err)
+	}
+	for _, m := range []memsync.Memory{old, cur} {
+		n := got[m.UUID]
+		if a, b := string(n.Record.Canonical()), string(m.Record.Canonical()); a != b {
+			t.Errorf("%s reads back as\n%s\nwant\n%s", m.UUID, a, b)
+		}
+	}
+}
+
 // cypher returns a function that runs a statement on the test server over a
 // driver of its own (closed when the test ends) and returns its records,
 // failing the test on an error.
-func cypher(t *testing.T) func(stmt string) []*neo4jdrv.Record {
+func cypher(t *testing.T) func(stmt string, params ...map[string]any) []*neo4jdrv.Record {
 	t.Helper()
 	cfg := neo4jtest.Config(t)
 	drv, err := neo4jdrv.NewDriverWithContext(cfg.URI, neo4jdrv.NoAuth())
@@ -389,9 +418,13 @@ func cypher(t *testing.T) func(stmt string) []*neo4jdrv.Record {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { drv.Close(context.Background()) })
-	return func(stmt string) []*neo4jdrv.Record {
+	return func(stmt string, params ...map[string]any) []*neo4jdrv.Record {
 		t.Helper()
-		res, err := neo4jdrv.ExecuteQuery(context.Background(), drv, stmt, nil, neo4jdrv.EagerResultTransformer,
+		var p map[string]any
+		if len(params) > 0 {
+			p = params[0]
+		}
+		res, err := neo4jdrv.ExecuteQuery(context.Background(), drv, stmt, p, neo4jdrv.EagerResultTransformer,
 			neo4jdrv.ExecuteQueryWithDatabase(cfg.Database))
 		if err != nil {
 			t.Fatalf("%s: %v", stmt, err)

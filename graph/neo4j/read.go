@@ -21,7 +21,9 @@ const dropChunk = 5000
 
 // nodeColumns projects a Memory m into the columns toNode reads.
 const nodeColumns = `
-RETURN m.uuid AS uuid, m.record AS record, m.path AS path, m.line AS line, m.hash AS hash,
+RETURN m.uuid AS uuid, m.record AS record, m.rest AS rest, m.text AS text, m.scope AS scope, m.tags AS tags,
+  m.confidence AS confidence, m.max_age AS max_age, m.tier AS tier, m.session AS session, m.task AS task, m.why AS why,
+  m.path AS path, m.line AS line, m.hash AS hash,
   m.group_id AS group_id, m.invalid_at AS invalid_at, m.replaced_by AS replaced_by, m.importance AS importance,
   [(m)-[:LINKS_TO]->(t) | t.uuid] AS links,
   [(m)-[:SUPERSEDES]->(t) | t.uuid] AS supersedes,
@@ -175,13 +177,13 @@ func (g *Graph) readNodes(ctx context.Context, query string, params map[string]a
 }
 
 // toNode rebuilds a memsync.Node from the columns of nodeColumns. The record
-// itself comes from its canonical JSON, so every field (unknown ones too)
-// survives the round trip.
+// comes from rest (see apply.go) and the properties that hold the rest of
+// it, so every field (unknown ones too) survives the round trip; a memory
+// written before rest existed holds its whole canonical record instead.
 func toNode(r *neo4jdrv.Record) (memsync.Node, error) {
 	get := func(key string) any { v, _ := r.Get(key); return v }
 	uuid, _ := get("uuid").(string)
-	raw, _ := get("record").(string)
-	rec, err := journal.Parse([]byte(raw))
+	rec, err := storedRecord(get)
 	if err != nil {
 		return memsync.Node{}, fmt.Errorf("memory %s: stored record does not parse: %w", uuid, err)
 	}
@@ -202,6 +204,30 @@ func toNode(r *neo4jdrv.Record) (memsync.Node, error) {
 	n.ConflictsWith = sortedStrings(get("conflicts"))
 	n.Mentions = sortedStrings(get("mentions"))
 	return n, nil
+}
+
+// storedRecord reads a memory's record from the columns of nodeColumns.
+func storedRecord(get func(string) any) (journal.Record, error) {
+	if whole, ok := get("record").(string); ok {
+		return journal.Parse([]byte(whole))
+	}
+	raw, _ := get("rest").(string)
+	rec, err := journal.Parse([]byte(raw))
+	if err != nil {
+		return rec, err
+	}
+	str := func(key string) string { s, _ := get(key).(string); return s }
+	rec.UUID, rec.Text, rec.Scope = str("uuid"), str("text"), journal.Scope(str("scope"))
+	rec.Confidence, rec.MaxAge, rec.Tier = str("confidence"), str("max_age"), str("tier")
+	rec.Session, rec.Task, rec.Why = str("session"), str("task"), str("why")
+	rec.Tags = nil
+	if tags, _ := get("tags").([]any); len(tags) > 0 {
+		rec.Tags = make([]string, len(tags))
+		for i, t := range tags {
+			rec.Tags[i], _ = t.(string)
+		}
+	}
+	return rec, nil
 }
 
 // sortedStrings turns a Cypher list of strings into a sorted, duplicate-free
