@@ -206,15 +206,16 @@ func prepare(m *memsync.Memory) prepared {
 }
 
 // rest is the canonical encoding of what the other properties of a memory
-// do not hold (ts, agent and kind, which a record cannot be parsed without,
-// and refs, entities, links, supersedes, conflicts_with, source and unknown
-// fields), with a one-character stand-in for the text that Parse requires.
+// do not hold (refs, entities, links, supersedes, conflicts_with, source and
+// unknown fields), with uuid, ts, agent and kind, which Parse needs (without
+// a uuid it would derive one), and a one-character stand-in for the text
+// that Parse requires.
 // Storing the whole record again beside its properties repeated the text
 // and every field: about 380 bytes a memory that the server unpacked, set
 // and logged for nothing. toNode puts the record back together.
 func rest(rec *journal.Record) string {
 	r := *rec
-	r.UUID, r.Scope, r.Text, r.Tags = "", "", restText, nil
+	r.Scope, r.Text, r.Tags = "", restText, nil
 	r.Confidence, r.MaxAge, r.Tier, r.Session, r.Task, r.Why = "", "", "", "", "", ""
 	return string(r.Canonical())
 }
@@ -444,9 +445,9 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 	}
 	res, err = tx.Run(ctx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList),
 		"rows": nonNil(created), "filled": nonNil(filled)})
-	var rec *neo4jdrv.Record
+	var counts *neo4jdrv.Record
 	if err == nil {
-		rec, err = res.Single(ctx)
+		counts, err = res.Single(ctx)
 	}
 	if isConstraintViolation(err) {
 		return nil, errRaced
@@ -454,7 +455,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 	if err != nil {
 		return nil, err
 	}
-	if n, _ := rec.Values[0].(int64); n != int64(len(filled)) {
+	if n, _ := counts.Values[0].(int64); n != int64(len(filled)) {
 		return nil, errRaced
 	}
 	if len(links)+len(supers)+len(conflicts) > 0 {

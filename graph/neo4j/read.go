@@ -217,7 +217,7 @@ func storedRecord(get func(string) any) (journal.Record, error) {
 		return rec, err
 	}
 	str := func(key string) string { s, _ := get(key).(string); return s }
-	rec.UUID, rec.Text, rec.Scope = str("uuid"), str("text"), journal.Scope(str("scope"))
+	rec.Text, rec.Scope = str("text"), journal.Scope(str("scope"))
 	rec.Confidence, rec.MaxAge, rec.Tier = str("confidence"), str("max_age"), str("tier")
 	rec.Session, rec.Task, rec.Why = str("session"), str("task"), str("why")
 	rec.Tags = nil
