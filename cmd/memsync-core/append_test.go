@@ -142,8 +142,37 @@ func TestAppendConfigFsync(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(repo, "memsync.yaml"), []byte("apend:\n  fsync: false\n"), 0o644)
 	r := (invocation{now: now}).run(t, "append", "--repo", repo, "--agent", "a", "--kind", "fact", "x")
-	if r.code != exitUsage || !strings.Contains(r.stderr, `unknown key "apend"`) || !strings.HasPrefix(r.stderr, "memsync append: ") {
+	if r.code != exitOK || !strings.Contains(r.stderr, `unknown key "apend"`) || !strings.Contains(r.stderr, "memsync.yaml") ||
+		!strings.HasPrefix(r.stderr, "memsync append: warning: ") {
 		t.Fatalf("bad config: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestAppendWithBrokenConfig: a memsync.yaml that does not parse (or does
+// not validate) never stops an agent from journaling: the real binary
+// writes the record with the defaults and warns, naming the file and line.
+func TestAppendWithBrokenConfig(t *testing.T) {
+	bin := binary(t)
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"syntax", "daemon:\n  batch_size: [\n", "memsync.yaml"},
+		{"typo", "deamon:\n  batch_size: 10\n", `line 1: unknown key "deamon"`},
+		{"invalid", "graph: postgres\n", "graph"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := t.TempDir()
+			os.WriteFile(filepath.Join(repo, "memsync.yaml"), []byte(tc.yaml), 0o644)
+			cmd := exec.Command(bin, "append", "--repo", repo, "--agent", "a", "--kind", "fact", "--ts", now.Format(time.RFC3339Nano), "still journaling")
+			cmd.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil || !strings.Contains(stderr.String(), "warning") || !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("append with a broken memsync.yaml: %v, stderr %q", err, stderr.String())
+			}
+			recs := journalLines(t, repo, "a", now.Format("2006-01-02"))
+			if len(recs) != 1 || recs[0].Text != "still journaling" || strings.TrimSpace(stdout.String()) != recs[0].UUID {
+				t.Fatalf("journal %+v, stdout %q", recs, stdout.String())
+			}
+		})
 	}
 }
 

@@ -24,7 +24,8 @@ for retries and a rejects file. Meant for systemd or launchd (see
 scripts/memsync.service and scripts/com.memsync.daemon.plist); it needs no
 terminal and logs to stderr (JSON unless stderr is a terminal).
 SIGTERM or SIGINT: finish the batch in flight and exit 0. SIGHUP: reload
-memsync.yaml and the environment, reconnect, and go on.`
+memsync.yaml and the environment, reconnect, and go on (a broken memsync.yaml
+is logged and the previous configuration kept).`
 
 func runRun(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "run", "run [--repo DIR] [--graph embedded|neo4j] [--neo4j-uri URI] [flags]", runDescription)
@@ -43,9 +44,20 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	for {
+	for started := false; ; started = true {
+		prev := cfg
 		if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
-			return fs.usageErr("%v", err)
+			if !started {
+				return fs.usageErr("%v", err)
+			}
+			// A reload must never take the daemon down: agents keep
+			// journaling, and the projection goes on under the old settings
+			// until memsync.yaml is fixed and SIGHUP sent again.
+			cfg = prev
+			if lg, lerr := newLogger(&cfg, env.Stderr); lerr == nil {
+				lg.Error("SIGHUP: memsync.yaml is broken: keeping the previous configuration", zap.Error(err))
+				_ = lg.Sync()
+			}
 		}
 		if *noCommit {
 			cfg.Daemon.CommitInterval = 0

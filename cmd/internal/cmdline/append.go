@@ -122,7 +122,11 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 	}
 	var cfg Config
 	if err := LoadConfig(env, repo, nil, &cfg); err != nil {
-		return fs.UsageErr("%v", err)
+		// A broken memsync.yaml must not stop agents from journaling: the
+		// record is written with the safe defaults (fsync on), and the
+		// fault is named so that someone fixes it.
+		fmt.Fprintf(env.Stderr, "memsync append: warning: %v; appending with the default settings\n", err)
+		cfg = DefaultConfig()
 	}
 	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now}
 	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)

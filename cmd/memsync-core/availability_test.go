@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	core "github.com/memsync/memsync/memsync"
+)
+
+// statusOf runs `memsync status --json` through the binary.
+func statusOf(t *testing.T, repo string, env []string) core.StatusReport {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), "status", "--json", "--repo", repo)
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH="), env...)
+	out, err := cmd.Output()
+	var rep core.StatusReport
+	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+		t.Fatalf("memsync status --json: %v, %v\n%s", err, jerr, out)
+	}
+	return rep
+}
+
+func agentStatus(rep core.StatusReport, agent string) core.AgentStatus {
+	for _, a := range rep.Agents {
+		if a.Agent == agent {
+			return a
+		}
+	}
+	return core.AgentStatus{}
+}
+
+// waitStatus polls status until ok says so, or fails after a minute.
+func waitStatus(t *testing.T, repo string, env []string, d *daemon, what string, ok func(core.StatusReport) bool) core.StatusReport {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		rep := statusOf(t, repo, env)
+		if ok(rep) {
+			return rep
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: status never said so: %+v\nlog tail:\n%s", what, rep, tail(d.stderr.String(), 3000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestDaemonSIGHUPWithBrokenConfig: a typo in memsync.yaml at SIGHUP is
+// logged and the daemon goes on with the previous configuration (it used to
+// exit 2), projecting what agents append meanwhile.
+func TestDaemonSIGHUPWithBrokenConfig(t *testing.T) {
+	repo := newRepo(t, "ant")
+	env := []string{"MEMSYNC_GRAPH=embedded"}
+	d := startDaemon(t, repo, env)
+	appendRecords(t, repo, "ant", 10, 0)
+	waitStatus(t, repo, env, d, "first 10 projected", func(r core.StatusReport) bool { return agentStatus(r, "ant").Projected == 10 })
+
+	if err := os.WriteFile(filepath.Join(repo, "memsync.yaml"), []byte("daemon:\n  batch_sise: 10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(d.stderr.String(), "keeping the previous configuration") {
+		select {
+		case err := <-d.done:
+			t.Fatalf("the daemon exited on a broken memsync.yaml: %v\n%s", err, d.stderr)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log of the broken configuration:\n%s", d.stderr)
+		}
+	}
+	if log := d.stderr.String(); !strings.Contains(log, `batch_sise`) {
+		t.Errorf("the log does not name the fault:\n%s", log)
+	}
+	// Agents still journal (append warns) and the daemon still projects.
+	cmd := exec.Command(memsyncBinary(t), "append", "--repo", repo, "--agent", "ant", "--kind", "fact", "appended while the yaml is broken")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "warning") {
+		t.Fatalf("append with a broken memsync.yaml: %v\n%s", err, out)
+	}
+	appendRecords(t, repo, "ant", 10, 0)
+	// status reads memsync.yaml too (and refuses a broken one): mend the
+	// file without telling the daemon, which is still on its old config.
+	if err := os.WriteFile(filepath.Join(repo, "memsync.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, repo, env, d, "21 projected after the failed reload", func(r core.StatusReport) bool { return agentStatus(r, "ant").Projected == 21 })
+	if took, err := d.stop(t); err != nil || took > 10*time.Second {
+		t.Fatalf("SIGTERM: %v after %v", err, took)
+	}
+}
