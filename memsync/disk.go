@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Disk is how the engine writes its own files (cursors, outbox, rejects).
@@ -27,6 +29,10 @@ type OSDisk struct{}
 
 var _ Disk = OSDisk{}
 
+// tmpSuffix ends the name of every file WriteAtomic is writing:
+// <name>.<pid>-<random>.memsync-tmp, unique to the writer, so that two
+// processes replacing one file (two daemons on a repository, a rebuild
+// beside a daemon) never write, rename or remove each other's temp file.
 const tmpSuffix = ".memsync-tmp"
 
 // WriteAtomic implements Disk.
@@ -35,12 +41,15 @@ func (OSDisk) WriteAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp := path + tmpSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+"."+strconv.Itoa(os.Getpid())+"-*"+tmpSuffix)
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
 	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -109,14 +118,49 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// sweepTemp removes temp files a crash left in dir.
-func sweepTemp(dir string) {
+// staleTemp is the age past which a temp file of ours is swept even when
+// the pid in its name is alive (a recycled pid): a write takes far less.
+const staleTemp = time.Hour
+
+// sweepTemp removes the temp files a crashed writer left in dir: those of
+// our pattern whose writer is gone (the pid in the name is not running, or
+// the name has no pid: the old fixed name) or that are older than
+// staleTemp. A live process's file is left alone: it is being written.
+func sweepTemp(dir string, now time.Time) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), tmpSuffix) {
-			os.Remove(filepath.Join(dir, e.Name()))
+		name := e.Name()
+		if !strings.HasSuffix(name, tmpSuffix) {
+			continue
 		}
+		if pid, ok := tempPID(name); ok && processAlive(pid) {
+			if fi, err := e.Info(); err != nil || now.Sub(fi.ModTime()) < staleTemp {
+				continue
+			}
+		}
+		os.Remove(filepath.Join(dir, name))
 	}
+}
+
+// tempPID is the writer's pid in a temp file name WriteAtomic made.
+func tempPID(name string) (int, bool) {
+	name = strings.TrimSuffix(name, tmpSuffix)
+	dash := strings.LastIndexByte(name, '-')
+	if dash < 0 {
+		return 0, false
+	}
+	dot := strings.LastIndexByte(name[:dash], '.')
+	if dot < 0 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(name[dot+1 : dash])
+	return pid, err == nil && pid > 0
+}
+
+// processAlive says whether a process with that pid exists on this host.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // IsDiskFull reports whether err means the disk (or quota) is full.

@@ -202,7 +202,7 @@ func (e *Engine) agent(name string) (*agentSync, error) {
 		return a, nil
 	}
 	syncDir := e.layout.SyncDir(name)
-	sweepTemp(syncDir)
+	sweepTemp(syncDir, e.opts.Now())
 	statePath := e.layout.StateFile(name)
 	st, err := LoadState(statePath)
 	if errors.Is(err, ErrCorruptState) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,5 +94,43 @@ func TestDaemonSIGHUPWithBrokenConfig(t *testing.T) {
 	waitStatus(t, repo, env, d, "21 projected after the failed reload", func(r core.StatusReport) bool { return agentStatus(r, "ant").Projected == 21 })
 	if took, err := d.stop(t); err != nil || took > 10*time.Second {
 		t.Fatalf("SIGTERM: %v after %v", err, took)
+	}
+}
+
+// TestSyncSweepsOnlyDeadWritersTemps: opening an agent sweeps the temp files
+// of ours that a crashed writer left (the old fixed name, or a pid that is
+// gone) and leaves a live process's file alone: it is being written (two
+// daemons once shared one temp name, and one's sweep or rename broke the
+// other's write).
+func TestSyncSweepsOnlyDeadWritersTemps(t *testing.T) {
+	repo := newRepo(t, "ant")
+	appendRecords(t, repo, "ant", 3, 0)
+	syncDir := core.Layout{Root: repo}.SyncDir("ant")
+	os.MkdirAll(syncDir, 0o755)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{ // name: must survive
+		"state.json.memsync-tmp": false, // the old fixed name
+		fmt.Sprintf("state.json.%d-123.memsync-tmp", dead.Process.Pid): false,
+		fmt.Sprintf("state.json.%d-456.memsync-tmp", os.Getpid()):      true, // this test is alive
+		"notes.txt": true,
+	}
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(syncDir, name), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo)
+	cmd.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=embedded")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("memsync sync --once: %v\n%s", err, out)
+	}
+	for name, keep := range files {
+		_, err := os.Stat(filepath.Join(syncDir, name))
+		if keep != (err == nil) {
+			t.Errorf("%s: exists %v, want %v", name, err == nil, keep)
+		}
 	}
 }
