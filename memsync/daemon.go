@@ -18,9 +18,10 @@ const ShutdownGrace = 8 * time.Second
 // Run tails every journal until ctx is cancelled: file events make it read
 // promptly (after BatchWindow, to gather a burst into one batch), a ticker
 // catches what events miss and finds new agents and files, and a paused
-// engine retries on its backoff schedule. On cancellation the batch in
-// flight finishes (within ShutdownGrace), cursors are already persisted, and
-// Run returns nil.
+// engine (or agent) retries on its backoff schedule. On cancellation the
+// batch in flight finishes (within ShutdownGrace), cursors are already
+// persisted, and Run returns nil. When the graph's store is lost (see
+// StoreChecker) Run returns an error wrapping ErrStoreLost.
 func (e *Engine) Run(ctx context.Context) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -61,7 +62,13 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 
 	dirty := map[string]bool{}
+	var lost error // the graph's store vanished: Run returns it
 	pass := func(all bool) {
+		if lost = e.checkStore(); lost != nil {
+			e.lg.Error("the graph's store was removed or replaced under the daemon: opening it again to project the journals again",
+				zap.Error(lost))
+			return
+		}
 		agents, err := e.layout.Agents()
 		if err != nil {
 			e.lg.Error("list agents", zap.Error(err))
@@ -99,6 +106,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		events, errs = w.Events, w.Errors
 	}
 	for {
+		if lost != nil {
+			return lost
+		}
 		if at := e.RetryAt(); !at.IsZero() {
 			retry.Reset(max(time.Until(at), time.Millisecond))
 		}

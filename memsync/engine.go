@@ -63,8 +63,9 @@ type Engine struct {
 	mu     sync.Mutex // guards agents
 	agents map[string]*agentSync
 
-	// pause is the retry schedule shared by every agent: the graph being down
-	// or the disk being full affects them all.
+	// pause is the retry schedule shared by every agent: the graph being
+	// down affects them all. (A sync file that cannot be written stops its
+	// agent only: agentSync.fault.)
 	pause   backoff.BackOff
 	paused  bool
 	retryAt time.Time
@@ -83,8 +84,17 @@ type Engine struct {
 type agentSync struct {
 	name       string
 	state      *State
-	rejectKeys map[string]bool
+	rejects    map[string]map[string]bool // the rejects recorded: by journal file, their keys
 	outboxSize int64
+
+	// fault is the last failure to write this agent's sync files (state,
+	// outbox, rejects): a read-only or full sync/ stops this agent, on its
+	// own backoff (retryAt), and no other. stalled: a write failed in the
+	// current pass, whose rest is dropped for this agent.
+	fault    error
+	faultOff backoff.BackOff
+	retryAt  time.Time
+	stalled  bool
 }
 
 func (a *agentSync) outboxPending() bool { return a.outboxSize > a.state.OutboxDone }
@@ -140,7 +150,10 @@ var ErrPaused = errors.New("paused")
 // journal read to its end. It returns ErrPaused (wrapped, with the cause)
 // when records had to wait in an outbox or a disk write failed.
 func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
-	e.retryAt = time.Time{} // a one-shot pass always tries the graph
+	e.retryAt = time.Time{} // a one-shot pass always tries the graph and every agent
+	for _, a := range e.snapshotAgents() {
+		a.retryAt = time.Time{}
+	}
 	var rep PassReport
 	agents, err := e.layout.Agents()
 	if err != nil {
@@ -160,6 +173,15 @@ func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
 	}
 	if e.paused {
 		return rep, fmt.Errorf("%w: %s", ErrPaused, e.cause)
+	}
+	var faults []error
+	for _, a := range e.snapshotAgents() {
+		if a.fault != nil {
+			faults = append(faults, fmt.Errorf("agent %s: %w", a.name, a.fault))
+		}
+	}
+	if len(faults) > 0 {
+		return rep, fmt.Errorf("%w: %s: %w", ErrPaused, causeDisk, errors.Join(faults...))
 	}
 	return rep, nil
 }
@@ -217,7 +239,7 @@ func (e *Engine) agent(name string) (*agentSync, error) {
 	}
 	identity := e.opts.Graph.Identity()
 	outbox := e.layout.OutboxFile(name)
-	if st.Graph == identity && len(st.Files) > 0 && e.graphIsEmpty() {
+	if graphLost(st, identity, e.graphIsEmpty) {
 		e.lg.Warn("the graph is empty but the cursors say this agent was projected (graph lost or wiped): projecting again",
 			zap.String("agent", name), zap.String("graph", identity))
 		st.Graph = ""
@@ -241,11 +263,11 @@ func (e *Engine) agent(name string) (*agentSync, error) {
 	if _, err := repairTail(e.layout.RejectsFile(name)); err != nil {
 		return nil, fmt.Errorf("repair rejects: %w", err)
 	}
-	keys, err := loadRejectKeys(e.layout.RejectsFile(name))
+	rejects, err := loadRejects(e.layout.RejectsFile(name))
 	if err != nil {
 		return nil, fmt.Errorf("read rejects: %w", err)
 	}
-	a = &agentSync{name: name, state: st, rejectKeys: keys}
+	a = &agentSync{name: name, state: st, rejects: rejects}
 	if fi, err := os.Stat(outbox); err == nil {
 		a.outboxSize = fi.Size()
 	}
@@ -344,20 +366,26 @@ func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string)
 	return out, nil
 }
 
+// reject records rejects in a's rejects file, each line once. A reject the
+// graph found names its line only: its offset and digest are found here.
 func (e *Engine) reject(a *agentSync, rejects []Reject, rep *PassReport) error {
 	var buf strings.Builder
-	var added []string
+	var added []Reject
 	now := e.opts.Now().UTC()
 	for _, r := range rejects {
-		k := r.key()
-		if a.rejectKeys[k] {
+		if r.Digest == "" {
+			if off, d, err := locateLine(filepath.Join(e.layout.Root, filepath.FromSlash(r.File)), r.Line); err == nil {
+				r.Offset, r.Digest = off, d
+			}
+		}
+		if a.rejects[r.File][r.key()] {
 			continue
 		}
 		r.Time = now
 		b, _ := jsonLine(r)
 		buf.Write(b)
-		added = append(added, k)
-		e.lg.Warn("line rejected", zap.String("file", r.File), zap.Int("line", r.Line), zap.String("reason", r.Reason))
+		added = append(added, r)
+		e.lg.Warn("line rejected", zap.String("agent", a.name), zap.String("file", r.File), zap.Int("line", r.Line), zap.String("reason", r.Reason))
 	}
 	if len(added) == 0 {
 		return nil
@@ -366,10 +394,31 @@ func (e *Engine) reject(a *agentSync, rejects []Reject, rep *PassReport) error {
 	if err := e.opts.Disk.Append(path, []byte(buf.String())); err != nil {
 		return diskErr("record rejects", path, err)
 	}
-	for _, k := range added {
-		a.rejectKeys[k] = true
+	for _, r := range added {
+		if a.rejects[r.File] == nil {
+			a.rejects[r.File] = map[string]bool{}
+		}
+		a.rejects[r.File][r.key()] = true
 	}
 	rep.Rejected += len(added)
+	return nil
+}
+
+// dropRejects removes the rejects of the given journal files from a's
+// rejects file (and any entry recorded twice): those files are read again
+// from their start, or are gone.
+func (e *Engine) dropRejects(a *agentSync, files map[string]bool) error {
+	path := e.layout.RejectsFile(a.name)
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("read rejects %s: %w", path, err)
+	}
+	if err := e.opts.Disk.WriteAtomic(path, withoutRejectsOf(data, files)); err != nil {
+		return diskErr("drop rejects", path, err)
+	}
+	for f := range files {
+		delete(a.rejects, f)
+	}
 	return nil
 }
 
@@ -394,12 +443,12 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 				zap.String("path", path), zap.Error(err))
 			st := newState(e.opts.Graph.Identity())
 			if err := e.opts.Disk.Truncate(path); err != nil {
-				e.diskFull(diskErr("reset outbox", path, err))
+				e.agentFault(a, diskErr("reset outbox", path, err))
 				return
 			}
 			a.outboxSize = 0
 			if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
-				e.diskFull(err)
+				e.agentFault(a, err)
 				return
 			}
 			a.state = st
@@ -421,25 +470,24 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 		rep.Projected += len(batch)
 		e.projected(batch)
 		if err := e.reject(a, rejects, rep); err != nil {
-			e.diskFull(err)
+			e.agentFault(a, err)
 			return
 		}
 		st := a.state.clone()
 		st.OutboxDone = next
 		if next >= a.outboxSize {
 			if err := e.opts.Disk.Truncate(path); err != nil {
-				e.diskFull(diskErr("empty outbox", path, err))
+				e.agentFault(a, diskErr("empty outbox", path, err))
 				return
 			}
 			a.outboxSize, st.OutboxDone = 0, 0
 			e.lg.Info("outbox drained", zap.String("agent", a.name))
 		}
 		if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
-			e.diskFull(err)
+			e.agentFault(a, err)
 			return
 		}
 		a.state = st
-		e.recovered(causeDisk)
 	}
 }
 
@@ -456,9 +504,32 @@ func (e *Engine) graphDown(err error) {
 	e.pauseFor(causeGraph, err)
 }
 
-func (e *Engine) diskFull(err error) error {
-	e.pauseFor(causeDisk, err)
-	return errStop
+// agentFault stops agent a after a failure to write its sync files: its
+// cursors stay where they were (what was read is read again later,
+// idempotently), the rest of its pass is dropped, and it is tried again on
+// its own backoff. The other agents go on.
+func (e *Engine) agentFault(a *agentSync, err error) {
+	if a.faultOff == nil {
+		a.faultOff = e.opts.NewBackOff()
+	}
+	d := a.faultOff.NextBackOff()
+	if a.fault == nil {
+		e.lg.Error(causeDisk+" of this agent: pausing it, the other agents go on",
+			zap.String("agent", a.name), zap.Error(err), zap.Bool("disk_full", IsDiskFull(err)), zap.Duration("retry_in", d))
+	} else {
+		e.lg.Debug(causeDisk+" of this agent: still failing", zap.String("agent", a.name), zap.Error(err), zap.Duration("retry_in", d))
+	}
+	a.fault, a.retryAt, a.stalled = err, e.opts.Now().Add(d), true
+}
+
+// agentRecovered ends a's fault once a pass wrote its sync files.
+func (e *Engine) agentRecovered(a *agentSync) {
+	if a.fault == nil {
+		return
+	}
+	e.lg.Info("resumed: this agent's sync files can be written again", zap.String("agent", a.name))
+	a.fault, a.retryAt = nil, time.Time{}
+	a.faultOff.Reset()
 }
 
 func (e *Engine) pauseFor(cause string, err error) {
@@ -481,12 +552,22 @@ func (e *Engine) recovered(cause string) {
 	}
 }
 
-// RetryAt is when a paused engine tries again (zero when not paused).
+// RetryAt is when a paused engine, or the first paused agent, is tried
+// again (zero when nothing is paused).
 func (e *Engine) RetryAt() time.Time {
-	if !e.paused {
-		return time.Time{}
+	var at time.Time
+	if e.paused {
+		at = e.retryAt
 	}
-	return e.retryAt
+	now := e.opts.Now()
+	for _, a := range e.snapshotAgents() {
+		// A retry time that passed is left to the next poll: the agent
+		// may be gone, and the timer must not spin.
+		if a.fault != nil && a.retryAt.After(now) && (at.IsZero() || a.retryAt.Before(at)) {
+			at = a.retryAt
+		}
+	}
+	return at
 }
 
 func agentOf(layout Layout, path string) string {

@@ -30,6 +30,7 @@ import (
 type segment struct {
 	a       *agentSync
 	rel     string
+	from    int64 // the offset the read started at; 0: the file is read from its start
 	batch   []Memory
 	rejects []Reject
 	next    Cursor
@@ -69,6 +70,7 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 		e.lg.Error("sync agent", zap.Error(err))
 	}
 	var agents []*agentSync
+	now := e.opts.Now()
 	for _, name := range names {
 		if ctx.Err() != nil {
 			return firstErr
@@ -78,11 +80,27 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 			keep(fmt.Errorf("agent %s: %w", name, err))
 			continue
 		}
+		if a.fault != nil && now.Before(a.retryAt) {
+			continue // its sync files could not be written: it waits for its retry
+		}
+		a.stalled = false
 		if a.outboxPending() && e.mayTry() {
 			e.drain(ctx, a, rep)
 		}
-		agents = append(agents, a)
+		if !a.stalled {
+			agents = append(agents, a)
+		}
 	}
+	defer func() {
+		if ctx.Err() != nil {
+			return
+		}
+		for _, a := range agents {
+			if !a.stalled {
+				e.agentRecovered(a) // its sync files took every write of a pass
+			}
+		}
+	}()
 	// The reader starts from a copy of the cursors: the writer replaces
 	// each agent's state as groups land.
 	starts := make([]map[string]Cursor, len(agents))
@@ -283,7 +301,7 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 		if r.ctx.Err() != nil {
 			return errStop
 		}
-		seg := &segment{a: a, rel: rel}
+		seg := &segment{a: a, rel: rel, from: cur.Offset}
 		eof := false
 		for !r.full() {
 			l, err := jr.Next()
@@ -295,12 +313,15 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 				return fmt.Errorf("read %s: %w", rel, err)
 			}
 			switch {
-			case l.Err != nil:
-				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: l.Err.Error()})
-				r.cur.rejects++
-			case l.Record.Agent != a.name:
-				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, UUID: l.Record.UUID,
-					Reason: fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)})
+			case l.Err != nil, l.Record.Agent != a.name:
+				rj := Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: fmt.Sprint(l.Err)}
+				if l.Err == nil {
+					rj.UUID, rj.Reason = l.Record.UUID, fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)
+				}
+				if rj.Digest, err = LineDigest(f, l.Offset); err != nil {
+					return fmt.Errorf("read %s: %w", rel, err)
+				}
+				seg.rejects = append(seg.rejects, rj)
 				r.cur.rejects++
 			default:
 				m := Memory{Record: l.Record, Path: rel, Line: l.Number}
@@ -333,11 +354,24 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 // flushGroup makes a group durable — its rejects recorded, its records in
 // the graph in one write (or, for agents whose outbox is pending or while
 // the graph is paused, in their outboxes) — and only then moves the
-// cursors, one atomic state write per agent.
+// cursors, one atomic state write per agent. A failure to write one
+// agent's sync files stalls that agent alone (agentFault): its segments,
+// here and for the rest of the pass, are dropped and its cursors stay.
 func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) error {
 	for _, s := range g.segs {
+		if s.a.stalled {
+			continue
+		}
+		// A file read again from its start has its rejects found again:
+		// the old ones (at old offsets, or of lines since mended) go first.
+		if s.from == 0 && len(s.a.rejects[s.rel]) > 0 {
+			if err := e.dropRejects(s.a, map[string]bool{s.rel: true}); err != nil {
+				e.agentFault(s.a, err)
+				continue
+			}
+		}
 		if err := e.reject(s.a, s.rejects, rep); err != nil {
-			return e.diskFull(err)
+			e.agentFault(s.a, err)
 		}
 	}
 	// An agent's records wait in its outbox while the outbox is pending
@@ -345,7 +379,7 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 	viaOutbox := map[*agentSync]bool{}
 	var direct []Memory
 	for _, s := range g.segs {
-		if len(s.batch) == 0 {
+		if len(s.batch) == 0 || s.a.stalled {
 			continue
 		}
 		if s.a.outboxPending() || !e.mayTry() {
@@ -359,7 +393,7 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 		if err != nil {
 			e.graphDown(err)
 			for _, s := range g.segs {
-				viaOutbox[s.a] = viaOutbox[s.a] || len(s.batch) > 0
+				viaOutbox[s.a] = viaOutbox[s.a] || (len(s.batch) > 0 && !s.a.stalled)
 			}
 		} else {
 			e.recovered(causeGraph)
@@ -376,7 +410,7 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 				if rs := byAgent[s.a.name]; len(rs) > 0 {
 					delete(byAgent, s.a.name)
 					if err := e.reject(s.a, rs, rep); err != nil {
-						return e.diskFull(err)
+						e.agentFault(s.a, err)
 					}
 				}
 			}
@@ -386,7 +420,7 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 	queued := map[*agentSync][]Memory{}
 	var order []*agentSync
 	for _, s := range g.segs {
-		if len(s.batch) == 0 || !viaOutbox[s.a] {
+		if len(s.batch) == 0 || !viaOutbox[s.a] || s.a.stalled {
 			continue
 		}
 		if queued[s.a] == nil {
@@ -396,14 +430,17 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 	}
 	for _, a := range order {
 		if err := e.enqueue(a, queued[a], rep); err != nil {
-			return e.diskFull(err)
+			e.agentFault(a, err)
 		}
 	}
-	return e.moveCursors(g)
+	e.moveCursors(g)
+	return nil
 }
 
-// moveCursors writes each agent's new cursors once its group is durable.
-func (e *Engine) moveCursors(g *group) error {
+// moveCursors writes each agent's new cursors once its group is durable,
+// and drops the rejects of its journal files that are gone; a stalled
+// agent's stay as they were.
+func (e *Engine) moveCursors(g *group) {
 	next := map[*agentSync]*State{}
 	write := map[*agentSync]bool{}
 	var order []*agentSync
@@ -415,29 +452,48 @@ func (e *Engine) moveCursors(g *group) error {
 		return next[a]
 	}
 	for _, s := range g.segs {
+		if s.a.stalled {
+			continue
+		}
 		state(s.a).Files[s.rel] = s.next
 		if !s.quiet {
 			write[s.a] = true
 		}
 	}
 	for _, end := range g.ends {
+		if end.a.stalled {
+			continue
+		}
 		st := state(end.a)
 		for rel := range st.Files {
 			if !end.seen[rel] {
 				delete(st.Files, rel)
 			}
 		}
+		gone := map[string]bool{}
+		for rel := range end.a.rejects {
+			if !end.seen[rel] {
+				gone[rel] = true
+			}
+		}
+		if len(gone) > 0 {
+			if err := e.dropRejects(end.a, gone); err != nil {
+				e.agentFault(end.a, err)
+			}
+		}
 	}
 	for _, a := range order {
+		if a.stalled {
+			continue
+		}
 		st := next[a]
 		if write[a] {
 			st.Updated = e.opts.Now().UTC()
 			if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
-				return e.diskFull(err)
+				e.agentFault(a, err)
+				continue
 			}
-			e.recovered(causeDisk)
 		}
 		a.state = st
 	}
-	return nil
 }

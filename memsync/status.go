@@ -2,8 +2,11 @@ package memsync
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/memsync/memsync/journal"
@@ -15,8 +18,11 @@ type AgentStatus struct {
 	JournalRecords int     `json:"journal_records"`
 	Projected      int     `json:"projected"`
 	Outbox         int     `json:"outbox"`
-	Rejects        int     `json:"rejects"`
+	Rejects        int     `json:"rejects"` // distinct live rejects (LiveRejects)
 	LagSeconds     float64 `json:"lag_seconds"`
+	// Problem says what keeps this agent from being projected, when
+	// something does (its sync files cannot be written); empty otherwise.
+	Problem string `json:"problem,omitempty"`
 }
 
 // GraphStatus says which graph status was asked of and whether it answered.
@@ -60,7 +66,17 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 			state = newState("")
 		}
 		st.Outbox, _ = countLines(layout.OutboxFile(a), state.OutboxDone)
-		st.Rejects, _ = countLines(layout.RejectsFile(a), 0)
+		if live, err := LiveRejects(layout, a); err == nil {
+			st.Rejects = len(live)
+		}
+		st.Problem = syncProblem(layout, a)
+		// Cursors that describe another graph, or a graph since emptied
+		// (wiped, its store deleted), say nothing of what this one holds:
+		// every record is pending until the daemon projects it again.
+		if (rep.Graph.Reachable && state.Graph != "" && state.Graph != rep.Graph.Identity) ||
+			graphLost(state, rep.Graph.Identity, func() bool { return rep.Graph.Reachable && stats.Memories == 0 }) {
+			state = newState("")
+		}
 		oldest := oldestPending(layout, a, state)
 		if !oldest.IsZero() && now.After(oldest) {
 			st.LagSeconds = now.Sub(oldest).Seconds()
@@ -110,3 +126,37 @@ func oldestPending(layout Layout, agent string, state *State) time.Time {
 	}
 	return oldest
 }
+
+// graphLost says whether the graph behind cursors that say records were
+// projected into it holds none (it was wiped, or its store deleted): the
+// cursors must not be trusted, and the journals are projected again.
+func graphLost(st *State, identity string, graphEmpty func() bool) bool {
+	return st.Graph == identity && len(st.Files) > 0 && graphEmpty()
+}
+
+// syncProblem says why agent's sync files cannot be written by this
+// process ("" when they can): the engine then stops that agent alone.
+func syncProblem(layout Layout, agent string) string {
+	dir := layout.SyncDir(agent)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "" // made at the first write
+	case err != nil:
+		return fmt.Sprintf("sync files: %v", err)
+	case !fi.IsDir():
+		return fmt.Sprintf("sync files: %s is not a directory", layout.Rel(dir))
+	}
+	if err := syscall.Access(dir, unixWriteOK); err != nil {
+		return fmt.Sprintf("sync files: %s is not writable: %v", layout.Rel(dir), err)
+	}
+	for _, p := range []string{layout.StateFile(agent), layout.OutboxFile(agent), layout.RejectsFile(agent)} {
+		if err := syscall.Access(p, unixWriteOK); err != nil && !errors.Is(err, syscall.ENOENT) {
+			return fmt.Sprintf("sync files: %s is not writable: %v", layout.Rel(p), err)
+		}
+	}
+	return ""
+}
+
+// unixWriteOK is access(2)'s W_OK.
+const unixWriteOK = 0x2

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -140,6 +141,13 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 	}
 	if err := eng.Run(runCtx); err != nil {
 		cancel()
+		if errors.Is(err, memsync.ErrStoreLost) {
+			// Start again on a fresh store: the engine finds it empty
+			// behind cursors that say otherwise and projects every journal
+			// again, without a restart.
+			lg.Warn("graph store lost: opening it again", zap.Error(err))
+			return true, nil
+		}
 		return false, err
 	}
 	cancel()

@@ -48,6 +48,8 @@ type Graph struct {
 	gen    string      // the store's generation (meta), new at every Drop
 
 	ix *indexer // keeps the search file up with the memories; set once by Open
+
+	opened os.FileInfo // the database file as Open found it, for CheckStore
 }
 
 // IdleRelease is how long the store goes without a write before it hands
@@ -127,6 +129,11 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 		err = g.w.conn.QueryRowContext(ctx, `SELECT IFNULL(MAX(id), 0) FROM memories`).Scan(&last)
 	}
 	if err != nil {
+		g.closeAll()
+		return nil, g.wrap("open "+path, err)
+	}
+
+	if g.opened, err = os.Stat(path); err != nil {
 		g.closeAll()
 		return nil, g.wrap("open "+path, err)
 	}
@@ -389,6 +396,25 @@ func (g *Graph) dropWriterIfBroken(err error) {
 }
 
 var errClosed = errors.New("graph is closed")
+
+var _ memsync.StoreChecker = (*Graph)(nil)
+
+// CheckStore implements memsync.StoreChecker: it returns an error wrapping
+// memsync.ErrStoreLost when the database file this Graph opened is no
+// longer at its path (deleted, or replaced by another file), so that the
+// writes of this Graph reach nobody.
+func (g *Graph) CheckStore() error {
+	fi, err := os.Stat(g.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("embedded: %s was deleted: %w", g.path, memsync.ErrStoreLost)
+	case err != nil:
+		return nil // unknown: not proof of a loss
+	case !os.SameFile(fi, g.opened):
+		return fmt.Errorf("embedded: %s was replaced by another file: %w", g.path, memsync.ErrStoreLost)
+	}
+	return nil
+}
 
 // Identity is "embedded:" followed by the absolute path of the database file.
 func (g *Graph) Identity() string { return "embedded:" + g.path }
