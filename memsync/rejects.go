@@ -41,7 +41,9 @@ type Reject struct {
 
 // key identifies a reject: the same line of the same file, whatever the
 // reason given (the graph may word a clash differently over time).
-func (r Reject) key() string { return r.File + "\x00" + strconv.FormatInt(r.Offset, 10) + "\x00" + r.Digest }
+func (r Reject) key() string {
+	return r.File + "\x00" + strconv.FormatInt(r.Offset, 10) + "\x00" + r.Digest
+}
 
 // LineDigest is the digest of the line that starts at offset in f: the hex
 // SHA-256 (first 16 bytes) of its bytes up to, not including, its newline
