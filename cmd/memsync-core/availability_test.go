@@ -134,3 +134,107 @@ func TestSyncSweepsOnlyDeadWritersTemps(t *testing.T) {
 		}
 	}
 }
+
+// coreCmd runs the binary with args and the daemon tests' environment.
+func coreCmd(t *testing.T, env []string, args ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), args...)
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH="), env...)
+	return cmd.Output()
+}
+
+// makeUnwritable makes dir refuse new entries (creating, renaming,
+// removing), the way a read-only sync/ does: chmod for an ordinary user,
+// the immutable attribute for root (whom modes do not stop). It returns
+// the undo.
+func makeUnwritable(t *testing.T, dir string) func() {
+	t.Helper()
+	if os.Getuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		undo := func() { os.Chmod(dir, 0o755) }
+		t.Cleanup(undo)
+		return undo
+	}
+	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("running as root and chattr +i is unavailable: %v %s", err, out)
+	}
+	undo := func() { exec.Command("chattr", "-i", dir).Run() }
+	t.Cleanup(undo)
+	return undo
+}
+
+// TestDaemonOneAgentsReadOnlySyncStallsNoOther: one agent's sync/ that
+// cannot be written stops that agent alone (it used to pause every agent:
+// the other got 1 of 30 records projected); status names the fault, and the
+// agent catches up by itself once its sync/ is writable again.
+func TestDaemonOneAgentsReadOnlySyncStallsNoOther(t *testing.T) {
+	repo := newRepo(t, "ant", "bee")
+	env := []string{"MEMSYNC_GRAPH=embedded"}
+	d := startDaemon(t, repo, env)
+	appendRecords(t, repo, "ant", 1, 0)
+	appendRecords(t, repo, "bee", 1, 0)
+	waitStatus(t, repo, env, d, "one record each", func(r core.StatusReport) bool {
+		return agentStatus(r, "ant").Projected == 1 && agentStatus(r, "bee").Projected == 1
+	})
+	undo := makeUnwritable(t, core.Layout{Root: repo}.SyncDir("ant"))
+	appendRecords(t, repo, "ant", 5, 0)
+	appendRecords(t, repo, "bee", 30, 0)
+	rep := waitStatus(t, repo, env, d, "bee caught up beside a stuck ant", func(r core.StatusReport) bool {
+		b := agentStatus(r, "bee")
+		return b.Projected == 31 && b.LagSeconds == 0 && agentStatus(r, "ant").Problem != ""
+	})
+	if a := agentStatus(rep, "ant"); !strings.Contains(a.Problem, "sync") || a.LagSeconds == 0 || agentStatus(rep, "bee").Problem != "" {
+		t.Errorf("status while ant's sync/ is read-only: %+v", rep)
+	}
+	if log := d.stderr.String(); !strings.Contains(log, `"agent":"ant"`) || !strings.Contains(log, "cannot write sync files") {
+		t.Errorf("the log does not say what is wrong for ant:\n%s", tail(log, 3000))
+	}
+	undo()
+	waitStatus(t, repo, env, d, "ant caught up once its sync/ is writable", func(r core.StatusReport) bool {
+		a := agentStatus(r, "ant")
+		return a.Projected == 6 && a.LagSeconds == 0 && a.Problem == ""
+	})
+	if took, err := d.stop(t); err != nil || took > 10*time.Second {
+		t.Fatalf("SIGTERM: %v after %v", err, took)
+	}
+}
+
+// TestDaemonRebuildsADeletedStore: `rm -rf .memsync` under a running daemon
+// is noticed and the journals are projected again without a restart (search
+// found nothing and status said "projected 0, lag 0" until one); status
+// never says caught up on the empty graph meanwhile.
+func TestDaemonRebuildsADeletedStore(t *testing.T) {
+	repo := newRepo(t, "ant")
+	env := []string{"MEMSYNC_GRAPH=embedded"}
+	d := startDaemon(t, repo, env)
+	appendRecords(t, repo, "ant", 20, 0)
+	waitStatus(t, repo, env, d, "20 projected", func(r core.StatusReport) bool { return agentStatus(r, "ant").Projected == 20 })
+	if err := os.RemoveAll(filepath.Join(repo, ".memsync")); err != nil {
+		t.Fatal(err)
+	}
+	if a := agentStatus(statusOf(t, repo, env), "ant"); a.Projected != 20 && a.LagSeconds == 0 {
+		t.Errorf("status on the deleted store claims a caught-up agent: %+v", a)
+	}
+	waitStatus(t, repo, env, d, "20 projected again", func(r core.StatusReport) bool {
+		a := agentStatus(r, "ant")
+		return a.Projected == 20 && a.LagSeconds == 0
+	})
+	appendRecords(t, repo, "ant", 5, 0)
+	waitStatus(t, repo, env, d, "and new records after", func(r core.StatusReport) bool {
+		a := agentStatus(r, "ant")
+		return a.Projected == 25 && a.LagSeconds == 0
+	})
+	out, err := coreCmd(t, env, "search", "crash", "--agent", "ant", "--all", "--limit", "100", "--json", "--repo", repo)
+	var res searchResult
+	if jerr := json.Unmarshal(out, &res); err != nil || jerr != nil || res.Offline || len(res.Results) != 25 {
+		t.Fatalf("search after the store was deleted: %v %v offline=%v, %d hits", err, jerr, res.Offline, len(res.Results))
+	}
+	if !strings.Contains(d.stderr.String(), "store was removed or replaced") {
+		t.Errorf("the daemon did not say why it projects again:\n%s", tail(d.stderr.String(), 3000))
+	}
+	if took, err := d.stop(t); err != nil || took > 10*time.Second {
+		t.Fatalf("SIGTERM: %v after %v", err, took)
+	}
+}
