@@ -49,5 +49,10 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0fs\t\n", a.Agent, a.JournalRecords, a.Projected, a.Outbox, a.Rejects, a.LagSeconds)
 	}
 	tw.Flush()
+	for _, a := range rep.Agents {
+		if a.Problem != "" {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", a.Agent, a.Problem)
+		}
+	}
 	return exitOK
 }

@@ -1,0 +1,4 @@
+package memsync
+
+// LocateLine is locateLine, for the fuzz target.
+var LocateLine = locateLine
