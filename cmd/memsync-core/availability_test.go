@@ -245,77 +245,81 @@ func TestDaemonRebuildsADeletedStore(t *testing.T) {
 // offset (it said 0), and git conflict markers stop counting once the merge
 // is resolved.
 func TestRejectsDescribeTheJournalsNow(t *testing.T) {
-	repo := newRepo(t, "ant")
-	env := []string{"MEMSYNC_GRAPH=embedded"}
-	layout := core.Layout{Root: repo}
-	day := filepath.Join(layout.JournalDir("ant"), "2026-01-10.jsonl")
-	rec := func(uuid, text string, min int) string {
-		return fmt.Sprintf(`{"uuid":%q,"ts":"2026-01-10T10:%02d:00Z","agent":"ant","kind":"fact","text":%q}`+"\n", uuid, min, text)
-	}
-	good := rec("mem_a1", "first", 1) + rec("mem_a2", "second", 2) + rec("mem_a3", "third", 3)
-	bad := "not json\n" +
-		`{"ts":"2026-01-10T10:04:00Z","agent":"ant","kind":"fact"}` + "\n" +
-		`{"ts":"2026-01-10T10:05:00Z","agent":"bee","kind":"fact","text":"impostor"}` + "\n"
-	clash := rec("mem_a2", "second, but different", 6)
-	if err := os.WriteFile(day, []byte(good+bad+clash), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := coreCmd(t, env, append(args, "--repo", repo)...); err != nil {
-			t.Fatalf("memsync %v: %v\n%s", args, err, out)
-		}
-	}
-	rejects := func(when string, want int) {
-		t.Helper()
-		if got := agentStatus(statusOf(t, repo, env), "ant").Rejects; got != want {
-			data, _ := os.ReadFile(layout.RejectsFile("ant"))
-			t.Fatalf("%s: status counts %d rejects, want %d; rejects.jsonl:\n%s", when, got, want, data)
-		}
-	}
-	run("sync", "--once")
-	rejects("first pass", 4)
-	all, _ := core.ReadRejects(layout.RejectsFile("ant"))
-	wantOffset := int64(len(good + bad))
-	found := false
-	for _, r := range all {
-		if r.UUID == "mem_a2" {
-			found = true
-			if r.Offset != wantOffset || r.Line != 7 || r.Digest == "" {
-				t.Errorf("the graph's reject: %+v, want line 7 at offset %d with a digest", r, wantOffset)
+	for _, b := range daemonBackends {
+		t.Run(b.name, func(t *testing.T) {
+			repo := newRepo(t, "ant")
+			env, _ := b.setup(t, repo)
+			layout := core.Layout{Root: repo}
+			day := filepath.Join(layout.JournalDir("ant"), "2026-01-10.jsonl")
+			rec := func(uuid, text string, min int) string {
+				return fmt.Sprintf(`{"uuid":%q,"ts":"2026-01-10T10:%02d:00Z","agent":"ant","kind":"fact","text":%q}`+"\n", uuid, min, text)
 			}
-		}
-	}
-	if !found {
-		t.Fatalf("no reject for the uuid clash: %+v", all)
-	}
+			good := rec("mem_a1", "first", 1) + rec("mem_a2", "second", 2) + rec("mem_a3", "third", 3)
+			bad := "not json\n" +
+				`{"ts":"2026-01-10T10:04:00Z","agent":"ant","kind":"fact"}` + "\n" +
+				`{"ts":"2026-01-10T10:05:00Z","agent":"bee","kind":"fact","text":"impostor"}` + "\n"
+			clash := rec("mem_a2", "second, but different", 6)
+			if err := os.WriteFile(day, []byte(good+bad+clash), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run := func(args ...string) {
+				t.Helper()
+				if out, err := coreCmd(t, env, append(args, "--repo", repo)...); err != nil {
+					t.Fatalf("memsync %v: %v\n%s", args, err, out)
+				}
+			}
+			rejects := func(when string, want int) {
+				t.Helper()
+				if got := agentStatus(statusOf(t, repo, env), "ant").Rejects; got != want {
+					data, _ := os.ReadFile(layout.RejectsFile("ant"))
+					t.Fatalf("%s: status counts %d rejects, want %d; rejects.jsonl:\n%s", when, got, want, data)
+				}
+			}
+			run("sync", "--once")
+			rejects("first pass", 4)
+			all, _ := core.ReadRejects(layout.RejectsFile("ant"))
+			wantOffset := int64(len(good + bad))
+			found := false
+			for _, r := range all {
+				if r.UUID == "mem_a2" {
+					found = true
+					if r.Offset != wantOffset || r.Line != 7 || r.Digest == "" {
+						t.Errorf("the graph's reject: %+v, want line 7 at offset %d with a digest", r, wantOffset)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no reject for the uuid clash: %+v", all)
+			}
 
-	run("compact", "--no-commit")
-	if data, _ := os.ReadFile(day); strings.Contains(string(data), "first") {
-		t.Fatalf("compaction did not rewrite the journal:\n%s", data)
-	}
-	run("sync", "--once")
-	rejects("after compaction", 4)
-	run("rebuild", "--yes")
-	rejects("after a rebuild", 4)
-	run("sync", "--once")
-	rejects("after a rebuild and a pass", 4)
-	if all, _ := core.ReadRejects(layout.RejectsFile("ant")); len(all) != 4 {
-		t.Errorf("rejects.jsonl holds %d entries, want 4: %+v", len(all), all)
-	}
+			run("compact", "--no-commit")
+			if data, _ := os.ReadFile(day); strings.Contains(string(data), "first") {
+				t.Fatalf("compaction did not rewrite the journal:\n%s", data)
+			}
+			run("sync", "--once")
+			rejects("after compaction", 4)
+			run("rebuild", "--yes")
+			rejects("after a rebuild", 4)
+			run("sync", "--once")
+			rejects("after a rebuild and a pass", 4)
+			if all, _ := core.ReadRejects(layout.RejectsFile("ant")); len(all) != 4 {
+				t.Errorf("rejects.jsonl holds %d entries, want 4: %+v", len(all), all)
+			}
 
-	// A merge conflict leaves markers in a journal; resolving it removes them.
-	today := filepath.Join(layout.JournalDir("ant"), "2026-01-11.jsonl")
-	mine := `{"uuid":"mem_b1","ts":"2026-01-11T10:00:00Z","agent":"ant","kind":"fact","text":"mine"}` + "\n"
-	theirs := `{"uuid":"mem_b2","ts":"2026-01-11T10:01:00Z","agent":"ant","kind":"fact","text":"theirs"}` + "\n"
-	os.WriteFile(today, []byte("<<<<<<< HEAD\n"+mine+"=======\n"+theirs+">>>>>>> other\n"), 0o644)
-	run("sync", "--once")
-	rejects("with conflict markers", 7)
-	os.WriteFile(today, []byte(mine+theirs), 0o644)
-	rejects("resolved, before a pass", 4)
-	run("sync", "--once")
-	rejects("resolved, after a pass", 4)
-	if all, _ := core.ReadRejects(layout.RejectsFile("ant")); len(all) != 4 {
-		t.Errorf("rejects.jsonl holds %d entries after the merge was resolved, want 4: %+v", len(all), all)
+			// A merge conflict leaves markers in a journal; resolving it removes them.
+			today := filepath.Join(layout.JournalDir("ant"), "2026-01-11.jsonl")
+			mine := `{"uuid":"mem_b1","ts":"2026-01-11T10:00:00Z","agent":"ant","kind":"fact","text":"mine"}` + "\n"
+			theirs := `{"uuid":"mem_b2","ts":"2026-01-11T10:01:00Z","agent":"ant","kind":"fact","text":"theirs"}` + "\n"
+			os.WriteFile(today, []byte("<<<<<<< HEAD\n"+mine+"=======\n"+theirs+">>>>>>> other\n"), 0o644)
+			run("sync", "--once")
+			rejects("with conflict markers", 7)
+			os.WriteFile(today, []byte(mine+theirs), 0o644)
+			rejects("resolved, before a pass", 4)
+			run("sync", "--once")
+			rejects("resolved, after a pass", 4)
+			if all, _ := core.ReadRejects(layout.RejectsFile("ant")); len(all) != 4 {
+				t.Errorf("rejects.jsonl holds %d entries after the merge was resolved, want 4: %+v", len(all), all)
+			}
+		})
 	}
 }
