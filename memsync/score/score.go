@@ -398,7 +398,7 @@ func (e Event) UUIDOrPrivate() string {
 	if e.Visible {
 		return e.UUID
 	}
-	return "(a private record of " + e.Agent + ")"
+	return "(a record this reader may not see)"
 }
 
 func confidence(m Memory, asOf, last time.Time, wrong bool, corroboration, verification, penalty float64, events []string) (float64, []string) {
