@@ -10,6 +10,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -80,6 +81,11 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	defer closeReader()
 	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
 	s, err := memsync.Explain(ctx, r, positional[0], groups, clock)
+	if errors.Is(err, memsync.ErrNotVisible) && !isOffline {
+		// The daemon may not have projected it yet: the journals have it.
+		isOffline = true
+		s, err = memsync.Explain(ctx, offline.Journals{Layout: layout(repo)}, positional[0], groups, clock)
+	}
 	if errors.Is(err, memsync.ErrNotVisible) {
 		return c.usageErr("%v", err)
 	}

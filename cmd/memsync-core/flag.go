@@ -74,26 +74,24 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
 		return c.usageErr("%v", err)
 	}
-	r, _, _, closeReader := openReader(ctx, &c.cfg, repo, "flag", env.Stderr)
-	nodes, err := r.Get(ctx, []string{target})
-	closeReader()
-	if err != nil {
-		return c.fail("read %s: %v", target, err)
-	}
-	n, found := nodes[target]
-	writer := *agent
-	if found && writer == "" {
-		writer = n.Agent
-	}
-	if !found || !slices.Contains([]string{journal.SharedGroup, journal.PrivateGroup(writer)}, n.Record.GroupID()) {
-		return c.usageErr("%s: %v", target, memsync.ErrNotVisible)
-	}
 	agents, err := listAgents(repo)
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	if !slices.Contains(agents, writer) {
-		return c.usageErr("--agent: no agent %q in this repository", writer)
+	if *agent != "" && !slices.Contains(agents, *agent) {
+		return c.usageErr("--agent: no agent %q in this repository", *agent)
+	}
+	n, found, err := findMemory(ctx, &c.cfg, repo, "flag", env.Stderr, target)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	writer := *agent
+	if found && writer == "" {
+		writer = n.Agent
+	}
+	if !found || !slices.Contains([]string{journal.SharedGroup, journal.PrivateGroup(writer)}, n.Record.GroupID()) ||
+		!slices.Contains(agents, writer) {
+		return c.usageErr("%s: %v", target, memsync.ErrNotVisible)
 	}
 	text := fmt.Sprintf("%s flagged %s %s", actor, target, feedback)
 	if *note != "" {

@@ -44,3 +44,24 @@ func parseAsOf(s string, now time.Time) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
+
+// findMemory looks uuid up in the graph and, when the graph cannot be
+// reached or has not projected it yet (the daemon may lag behind an
+// append), in the journals.
+func findMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string) (memsync.Node, bool, error) {
+	r, isOffline, _, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
+	nodes, err := r.Get(ctx, []string{uuid})
+	closeReader()
+	if err != nil {
+		return memsync.Node{}, false, fmt.Errorf("read %s: %w", uuid, err)
+	}
+	if n, ok := nodes[uuid]; ok || isOffline {
+		return n, ok, nil
+	}
+	nodes, err = offline.Journals{Layout: layout(repo)}.Get(ctx, []string{uuid})
+	if err != nil {
+		return memsync.Node{}, false, fmt.Errorf("read %s from the journals: %w", uuid, err)
+	}
+	n, ok := nodes[uuid]
+	return n, ok, nil
+}
