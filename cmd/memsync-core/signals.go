@@ -65,3 +65,20 @@ func findMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Wr
 	n, ok := nodes[uuid]
 	return n, ok, nil
 }
+
+// promotions is the engine's OnSignals for the daemon and sync: it
+// journals the promotions due among the memories a pass touched (SPEC §7),
+// counting them in *count when count is not nil. A failure is logged; the
+// next pass that touches the memory tries again.
+func promotions(ctx context.Context, g memsync.Graph, repo string, cfg *Config, lg *zap.Logger, env *Env, count *int) func([]string) {
+	p := &memsync.Promoter{Graph: g, Layout: layout(repo), Logger: lg, Now: env.Now, NoSync: !cfg.Append.FSync}
+	return func(uuids []string) {
+		wrote, err := p.Check(ctx, uuids)
+		if err != nil {
+			lg.Warn("promotion check failed", zap.Error(err))
+		}
+		if count != nil {
+			*count += len(wrote)
+		}
+	}
+}

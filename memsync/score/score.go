@@ -293,6 +293,8 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 	for _, e := range evs {
 		decayTo(e.TS)
 		switch {
+		case e.Kind == journal.KindPromotion || e.Kind == journal.KindCompaction:
+			continue // memsync's own records restate or absorb; they do not vouch
 		case e.Relation == ConflictsWith:
 			if !newer(e, m) {
 				continue // an older record does not contradict a newer one
@@ -391,6 +393,40 @@ func relationOrder(r Relation) int {
 		return 1
 	}
 	return 2
+}
+
+// Promotion thresholds (SPEC §7).
+const (
+	PromoteAt         = 0.8
+	PromoteVerifiedAt = 0.6
+)
+
+// Promotable reports whether r earns a private memory its promotion:
+// importance ≥ 0.8, or verified with importance ≥ 0.6, or the latest flag
+// says important.
+func Promotable(r Result) bool {
+	return r.Importance >= PromoteAt || r.Verified && r.Importance >= PromoteVerifiedAt || r.FlaggedImportant
+}
+
+// PromotedAt is the ts of the first event after which m was promotable
+// (Evaluate at that instant), if any event up to asOf made it so. It is a
+// function of the events, not of when it is asked, so every process that
+// asks derives the same promotion.
+func PromotedAt(m Memory, events []Event, asOf time.Time) (time.Time, bool) {
+	ts := make([]time.Time, 0, len(events))
+	for _, e := range events {
+		if !e.TS.After(asOf) && !e.TS.Before(m.TS) {
+			ts = append(ts, e.TS)
+		}
+	}
+	slices.SortFunc(ts, time.Time.Compare)
+	ts = slices.Compact(ts)
+	for _, t := range ts {
+		if Promotable(Evaluate(m, events, t)) {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // UUIDOrPrivate is the event's uuid, or a note that the reader may not see it.

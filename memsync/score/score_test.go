@@ -276,3 +276,34 @@ func TestFreshnessAndBlend(t *testing.T) {
 		t.Fatal("a slightly weaker lexical match of an important memory should outrank")
 	}
 }
+
+func TestPromotedAt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []score.Event
+		asOf   float64
+		at     float64 // -1: not promoted
+	}{
+		{"nothing", nil, 100, -1},
+		{"flagged important", []score.Event{flag(3, "important")}, 100, 3},
+		{"flag after the clock", []score.Event{flag(3, "important")}, 2, -1},
+		{"references reach 0.8", []score.Event{link(1, "bob"), link(2, "carol"), link(5, "alice")}, 100, 2},
+		{"verified at 0.65", []score.Event{flag(4, "verified")}, 100, 4},
+		{"verified but decayed below 0.6 first", []score.Event{flag(30, "verified")}, 100, -1}, // 0.3 + 0.15
+		{"promotion records do not vouch", []score.Event{ev(1, "alice", journal.KindPromotion, score.Links), link(2, "bob")}, 100, -1},
+		{"wrong after important: still promoted once", []score.Event{flag(3, "important"), flag(4, "wrong")}, 100, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at, ok := score.PromotedAt(mem(journal.KindFact), tc.events, day(tc.asOf))
+			if tc.at < 0 {
+				if ok {
+					t.Fatalf("promoted at %v", at)
+				}
+				return
+			}
+			if !ok || !at.Equal(day(tc.at)) {
+				t.Fatalf("promoted %v at %v, want day %v", ok, at, tc.at)
+			}
+		})
+	}
+}
