@@ -52,3 +52,21 @@ func TestSnapshotByImportance(t *testing.T) {
 		t.Fatalf("archived observation listed:\n%s", facts)
 	}
 }
+
+func TestCoreTierWarning(t *testing.T) {
+	core := func(r *journal.Record) { r.Tier = "core" }
+	small := []memsync.Memory{mem("mem_c1", "alice", 0, journal.KindPreference, "short", shared, core)}
+	big := append(small, mem("mem_c2", "alice", 1, journal.KindProcedure, strings.Repeat("long procedure ", 150), core))
+	for _, tc := range []struct {
+		batch []memsync.Memory
+		warn  bool
+	}{{small, false}, {big, true}} {
+		snaps, err := Render(context.Background(), openGraph(t, tc.batch), []string{"alice"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(snaps[0].Files[FactsFile]), "Warning: the core tier holds"); got != tc.warn {
+			t.Fatalf("%d core memories: warning %v, want %v", len(tc.batch), got, tc.warn)
+		}
+	}
+}

@@ -42,6 +42,10 @@ const (
 	EntitiesDir = "GRAPHITI_ENTITIES"
 )
 
+// CoreWarnBytes is the size of an agent's core tier past which its
+// snapshot warns (SPEC §7: kept small).
+const CoreWarnBytes = 2048
+
 // DefaultLimit caps every list of a snapshot.
 const DefaultLimit = 500
 
@@ -86,13 +90,14 @@ type entry struct {
 	ts                             time.Time
 	line                           int
 	current                        bool
+	size                           int          // bytes of its whole text
 	mem                            score.Memory // what the rule reads of it
 }
 
 func newEntry(n *memsync.Node) *entry {
 	return &entry{
 		uuid: n.UUID, agent: n.Agent, scope: string(n.Scope), path: n.Path, line: n.Line,
-		text: oneLine(n.Text), kind: n.Kind, ts: n.TS, current: n.InvalidAt.IsZero(),
+		text: oneLine(n.Text), kind: n.Kind, ts: n.TS, current: n.InvalidAt.IsZero(), size: len(n.Text),
 		mem: score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy),
 	}
 }
@@ -549,6 +554,13 @@ func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, 
 	core, coreTotal, _ := wk.ranked(shared.core, own.core, latest)
 	fmt.Fprintf(b, "\n## Core (%d)\n\n", coreTotal)
 	writeRanked(b, core, coreTotal, limit)
+	coreBytes := 0
+	for _, e := range core {
+		coreBytes += e.size
+	}
+	if coreBytes > CoreWarnBytes {
+		fmt.Fprintf(b, "\nWarning: the core tier holds %d bytes of text, over %d: core memories go into every packet and snapshot, keep them few.\n", coreBytes, CoreWarnBytes)
+	}
 	var review []scoredEntry
 	for _, s := range sections {
 		l, total, _ := wk.ranked(shared.sections[s.kind], own.sections[s.kind], latest)
