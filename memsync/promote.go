@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -76,13 +77,11 @@ func (p *Promoter) Check(ctx context.Context, uuids []string) ([]string, error) 
 	if err != nil {
 		return nil, fmt.Errorf("promotion: %w", err)
 	}
-	refs, err := p.Graph.Incoming(ctx, slices.Collect(func(yield func(string) bool) {
-		for _, n := range private {
-			if !yield(n.UUID) {
-				return
-			}
-		}
-	}))
+	ids := make([]string, len(private))
+	for i, n := range private {
+		ids[i] = n.UUID
+	}
+	refs, err := p.Graph.Incoming(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("promotion: %w", err)
 	}
@@ -94,7 +93,7 @@ func (p *Promoter) Check(ctx context.Context, uuids []string) ([]string, error) 
 	if p.Now != nil {
 		now = p.Now
 	}
-	slices.SortFunc(private, func(a, b Node) int { return compareStrings(a.UUID, b.UUID) })
+	slices.SortFunc(private, func(a, b Node) int { return strings.Compare(a.UUID, b.UUID) })
 	var wrote []string
 	for i := range private {
 		n := &private[i]
@@ -118,14 +117,4 @@ func (p *Promoter) Check(ctx context.Context, uuids []string) ([]string, error) 
 		wrote = append(wrote, rec.UUID)
 	}
 	return wrote, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -2,6 +2,7 @@ package memsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -160,7 +161,7 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 
 // ErrNotVisible is returned by Explain for a memory that does not exist or
 // that the reader may not see: the two are not told apart.
-var ErrNotVisible = fmt.Errorf("no such memory visible to this agent")
+var ErrNotVisible = errors.New("no such memory visible to this agent")
 
 // Explain scores one memory for a reader of groups at asOf. A memory the
 // reader may not see, or written after asOf, is ErrNotVisible.
