@@ -48,12 +48,27 @@ type Promoter struct {
 	NoSync bool
 }
 
+// promoteChunk bounds the uuids one round of Check reads at once (a
+// daemon catching up may touch millions in a pass).
+const promoteChunk = 1000
+
 // Check evaluates the private memories among uuids and journals the
 // promotions due. It returns the uuids of the promotions it wrote.
 func (p *Promoter) Check(ctx context.Context, uuids []string) ([]string, error) {
-	if len(uuids) == 0 {
-		return nil, nil
+	var wrote []string
+	for len(uuids) > 0 {
+		chunk := uuids[:min(promoteChunk, len(uuids))]
+		uuids = uuids[len(chunk):]
+		w, err := p.check(ctx, chunk)
+		wrote = append(wrote, w...)
+		if err != nil {
+			return wrote, err
+		}
 	}
+	return wrote, nil
+}
+
+func (p *Promoter) check(ctx context.Context, uuids []string) ([]string, error) {
 	lg := p.Logger
 	if lg == nil {
 		lg = zap.NewNop()
