@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +19,16 @@ type AppendOptions struct {
 	NoSync bool
 	// Now is the clock for records without a ts; time.Now when nil.
 	Now func() time.Time
+	// IfAbsent writes nothing and returns ErrExists when a line of the
+	// file already holds rec's uuid (checked under the lock): records
+	// memsync derives with deterministic uuids are journaled once however
+	// many processes derive them.
+	IfAbsent bool
 }
+
+// ErrExists is returned by Append with IfAbsent when the uuid is already
+// in the file.
+var ErrExists = errors.New("a record with this uuid is already in the journal")
 
 // FileName is the journal file that holds records of ts's UTC day.
 func FileName(ts time.Time) string { return ts.UTC().Format("2006-01-02") + ".jsonl" }
@@ -70,6 +80,15 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 		return "", fmt.Errorf("append: %w", err)
 	}
 	size := st.Size()
+	if opts.IfAbsent && rec.UUID != "" {
+		data := make([]byte, size)
+		if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("append: read %s: %w", path, err)
+		}
+		if bytes.Contains(data, []byte(`"uuid":"`+rec.UUID+`"`)) {
+			return path, ErrExists
+		}
+	}
 	if rec.UUID == "" {
 		prefix := fmt.Sprintf("mem_%s_%s_", UUIDTime(rec.TS), rec.Agent)
 		n, err := maxSequence(f, size, prefix, explicitTS)

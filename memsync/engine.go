@@ -37,6 +37,10 @@ type Options struct {
 	// changed: the group of every record projected, and the shared group as
 	// well when a record supersedes another (whose group is not known here).
 	OnChanged func(groups []string)
+	// OnSignals is told, after each pass, the uuids whose importance
+	// signals may have changed: every record projected and every uuid one
+	// of them links to, supports or contradicts (for promotion).
+	OnSignals func(uuids []string)
 	// Progress is told how many records each graph write carried.
 	Progress func(records int)
 }
@@ -72,6 +76,8 @@ type Engine struct {
 	cause   string
 
 	changed map[string]bool // groups with records projected in this pass
+	// signalled holds the uuids whose signals this pass may have changed.
+	signalled map[string]bool
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -131,6 +137,7 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
 		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
+		signalled: map[string]bool{},
 	}, nil
 }
 
@@ -202,6 +209,10 @@ func (e *Engine) notify() {
 		fn(slices.Sorted(maps.Keys(e.changed)))
 	}
 	clear(e.changed)
+	if fn := e.opts.OnSignals; fn != nil && len(e.signalled) > 0 {
+		fn(slices.Sorted(maps.Keys(e.signalled)))
+	}
+	clear(e.signalled)
 }
 
 // projected notes what a write that landed changed, for notify.
@@ -211,6 +222,14 @@ func (e *Engine) projected(batch []Memory) {
 		e.changed[m.GroupID()] = true
 		if len(m.Supersedes) > 0 {
 			e.changed[journal.SharedGroup] = true
+		}
+		if e.opts.OnSignals != nil {
+			e.signalled[m.UUID] = true
+			for _, ids := range [][]string{m.Links, m.ConflictsWith, m.Supports()} {
+				for _, id := range ids {
+					e.signalled[id] = true
+				}
+			}
 		}
 	}
 }

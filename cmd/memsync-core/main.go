@@ -54,6 +54,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runSearch, true
 	case "cache":
 		return runCache, true
+	case "flag":
+		return runFlag, true
+	case "explain":
+		return runExplain, true
 	}
 	return nil, false
 }

@@ -109,6 +109,7 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 	defer regen.Close()
 	eng, err := memsync.New(memsync.Options{
 		Root: repo, Graph: g, Logger: lg, Now: env.Now, OnChanged: regen.NotifyGroups,
+		OnSignals: promotions(runCtx, g, repo, cfg, lg, env, nil),
 		BatchSize: cfg.Daemon.BatchSize, BatchWindow: cfg.Daemon.BatchWindow, PollInterval: cfg.Daemon.PollInterval,
 	})
 	if err != nil {

@@ -30,11 +30,20 @@ func runSync(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("open graph: %v (journals are untouched; run again when it is reachable)", err)
 	}
 	defer g.Close()
-	eng, err := memsync.New(memsync.Options{Root: repo, Graph: g, Logger: lg, Now: env.Now, BatchSize: cfg.Daemon.BatchSize})
+	promoted := 0
+	eng, err := memsync.New(memsync.Options{Root: repo, Graph: g, Logger: lg, Now: env.Now, BatchSize: cfg.Daemon.BatchSize,
+		OnSignals: promotions(ctx, g, repo, cfg, lg, env, &promoted)})
 	if err != nil {
 		return fs.fail("%v", err)
 	}
 	rep, err := eng.SyncOnce(ctx)
+	if err == nil && promoted > 0 {
+		// Project the promotions this pass journaled before saying done.
+		var again memsync.PassReport
+		again, err = eng.SyncOnce(ctx)
+		rep.Projected += again.Projected
+		rep.Queued, rep.Rejected, rep.Pending = rep.Queued+again.Queued, rep.Rejected+again.Rejected, again.Pending
+	}
 	fmt.Fprintf(env.Stdout, "projected %d, queued %d, rejected %d, outbox %d\n", rep.Projected, rep.Queued, rep.Rejected, rep.Pending)
 	if errors.Is(err, memsync.ErrPaused) {
 		return fs.fail("%v: %d records wait in the outbox", err, rep.Pending)

@@ -20,6 +20,7 @@ const (
 	EdgeLinksTo       = "LINKS_TO"
 	EdgeSupersedes    = "SUPERSEDES"
 	EdgeConflictsWith = "CONFLICTS_WITH"
+	EdgeSupports      = "SUPPORTS"
 )
 
 // tsLayout is how ts and invalid_at are stored: fixed width, so that text
@@ -286,7 +287,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		for _, e := range [...]struct {
 			typ string
 			dst []string
-		}{{EdgeLinksTo, m.Links}, {EdgeSupersedes, m.Supersedes}, {EdgeConflictsWith, m.ConflictsWith}} {
+		}{{EdgeLinksTo, m.Links}, {EdgeSupersedes, m.Supersedes}, {EdgeConflictsWith, m.ConflictsWith}, {EdgeSupports, m.Supports()}} {
 			for _, dst := range e.dst {
 				edgeArgs = append(edgeArgs, m.UUID, e.typ, dst)
 			}

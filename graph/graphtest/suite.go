@@ -42,6 +42,8 @@ func Run(t *testing.T, open Open) {
 		{"SearchFilters", testSearchFilters},
 		{"DropAndStats", testDropAndStats},
 		{"Hashes", testHashes},
+		{"SignalsShuffled", testSignalsShuffled},
+		{"IncomingBeforeTarget", testIncomingBeforeTarget},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -118,6 +118,12 @@ CALL {
   MATCH (a:Memory {uuid: r[0]})
   MERGE (b:Memory {uuid: r[1]})
   CREATE (a)-[:CONFLICTS_WITH]->(b)
+}
+CALL {
+  UNWIND $supports AS r
+  MATCH (a:Memory {uuid: r[0]})
+  MERGE (b:Memory {uuid: r[1]})
+  CREATE (a)-[:SUPPORTS]->(b)
 }`
 
 	// retire recomputes invalid_at/replaced_by of projected memories from
@@ -395,6 +401,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		mismatched               []string
 		created, filled          []any
 		links, supers, conflicts []any
+		supports                 []any
 		retired                  []string
 		agents                   = map[string]int64{} // name -> position in agentList
 		agentList                []string
@@ -438,6 +445,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		links = appendEdges(links, p.uuid, rec.Links)
 		supers = appendEdges(supers, p.uuid, rec.Supersedes)
 		conflicts = appendEdges(conflicts, p.uuid, rec.ConflictsWith)
+		supports = appendEdges(supports, p.uuid, rec.Supports())
 		retired = append(retired, rec.Supersedes...)
 	}
 	if len(agentList) == 0 {
@@ -458,8 +466,9 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 	if n, _ := counts.Values[0].(int64); n != int64(len(filled)) {
 		return nil, errRaced
 	}
-	if len(links)+len(supers)+len(conflicts) > 0 {
-		err := run(ctx, tx, createEdges, map[string]any{"links": nonNil(links), "supersedes": nonNil(supers), "conflicts": nonNil(conflicts)})
+	if len(links)+len(supers)+len(conflicts)+len(supports) > 0 {
+		err := run(ctx, tx, createEdges, map[string]any{"links": nonNil(links), "supersedes": nonNil(supers),
+			"conflicts": nonNil(conflicts), "supports": nonNil(supports)})
 		if err != nil {
 			return nil, err
 		}

@@ -139,6 +139,24 @@ func (g *Graph) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, err
 	return nil, g.check()
 }
 
+// Incoming implements memsync.Graph from the stored records' fields.
+func (g *Graph) Incoming(_ context.Context, uuids []string) ([]memsync.Reference, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, id := range uuids {
+		want[id] = true
+	}
+	var out []memsync.Reference
+	for _, n := range g.nodes {
+		out = append(out, memsync.References(n, want)...)
+	}
+	return out, nil
+}
+
 // Identity implements memsync.Graph.
 func (g *Graph) Identity() string { return g.ID }
 

@@ -32,6 +32,8 @@ func Commands() []Command {
 		{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)"},
 		{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)"},
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
+		{"flag", "human feedback on a memory (important, wrong, verified, unimportant), journaled"},
+		{"explain", "why a memory ranks where it does: importance, confidence, status and their events"},
 	}
 }
 
