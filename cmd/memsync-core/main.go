@@ -54,6 +54,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runSearch, true
 	case "cache":
 		return runCache, true
+	case "show":
+		return runShow, true
+	case "rejects":
+		return runRejects, true
 	}
 	return nil, false
 }

@@ -38,8 +38,15 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	}
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.usageErr("%v", err)
 	}
+	// One daemon per repository, for the daemon's whole life (across
+	// reloads); the kernel releases the lock however the process ends.
+	lock, code, done := lockRepo(fs, repo, "run", "stop it first (one daemon per repository)")
+	if done {
+		return code
+	}
+	defer lock.Release() //nolint:errcheck // the process is ending
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -68,7 +75,9 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		return false, err
 	}
 	defer lg.Sync() //nolint:errcheck // stderr
-	lg.Info("memsync starting", zap.String("repo", repo), zap.Stringer("config", cfg))
+	agents, _ := listAgents(repo)
+	lg.Info("memsync starting", zap.String("graph", cfg.graph()), zap.String("repo", repo), zap.Strings("agents", agents))
+	lg.Debug("configuration", zap.Stringer("config", cfg))
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
