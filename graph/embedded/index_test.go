@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -250,5 +252,59 @@ func TestReadersAttachTheSearchFile(t *testing.T) {
 		if err := g.rdb.QueryRow(q).Scan(&n); err != nil || n != -16384 {
 			t.Errorf("%s = %d (%v), want -16384", q, n, err)
 		}
+	}
+}
+
+// A handle still writing after another one dropped the store (a rebuild
+// under a running daemon) meets a search file of another generation; the
+// line that says so names the search file once, beside the store's path,
+// never a second "path" key.
+func TestIndexLogLinesNameEachPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	core, logs := observer.New(zap.InfoLevel)
+	g1, err := Open(dir, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g1.Close()
+	ctx := context.Background()
+	apply(t, g1, mem("a1", 1, "alpha"))
+	if err := g1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g1, mem("a2", 2, "beta"))
+	if err := g1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, e := range logs.All() {
+		keys := map[string]int{}
+		for _, f := range e.Context {
+			keys[f.Key]++
+		}
+		for k, n := range keys {
+			if n > 1 {
+				t.Errorf("%q carries %d %q keys: %v", e.Message, n, k, e.Context)
+			}
+		}
+		if strings.Contains(e.Message, "another generation") {
+			seen = true
+			if keys["search_file"] != 1 {
+				t.Errorf("%q does not name the search file: %v", e.Message, e.Context)
+			}
+		}
+	}
+	if !seen {
+		t.Fatalf("no line about the search index's generation: %v", logs.All())
 	}
 }
