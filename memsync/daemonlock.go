@@ -55,6 +55,12 @@ func (e *LockedError) Error() string {
 // Unwrap is ErrRepoLocked.
 func (e *LockedError) Unwrap() error { return ErrRepoLocked }
 
+// How often and how long LockRepo tries again when the lock is held.
+const (
+	lockRetries    = 10
+	lockRetryPause = 10 * time.Millisecond
+)
+
 // RepoLock is a held daemon lock: an exclusive flock on
 // .memsync/daemon.lock, which the kernel releases when the process ends,
 // however it ends. The file names the holder for others to report.
@@ -74,7 +80,14 @@ func LockRepo(l Layout, command string, now time.Time) (*RepoLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon lock: %w", err)
 	}
-	if err := flockNB(f, syscall.LOCK_EX); err != nil {
+	// RepoLockHolder (status) holds a shared lock for an instant to probe:
+	// a few short retries keep such a probe from refusing a start.
+	err = flockNB(f, syscall.LOCK_EX)
+	for i := 0; i < lockRetries && errors.Is(err, syscall.EWOULDBLOCK); i++ {
+		time.Sleep(lockRetryPause)
+		err = flockNB(f, syscall.LOCK_EX)
+	}
+	if err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			h, _ := readHolder(f)
