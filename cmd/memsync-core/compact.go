@@ -25,7 +25,9 @@ journal/archive/ and commit. A day's journal is compacted once the day is
 over, or earlier when it holds more than compaction.max_day_lines records.
 A crash at any point loses nothing, and running it again finishes the work.
 Text outside the generated sections of MEMORY.md and the entity pages is
-never touched. --dry-run prints what would be absorbed and writes nothing.`
+never touched. --dry-run prints what would be absorbed and writes nothing.
+It refuses to run (exit 2) while a daemon runs on the repository: the
+daemon compacts by itself.`
 
 // compactJSON is the document compact --json prints.
 type compactJSON struct {

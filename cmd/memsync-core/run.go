@@ -23,6 +23,9 @@ project each record into the graph, exactly once, keeping cursors, an outbox
 for retries and a rejects file. Meant for systemd or launchd (see
 scripts/memsync.service and scripts/com.memsync.daemon.plist); it needs no
 terminal and logs to stderr (JSON unless stderr is a terminal).
+One daemon runs per repository: it holds .memsync/daemon.lock for its whole
+life, and a second one exits 2 naming the first one's pid. It logs a short
+start line and one line per pass that projected something.
 SIGTERM or SIGINT: finish the batch in flight and exit 0. SIGHUP: reload
 memsync.yaml and the environment, reconnect, and go on.`
 

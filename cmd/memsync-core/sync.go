@@ -11,7 +11,9 @@ import (
 const syncDescription = `Make one full pass, then exit: try every agent's outbox once, then project
 every journal line past its cursor. Exit 0 when everything reached the
 graph; exit 1 when the graph could not be reached (the records wait in the
-outbox for the next pass or the daemon) or a sync file could not be written.`
+outbox for the next pass or the daemon) or a sync file could not be written.
+It refuses to run (exit 2) while a daemon runs on the repository: the daemon
+projects everything already.`
 
 func runSync(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "sync", "sync --once [--repo DIR] [--graph embedded|neo4j] [flags]", syncDescription)
