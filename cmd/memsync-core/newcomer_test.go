@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	core "github.com/memsync/memsync/memsync"
 )
@@ -189,7 +190,7 @@ func TestOneDaemonPerRepository(t *testing.T) {
 // showRepo is a repository with a shared decision of alice's that a later
 // one supersedes, a private memory of alice's, one of bob's, and a line of
 // bob's that is rejected; all synced.
-func showRepo(t *testing.T) (repo string, ids map[string]string) {
+func showRepo(t *testing.T, env []string) (repo string, ids map[string]string) {
 	t.Helper()
 	repo = newRepo(t, "alice", "bob")
 	ids = map[string]string{}
@@ -212,7 +213,7 @@ func showRepo(t *testing.T) (repo string, ids map[string]string) {
 	}
 	f.WriteString(`{"ts":"2026-11-21T10:00:00Z","agent":"bob","kind":"bogus","text":"a bad line"}` + "\n")
 	f.Close()
-	if r := runBin(t, repo, nil, "sync", "--once", "--repo", repo); r.code != 0 {
+	if r := runBin(t, repo, env, "sync", "--once", "--repo", repo); r.code != 0 {
 		t.Fatalf("sync: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	return repo, ids
@@ -220,10 +221,19 @@ func showRepo(t *testing.T) (repo string, ids map[string]string) {
 
 // TestShowCommand: show prints everything a record carries, where it
 // lives, its edges and its status, to an agent that may see it; another
-// agent's private memory is "not found", exactly like an unknown uuid.
+// agent's private memory is "not found", exactly like an unknown uuid. On
+// both backends.
 func TestShowCommand(t *testing.T) {
-	repo, ids := showRepo(t)
-	r := runBin(t, repo, nil, "show", ids["shared"], "--agent", "bob", "--repo", repo)
+	t.Run("embedded", func(t *testing.T) { testShow(t, nil) })
+	t.Run("neo4j", func(t *testing.T) {
+		neo4jtest.Open(t) // holds the server for this test, empty
+		testShow(t, []string{"MEMSYNC_GRAPH=neo4j", "MEMSYNC_NEO4J_URI=" + os.Getenv("MEMSYNC_NEO4J_URI")})
+	})
+}
+
+func testShow(t *testing.T, env []string) {
+	repo, ids := showRepo(t, env)
+	r := runBin(t, repo, env, "show", ids["shared"], "--agent", "bob", "--repo", repo)
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("show: %d %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -236,7 +246,7 @@ func TestShowCommand(t *testing.T) {
 			t.Errorf("show lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	r = runBin(t, repo, nil, "show", ids["old"], "--agent", "alice", "--json", "--repo", repo)
+	r = runBin(t, repo, env, "show", ids["old"], "--agent", "alice", "--json", "--repo", repo)
 	var doc showJSON
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
 		t.Fatalf("show --json: %d %v %q", r.code, err, r.stderr)
@@ -249,8 +259,8 @@ func TestShowCommand(t *testing.T) {
 	}
 
 	// Another agent's private memory and a uuid nobody wrote: the same answer.
-	hidden := runBin(t, repo, nil, "show", ids["alice-private"], "--agent", "bob", "--repo", repo)
-	missing := runBin(t, repo, nil, "show", "mem_20261121T090009Z_alice_0009", "--agent", "bob", "--repo", repo)
+	hidden := runBin(t, repo, env, "show", ids["alice-private"], "--agent", "bob", "--repo", repo)
+	missing := runBin(t, repo, env, "show", "mem_20261121T090009Z_alice_0009", "--agent", "bob", "--repo", repo)
 	want := func(id string) string { return "memsync show: no memory " + id + " visible to agent bob\n" }
 	if hidden.code != exitFail || hidden.stdout != "" || hidden.stderr != want(ids["alice-private"]) {
 		t.Errorf("another agent's private memory: %d %q %q", hidden.code, hidden.stdout, hidden.stderr)
@@ -258,14 +268,14 @@ func TestShowCommand(t *testing.T) {
 	if missing.code != exitFail || missing.stdout != "" || missing.stderr != want("mem_20261121T090009Z_alice_0009") {
 		t.Errorf("unknown uuid: %d %q %q", missing.code, missing.stdout, missing.stderr)
 	}
-	if r := runBin(t, repo, nil, "show", ids["alice-private"], "--agent", "alice", "--repo", repo); r.code != 0 || !strings.Contains(r.stdout, "alice's own secret") {
+	if r := runBin(t, repo, env, "show", ids["alice-private"], "--agent", "alice", "--repo", repo); r.code != 0 || !strings.Contains(r.stdout, "alice's own secret") {
 		t.Errorf("alice's own private memory: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 
 	// Appended, not yet projected: read from the journal.
 	r = runBin(t, repo, nil, "append", "--repo", repo, "--agent", "bob", "--kind", "fact", "fresh")
 	fresh := strings.TrimSpace(r.stdout)
-	r = runBin(t, repo, nil, "show", fresh, "--agent", "bob", "--repo", repo)
+	r = runBin(t, repo, env, "show", fresh, "--agent", "bob", "--repo", repo)
 	if r.code != 0 || !strings.Contains(squash(r.stdout), "\nstatus not projected\n") {
 		t.Errorf("unprojected record: %d %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -277,7 +287,7 @@ func TestShowCommand(t *testing.T) {
 // TestRejectsCommand: rejects lists each rejected line with its file, line
 // and reason; status and verify point at it.
 func TestRejectsCommand(t *testing.T) {
-	repo, _ := showRepo(t)
+	repo, _ := showRepo(t, nil)
 	r := runBin(t, repo, nil, "rejects", "--repo", repo)
 	want := "agents/bob/memory/journal/2026-11-21.jsonl:2: field \"kind\": unknown kind \"bogus\"\n"
 	if r.code != 0 || r.stdout != want {
