@@ -85,13 +85,19 @@ func (e *Engine) Run(ctx context.Context) error {
 		clear(dirty)
 		e.notify()
 		if rep.Projected+rep.Queued+rep.Rejected > 0 {
-			e.lg.Debug("pass", zap.Int("projected", rep.Projected), zap.Int("queued", rep.Queued), zap.Int("rejected", rep.Rejected))
+			// One line per pass that did something.
+			lag := time.Duration(0)
+			if !rep.Oldest.IsZero() {
+				lag = max(e.opts.Now().Sub(rep.Oldest), 0).Round(time.Millisecond)
+			}
+			e.lg.Info("pass", zap.Int("projected", rep.Projected), zap.Int("rejected", rep.Rejected),
+				zap.Int("queued", rep.Queued), zap.Duration("lag", lag))
 		}
 	}
 
 	watch()
 	pass(true)
-	e.lg.Info("memsync running", zap.String("repo", e.layout.Root), zap.String("graph", e.opts.Graph.Identity()))
+	e.lg.Info("memsync running: tailing the journals", zap.String("graph", e.opts.Graph.Identity()))
 
 	tick := time.NewTicker(e.opts.PollInterval)
 	defer tick.Stop()

@@ -147,6 +147,19 @@ type PassReport struct {
 	Queued    int // records put in an outbox
 	Rejected  int // new rejects recorded
 	Pending   int // outbox entries still waiting at the end
+	// Oldest is the earliest ts among the records the graph acknowledged:
+	// the daemon's pass line reports its age as the pass's lag.
+	Oldest time.Time
+}
+
+// projected counts batch as acknowledged by the graph.
+func (r *PassReport) projected(batch []Memory) {
+	r.Projected += len(batch)
+	for i := range batch {
+		if ts := batch[i].TS; !ts.IsZero() && (r.Oldest.IsZero() || ts.Before(r.Oldest)) {
+			r.Oldest = ts
+		}
+	}
 }
 
 // ErrPaused means the pass stopped early: the graph is unreachable or the
@@ -486,7 +499,7 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			rejects[i] = r.Reject
 		}
 		e.recovered(causeGraph)
-		rep.Projected += len(batch)
+		rep.projected(batch)
 		e.projected(batch)
 		if err := e.reject(a, rejects, rep); err != nil {
 			e.agentFault(a, err)

@@ -50,6 +50,9 @@ func (l Layout) RejectsFile(agent string) string {
 // LocalDir is the host-local .memsync directory (embedded store, locks).
 func (l Layout) LocalDir() string { return filepath.Join(l.Root, ".memsync") }
 
+// DaemonLockFile is the daemon lock (see LockRepo).
+func (l Layout) DaemonLockFile() string { return filepath.Join(l.LocalDir(), "daemon.lock") }
+
 // Rel is path relative to the root, slash-separated.
 func (l Layout) Rel(path string) string {
 	rel, err := filepath.Rel(l.Root, path)

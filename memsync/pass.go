@@ -397,7 +397,7 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 			}
 		} else {
 			e.recovered(causeGraph)
-			rep.Projected += len(direct)
+			rep.projected(direct)
 			if e.opts.Progress != nil {
 				e.opts.Progress(len(direct))
 			}

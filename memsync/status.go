@@ -33,9 +33,19 @@ type GraphStatus struct {
 	Error     string `json:"error,omitempty"`
 }
 
+// DaemonStatus says whether a process holds the repository's daemon lock.
+type DaemonStatus struct {
+	Running bool `json:"running"`
+	// PID, Command and Since are the holder's when Running.
+	PID     int       `json:"pid,omitempty"`
+	Command string    `json:"command,omitempty"` // "run" for the daemon
+	Since   time.Time `json:"since,omitzero"`
+}
+
 // StatusReport is the document `memsync status --json` prints.
 type StatusReport struct {
 	Graph  GraphStatus   `json:"graph"`
+	Daemon DaemonStatus  `json:"daemon"`
 	Agents []AgentStatus `json:"agents"`
 }
 
@@ -50,6 +60,9 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 		rep.Graph.Error = err.Error()
 	} else {
 		rep.Graph.Reachable = true
+	}
+	if h, held, err := RepoLockHolder(layout); err == nil && held {
+		rep.Daemon = DaemonStatus{Running: true, PID: h.PID, Command: h.Command, Since: h.Since}
 	}
 	agents, err := layout.Agents()
 	if err != nil {

@@ -130,4 +130,8 @@ func TestCompactCommandErrors(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "skipped: not committed") {
 		t.Fatalf("%d %q %q", r.code, r.stdout, r.stderr)
 	}
+	// The summary is said once, on stdout, in English: "1 record".
+	if !strings.HasPrefix(r.stdout, "a: absorbed 1 record (") || strings.Contains(r.stderr, "compacted") || strings.Contains(r.stderr, "compacting") {
+		t.Fatalf("summary: stdout %q stderr %q", r.stdout, r.stderr)
+	}
 }

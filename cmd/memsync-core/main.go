@@ -58,6 +58,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runFlag, true
 	case "explain":
 		return runExplain, true
+	case "show":
+		return runShow, true
+	case "rejects":
+		return runRejects, true
 	}
 	return nil, false
 }

@@ -167,7 +167,9 @@ func TestRebuildFromHistoryRecoversADeletedJournal(t *testing.T) {
 	if !strings.Contains(nodes, `"Path":"agents/a/memory/journal/2026-11-18.jsonl"`) {
 		t.Fatal("recovered records should name the journal they were read from")
 	}
-	if r := cli(t, "rebuild", "--from-history", "--yes", "--repo", t.TempDir()); r.code != exitUsage || !strings.Contains(r.stderr, "git") {
+	noGit := t.TempDir()
+	os.MkdirAll(filepath.Join(noGit, "agents"), 0o755) // a memory repository, but no git work tree
+	if r := cli(t, "rebuild", "--from-history", "--yes", "--repo", noGit); r.code != exitUsage || !strings.Contains(r.stderr, "git") {
 		t.Fatalf("no git: %d %q", r.code, r.stderr)
 	}
 }

@@ -109,7 +109,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.usageErr("%v", err)
 	}
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"go.uber.org/zap"
@@ -42,17 +43,35 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if !rep.Graph.Reachable {
 		state = "UNREACHABLE: " + rep.Graph.Error
 	}
-	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n\n", rep.Graph.Backend, rep.Graph.Identity, state)
+	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n", rep.Graph.Backend, rep.Graph.Identity, state)
+	fmt.Fprintf(env.Stdout, "daemon: %s\n\n", daemonLine(rep.Daemon))
 	tw := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "agent\tjournal\tprojected\toutbox\trejects\tlag\t")
 	for _, a := range rep.Agents {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0fs\t\n", a.Agent, a.JournalRecords, a.Projected, a.Outbox, a.Rejects, a.LagSeconds)
 	}
 	tw.Flush()
+	rejects := 0
 	for _, a := range rep.Agents {
+		rejects += a.Rejects
 		if a.Problem != "" {
 			fmt.Fprintf(env.Stdout, "%s: %s\n", a.Agent, a.Problem)
 		}
 	}
+	if rejects > 0 {
+		fmt.Fprintf(env.Stdout, "\n%d rejected lines: memsync rejects lists them\n", rejects)
+	}
 	return exitOK
+}
+
+// daemonLine is "running (pid N, since T)" or "not running".
+func daemonLine(d memsync.DaemonStatus) string {
+	if !d.Running {
+		return "not running"
+	}
+	h := memsync.LockHolder{PID: d.PID, Command: d.Command, Since: d.Since}
+	if d.Command != "" && d.Command != "run" {
+		return "not running; " + h.String() + " holds the daemon lock"
+	}
+	return "running" + strings.TrimPrefix(h.String(), "a daemon")
 }

@@ -51,6 +51,9 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 				fmt.Fprintf(env.Stdout, "  %s: %s\n", l.name, strings.Join(l.ids, " "))
 			}
 		}
+		if n, err := rejectCount(repo); err == nil && n > 0 {
+			fmt.Fprintf(env.Stdout, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)
+		}
 	}
 	if !rep.OK {
 		return exitFail

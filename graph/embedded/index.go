@@ -147,7 +147,7 @@ type indexer struct {
 func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (*indexer, error) {
 	db, w, err := openSearchFile(ctx, path)
 	if err != nil {
-		lg.Warn("search index unreadable: building it again", zap.String("path", path), zap.Error(err))
+		lg.Warn("search index unreadable: building it again", zap.String("search_file", path), zap.Error(err))
 		for _, p := range []string{path, path + "-wal", path + "-shm"} {
 			if rmErr := os.Remove(p); rmErr != nil && !os.IsNotExist(rmErr) {
 				return nil, fmt.Errorf("replace search index: %w", rmErr)
@@ -269,13 +269,39 @@ func (ix *indexer) wait(ctx context.Context) error {
 
 // retry queues the last job again, without its rows (so from the stored
 // records), when the last one failed and nothing newer is queued.
+//
+// The job is counted as queued before retry returns, so that the next
+// wait (the next search) waits for it; only the channel send, which may
+// block while the indexer is busy, happens on another goroutine. (Counting
+// it there too let a search that came right after the retry find the
+// queue "empty" and search the stale index.)
 func (ix *indexer) retry() {
 	ix.mu.Lock()
 	job, stale := ix.last, ix.failed != nil && ix.indexed == ix.queued
+	if stale {
+		ix.queued++
+	}
 	ix.mu.Unlock()
 	if stale {
-		go ix.send(job)
+		go ix.sendCounted(job)
 	}
+}
+
+// sendCounted sends a job that retry already counted in queued; when the
+// indexer has closed meanwhile, it counts the job as finished instead, so
+// that nobody waits for it.
+func (ix *indexer) sendCounted(job ixJob) {
+	ix.sendMu.Lock()
+	defer ix.sendMu.Unlock()
+	if ix.closed {
+		ix.mu.Lock()
+		ix.indexed++
+		close(ix.changed)
+		ix.changed = make(chan struct{})
+		ix.mu.Unlock()
+		return
+	}
+	ix.jobs <- job
 }
 
 // close finishes the jobs queued and stops the indexer.
@@ -313,7 +339,7 @@ func (ix *indexer) index(job ixJob) error {
 		if stale {
 			if gen != "" {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
-					zap.String("path", ix.path))
+					zap.String("search_file", ix.path))
 			}
 			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
 				`DELETE FROM entities`, `DELETE FROM mentions`} {
