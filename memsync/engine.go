@@ -298,7 +298,7 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 		return nil, err
 	}
 	if err == nil {
-		return e.mismatches(actx, batch, res.Mismatched)
+		return e.mismatches(actx, batch, res)
 	}
 	e.lg.Warn("graph refused a record: isolating it", zap.Error(err))
 	var rejects []agentReject
@@ -312,7 +312,7 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 		if err != nil {
 			return nil, err
 		}
-		mm, err := e.mismatches(actx, []Memory{m}, res.Mismatched)
+		mm, err := e.mismatches(actx, []Memory{m}, res)
 		if err != nil {
 			return nil, err
 		}
@@ -321,25 +321,36 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 	return rejects, nil
 }
 
-// mismatches turns the uuids the graph did not write into rejects: every
+// mismatches turns the clashes the graph reported into rejects: every
 // record in the batch with one of those uuids whose content differs from
-// what the graph holds (the earlier line, or the first in the batch).
-func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string) ([]agentReject, error) {
-	if len(uuids) == 0 {
+// what the graph holds (the version journal.ClashWins prefers), and every
+// memory projected earlier that a record of the batch displaced.
+func (e *Engine) mismatches(ctx context.Context, batch []Memory, res ApplyResult) ([]agentReject, error) {
+	if len(res.Mismatched) == 0 && len(res.Displaced) == 0 {
 		return nil, nil
 	}
-	held, err := e.opts.Graph.Get(ctx, uuids)
+	held, err := e.opts.Graph.Get(ctx, res.Mismatched)
 	if err != nil {
 		return nil, err
 	}
 	var out []agentReject
+	inBatch := map[[2]any]bool{}
 	for _, m := range batch {
+		inBatch[[2]any{m.Path, m.Line}] = true
 		n, ok := held[m.UUID]
 		if !ok || n.Hash == m.Hash() {
 			continue
 		}
 		out = append(out, agentReject{agent: m.Agent, Reject: Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
-			Reason: fmt.Sprintf("field %q: %s was already projected with different content (from %s:%d)", "uuid", m.UUID, n.Path, n.Line)}})
+			Reason: journal.ClashReason(m.UUID, n.Path, n.Line)}})
+	}
+	for _, d := range res.Displaced {
+		if inBatch[[2]any{d.Path, d.Line}] {
+			continue
+		}
+		winner := held[d.UUID] // a displaced uuid is Mismatched too
+		out = append(out, agentReject{agent: d.Agent, Reject: Reject{File: d.Path, Line: d.Line, UUID: d.UUID,
+			Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}})
 	}
 	return out, nil
 }

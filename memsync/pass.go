@@ -298,9 +298,9 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 			case l.Err != nil:
 				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: l.Err.Error()})
 				r.cur.rejects++
-			case l.Record.Agent != a.name:
+			case journal.CheckOwner(&l.Record, a.name) != nil:
 				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, UUID: l.Record.UUID,
-					Reason: fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)})
+					Reason: journal.CheckOwner(&l.Record, a.name).Error()})
 				r.cur.rejects++
 			default:
 				m := Memory{Record: l.Record, Path: rel, Line: l.Number}
