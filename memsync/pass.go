@@ -294,13 +294,17 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 			if err != nil {
 				return fmt.Errorf("read %s: %w", rel, err)
 			}
+			var notOwned error // the agent field or the uuid names another agent
+			if l.Err == nil {
+				notOwned = journal.CheckOwner(&l.Record, a.name)
+			}
 			switch {
 			case l.Err != nil:
 				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: l.Err.Error()})
 				r.cur.rejects++
-			case journal.CheckOwner(&l.Record, a.name) != nil:
+			case notOwned != nil:
 				seg.rejects = append(seg.rejects, Reject{File: rel, Line: l.Number, Offset: l.Offset, UUID: l.Record.UUID,
-					Reason: journal.CheckOwner(&l.Record, a.name).Error()})
+					Reason: notOwned.Error()})
 				r.cur.rejects++
 			default:
 				m := Memory{Record: l.Record, Path: rel, Line: l.Number}
