@@ -199,3 +199,28 @@ func TestClashWinnerIgnoresTheReadOrder(t *testing.T) {
 		})
 	}
 }
+
+// A back-dated version of a uuid that arrives after the first one was
+// projected wins it (journal.ClashWins: the earlier ts), on every backend;
+// the line it displaced is the reject, in its agent's rejects.
+func TestBackDatedVersionDisplacesTheProjectedOne(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.write("alice", "2026-11-21.jsonl", lineAt("mem_bd", "alice", "written first", "2026-11-21T10:00:00Z"))
+		r.syncOnce(r.engine())
+		r.write("alice", "2026-11-20.jsonl", lineAt("mem_bd", "alice", "back-dated rewrite", "2026-11-20T10:00:00Z"))
+		if rep := r.syncOnce(r.engine()); rep.Rejected != 1 {
+			t.Fatalf("pass = %+v, want the displaced line rejected", rep)
+		}
+		if n := get(t, r.g, "mem_bd"); n.Text != "back-dated rewrite" || n.Path != "agents/alice/memory/journal/2026-11-20.jsonl" {
+			t.Fatalf("mem_bd = %q from %s, want the back-dated version", n.Text, n.Path)
+		}
+		rs := r.rejects("alice")
+		if len(rs) != 1 || rs[0].File != "agents/alice/memory/journal/2026-11-21.jsonl" || rs[0].Line != 1 ||
+			!strings.Contains(rs[0].Reason, "2026-11-20.jsonl:1") {
+			t.Fatalf("rejects = %+v, want the displaced 2026-11-21 line", rs)
+		}
+		if v := r.verify(); v.Different != 0 || v.Missing != 0 || v.Conflicts != 1 || v.Rejected != 1 || v.Projected != 1 {
+			t.Fatalf("verify = %+v", v)
+		}
+	})
+}
