@@ -57,50 +57,63 @@ type RejectedLine struct {
 const SampleSize = 20
 
 // What the journals say each uuid should hold is kept as a map from a 64-bit
-// digest of the uuid to the winning version's content hash, ts and scope,
-// with no pointers: a million records take about 60 MB and nothing for the
-// garbage collector to trace (a collision, about 1 in 10^7 at a billion
-// records, could only hide a difference, never invent one).
+// digest of the uuid to its winning version, 24 bytes with no pointers: a
+// million records take about 40 MB and nothing for the garbage collector to
+// trace. Content is compared by the first 64 bits of its hash (a collision,
+// about 1 in 10^7 at a billion records, could only hide a difference, never
+// invent one).
 type expected = map[uint64]version
 
-// version is a record's journal.Version in fixed-size form.
+// version is a record's journal.Version in fixed-size form, with what verify
+// learns about it.
 type version struct {
-	hash     [2]uint64 // the 128-bit content hash (journal.Record.Hash)
-	sec      int64     // ts
-	nsec     int32
-	shared   bool
-	conflict bool // another line claims the uuid with other content
-	present  bool // the graph holds the uuid
-	seen     bool // the graph holds this version
-	claimed  bool // a line projected it (for Projected and Duplicates)
+	hash  uint64 // hashKey of the content hash: identity, and its order
+	sec   int64  // ts
+	nsec  uint32 // ts nanoseconds; flagShared and flagConflict in the top bits
+	lines uint32 // lines holding this version; flagPresent and flagSeen in the top bits
 }
+
+const (
+	flagShared   = 1 << 31 // in nsec: scope shared
+	flagConflict = 1 << 30 // in nsec: another line claims the uuid with other content
+	flagPresent  = 1 << 31 // in lines: the graph holds the uuid
+	flagSeen     = 1 << 30 // in lines: the graph holds this version
+	countMask    = 1<<30 - 1
+)
 
 func versionOf(m *Memory) version {
-	return version{hash: hashKey(m.Hash()), sec: m.TS.Unix(), nsec: int32(m.TS.Nanosecond()),
-		shared: m.Scope == journal.ScopeShared}
+	v := version{hash: hashKey(m.Hash()), sec: m.TS.Unix(), nsec: uint32(m.TS.Nanosecond()), lines: 1}
+	if m.Scope == journal.ScopeShared {
+		v.nsec |= flagShared
+	}
+	return v
 }
 
+func (v version) conflict() bool { return v.nsec&flagConflict != 0 }
+func (v version) present() bool  { return v.lines&flagPresent != 0 }
+func (v version) seen() bool     { return v.lines&flagSeen != 0 }
+func (v version) count() int     { return int(v.lines & countMask) }
+
+// journal is v as journal.ClashWins takes it: the hash is the 16 hex
+// digits hashKey kept, which order as the whole hash does.
 func (v version) journal() journal.Version {
 	scope := journal.ScopePrivate
-	if v.shared {
+	if v.nsec&flagShared != 0 {
 		scope = journal.ScopeShared
 	}
-	return journal.Version{Scope: scope, TS: time.Unix(v.sec, int64(v.nsec)).UTC(),
-		Hash: fmt.Sprintf("%016x%016x", v.hash[0], v.hash[1])}
+	ns := int64(v.nsec &^ (flagShared | flagConflict))
+	return journal.Version{Scope: scope, TS: time.Unix(v.sec, ns).UTC(), Hash: fmt.Sprintf("%016x", v.hash)}
 }
 
-// hashKey parses a Record.Hash (32 hex digits) into two words, in order;
-// anything else (not a hash memsync writes) gets a digest, which can never
-// equal a parsed one by chance that matters.
-func hashKey(h string) [2]uint64 {
-	if len(h) == 32 {
-		hi, err1 := strconv.ParseUint(h[:16], 16, 64)
-		lo, err2 := strconv.ParseUint(h[16:], 16, 64)
-		if err1 == nil && err2 == nil {
-			return [2]uint64{hi, lo}
+// hashKey is the first 64 bits of a Record.Hash (hex); anything else (not a
+// hash memsync writes) gets a digest.
+func hashKey(h string) uint64 {
+	if len(h) >= 16 {
+		if k, err := strconv.ParseUint(h[:16], 16, 64); err == nil {
+			return k
 		}
 	}
-	return [2]uint64{digest(h), ^uint64(0)}
+	return digest(h)
 }
 
 // digest is 64-bit FNV-1a.
@@ -113,33 +126,29 @@ func digest(s string) uint64 {
 	return h
 }
 
-// lineKind says what a journal line is.
-type lineKind uint8
-
-const (
-	lineRecord  lineKind = iota // a valid record its journal may project
-	lineInvalid                 // not a valid record (parse or validation)
-	lineForeign                 // a valid record its journal may not project (journal.CheckOwner)
-)
-
-// journalLine is what verify keeps of one line: no strings, except the
-// reason of a line it may name.
-type journalLine struct {
-	uuid   uint64
-	v      version
-	number int32
-	kind   lineKind
+// journalTally is what verify learns from the journals.
+type journalTally struct {
+	want    expected
+	lines   int // every complete, non-blank line
+	invalid int // lines that are not valid records
+	foreign int // valid records their journal may not project (journal.CheckOwner)
+	records int // valid records their journal may project
+	// foreignLines are the uuid and hash digests of the foreign lines, which
+	// put their uuid in conflict when it holds other content.
+	foreignLines [][2]uint64
 }
 
-// fileLines is what verify read from one journal file.
-type fileLines struct {
-	rel   string
-	lines []journalLine
+// lineVersion is a record line's uuid digest and version.
+type lineVersion struct {
+	uuid uint64
+	v    version
 }
 
 // readJournals reads every line of every journal of every agent, files in
-// parallel.
-func readJournals(layout Layout) ([]fileLines, error) {
+// parallel, and keeps for each uuid the version journal.ClashWins prefers:
+// the rule is a total order, so the order in which files are merged does
+// not matter.
+func readJournals(layout Layout) (*journalTally, error) {
 	agents, err := layout.Agents()
 	if err != nil {
 		return nil, err
@@ -152,7 +161,8 @@ func readJournals(layout Layout) ([]fileLines, error) {
 		}
 		files = appendFiles(files, i, paths)
 	}
-	out := make([]fileLines, len(files))
+	tally := &journalTally{want: expected{}}
+	var mu sync.Mutex
 	errs := make([]error, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -160,24 +170,28 @@ func readJournals(layout Layout) ([]fileLines, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var list []lineVersion
 			for i := range next {
 				f := files[i]
-				out[i].rel = layout.Rel(f.path)
+				list = list[:0]
+				var part journalTally
 				errs[i] = eachLine(layout, f.path, func(l journal.Line) error {
-					jl := journalLine{number: int32(l.Number)}
+					part.lines++
 					switch {
 					case l.Err != nil:
-						jl.kind = lineInvalid
+						part.invalid++
 					case journal.CheckOwner(&l.Record, agents[f.agent]) != nil:
-						jl.kind = lineForeign
-					}
-					if l.Err == nil {
+						part.foreign++
+						part.foreignLines = append(part.foreignLines, [2]uint64{digest(l.Record.UUID), hashKey(l.Record.Hash())})
+					default:
 						m := Memory{Record: l.Record}
-						jl.uuid, jl.v = digest(m.UUID), versionOf(&m)
+						list = append(list, lineVersion{digest(m.UUID), versionOf(&m)})
 					}
-					out[i].lines = append(out[i].lines, jl)
 					return nil
 				})
+				mu.Lock()
+				tally.merge(&part, list)
+				mu.Unlock()
 			}
 		}()
 	}
@@ -186,46 +200,43 @@ func readJournals(layout Layout) ([]fileLines, error) {
 	}
 	close(next)
 	wg.Wait()
-	return out, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, fl := range tally.foreignLines {
+		if w, ok := tally.want[fl[0]]; ok && w.hash != fl[1] {
+			w.nsec |= flagConflict
+			tally.want[fl[0]] = w
+		}
+	}
+	tally.foreignLines = nil
+	return tally, nil
 }
 
-// expectedRecords picks, for each uuid, the version journal.ClashWins
-// prefers among the lines that may project it, and marks uuids claimed
-// with other content (by those lines, or by lines that may not project it)
-// as conflicts.
-func expectedRecords(files []fileLines) expected {
-	n := 0
-	for _, f := range files {
-		n += len(f.lines)
-	}
-	want := make(expected, n)
-	for _, f := range files {
-		for _, l := range f.lines {
-			if l.kind != lineRecord {
-				continue
-			}
-			w, ok := want[l.uuid]
-			switch {
-			case !ok:
-				want[l.uuid] = l.v
-			case w.hash != l.v.hash:
-				if journal.ClashWins(l.v.journal(), w.journal()) {
-					w = l.v
-				}
-				w.conflict = true
-				want[l.uuid] = w
-			}
+// merge adds what one file held.
+func (t *journalTally) merge(part *journalTally, list []lineVersion) {
+	t.lines += part.lines
+	t.invalid += part.invalid
+	t.foreign += part.foreign
+	t.records += len(list)
+	t.foreignLines = append(t.foreignLines, part.foreignLines...)
+	for _, l := range list {
+		w, ok := t.want[l.uuid]
+		switch {
+		case !ok:
+			t.want[l.uuid] = l.v
+		case w.hash == l.v.hash:
+			w.lines++
+			t.want[l.uuid] = w
+		case journal.ClashWins(l.v.journal(), w.journal()):
+			// The lines of the version it displaces become rejects.
+			l.v.nsec |= flagConflict
+			t.want[l.uuid] = l.v
+		default:
+			w.nsec |= flagConflict
+			t.want[l.uuid] = w
 		}
 	}
-	for _, f := range files {
-		for _, l := range f.lines {
-			if w, ok := want[l.uuid]; ok && l.kind == lineForeign && w.hash != l.v.hash {
-				w.conflict = true
-				want[l.uuid] = w
-			}
-		}
-	}
-	return want
 }
 
 // EachRecord calls fn for every valid record the agent owns, archive first,
@@ -285,11 +296,8 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	var rep VerifyReport
 	layout := Layout{Root: root}
 	// The graph's side streams in while the journals are read: its
-	// (uuid, hash) digests, 24 bytes a memory, are compared afterwards.
-	type held struct {
-		uuid uint64
-		hash [2]uint64
-	}
+	// (uuid, hash) digests, 16 bytes a memory, are compared afterwards.
+	type held struct{ uuid, hash uint64 }
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	graphDone := make(chan error, 1)
@@ -300,7 +308,7 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 			return nil
 		})
 	}()
-	files, err := readJournals(layout)
+	tally, err := readJournals(layout)
 	if err != nil {
 		cancel()
 	}
@@ -311,7 +319,7 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	if gerr != nil {
 		return rep, fmt.Errorf("verify: walk graph: %w", gerr)
 	}
-	want := expectedRecords(files)
+	want := tally.want
 	rep.JournalRecords = len(want)
 	rep.GraphRecords = len(inGraph)
 	for _, h := range inGraph {
@@ -320,45 +328,35 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 			rep.Extra++
 			continue
 		}
-		w.present = true
+		w.lines |= flagPresent
 		if w.hash != h.hash {
 			rep.Different++
 		} else {
-			w.seen = true
+			w.lines |= flagSeen
 		}
 		want[h.uuid] = w
 	}
 	inGraph = nil
+	winning := 0 // lines holding their uuid's winning version
 	for _, w := range want {
-		if !w.present {
+		n := w.count()
+		winning += n
+		switch {
+		case w.seen():
+			rep.Projected++
+			rep.Duplicates += n - 1
+		default:
+			rep.Unaccounted += n
+		}
+		if !w.present() {
 			rep.Missing++
 		}
-		if w.conflict {
+		if w.conflict() {
 			rep.Conflicts++
 		}
 	}
-	for _, f := range files {
-		for _, l := range f.lines {
-			rep.Lines++
-			if l.kind != lineRecord {
-				rep.Rejected++
-				continue
-			}
-			switch w := want[l.uuid]; {
-			case w.hash != l.v.hash:
-				rep.Rejected++ // lost its uuid to another version
-			case !w.seen:
-				rep.Unaccounted++
-			case w.claimed:
-				rep.Duplicates++
-			default:
-				w.claimed = true
-				want[l.uuid] = w
-				rep.Projected++
-			}
-		}
-	}
-	files = nil
+	rep.Lines = tally.lines
+	rep.Rejected = tally.invalid + tally.foreign + tally.records - winning
 	if rep.Extra > 0 || rep.Different > 0 {
 		// Name a sample: a second pass over the graph, for the uuids.
 		err := g.Hashes(ctx, func(uuid, hash string) error {
@@ -406,7 +404,7 @@ func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
 				} else {
 					k := digest(l.Record.UUID)
 					w, ok := want[k]
-					if ok && w.conflict && !slices.Contains(rep.ConflictUUIDs, l.Record.UUID) {
+					if ok && w.conflict() && !slices.Contains(rep.ConflictUUIDs, l.Record.UUID) {
 						rep.ConflictUUIDs = sample(rep.ConflictUUIDs, l.Record.UUID)
 					}
 					switch err := journal.CheckOwner(&l.Record, a); {
@@ -414,7 +412,7 @@ func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
 						reason = err.Error()
 					case w.hash != hashKey(l.Record.Hash()):
 						reason = journal.ClashReason(l.Record.UUID, "", 0)
-					case !w.present && !named[k] && len(rep.MissingUUIDs) < SampleSize:
+					case !w.present() && !named[k] && len(rep.MissingUUIDs) < SampleSize:
 						named[k] = true
 						rep.MissingUUIDs = append(rep.MissingUUIDs, l.Record.UUID)
 					}
