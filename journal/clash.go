@@ -24,7 +24,7 @@ func UUIDOwner(uuid string) (agent string, ok bool) {
 	if len(uuid) < n+3 || !strings.HasPrefix(uuid, prefix) || uuid[n] != '_' {
 		return "", false
 	}
-	if _, err := time.Parse(uuidTimeLayout, uuid[len(prefix):n]); err != nil {
+	if !isUUIDTime(uuid[len(prefix):n]) {
 		return "", false
 	}
 	rest := uuid[n+1:]
@@ -37,6 +37,21 @@ func UUIDOwner(uuid string) (agent string, ok bool) {
 		return "", false
 	}
 	return agent, true
+}
+
+// isUUIDTime reports whether s has the shape UUIDTime writes,
+// YYYYMMDDTHHMMSSZ with digits where digits go (checked without
+// time.Parse: every line a pass reads goes through here).
+func isUUIDTime(s string) bool {
+	if len(s) != len(uuidTimeLayout) || s[8] != 'T' || s[15] != 'Z' {
+		return false
+	}
+	for i := 0; i < 15; i++ {
+		if i != 8 && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // isSequence: four or more decimal digits.

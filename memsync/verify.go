@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -57,52 +56,46 @@ type RejectedLine struct {
 const SampleSize = 20
 
 // What the journals say each uuid should hold is kept as a map from a 64-bit
-// digest of the uuid to its winning version, 24 bytes with no pointers: a
-// million records take about 40 MB and nothing for the garbage collector to
-// trace. Content is compared by the first 64 bits of its hash (a collision,
-// about 1 in 10^7 at a billion records, could only hide a difference, never
-// invent one).
+// digest of the uuid to one word: 40 bits of the winning version's content
+// hash, how many lines hold that version, and flags. A million records take
+// about 20 MB and nothing for the garbage collector to trace (a collision
+// of the hash bits, about 1 in 10^12 per memory, could only hide a
+// difference, never invent one).
 type expected = map[uint64]version
 
-// version is a record's journal.Version in fixed-size form, with what verify
-// learns about it.
-type version struct {
-	hash  uint64 // hashKey of the content hash: identity, and its order
-	sec   int64  // ts
-	nsec  uint32 // ts nanoseconds; flagShared and flagConflict in the top bits
-	lines uint32 // lines holding this version; flagPresent and flagSeen in the top bits
-}
+// version is the word expected keeps for a uuid.
+type version uint64
 
 const (
-	flagShared   = 1 << 31 // in nsec: scope shared
-	flagConflict = 1 << 30 // in nsec: another line claims the uuid with other content
-	flagPresent  = 1 << 31 // in lines: the graph holds the uuid
-	flagSeen     = 1 << 30 // in lines: the graph holds this version
-	countMask    = 1<<30 - 1
+	flagConflict version = 1 << 0 // another line claims the uuid with other content
+	flagPresent  version = 1 << 1 // the graph holds the uuid
+	flagSeen     version = 1 << 2 // the graph holds this version
+	countShift           = 4
+	countMax             = 1<<20 - 1 // lines holding this version, saturating
+	keyShift             = 24
 )
 
-func versionOf(m *Memory) version {
-	v := version{hash: hashKey(m.Hash()), sec: m.TS.Unix(), nsec: uint32(m.TS.Nanosecond()), lines: 1}
-	if m.Scope == journal.ScopeShared {
-		v.nsec |= flagShared
-	}
-	return v
+// newVersion is the word for a content hash held by n lines.
+func newVersion(hash string, n int) version {
+	return contentBits(hashKey(hash)) | version(min(n, countMax))<<countShift
 }
 
-func (v version) conflict() bool { return v.nsec&flagConflict != 0 }
-func (v version) present() bool  { return v.lines&flagPresent != 0 }
-func (v version) seen() bool     { return v.lines&flagSeen != 0 }
-func (v version) count() int     { return int(v.lines & countMask) }
+// contentBits keeps the top 40 bits of a hash key, where version holds them.
+func contentBits(k uint64) version {
+	return version(k >> keyShift << keyShift)
+}
 
-// journal is v as journal.ClashWins takes it: the hash is the 16 hex
-// digits hashKey kept, which order as the whole hash does.
-func (v version) journal() journal.Version {
-	scope := journal.ScopePrivate
-	if v.nsec&flagShared != 0 {
-		scope = journal.ScopeShared
+// sameContent reports whether v holds the content hash key k (hashKey).
+func (v version) sameContent(k uint64) bool { return uint64(v)>>keyShift == k>>keyShift }
+func (v version) count() int                { return int(v>>countShift) & countMax }
+func (v version) has(f version) bool        { return v&f != 0 }
+
+// addLine counts one more line holding v's content.
+func (v version) addLine() version {
+	if v.count() == countMax {
+		return v
 	}
-	ns := int64(v.nsec &^ (flagShared | flagConflict))
-	return journal.Version{Scope: scope, TS: time.Unix(v.sec, ns).UTC(), Hash: fmt.Sprintf("%016x", v.hash)}
+	return v + 1<<countShift
 }
 
 // hashKey is the first 64 bits of a Record.Hash (hex); anything else (not a
@@ -133,33 +126,24 @@ type journalTally struct {
 	invalid int // lines that are not valid records
 	foreign int // valid records their journal may not project (journal.CheckOwner)
 	records int // valid records their journal may project
-	// foreignLines are the uuid and hash digests of the foreign lines, which
-	// put their uuid in conflict when it holds other content.
+	// foreignLines are the uuid digest and hash key of the foreign lines,
+	// which put their uuid in conflict when it holds other content.
 	foreignLines [][2]uint64
+	conflicts    int // uuids flagged flagConflict
 }
 
-// lineVersion is a record line's uuid digest and version.
-type lineVersion struct {
-	uuid uint64
-	v    version
-}
+// lineVersion is a record line's uuid digest and hash key.
+type lineVersion struct{ uuid, hash uint64 }
 
 // readJournals reads every line of every journal of every agent, files in
-// parallel, and keeps for each uuid the version journal.ClashWins prefers:
-// the rule is a total order, so the order in which files are merged does
-// not matter.
+// parallel, into one word per uuid. Where lines claim a uuid with different
+// content, the version journal.ClashWins prefers is found by a second
+// read of those uuids' lines (resolveClashes): clashes are rare, and the
+// first read then needs nothing but the hash of each record.
 func readJournals(layout Layout) (*journalTally, error) {
-	agents, err := layout.Agents()
+	agents, files, err := listJournals(layout)
 	if err != nil {
 		return nil, err
-	}
-	var files []journalFile
-	for i, a := range agents {
-		paths, err := layout.JournalFiles(a)
-		if err != nil {
-			return nil, fmt.Errorf("agent %s: list journals: %w", a, err)
-		}
-		files = appendFiles(files, i, paths)
 	}
 	tally := &journalTally{want: expected{}}
 	var mu sync.Mutex
@@ -184,8 +168,7 @@ func readJournals(layout Layout) (*journalTally, error) {
 						part.foreign++
 						part.foreignLines = append(part.foreignLines, [2]uint64{digest(l.Record.UUID), hashKey(l.Record.Hash())})
 					default:
-						m := Memory{Record: l.Record}
-						list = append(list, lineVersion{digest(m.UUID), versionOf(&m)})
+						list = append(list, lineVersion{digest(l.Record.UUID), hashKey(l.Record.Hash())})
 					}
 					return nil
 				})
@@ -203,17 +186,40 @@ func readJournals(layout Layout) (*journalTally, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if tally.conflicts > 0 {
+		if err := resolveClashes(layout, agents, files, tally.want); err != nil {
+			return nil, err
+		}
+	}
 	for _, fl := range tally.foreignLines {
-		if w, ok := tally.want[fl[0]]; ok && w.hash != fl[1] {
-			w.nsec |= flagConflict
-			tally.want[fl[0]] = w
+		if w, ok := tally.want[fl[0]]; ok && !w.sameContent(fl[1]) && !w.has(flagConflict) {
+			tally.want[fl[0]] = w | flagConflict
+			tally.conflicts++
 		}
 	}
 	tally.foreignLines = nil
 	return tally, nil
 }
 
-// merge adds what one file held.
+// listJournals lists every agent and every journal file, archives included.
+func listJournals(layout Layout) ([]string, []journalFile, error) {
+	agents, err := layout.Agents()
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []journalFile
+	for i, a := range agents {
+		paths, err := layout.JournalFiles(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: list journals: %w", a, err)
+		}
+		files = appendFiles(files, i, paths)
+	}
+	return agents, files, nil
+}
+
+// merge adds what one file held. A uuid seen with two contents is flagged
+// and keeps either: resolveClashes decides.
 func (t *journalTally) merge(part *journalTally, list []lineVersion) {
 	t.lines += part.lines
 	t.invalid += part.invalid
@@ -224,19 +230,53 @@ func (t *journalTally) merge(part *journalTally, list []lineVersion) {
 		w, ok := t.want[l.uuid]
 		switch {
 		case !ok:
-			t.want[l.uuid] = l.v
-		case w.hash == l.v.hash:
-			w.lines++
-			t.want[l.uuid] = w
-		case journal.ClashWins(l.v.journal(), w.journal()):
-			// The lines of the version it displaces become rejects.
-			l.v.nsec |= flagConflict
-			t.want[l.uuid] = l.v
-		default:
-			w.nsec |= flagConflict
-			t.want[l.uuid] = w
+			t.want[l.uuid] = contentBits(l.hash) | 1<<countShift
+		case w.sameContent(l.hash):
+			t.want[l.uuid] = w.addLine()
+		case !w.has(flagConflict):
+			t.want[l.uuid] = w | flagConflict
+			t.conflicts++
 		}
 	}
+}
+
+// resolveClashes reads the lines of the uuids in conflict again and sets
+// each to the version journal.ClashWins prefers, with the number of lines
+// holding it.
+func resolveClashes(layout Layout, agents []string, files []journalFile, want expected) error {
+	type best struct {
+		v     journal.Version
+		lines int
+	}
+	winners := map[uint64]*best{}
+	for _, f := range files {
+		err := eachLine(layout, f.path, func(l journal.Line) error {
+			if l.Err != nil || journal.CheckOwner(&l.Record, agents[f.agent]) != nil {
+				return nil
+			}
+			k := digest(l.Record.UUID)
+			if w, ok := want[k]; !ok || !w.has(flagConflict) {
+				return nil
+			}
+			v := journal.VersionOf(&l.Record, l.Record.Hash())
+			switch b := winners[k]; {
+			case b == nil:
+				winners[k] = &best{v, 1}
+			case b.v.Hash == v.Hash:
+				b.lines++
+			case journal.ClashWins(v, b.v):
+				*b = best{v, 1}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for k, b := range winners {
+		want[k] = newVersion(b.v.Hash, b.lines) | flagConflict
+	}
+	return nil
 }
 
 // EachRecord calls fn for every valid record the agent owns, archive first,
@@ -328,11 +368,11 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 			rep.Extra++
 			continue
 		}
-		w.lines |= flagPresent
-		if w.hash != h.hash {
+		w |= flagPresent
+		if !w.sameContent(h.hash) {
 			rep.Different++
 		} else {
-			w.lines |= flagSeen
+			w |= flagSeen
 		}
 		want[h.uuid] = w
 	}
@@ -341,20 +381,17 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	for _, w := range want {
 		n := w.count()
 		winning += n
-		switch {
-		case w.seen():
+		if w.has(flagSeen) {
 			rep.Projected++
 			rep.Duplicates += n - 1
-		default:
+		} else {
 			rep.Unaccounted += n
 		}
-		if !w.present() {
+		if !w.has(flagPresent) {
 			rep.Missing++
 		}
-		if w.conflict() {
-			rep.Conflicts++
-		}
 	}
+	rep.Conflicts = tally.conflicts
 	rep.Lines = tally.lines
 	rep.Rejected = tally.invalid + tally.foreign + tally.records - winning
 	if rep.Extra > 0 || rep.Different > 0 {
@@ -363,7 +400,7 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 			switch w, ok := want[digest(uuid)]; {
 			case !ok:
 				rep.ExtraUUIDs = sample(rep.ExtraUUIDs, uuid)
-			case w.hash != hashKey(hash):
+			case !w.sameContent(hashKey(hash)):
 				rep.DifferentUUIDs = sample(rep.DifferentUUIDs, uuid)
 			}
 			return nil
@@ -404,15 +441,15 @@ func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
 				} else {
 					k := digest(l.Record.UUID)
 					w, ok := want[k]
-					if ok && w.conflict() && !slices.Contains(rep.ConflictUUIDs, l.Record.UUID) {
+					if ok && w.has(flagConflict) && !slices.Contains(rep.ConflictUUIDs, l.Record.UUID) {
 						rep.ConflictUUIDs = sample(rep.ConflictUUIDs, l.Record.UUID)
 					}
 					switch err := journal.CheckOwner(&l.Record, a); {
 					case err != nil:
 						reason = err.Error()
-					case w.hash != hashKey(l.Record.Hash()):
+					case !w.sameContent(hashKey(l.Record.Hash())):
 						reason = journal.ClashReason(l.Record.UUID, "", 0)
-					case !w.present() && !named[k] && len(rep.MissingUUIDs) < SampleSize:
+					case !w.has(flagPresent) && !named[k] && len(rep.MissingUUIDs) < SampleSize:
 						named[k] = true
 						rep.MissingUUIDs = append(rep.MissingUUIDs, l.Record.UUID)
 					}
