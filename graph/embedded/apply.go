@@ -159,15 +159,43 @@ type inserted struct {
 	r  *row
 }
 
-// stored is the version of a uuid the store holds.
+// stored is the version of a uuid the store holds: a row this batch
+// inserted, or what lookup found (kept apart: a batch inserts many rows and
+// looks few up).
 type stored struct {
-	id      int64
+	id  int64
+	r   *row       // inserted by this batch; nil when stored before it
+	old *oldStored // found by lookup; nil when inserted by this batch
+}
+
+// oldStored is a memory stored before the batch, as lookup read it.
+type oldStored struct {
 	hash    string
 	version journal.Version
 	agent   string
 	path    string
 	line    int
-	inBatch bool // written by this batch
+}
+
+func (s stored) hash() string {
+	if s.r != nil {
+		return s.r.hash
+	}
+	return s.old.hash
+}
+
+func (s stored) version() journal.Version {
+	if s.r != nil {
+		return journal.VersionOf(&s.r.m.Record, s.r.hash)
+	}
+	return s.old.version
+}
+
+func (s stored) agent() string {
+	if s.r != nil {
+		return s.r.m.Agent
+	}
+	return s.old.agent
 }
 
 func (a *applier) run(ctx context.Context) error {
@@ -334,11 +362,11 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 			continue
 		}
 		if st, ok := a.held[m.UUID]; ok {
-			if st.hash == r.hash {
+			if st.hash() == r.hash {
 				continue
 			}
 			a.clash(m.UUID)
-			if !journal.ClashWins(journal.VersionOf(&m.Record, r.hash), st.version) {
+			if !journal.ClashWins(journal.VersionOf(&m.Record, r.hash), st.version()) {
 				continue
 			}
 			if err := a.remove(ctx, m.UUID, st); err != nil {
@@ -348,8 +376,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		id := a.nextID
 		a.nextID++
 		a.inserted++
-		a.held[m.UUID] = stored{id: id, hash: r.hash, version: journal.VersionOf(&m.Record, r.hash),
-			agent: m.Agent, path: m.Path, line: m.Line, inBatch: true}
+		a.held[m.UUID] = stored{id: id, r: r}
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon)
 		a.fresh = append(a.fresh, inserted{id, r})
@@ -405,7 +432,7 @@ func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", uuid, err)
 	}
-	if !st.inBatch {
+	if st.old != nil {
 		// What its full-text row holds, for the indexer to delete it.
 		rec, err := a.strings(ctx, sqlStoredRecord, st.id)
 		if err != nil || len(rec) != 1 {
@@ -432,10 +459,10 @@ func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
 		}
 	}
 	a.resupersede = append(append(a.resupersede, uuid), targets...)
-	a.count(st.agent, -1)
-	if !st.inBatch {
+	a.count(st.agent(), -1)
+	if st.old != nil {
 		var d memsync.Memory
-		d.UUID, d.Agent, d.Path, d.Line = uuid, st.agent, st.path, st.line
+		d.UUID, d.Agent, d.Path, d.Line = uuid, st.old.agent, st.old.path, st.old.line
 		a.displaced = append(a.displaced, d)
 	}
 	return nil
@@ -460,16 +487,17 @@ func (a *applier) lookup(ctx context.Context, ids []string) (map[string]stored, 
 	for q.Next() {
 		var (
 			id, scope, ts string
-			st            stored
+			old           oldStored
+			st            = stored{old: &old}
 		)
-		if err := q.Scan(&id, &st.hash, &scope, &ts, &st.id, &st.agent, &st.path, &st.line); err != nil {
+		if err := q.Scan(&id, &old.hash, &scope, &ts, &st.id, &old.agent, &old.path, &old.line); err != nil {
 			return nil, fmt.Errorf("look up uuids: %w", err)
 		}
 		t, err := time.Parse(tsLayout, ts)
 		if err != nil {
 			return nil, fmt.Errorf("look up uuids: %s: ts: %w", id, err)
 		}
-		st.version = journal.Version{Scope: journal.Scope(scope), TS: t, Hash: st.hash}
+		old.version = journal.Version{Scope: journal.Scope(scope), TS: t, Hash: old.hash}
 		existing[id] = st
 	}
 	if err := q.Err(); err != nil {
