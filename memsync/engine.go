@@ -355,6 +355,28 @@ func (e *Engine) mismatches(ctx context.Context, batch []Memory, res ApplyResult
 	return out, nil
 }
 
+// rejectFor records rejects in the rejects of the agents they are keyed
+// by, in name order. A disk error pauses the engine (diskFull) and is
+// returned; an agent that cannot be loaded is logged and skipped.
+func (e *Engine) rejectFor(byAgent map[string][]Reject, rep *PassReport) error {
+	names := make([]string, 0, len(byAgent))
+	for name := range byAgent {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		a, err := e.agent(name)
+		if err != nil {
+			e.lg.Error("record rejects", zap.String("agent", name), zap.Error(err))
+			continue
+		}
+		if err := e.reject(a, byAgent[name], rep); err != nil {
+			return e.diskFull(err)
+		}
+	}
+	return nil
+}
+
 func (e *Engine) reject(a *agentSync, rejects []Reject, rep *PassReport) error {
 	var buf strings.Builder
 	var added []string
@@ -424,15 +446,23 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			e.graphDown(err)
 			return
 		}
-		rejects := make([]Reject, len(found))
-		for i, r := range found {
-			rejects[i] = r.Reject
+		var rejects []Reject
+		others := map[string][]Reject{} // displaced lines of other agents' journals
+		for _, r := range found {
+			if r.agent == a.name || r.agent == "" {
+				rejects = append(rejects, r.Reject)
+			} else {
+				others[r.agent] = append(others[r.agent], r.Reject)
+			}
 		}
 		e.recovered(causeGraph)
 		rep.Projected += len(batch)
 		e.projected(batch)
 		if err := e.reject(a, rejects, rep); err != nil {
 			e.diskFull(err)
+			return
+		}
+		if err := e.rejectFor(others, rep); err != nil {
 			return
 		}
 		st := a.state.clone()

@@ -384,6 +384,11 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 					}
 				}
 			}
+			// A line displaced from another agent's journal (a uuid clash
+			// across agents) is that agent's reject.
+			if err := e.rejectFor(byAgent, rep); err != nil {
+				return err
+			}
 		}
 	}
 	// Each waiting agent's records go to its outbox in one append, in order.

@@ -224,3 +224,24 @@ func TestBackDatedVersionDisplacesTheProjectedOne(t *testing.T) {
 		}
 	})
 }
+
+// A version from bob's journal that displaces a memory projected from
+// alice's (a uuid of no agent, written by a tool in both) leaves the reject
+// in alice's rejects, though alice had nothing new to read.
+func TestDisplacedLineIsItsOwnAgentsReject(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.write("alice", "2026-11-20.jsonl", lineAt("tool-42", "alice", "alice's version", "2026-11-20T10:00:00Z"))
+		r.syncOnce(r.engine())
+		r.write("bob", "2026-11-20.jsonl", lineAt("tool-42", "bob", "bob's earlier version", "2026-11-20T09:00:00Z"))
+		r.syncOnce(r.engine())
+		if n := get(t, r.g, "tool-42"); n.Agent != "bob" {
+			t.Fatalf("tool-42 holds %s's record, want bob's (the earlier ts)", n.Agent)
+		}
+		if rs := r.rejects("alice"); len(rs) != 1 || rs[0].UUID != "tool-42" || rs[0].File != "agents/alice/memory/journal/2026-11-20.jsonl" {
+			t.Fatalf("alice's rejects = %+v, want her displaced line", rs)
+		}
+		if rs := r.rejects("bob"); len(rs) != 0 {
+			t.Fatalf("bob's rejects = %+v, want none", rs)
+		}
+	})
+}
