@@ -174,11 +174,21 @@ func TestUUIDSquattingIsRejected(t *testing.T) {
 				t.Fatalf("offline %v: c finds %v, want nothing", offline, hitUUIDs(doc))
 			}
 		}
+		// The other order: b's record is projected, then a back-dates a
+		// shared line under its uuid into an earlier day's file.
+		own := strings.TrimSpace(r.mustRun("append", "--agent", "b", "--kind", "fact", "--ts", ts, "b's fourth walrus"))
+		r.mustRun("sync", "--once")
+		r.write("a", "2026-11-19", journal.Record{UUID: own, TS: time.Date(2026, 11, 19, 8, 0, 0, 0, time.UTC), Agent: "a",
+			Kind: journal.KindFact, Scope: journal.ScopeShared, Text: "back-dated walrus"})
+		r.mustRun("sync", "--once")
+		if doc := r.search("c", "walrus", false); len(doc.Results) != 0 {
+			t.Fatalf("c finds %v after the back-dated squat, want nothing", hitUUIDs(doc))
+		}
 		rep, code := r.verify()
-		if code != exitFail || rep.OK || rep.Conflicts != 3 || rep.Missing != 0 || rep.Different != 0 || rep.Extra != 0 ||
-			rep.Lines != 6 || rep.Projected != 3 || rep.Rejected != 3 || rep.Unaccounted != 0 ||
-			len(rep.RejectedLines) != 3 || !strings.Contains(rep.RejectedLines[0].Reason, "names agent b") {
-			t.Fatalf("verify = exit %d %+v, want 3 conflicts, 3 lines projected and 3 rejected", code, rep)
+		if code != exitFail || rep.OK || rep.Conflicts != 4 || rep.Missing != 0 || rep.Different != 0 || rep.Extra != 0 ||
+			rep.Lines != 8 || rep.Projected != 4 || rep.Rejected != 4 || rep.Unaccounted != 0 ||
+			len(rep.RejectedLines) != 4 || !strings.Contains(rep.RejectedLines[0].Reason, "names agent b") {
+			t.Fatalf("verify = exit %d %+v, want 4 conflicts, 4 lines projected and 4 rejected", code, rep)
 		}
 		r.rebuildMatches()
 	})
