@@ -33,8 +33,8 @@ const (
 	StepMemory  = "memory"  // regenerate MEMORY.md's and the entity pages' generated sections
 	StepJournal = "journal" // blank the archived lines of each journal, in place
 	// StepBlank is only "blank:<file>", called while the journal's lock is
-	// held (a hook must not append to it then), once the first byte of each
-	// archived line is blanked and fsynced and before the rest is.
+	// held (a hook must not append to it then), when half the file's
+	// archived lines are blanked.
 	StepBlank  = "blank"
 	StepCommit = "commit" // commit through Options.Commit
 )
@@ -406,12 +406,12 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 // an append, which always lands at the end of the file. The journal's
 // exclusive lock is still taken so that no memsync append is running.
 //
-// Blanking takes two fsynced passes: the first byte of every line (its
-// "{"), then the rest. So a line cut short by a crash or a power cut never
-// parses as a record with other content: it is a rejected line whose bytes
-// are its archived original's or spaces, which plan recognises (see
-// tornLines) and the next run blanks. Lines not blanked yet are absorbed
-// again by the next run, which copies nothing twice.
+// Lines are blanked in file order, each line's bytes front to back, and
+// fsynced at the end. A crash part-way leaves some archived lines whole,
+// which the next run absorbs again (copying nothing twice); a power cut may
+// also leave one line partly blanked: a rejected line whose bytes are its
+// archived original's or spaces, which plan recognises (see tornLines) and
+// the next run blanks.
 func (c *compactor) removeArchived(name string, archived map[string]bool, torn []tornLine) error {
 	dir := c.layout.JournalDir(c.opts.Agent)
 	path := filepath.Join(dir, name)
@@ -447,28 +447,24 @@ func (c *compactor) removeArchived(name string, archived map[string]bool, torn [
 		return nil
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
-	for _, sp := range spans {
-		if _, err := f.WriteAt([]byte{' '}, sp[0]); err != nil {
-			return err
-		}
-	}
-	if err := f.Sync(); err != nil {
+	half := len(spans) / 2
+	if err := blankSpans(f, spans[:half]); err != nil {
 		return err
 	}
 	if err := c.hook(StepBlank + ":" + name); err != nil {
 		return err
 	}
-	if err := blankSpans(f, spans); err != nil {
+	if err := blankSpans(f, spans[half:]); err != nil {
 		return err
 	}
 	return f.Sync()
 }
 
 // isTornCopy reports whether line (a journal line with its newline) is
-// original (an archived line) with some bytes, the first among them,
-// turned into spaces: a line removeArchived did not finish blanking.
+// original (an archived line) with some bytes turned into spaces: a line
+// removeArchived did not finish blanking.
 func isTornCopy(line, original []byte) bool {
-	if len(line) != len(original) || len(line) < 2 || line[0] != ' ' || line[len(line)-1] != '\n' {
+	if len(line) != len(original) || len(line) < 2 || line[len(line)-1] != '\n' {
 		return false
 	}
 	for i := range line {

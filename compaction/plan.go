@@ -283,13 +283,8 @@ func tornLines(path, archivePath string, spans [][2]int64) ([]tornLine, error) {
 		if _, err := f.ReadAt(b, sp[0]); err != nil {
 			return nil, err
 		}
-		if b[0] == ' ' { // blanking starts with the first byte
-			suspects = append(suspects, suspect{sp[0], b})
-			lengths[int64(len(b))] = true
-		}
-	}
-	if len(suspects) == 0 {
-		return nil, nil
+		suspects = append(suspects, suspect{sp[0], b})
+		lengths[int64(len(b))] = true
 	}
 	originals := map[int64][][]byte{} // archived lines of a suspect's length
 	a, err := os.Open(archivePath)
