@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -33,6 +34,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
+	if why := ledger.HeadNotOnBranch(repo); why != "" {
+		rep.AutoCommit = "paused: " + why
+	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
@@ -42,7 +46,11 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if !rep.Graph.Reachable {
 		state = "UNREACHABLE: " + rep.Graph.Error
 	}
-	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n\n", rep.Graph.Backend, rep.Graph.Identity, state)
+	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n", rep.Graph.Backend, rep.Graph.Identity, state)
+	if rep.AutoCommit != "" {
+		fmt.Fprintf(env.Stdout, "auto-commit %s\n", rep.AutoCommit)
+	}
+	fmt.Fprintln(env.Stdout)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "agent\tjournal\tprojected\toutbox\trejects\tlag\t")
 	for _, a := range rep.Agents {
