@@ -101,6 +101,10 @@ func TestDaemonPausesAutoCommitOnADetachedHEAD(t *testing.T) {
 	if out := status(); !strings.Contains(out, "auto-commit paused: HEAD is detached\n") {
 		t.Fatalf("status:\n%s", out)
 	}
+	if out, err := exec.Command(memsyncBinary(t), "status", "--json", "--repo", repo).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), `"auto_commit": "paused: HEAD is detached"`) {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
 	if out, err := git("checkout", "-q", branch); err == nil || !strings.Contains(out, "would be overwritten by checkout") {
 		t.Fatalf("git checkout %s should refuse to leave the records written while detached behind: %v %s", branch, err, out)
 	}
