@@ -236,7 +236,7 @@ func (c *compactor) run(ctx context.Context, rep *Report) error {
 			return err
 		}
 		if err := c.removeArchived(f.File, archived, p.torn[f.File]); err != nil {
-			return fmt.Errorf("rewrite journal %s: %w", f.File, err)
+			return fmt.Errorf("blank archived lines of journal %s: %w", f.File, err)
 		}
 	}
 

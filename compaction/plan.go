@@ -279,6 +279,9 @@ func tornLines(path, archivePath string, spans [][2]int64) ([]tornLine, error) {
 	var suspects []suspect
 	lengths := map[int64]bool{}
 	for _, sp := range spans {
+		if sp[1]-sp[0] > journal.MaxLineBytes+2 {
+			continue // longer than any archived line (a record, its \r and \n)
+		}
 		b := make([]byte, sp[1]-sp[0])
 		if _, err := f.ReadAt(b, sp[0]); err != nil {
 			return nil, err
