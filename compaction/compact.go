@@ -31,8 +31,12 @@ const (
 	StepRecord  = "record"  // append the compaction record(s) naming every absorbed uuid
 	StepArchive = "archive" // copy absorbed lines to journal/archive/<day>.jsonl, fsync
 	StepMemory  = "memory"  // regenerate MEMORY.md's and the entity pages' generated sections
-	StepJournal = "journal" // rewrite each journal without the archived lines
-	StepCommit  = "commit"  // commit through Options.Commit
+	StepJournal = "journal" // blank the archived lines of each journal, in place
+	// StepBlank is only "blank:<file>", called while the journal's lock is
+	// held (a hook must not append to it then), when half the file's
+	// archived lines are blanked.
+	StepBlank  = "blank"
+	StepCommit = "commit" // commit through Options.Commit
 )
 
 // maxAbsorbedBytes bounds the absorbed list of one compaction record, well
@@ -190,7 +194,7 @@ func (c *compactor) run(ctx context.Context, rep *Report) error {
 	}
 	rep.Resumed = p.resumed
 	rep.Items = p.items
-	if c.opts.DryRun || len(p.absorb) == 0 {
+	if c.opts.DryRun || len(p.files) == 0 {
 		return nil
 	}
 	c.lg.Info("compacting", zap.Int("lines", rep.Absorbed), zap.Int("resumed", rep.Resumed), zap.Int("files", len(p.files)))
@@ -231,8 +235,8 @@ func (c *compactor) run(ctx context.Context, rep *Report) error {
 		if err := c.hook(StepJournal + ":" + f.File); err != nil {
 			return err
 		}
-		if err := c.removeArchived(f.File, archived); err != nil {
-			return fmt.Errorf("rewrite journal %s: %w", f.File, err)
+		if err := c.removeArchived(f.File, archived, p.torn[f.File]); err != nil {
+			return fmt.Errorf("blank archived lines of journal %s: %w", f.File, err)
 		}
 	}
 
@@ -388,110 +392,118 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	return copied, syncDir(adir)
 }
 
-// removeArchived rewrites journal/<name> without the lines whose record
-// version is in archived, under the journal's exclusive lock so that no
-// append is lost: every other byte (other records, rejects, lines appended
-// since the plan, a partial last line) is kept as it is. The new file
-// replaces the old by rename; a journal left with nothing is removed.
-func (c *compactor) removeArchived(name string, archived map[string]bool) error {
+// removeArchived blanks, in place, the lines of journal/<name> whose record
+// version is in archived, and the lines plan found half blanked (torn): each
+// becomes spaces up to its newline, which every reader skips as a blank
+// line. Nothing else in the file changes: not its other bytes, its inode,
+// its size nor the numbers of its lines.
+//
+// The journal is never renamed, truncated or removed, because agents may
+// append to it directly (one write(2) per line, O_APPEND) without the lock:
+// a writer that opened the file before a rename, or keeps its descriptor
+// open, would go on writing into the replaced inode and its lines would be
+// lost. A positioned write inside lines already archived cannot collide with
+// an append, which always lands at the end of the file. The journal's
+// exclusive lock is still taken so that no memsync append is running.
+//
+// Lines are blanked in file order, each line's bytes front to back, and
+// fsynced at the end. A crash part-way leaves some archived lines whole,
+// which the next run absorbs again (copying nothing twice); a power cut may
+// also leave one line partly blanked: a rejected line whose bytes are its
+// archived original's or spaces, which plan recognises (see tornLines) and
+// the next run blanks.
+func (c *compactor) removeArchived(name string, archived map[string]bool, torn []tornLine) error {
 	dir := c.layout.JournalDir(c.opts.Agent)
 	path := filepath.Join(dir, name)
 	f, err := lockJournal(path)
 	if err != nil || f == nil {
 		return err
 	}
-	defer f.Close() // releases the lock, after the rename
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, name+tmpSuffix)
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		out.Close()
-		os.Remove(tmp) // gone already after a successful rename
-	}()
-	w := bufio.NewWriterSize(out, 256<<10)
-	var from int64    // start of the bytes not yet copied
-	var lastEnd int64 // end of the last complete line
-	removed, keptLines := 0, 0
-	keep := func(to int64) error {
-		if to <= from {
-			return nil
-		}
-		_, err := io.Copy(w, io.NewSectionReader(f, from, to-from))
-		return err
-	}
+	defer f.Close()      // releases the lock
+	var spans [][2]int64 // [offset, end) of the lines to blank
 	err = eachLineOf(f, path, func(l journal.Line) error {
-		lastEnd = l.End
-		if l.Err != nil || l.Record.Agent != c.opts.Agent || !archived[recordKey(&l.Record)] {
-			keptLines++
-			return nil
+		if l.Err == nil && l.Record.Agent == c.opts.Agent && archived[recordKey(&l.Record)] {
+			spans = append(spans, [2]int64{l.Offset, l.End})
 		}
-		if err := keep(l.Offset); err != nil {
-			return err
-		}
-		from = l.End
-		removed++
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if removed == 0 {
-		return nil
-	}
-	if err := keep(fi.Size()); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	// Between complete lines only blank lines go unreported; after the
-	// last one there may be a partial line, which must be kept.
-	tail, err := hasContent(f, lastEnd, fi.Size())
-	if err != nil {
-		return err
-	}
-	if keptLines == 0 && !tail {
-		if err := os.Remove(path); err != nil {
+	for _, tl := range torn {
+		// Checked again under the lock: the bytes must still be a torn copy.
+		b := make([]byte, len(tl.original))
+		if _, err := f.ReadAt(b, tl.offset); err != nil {
+			if errors.Is(err, io.EOF) {
+				continue
+			}
 			return err
 		}
-		return syncDir(dir)
+		if isTornCopy(b, tl.original) {
+			spans = append(spans, [2]int64{tl.offset, tl.offset + int64(len(b))})
+		}
 	}
-	if err := out.Sync(); err != nil {
+	if len(spans) == 0 {
+		return nil
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	half := len(spans) / 2
+	if err := blankSpans(f, spans[:half]); err != nil {
 		return err
 	}
-	if err := out.Close(); err != nil {
+	if err := c.hook(StepBlank + ":" + name); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := blankSpans(f, spans[half:]); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return f.Sync()
 }
 
-// hasContent reports whether bytes [from, to) of f hold anything but
-// white space.
-func hasContent(f *os.File, from, to int64) (bool, error) {
-	buf := make([]byte, 64<<10)
-	for from < to {
-		n := int64(len(buf))
-		if n > to-from {
-			n = to - from
-		}
-		if _, err := f.ReadAt(buf[:n], from); err != nil && err != io.EOF {
-			return false, err
-		}
-		if len(strings.TrimSpace(string(buf[:n]))) > 0 {
-			return true, nil
-		}
-		from += n
+// isTornCopy reports whether line (a journal line with its newline) is
+// original (an archived line) with some bytes turned into spaces: a line
+// removeArchived did not finish blanking.
+func isTornCopy(line, original []byte) bool {
+	if len(line) != len(original) || len(line) < 2 || line[len(line)-1] != '\n' {
+		return false
 	}
-	return false, nil
+	for i := range line {
+		if line[i] != original[i] && line[i] != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// blankSpans overwrites each line [offset, end) of f with spaces, keeping
+// its newline at end-1. Adjacent lines are written together, at most
+// 1 MiB at a time.
+func blankSpans(f *os.File, spans [][2]int64) error {
+	var buf []byte
+	var at int64
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := f.WriteAt(buf, at)
+		buf = buf[:0]
+		return err
+	}
+	for _, sp := range spans {
+		if len(buf) > 0 && (at+int64(len(buf)) != sp[0] || len(buf) >= 1<<20) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(buf) == 0 {
+			at = sp[0]
+		}
+		for i := sp[0]; i < sp[1]-1; i++ {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, '\n')
+	}
+	return flush()
 }
 
 // writePages regenerates MEMORY.md's section and the entity pages from the

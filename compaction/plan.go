@@ -43,8 +43,9 @@ type plan struct {
 	kinds    map[journal.Kind]int
 	first    time.Time // ts range of the newly absorbed records
 	last     time.Time
-	files    []*FileReport // journal files with lines to absorb, in name order
-	items    []Item        // only when asked for (dry run)
+	files    []*FileReport         // journal files with lines to absorb, in name order
+	torn     map[string][]tornLine // file → lines an interrupted run left half blanked
+	items    []Item                // only when asked for (dry run)
 }
 
 type liveFile struct {
@@ -101,7 +102,7 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 			return nil, err
 		}
 	}
-	p := &plan{absorb: map[string]bool{}, kinds: map[journal.Kind]int{}}
+	p := &plan{absorb: map[string]bool{}, kinds: map[journal.Kind]int{}, torn: map[string][]tornLine{}}
 	perFile := map[string]*FileReport{}
 	var cands []candidate
 	candFiles := map[string]map[string]int{} // file → uuid → lines
@@ -120,7 +121,11 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 		case overfull:
 			reason = fmt.Sprintf("%d records, over %d", lf.records, maxDayLines)
 		}
+		var bad [][2]int64
 		err = eachLine(lf.path, func(l journal.Line) error {
+			if l.Err != nil {
+				bad = append(bad, [2]int64{l.Offset, l.End})
+			}
 			if l.Err != nil || l.Record.Agent != agent {
 				return nil // never absorbed: rejects stay where a person can fix them
 			}
@@ -160,6 +165,20 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 			return nil, err
 		}
 		reasons[lf.name] = reason
+		torn, err := tornLines(lf.path, filepath.Join(archiveDir, lf.name), bad)
+		if err != nil {
+			return nil, err
+		}
+		if len(torn) > 0 {
+			p.torn[lf.name] = torn
+			p.resumed += len(torn)
+			fr := perFile[lf.name]
+			if fr == nil {
+				fr = &FileReport{File: lf.name, Reason: "finishing an interrupted compaction"}
+				perFile[lf.name] = fr
+			}
+			fr.Absorbed += len(torn)
+		}
 	}
 	if substantive {
 		for _, c := range cands {
@@ -231,6 +250,78 @@ func liveFiles(dir string, today time.Time, keepDays int) ([]*liveFile, error) {
 		out = append(out, lf)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+// tornLine is a journal line that an interrupted compaction left partly
+// blanked, and the archived line it was.
+type tornLine struct {
+	offset   int64
+	original []byte
+}
+
+// tornLines finds, among the rejected lines of the journal at path (spans
+// [offset, end)), those that are an archived line of archivePath partly
+// blanked (see isTornCopy).
+func tornLines(path, archivePath string, spans [][2]int64) ([]tornLine, error) {
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	type suspect struct {
+		offset int64
+		line   []byte
+	}
+	var suspects []suspect
+	lengths := map[int64]bool{}
+	for _, sp := range spans {
+		if sp[1]-sp[0] > journal.MaxLineBytes+2 {
+			continue // longer than any archived line (a record, its \r and \n)
+		}
+		b := make([]byte, sp[1]-sp[0])
+		if _, err := f.ReadAt(b, sp[0]); err != nil {
+			return nil, err
+		}
+		suspects = append(suspects, suspect{sp[0], b})
+		lengths[int64(len(b))] = true
+	}
+	originals := map[int64][][]byte{} // archived lines of a suspect's length
+	a, err := os.Open(archivePath)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	err = eachLineOf(a, archivePath, func(l journal.Line) error {
+		n := l.End - l.Offset
+		if l.Err != nil || !lengths[n] {
+			return nil
+		}
+		b := make([]byte, n)
+		if _, err := a.ReadAt(b, l.Offset); err != nil {
+			return err
+		}
+		originals[n] = append(originals[n], b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []tornLine
+	for _, s := range suspects {
+		for _, o := range originals[int64(len(s.line))] {
+			if isTornCopy(s.line, o) {
+				out = append(out, tornLine{offset: s.offset, original: o})
+				break
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -47,6 +47,9 @@ type StatusReport struct {
 	Graph  GraphStatus   `json:"graph"`
 	Daemon DaemonStatus  `json:"daemon"`
 	Agents []AgentStatus `json:"agents"`
+	// AutoCommit is "paused: <why>" while git commits are put off because
+	// HEAD is not on a branch; empty otherwise. The command fills it in.
+	AutoCommit string `json:"auto_commit,omitempty"`
 }
 
 // Status reads the journals, the sync files and the graph's counts; it

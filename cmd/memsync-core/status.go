@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -34,6 +35,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
+	if why := ledger.HeadNotOnBranch(repo); why != "" {
+		rep.AutoCommit = "paused: " + why
+	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
@@ -44,7 +48,11 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		state = "UNREACHABLE: " + rep.Graph.Error
 	}
 	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n", rep.Graph.Backend, rep.Graph.Identity, state)
-	fmt.Fprintf(env.Stdout, "daemon: %s\n\n", daemonLine(rep.Daemon))
+	fmt.Fprintf(env.Stdout, "daemon: %s\n", daemonLine(rep.Daemon))
+	if rep.AutoCommit != "" {
+		fmt.Fprintf(env.Stdout, "auto-commit %s\n", rep.AutoCommit)
+	}
+	fmt.Fprintln(env.Stdout)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "agent\tjournal\tprojected\toutbox\trejects\tlag\t")
 	for _, a := range rep.Agents {
