@@ -124,7 +124,8 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 	if err := LoadConfig(env, repo, nil, &cfg); err != nil {
 		return fs.UsageErr("%v", err)
 	}
-	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now}
+	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now,
+		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo}
 	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError
@@ -191,3 +192,7 @@ func describeFieldError(err error) string {
 // without linking the engine and its dependencies into the front binary.
 // TestJournalDirIsTheLayouts keeps the two equal.
 func journalDir(agent string) string { return filepath.Join("agents", agent, "memory", "journal") }
+
+// sequenceFile is agent's uuid high-water file relative to the repository:
+// memsync.Layout.SequenceFile, kept equal by TestJournalDirIsTheLayouts.
+func sequenceFile(agent string) string { return filepath.Join(".memsync", "sequence", agent) }

@@ -1,0 +1,245 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// How Append numbers the uuids it allocates.
+//
+// The uuid mem_<second>_<agent>_<NNNN> must never repeat, whatever the line
+// lengths, compactions (which move lines from journal/<day>.jsonl to
+// journal/archive/<day>.jsonl), lock waits and clock steps. A second's
+// uuids live only in that second's day file and its archive, so NNNN is one
+// more than the highest of that second found in:
+//
+//   - the agent's high-water file (AppendOptions.SequenceFile, host-local):
+//     the latest second any Append of this agent numbered, and the highest
+//     NNNN it gave there. It is written, under its own lock, before the line,
+//     so a number is reserved before it is used; a lost or damaged file is
+//     rebuilt from the journals by the next Append.
+//   - the journal's tail, read backwards until a whole line from an earlier
+//     second is in view: lines written by other tools in this second.
+//   - when the second is not after the high-water second (a clock stepped
+//     back, a ts given by the caller, a wait for the lock across a second
+//     boundary while others appended) or there is no high-water file: the
+//     whole day file and its archive.
+//
+// So the common append reads a few KiB; only the rare one reads the day.
+
+// highWater is the content of a sequence file: a second in the uuid
+// layout and the highest NNNN numbered in it.
+type highWater struct {
+	sec string
+	seq int
+}
+
+func (h highWater) encode() []byte { return []byte(fmt.Sprintf("%s %d\n", h.sec, h.seq)) }
+
+func parseHighWater(b []byte) (highWater, bool) {
+	sec, n, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !ok || len(sec) != len(uuidTimeLayout) {
+		return highWater{}, false
+	}
+	seq, err := strconv.Atoi(n)
+	if err != nil || seq < 0 {
+		return highWater{}, false
+	}
+	return highWater{sec, seq}, true
+}
+
+// reserveSequence returns the NNNN for the next uuid of second sec with
+// prefix (mem_<sec>_<agent>_) in the day file f (locked by the caller, size
+// bytes) of journal directory dir, and records it in the high-water file
+// hwPath (none when empty). whole forces the full scan.
+func reserveSequence(f *os.File, size int64, dir, name, prefix, sec string, whole bool, hwPath string) (int, error) {
+	var (
+		hw   highWater
+		hwOK bool
+		hwF  *os.File
+	)
+	if hwPath != "" {
+		var err error
+		if hwF, hw, hwOK, err = openHighWater(hwPath); err != nil {
+			return 0, err
+		}
+		// Closing releases the lock, once the reservation is written.
+		defer hwF.Close()
+	}
+	best := 0
+	if !whole && hwOK && sec >= hw.sec {
+		n, err := tailSequence(f, size, prefix, sec)
+		if err != nil {
+			return 0, fmt.Errorf("scan %s: %w", f.Name(), err)
+		}
+		best = n
+	} else {
+		n, err := fileSequence(f, size, prefix)
+		if err != nil {
+			return 0, fmt.Errorf("scan %s: %w", f.Name(), err)
+		}
+		best = n
+		apath := filepath.Join(dir, "archive", name)
+		if n, err = archiveSequence(apath, prefix); err != nil {
+			return 0, fmt.Errorf("scan %s: %w", apath, err)
+		}
+		best = max(best, n)
+	}
+	if hwOK && sec == hw.sec {
+		best = max(best, hw.seq)
+	}
+	seq := best + 1
+	if hwF != nil && (!hwOK || sec >= hw.sec) {
+		// A second before the high-water one (clock stepped back, a past
+		// ts) leaves the mark where it is: that second is scanned whole.
+		if err := writeHighWater(hwF, highWater{sec, seq}); err != nil {
+			return 0, fmt.Errorf("write %s: %w", hwPath, err)
+		}
+	}
+	return seq, nil
+}
+
+// openHighWater opens (creating) and locks the high-water file at path. A
+// missing, empty or unreadable content is ok == false: nothing known.
+func openHighWater(path string) (*os.File, highWater, bool, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, highWater{}, false, fmt.Errorf("sequence file: %w", err)
+	}
+	f, err := OpenNoFollow(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, highWater{}, false, fmt.Errorf("sequence file: %w", err)
+	}
+	if err := flock(f); err != nil {
+		f.Close()
+		return nil, highWater{}, false, fmt.Errorf("sequence file: lock %s: %w", path, err)
+	}
+	buf := make([]byte, 64)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		f.Close()
+		return nil, highWater{}, false, fmt.Errorf("sequence file: read %s: %w", path, err)
+	}
+	hw, ok := parseHighWater(buf[:n])
+	return f, hw, ok, nil
+}
+
+func writeHighWater(f *os.File, hw highWater) error {
+	b := hw.encode()
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return f.Truncate(int64(len(b)))
+}
+
+// tailSequence is the highest NNNN with prefix among the last lines of f,
+// read backwards (the window doubling) until a whole line whose uuid is of
+// a second before sec is in view, or the file's start.
+func tailSequence(f *os.File, size int64, prefix, sec string) (int, error) {
+	for window := int64(16 << 10); ; window *= 2 {
+		if window >= size {
+			window = size
+		}
+		buf := make([]byte, window)
+		if _, err := f.ReadAt(buf, size-window); err != nil && err != io.EOF {
+			return 0, err
+		}
+		best := highestSequence(buf, prefix)
+		if window == size {
+			return best, nil
+		}
+		// The first line in view may be cut; only whole ones count.
+		if nl := bytes.IndexByte(buf, '\n'); nl >= 0 && hasEarlierLine(buf[nl+1:], sec) {
+			return best, nil
+		}
+	}
+}
+
+// hasEarlierLine reports whether one of the lines in b carries a mem_ uuid
+// of a second before sec.
+func hasEarlierLine(b []byte, sec string) bool {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if s, ok := uuidSecond(line); ok && s < sec {
+			return true
+		}
+	}
+	return false
+}
+
+// uuidSecond is the <second> of the line's first `"uuid": "mem_<second>_`
+// value.
+func uuidSecond(line []byte) (string, bool) {
+	i := bytes.Index(line, []byte(`"uuid"`))
+	if i < 0 {
+		return "", false
+	}
+	i += len(`"uuid"`)
+	for i < len(line) && isJSONSpace(line[i]) {
+		i++
+	}
+	if i >= len(line) || line[i] != ':' {
+		return "", false
+	}
+	i++
+	for i < len(line) && isJSONSpace(line[i]) {
+		i++
+	}
+	const lead = `"mem_`
+	n := len(uuidTimeLayout)
+	if !bytes.HasPrefix(line[i:], []byte(lead)) || len(line) < i+len(lead)+n+1 || line[i+len(lead)+n] != '_' {
+		return "", false
+	}
+	return string(line[i+len(lead) : i+len(lead)+n]), true
+}
+
+// fileSequence is the highest NNNN with prefix in the first size bytes of
+// f, read line by line (a line longer than the buffer, a reject anyway, in
+// pieces).
+func fileSequence(f *os.File, size int64, prefix string) (int, error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10)
+	best := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		best = max(best, highestSequence(line, prefix))
+		switch {
+		case err == io.EOF:
+			return best, nil
+		case err != nil && !errors.Is(err, bufio.ErrBufferFull):
+			return 0, err
+		}
+	}
+}
+
+// archiveSequence is fileSequence of the archive at path; none is 0, and
+// so is one behind a symbolic link (the engine does not read it either).
+func archiveSequence(path, prefix string) (int, error) {
+	if RealDir(filepath.Dir(filepath.Dir(path)), filepath.Dir(path)) != nil {
+		return 0, nil
+	}
+	f, err := OpenNoFollow(path, os.O_RDONLY, 0)
+	var le *LinkError
+	if errors.Is(err, os.ErrNotExist) || errors.As(err, &le) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fileSequence(f, st.Size(), prefix)
+}
