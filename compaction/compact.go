@@ -125,8 +125,14 @@ func Compact(ctx context.Context, opts Options) (Report, error) {
 			return rep, err
 		}
 		defer unlock()
-		sweepTemp(c.lg, c.layout.MemoryDir(opts.Agent), c.entitiesDir(), c.layout.JournalDir(opts.Agent),
-			c.layout.ArchiveDir(opts.Agent))
+		var dirs []string
+		for _, d := range []string{c.layout.MemoryDir(opts.Agent), c.entitiesDir(), c.layout.JournalDir(opts.Agent),
+			c.layout.ArchiveDir(opts.Agent)} {
+			if journal.RealDir(opts.Root, d) == nil { // never reach through a link
+				dirs = append(dirs, d)
+			}
+		}
+		sweepTemp(c.lg, dirs...)
 	}
 	err := c.run(ctx, &rep)
 	if err != nil {

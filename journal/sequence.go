@@ -27,38 +27,70 @@ import (
 //     rebuilt from the journals by the next Append.
 //   - the journal's tail, read backwards until a whole line from an earlier
 //     second is in view: lines written by other tools in this second.
-//   - when the second is not after the high-water second (a clock stepped
+//   - when the second is before the high-water second (a clock stepped
 //     back, a ts given by the caller, a wait for the lock across a second
 //     boundary while others appended) or there is no high-water file: the
-//     whole day file and its archive.
+//     whole day file and its archive. The file then also remembers that
+//     earlier second, so the appends that follow in it read a few KiB again.
 //
-// So the common append reads a few KiB; only the rare one reads the day.
+// So the common append reads a few KiB; only the first append of a second
+// the clock went back to reads the day. The uuid's second is always the
+// record's (SPEC: mem_<ts to the second>_…); the sequence within a second
+// only grows.
 
-// highWater is the content of a sequence file: a second in the uuid
-// layout and the highest NNNN numbered in it.
+// highWater is the content of a sequence file: the latest second numbered
+// and the highest NNNN given in it, and, after the clock stepped back, the
+// second being numbered meanwhile (back, earlier than sec) and its highest
+// NNNN, so that only the first append of each such second scans the day.
 type highWater struct {
-	sec string
-	seq int
+	sec     string
+	seq     int
+	back    string
+	backSeq int
 }
 
-func (h highWater) encode() []byte { return []byte(fmt.Sprintf("%s %d\n", h.sec, h.seq)) }
+func (h highWater) encode() []byte {
+	if h.back == "" {
+		return []byte(fmt.Sprintf("%s %d\n", h.sec, h.seq))
+	}
+	return []byte(fmt.Sprintf("%s %d\n%s %d\n", h.sec, h.seq, h.back, h.backSeq))
+}
 
 func parseHighWater(b []byte) (highWater, bool) {
-	sec, n, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
-	if !ok || len(sec) != len(uuidTimeLayout) {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 2 {
 		return highWater{}, false
+	}
+	var h highWater
+	var ok bool
+	if h.sec, h.seq, ok = parseMark(lines[0]); !ok {
+		return highWater{}, false
+	}
+	if len(lines) == 2 {
+		if h.back, h.backSeq, ok = parseMark(lines[1]); !ok || h.back >= h.sec {
+			return highWater{}, false
+		}
+	}
+	return h, true
+}
+
+func parseMark(line string) (string, int, bool) {
+	sec, n, ok := strings.Cut(line, " ")
+	if !ok || len(sec) != len(uuidTimeLayout) {
+		return "", 0, false
 	}
 	seq, err := strconv.Atoi(n)
 	if err != nil || seq < 0 {
-		return highWater{}, false
+		return "", 0, false
 	}
-	return highWater{sec, seq}, true
+	return sec, seq, true
 }
 
 // reserveSequence returns the NNNN for the next uuid of second sec with
 // prefix (mem_<sec>_<agent>_) in the day file f (locked by the caller, size
-// bytes) of journal directory dir, and records it in the high-water file
-// hwPath (none when empty). whole forces the full scan.
+// bytes, named name) of journal directory dir, and records it in the
+// high-water file hwPath (none when empty). whole (a ts given by the
+// caller) forces the full scan.
 func reserveSequence(f *os.File, size int64, dir, name, prefix, sec string, whole bool, hwPath string) (int, error) {
 	var (
 		hw   highWater
@@ -73,14 +105,30 @@ func reserveSequence(f *os.File, size int64, dir, name, prefix, sec string, whol
 		// Closing releases the lock, once the reservation is written.
 		defer hwF.Close()
 	}
-	best := 0
-	if !whole && hwOK && sec >= hw.sec {
+	var best int
+	switch {
+	case hwOK && !whole && sec >= hw.sec:
+		// The usual case: now is the latest second. Only another tool
+		// can have numbered in it, and its lines are at the tail.
 		n, err := tailSequence(f, size, prefix, sec)
 		if err != nil {
 			return 0, fmt.Errorf("scan %s: %w", f.Name(), err)
 		}
 		best = n
-	} else {
+		if sec == hw.sec {
+			best = max(best, hw.seq)
+		}
+	case hwOK && !whole && sec == hw.back:
+		// Still in the second the clock stepped back to: scanned already.
+		n, err := tailSequence(f, size, prefix, sec)
+		if err != nil {
+			return 0, fmt.Errorf("scan %s: %w", f.Name(), err)
+		}
+		best = max(n, hw.backSeq)
+	default:
+		// An earlier second (clock stepped back, a lock wait across a
+		// second, a ts given by the caller) or nothing known: this
+		// second's uuids may be anywhere in the day or its archive.
 		n, err := fileSequence(f, size, prefix)
 		if err != nil {
 			return 0, fmt.Errorf("scan %s: %w", f.Name(), err)
@@ -91,17 +139,31 @@ func reserveSequence(f *os.File, size int64, dir, name, prefix, sec string, whol
 			return 0, fmt.Errorf("scan %s: %w", apath, err)
 		}
 		best = max(best, n)
-	}
-	if hwOK && sec == hw.sec {
-		best = max(best, hw.seq)
+		if hwOK && sec == hw.sec {
+			best = max(best, hw.seq)
+		}
+		if hwOK && sec == hw.back {
+			best = max(best, hw.backSeq)
+		}
 	}
 	seq := best + 1
-	if hwF != nil && (!hwOK || sec >= hw.sec) {
-		// A second before the high-water one (clock stepped back, a past
-		// ts) leaves the mark where it is: that second is scanned whole.
-		if err := writeHighWater(hwF, highWater{sec, seq}); err != nil {
-			return 0, fmt.Errorf("write %s: %w", hwPath, err)
-		}
+	if hwF == nil {
+		return seq, nil
+	}
+	next := hw
+	switch {
+	case !hwOK || sec > hw.sec:
+		next = highWater{sec: sec, seq: seq}
+	case sec == hw.sec:
+		next.seq = seq
+	case !whole:
+		// The clock is behind the high-water second: remember where.
+		next.back, next.backSeq = sec, seq
+	case sec == hw.back:
+		next.backSeq = seq
+	}
+	if err := writeHighWater(hwF, next); err != nil {
+		return 0, fmt.Errorf("write %s: %w", hwPath, err)
 	}
 	return seq, nil
 }

@@ -62,7 +62,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	dirty := map[string]bool{}
 	pass := func(all bool) {
-		agents, err := e.layout.Agents()
+		agents, err := e.listAgents()
 		if err != nil {
 			e.lg.Error("list agents", zap.Error(err))
 			return

@@ -71,6 +71,7 @@ type Engine struct {
 	cause   string
 
 	changed map[string]bool // groups with records projected in this pass
+	ignored map[string]bool // paths already logged as ignored (IgnoredPath)
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -121,7 +122,32 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
 		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
+		ignored: map[string]bool{},
 	}, nil
+}
+
+// listAgents is Layout.Agents, logging once each directory left out.
+func (e *Engine) listAgents() ([]string, error) {
+	agents, ignored, err := e.layout.agents()
+	e.noteIgnored(ignored)
+	return agents, err
+}
+
+// journalFiles is Layout.JournalFiles, logging once each path left out.
+func (e *Engine) journalFiles(agent string) ([]string, error) {
+	files, ignored, err := e.layout.journalFiles(agent)
+	e.noteIgnored(ignored)
+	return files, err
+}
+
+// noteIgnored warns about each ignored path the first time it is seen.
+func (e *Engine) noteIgnored(ignored []IgnoredPath) {
+	for _, ig := range ignored {
+		if !e.ignored[ig.Path] {
+			e.ignored[ig.Path] = true
+			e.lg.Warn("ignored: not read", zap.String("path", ig.Path), zap.String("reason", ig.Reason))
+		}
+	}
 }
 
 // PassReport sums up one pass over the journals.
@@ -142,7 +168,7 @@ var ErrPaused = errors.New("paused")
 func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
 	e.retryAt = time.Time{} // a one-shot pass always tries the graph
 	var rep PassReport
-	agents, err := e.layout.Agents()
+	agents, err := e.listAgents()
 	if err != nil {
 		return rep, fmt.Errorf("list agents: %w", err)
 	}

@@ -87,7 +87,9 @@ const (
 )
 
 // Agents lists the agents of the repository: real directories (not
-// symbolic links) under agents/ with a valid agent name, sorted.
+// symbolic links) under agents/ with a valid agent name, sorted. An agent
+// whose memory/, sync/ or cache/ directory is a symbolic link is left out
+// too: memsync writes there, and would write outside the repository.
 func (l Layout) Agents() ([]string, error) {
 	agents, _, err := l.agents()
 	return agents, err
@@ -118,10 +120,33 @@ func (l Layout) agents() ([]string, []IgnoredPath, error) {
 		case !journal.ValidAgent(e.Name()):
 			ignored = append(ignored, IgnoredPath{rel, ReasonAgentName})
 		default:
+			ig, err := l.writableDirs(e.Name())
+			if err != nil {
+				return nil, nil, err
+			}
+			if ig != nil {
+				ignored = append(ignored, *ig)
+				continue
+			}
 			out = append(out, e.Name())
 		}
 	}
 	return out, ignored, nil
+}
+
+// writableDirs checks the directories memsync writes in for agent: an
+// IgnoredPath when one is reached through a symbolic link.
+func (l Layout) writableDirs(agent string) (*IgnoredPath, error) {
+	for _, dir := range []string{l.SyncDir(agent), l.CacheDir(agent)} {
+		if err := journal.RealDir(l.Root, dir); err != nil {
+			ig, ok := l.ignoredDir(err)
+			if !ok {
+				return nil, err
+			}
+			return &ig, nil
+		}
+	}
+	return nil, nil
 }
 
 // ignoredDir turns journal.RealDir's refusal into an IgnoredPath.

@@ -142,7 +142,7 @@ func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[str
 	seen := make([]map[string]bool, len(agents))
 	failed := make([]bool, len(agents))
 	for i, a := range agents {
-		files, err := e.layout.JournalFiles(a.name)
+		files, err := e.journalFiles(a.name)
 		if err != nil {
 			keep(fmt.Errorf("agent %s: list journals: %w", a.name, err))
 			failed[i] = true

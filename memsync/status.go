@@ -31,6 +31,8 @@ type GraphStatus struct {
 type StatusReport struct {
 	Graph  GraphStatus   `json:"graph"`
 	Agents []AgentStatus `json:"agents"`
+	// Ignored is what memsync does not read under agents/ (Layout.Ignored).
+	Ignored []IgnoredPath `json:"ignored,omitempty"`
 }
 
 // Status reads the journals, the sync files and the graph's counts; it
@@ -66,6 +68,9 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 			st.LagSeconds = now.Sub(oldest).Seconds()
 		}
 		rep.Agents = append(rep.Agents, st)
+	}
+	if rep.Ignored, err = layout.Ignored(); err != nil {
+		return rep, err
 	}
 	return rep, nil
 }

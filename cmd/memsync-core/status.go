@@ -49,5 +49,8 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0fs\t\n", a.Agent, a.JournalRecords, a.Projected, a.Outbox, a.Rejects, a.LagSeconds)
 	}
 	tw.Flush()
+	for _, ig := range rep.Ignored {
+		fmt.Fprintf(env.Stdout, "ignored: %s: %s\n", ig.Path, ig.Reason)
+	}
 	return exitOK
 }
