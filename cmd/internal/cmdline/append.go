@@ -101,6 +101,9 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		if err != nil {
 			return fs.UsageErr("--ts: %q is not an RFC 3339 time", tsFlag)
 		}
+		if ts.IsZero() {
+			return fs.UsageErr("--ts: %q is the zero time, not a record's time", tsFlag)
+		}
 		rec.TS = ts
 	}
 	text := positional[0]
