@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // How Append numbers the uuids it allocates.
@@ -78,6 +79,9 @@ func parseMark(line string) (string, int, bool) {
 	sec, n, ok := strings.Cut(line, " ")
 	if !ok || len(sec) != len(uuidTimeLayout) {
 		return "", 0, false
+	}
+	if _, err := time.Parse(uuidTimeLayout, sec); err != nil {
+		return "", 0, false // damaged: a second no clock gives would stick
 	}
 	seq, err := strconv.Atoi(n)
 	if err != nil || seq < 0 {
