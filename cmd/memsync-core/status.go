@@ -14,7 +14,8 @@ import (
 const statusDescription = `Show, per agent: valid journal records, memories projected in the graph,
 outbox entries waiting for the graph, rejected lines, and lag (the age of
 the oldest record not yet projected). Works with or without a running
-daemon, and when the graph is down (it says so).`
+daemon, and when the graph is down (it says so). Lists what it does not read
+under agents/ (symbolic links, misnamed files and directories), and why.`
 
 func runStatus(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
