@@ -17,10 +17,10 @@ import (
 
 // TestAppendUUIDsSurviveCompactions is issue 13's "the uuid memsync append
 // writes is unique whatever the line lengths, compactions, lock waits and
-// clock steps": 100,000 appends of mixed sizes (one in 500 over 64 KiB),
+// clock steps": 100,000 appends of mixed sizes (one in 2,000 over 64 KiB),
 // about 140 a second, the clock stepping back now and then, and a
-// compaction of the overfull day every 10,000 appends (each writes a
-// compaction record of 10,000 uuids, over 64 KiB, in the current second).
+// compaction of the overfull day every 20,000 appends (each writes
+// compaction records of 20,000 uuids, over 64 KiB, in the current second).
 // Every uuid is distinct, every line projects, verify is clean and nothing
 // is rejected. On the 64 KiB tail scan the first append after each long
 // line or compaction record reused a uuid.
@@ -45,7 +45,7 @@ func TestAppendUUIDsSurviveCompactions(t *testing.T) {
 	var inCompact time.Duration
 	for i := 1; i <= n; i++ {
 		text := fmt.Sprintf("record %d %s", i, strings.Repeat("w", rng.Intn(300)))
-		if i%500 == 0 {
+		if i%2_000 == 0 {
 			text += strings.Repeat("L", 70<<10)
 		}
 		rec := journal.Record{Agent: agent, Kind: journal.KindObservation, Text: text}
@@ -60,7 +60,7 @@ func TestAppendUUIDsSurviveCompactions(t *testing.T) {
 		if i%7_001 == 0 {
 			cur = cur.Add(-3 * time.Second) // the clock steps back
 		}
-		if i%10_000 == 0 {
+		if i%20_000 == 0 {
 			c0 := time.Now()
 			rep, err := compaction.Compact(context.Background(), compaction.Options{Root: root, Agent: agent,
 				KeepDays: -1, MaxDayLines: 5_000, Now: clock})
