@@ -352,7 +352,7 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	if err != nil {
 		return 0, err
 	}
-	src, err := os.Open(jpath)
+	src, err := journal.OpenNoFollow(jpath, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil // already rewritten away
 	}

@@ -262,7 +262,7 @@ func archiveKeys(path string) (map[string]bool, error) {
 // eachLine calls fn for every complete non-blank line of the file at path
 // (none when it does not exist).
 func eachLine(path string, fn func(l journal.Line) error) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return nil
 	}

@@ -186,7 +186,7 @@ func openHighWater(path string) (*os.File, highWater, bool, error) {
 		f.Close()
 		return nil, highWater{}, false, fmt.Errorf("sequence file: lock %s: %w", path, err)
 	}
-	buf := make([]byte, 64)
+	buf := make([]byte, 128) // two marks of at most 27 bytes; more is damage
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && err != io.EOF {
 		f.Close()

@@ -247,7 +247,7 @@ func (r *groupReader) full() bool {
 
 // file reads the complete lines of one journal past cur into groups.
 func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return nil
 	}

@@ -94,7 +94,7 @@ func oldestPending(layout Layout, agent string, state *State) time.Time {
 		if err != nil || fi.Size() <= cur.Offset {
 			continue
 		}
-		f, err := os.Open(path)
+		f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 		if err != nil {
 			continue
 		}

@@ -126,7 +126,7 @@ func EachRecord(layout Layout, agent string, fn func(Memory) error) error {
 }
 
 func eachInFile(layout Layout, agent, path string, fn func(Memory) error) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
