@@ -60,7 +60,7 @@ func TestAppendUUIDsSurviveCompactions(t *testing.T) {
 		if i%7_001 == 0 {
 			cur = cur.Add(-3 * time.Second) // the clock steps back
 		}
-		if i%20_000 == 0 {
+		if i%(n/5) == 0 {
 			c0 := time.Now()
 			rep, err := compaction.Compact(context.Background(), compaction.Options{Root: root, Agent: agent,
 				KeepDays: -1, MaxDayLines: 5_000, Now: clock})
