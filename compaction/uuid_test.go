@@ -63,7 +63,7 @@ func TestAppendUUIDsSurviveCompactions(t *testing.T) {
 		if i%(n/5) == 0 {
 			c0 := time.Now()
 			rep, err := compaction.Compact(context.Background(), compaction.Options{Root: root, Agent: agent,
-				KeepDays: -1, MaxDayLines: 5_000, Now: clock})
+				KeepDays: -1, MaxDayLines: n / 20, Now: clock})
 			if err != nil {
 				t.Fatalf("compaction after %d appends: %v", i, err)
 			}
