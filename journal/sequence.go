@@ -103,11 +103,12 @@ func reserveSequence(f *os.File, size int64, dir, name, prefix, sec string, whol
 	)
 	if hwPath != "" {
 		var err error
-		if hwF, hw, hwOK, err = openHighWater(hwPath); err != nil {
-			return 0, err
+		// A sequence file that cannot be used (no permission on .memsync/,
+		// a link) only costs the full scan: appends keep working.
+		if hwF, hw, hwOK, err = openHighWater(hwPath); err == nil {
+			// Closing releases the lock, once the reservation is written.
+			defer hwF.Close()
 		}
-		// Closing releases the lock, once the reservation is written.
-		defer hwF.Close()
 	}
 	var best int
 	switch {
@@ -167,7 +168,9 @@ func reserveSequence(f *os.File, size int64, dir, name, prefix, sec string, whol
 		next.backSeq = seq
 	}
 	if err := writeHighWater(hwF, next); err != nil {
-		return 0, fmt.Errorf("write %s: %w", hwPath, err)
+		// The journal lock still serialises this day; the next Append
+		// that finds the file stale or damaged scans.
+		return seq, nil
 	}
 	return seq, nil
 }
@@ -196,12 +199,18 @@ func openHighWater(path string) (*os.File, highWater, bool, error) {
 	return f, hw, ok, nil
 }
 
+// highWaterSize is the sequence file's fixed size: its content padded with
+// spaces, so that one write replaces it whole, never leaving a longer old
+// content's tail behind.
+const highWaterSize = 64
+
 func writeHighWater(f *os.File, hw highWater) error {
 	b := hw.encode()
-	if _, err := f.WriteAt(b, 0); err != nil {
-		return err
+	if len(b) < highWaterSize {
+		b = append(b, bytes.Repeat([]byte{' '}, highWaterSize-len(b))...)
 	}
-	return f.Truncate(int64(len(b)))
+	_, err := f.WriteAt(b, 0)
+	return err
 }
 
 // tailSequence is the highest NNNN with prefix among the last lines of f,

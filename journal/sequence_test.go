@@ -159,7 +159,8 @@ func TestAppendSequenceMonotonic(t *testing.T) {
 }
 
 // TestAppendSequenceFileIsNotFollowed: a high-water file that is a symbolic
-// link is refused, not written through.
+// link is not written through; the append still succeeds (a full scan
+// numbers it) and its uuid is new.
 func TestAppendSequenceFileIsNotFollowed(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	outside := filepath.Join(other, "outside")
@@ -170,11 +171,30 @@ func TestAppendSequenceFileIsNotFollowed(t *testing.T) {
 	if err := os.Symlink(outside, seq); err != nil {
 		t.Fatal(err)
 	}
-	_, err := journal.Append(dir, newRec("alice", "x"), journal.AppendOptions{NoSync: true, SequenceFile: seq, Now: fixedClock(t0)})
-	if err == nil {
-		t.Fatal("append through a linked sequence file succeeded")
+	opts := journal.AppendOptions{NoSync: true, SequenceFile: seq}
+	a := appendAt(t, dir, opts, fixedClock(t0), "one")
+	b := appendAt(t, dir, opts, fixedClock(t0), "two")
+	if a == b {
+		t.Fatalf("uuid %s handed out twice", a)
 	}
 	if data, _ := os.ReadFile(outside); string(data) != "keep" {
 		t.Fatalf("outside file now %q", data)
+	}
+}
+
+// TestAppendWithoutUsableSequenceFile: a sequence file that cannot be
+// created (here its directory is a file) does not stop appends.
+func TestAppendWithoutUsableSequenceFile(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := journal.AppendOptions{NoSync: true, SequenceFile: filepath.Join(blocker, "alice")}
+	a := appendAt(t, dir, opts, fixedClock(t0), "one")
+	b := appendAt(t, dir, opts, fixedClock(t0), strings.Repeat("x", 70<<10))
+	c := appendAt(t, dir, opts, fixedClock(t0), "three")
+	if a == b || b == c || a == c {
+		t.Fatalf("uuids %s %s %s repeat", a, b, c)
 	}
 }
