@@ -18,8 +18,9 @@ type AppendOptions struct {
 	// Now is the clock for records without a ts; time.Now when nil.
 	Now func() time.Time
 	// SequenceFile is the agent's host-local high-water file for uuid
-	// sequences (memsync.Layout.SequenceFile). Without it every allocated
-	// uuid costs a scan of the whole day file and its archive.
+	// sequences (memsync.Layout.SequenceFile). Without it, or when it
+	// cannot be used, every allocated uuid costs a scan of the whole day
+	// file and its archive.
 	SequenceFile string
 	// Root, when set, is the repository dir is in: every directory from
 	// it down to dir must be a real one, not a symbolic link (RealDir).
