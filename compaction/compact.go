@@ -129,8 +129,14 @@ func Compact(ctx context.Context, opts Options) (Report, error) {
 			return rep, err
 		}
 		defer unlock()
-		sweepTemp(c.lg, c.layout.MemoryDir(opts.Agent), c.entitiesDir(), c.layout.JournalDir(opts.Agent),
-			c.layout.ArchiveDir(opts.Agent))
+		var dirs []string
+		for _, d := range []string{c.layout.MemoryDir(opts.Agent), c.entitiesDir(), c.layout.JournalDir(opts.Agent),
+			c.layout.ArchiveDir(opts.Agent)} {
+			if journal.RealDir(opts.Root, d) == nil { // never reach through a link
+				dirs = append(dirs, d)
+			}
+		}
+		sweepTemp(c.lg, dirs...)
 	}
 	err := c.run(ctx, &rep)
 	if err != nil {
@@ -184,7 +190,7 @@ func (c *compactor) run(ctx context.Context, rep *Report) error {
 	agent := c.opts.Agent
 	jdir, adir := c.layout.JournalDir(agent), c.layout.ArchiveDir(agent)
 	today := c.opts.Now().UTC().Truncate(24 * time.Hour)
-	p, err := makePlan(jdir, adir, today, c.opts.KeepDays, c.opts.MaxDayLines, c.opts.DryRun)
+	p, err := makePlan(c.layout, jdir, adir, today, c.opts.KeepDays, c.opts.MaxDayLines, c.opts.DryRun)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -300,7 +306,8 @@ func (c *compactor) appendRecords(p *plan) ([]string, error) {
 		}
 		rec := &journal.Record{TS: now, Agent: c.opts.Agent, Kind: journal.KindCompaction, Scope: journal.ScopePrivate,
 			Text: t, Extra: map[string]json.RawMessage{AbsorbedField: raw}}
-		if _, err := journal.Append(c.layout.JournalDir(c.opts.Agent), rec, journal.AppendOptions{Now: c.opts.Now}); err != nil {
+		opts := journal.AppendOptions{Now: c.opts.Now, Root: c.opts.Root, SequenceFile: c.layout.SequenceFile(c.opts.Agent)}
+		if _, err := journal.Append(c.layout.JournalDir(c.opts.Agent), rec, opts); err != nil {
 			return uuids, err
 		}
 		uuids = append(uuids, rec.UUID)
@@ -330,6 +337,9 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	jpath := filepath.Join(c.layout.JournalDir(c.opts.Agent), name)
 	adir := c.layout.ArchiveDir(c.opts.Agent)
 	apath := filepath.Join(adir, name)
+	if err := journal.RealDir(c.opts.Root, adir); err != nil {
+		return 0, err // never write through a link: it may lead out of the repository
+	}
 	_, statErr := os.Stat(adir)
 	if err := os.MkdirAll(adir, 0o755); err != nil {
 		return 0, err
@@ -346,7 +356,7 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	if err != nil {
 		return 0, err
 	}
-	src, err := os.Open(jpath)
+	src, err := journal.OpenNoFollow(jpath, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil // already rewritten away
 	}
@@ -512,14 +522,14 @@ func blankSpans(f *os.File, spans [][2]int64) error {
 func (c *compactor) writePages(ctx context.Context, rep *Report) error {
 	agent := c.opts.Agent
 	adir := c.layout.ArchiveDir(agent)
-	f, err := foldArchive(adir, agent)
+	f, err := foldArchive(c.layout, adir, agent)
 	if err != nil {
 		return fmt.Errorf("read archive: %w", err)
 	}
 	body := f.memoryBody()
 	rep.Summary = "deterministic"
 	if len(c.opts.Summarizer) > 0 {
-		md, err := summarize(ctx, c.opts.Summarizer, c.opts.SummarizerTimeout, adir, agent, f)
+		md, err := summarize(ctx, c.opts.Summarizer, c.opts.SummarizerTimeout, c.layout, adir, agent, f)
 		if err != nil {
 			c.lg.Warn("summarizer failed: MEMORY.md gets the deterministic text instead",
 				zap.Strings("command", c.opts.Summarizer), zap.Error(err))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
 )
 
 // AbsorbedField is the extra field of a compaction record that lists the
@@ -73,8 +74,8 @@ type candidate struct {
 // The second kind only counts when it includes a record other than a
 // compaction record, so that compaction records alone never cause a new
 // compaction (which would write yet another compaction record).
-func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int, withItems bool) (*plan, error) {
-	files, err := liveFiles(dir, today, keepDays)
+func makePlan(l memsync.Layout, dir, archiveDir string, today time.Time, keepDays, maxDayLines int, withItems bool) (*plan, error) {
+	files, err := liveFiles(l, dir, today, keepDays)
 	if err != nil {
 		return nil, err
 	}
@@ -226,24 +227,19 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 	return p, nil
 }
 
-// liveFiles lists the journals directly in dir (not the archive), by name.
-func liveFiles(dir string, today time.Time, keepDays int) ([]*liveFile, error) {
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+// liveFiles lists the journals directly in dir (not the archive), by name:
+// the files the engine reads (memsync.Layout.DayFiles), nothing through a
+// symbolic link.
+func liveFiles(l memsync.Layout, dir string, today time.Time, keepDays int) ([]*liveFile, error) {
+	paths, _, err := l.DayFiles(dir)
 	if err != nil {
 		return nil, err
 	}
 	cutoff := today.AddDate(0, 0, -keepDays)
 	var out []*liveFile
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".jsonl") {
-			continue
-		}
-		lf := &liveFile{name: name, path: filepath.Join(dir, name)}
-		// A file not named for a day is never too old, only too full.
+	for _, path := range paths {
+		name := filepath.Base(path)
+		lf := &liveFile{name: name, path: path}
 		if day, err := time.Parse("2006-01-02", strings.TrimSuffix(name, ".jsonl")); err == nil && keepDays >= 0 {
 			lf.past = day.Before(cutoff)
 		}
@@ -357,7 +353,7 @@ func archiveKeys(path string) (map[string]bool, error) {
 // eachLine calls fn for every complete non-blank line of the file at path
 // (none when it does not exist).
 func eachLine(path string, fn func(l journal.Line) error) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return nil
 	}

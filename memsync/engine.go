@@ -78,6 +78,7 @@ type Engine struct {
 	changed map[string]bool // groups with records projected in this pass
 	// signalled holds the uuids whose signals this pass may have changed.
 	signalled map[string]bool
+	ignored map[string]bool // paths already logged as ignored (IgnoredPath)
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -138,7 +139,32 @@ func New(opts Options) (*Engine, error) {
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
 		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
 		signalled: map[string]bool{},
+		ignored: map[string]bool{},
 	}, nil
+}
+
+// listAgents is Layout.Agents, logging once each directory left out.
+func (e *Engine) listAgents() ([]string, error) {
+	agents, ignored, err := e.layout.agents()
+	e.noteIgnored(ignored)
+	return agents, err
+}
+
+// journalFiles is Layout.JournalFiles, logging once each path left out.
+func (e *Engine) journalFiles(agent string) ([]string, error) {
+	files, ignored, err := e.layout.journalFiles(agent)
+	e.noteIgnored(ignored)
+	return files, err
+}
+
+// noteIgnored warns about each ignored path the first time it is seen.
+func (e *Engine) noteIgnored(ignored []IgnoredPath) {
+	for _, ig := range ignored {
+		if !e.ignored[ig.Path] {
+			e.ignored[ig.Path] = true
+			e.lg.Warn("ignored: not read", zap.String("path", ig.Path), zap.String("reason", ig.Reason))
+		}
+	}
 }
 
 // PassReport sums up one pass over the journals.
@@ -175,7 +201,7 @@ func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
 		a.retryAt = time.Time{}
 	}
 	var rep PassReport
-	agents, err := e.layout.Agents()
+	agents, err := e.listAgents()
 	if err != nil {
 		return rep, fmt.Errorf("list agents: %w", err)
 	}

@@ -160,7 +160,7 @@ func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[str
 	seen := make([]map[string]bool, len(agents))
 	failed := make([]bool, len(agents))
 	for i, a := range agents {
-		files, err := e.layout.JournalFiles(a.name)
+		files, err := e.journalFiles(a.name)
 		if err != nil {
 			keep(fmt.Errorf("agent %s: list journals: %w", a.name, err))
 			failed[i] = true
@@ -265,7 +265,7 @@ func (r *groupReader) full() bool {
 
 // file reads the complete lines of one journal past cur into groups.
 func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return nil
 	}

@@ -306,7 +306,7 @@ func eachInFile(layout Layout, agent, path string, fn func(Memory) error) error 
 
 // eachLine calls fn for every complete line of the journal file at path.
 func eachLine(layout Layout, path string, fn func(journal.Line) error) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -380,7 +380,7 @@ func (lr *lineReader) memory(p linePos) (memsync.Memory, bool) {
 	f, ok := lr.open[p.file]
 	if !ok {
 		var err error
-		if f, err = os.Open(lr.files[p.file].path); err != nil {
+		if f, err = journal.OpenNoFollow(lr.files[p.file].path, os.O_RDONLY, 0); err != nil {
 			return memsync.Memory{}, false
 		}
 		lr.open[p.file] = f
