@@ -36,7 +36,9 @@ func entity(e string) func(*journal.Record) {
 func conflicts(u string) func(*journal.Record) {
 	return func(r *journal.Record) { r.ConflictsWith = []string{u} }
 }
-func remember(r *journal.Record) { r.Extra = map[string]json.RawMessage{"remember": json.RawMessage("true")} }
+func remember(r *journal.Record) {
+	r.Extra = map[string]json.RawMessage{"remember": json.RawMessage("true")}
+}
 
 // TestGate is SPEC §9's table: duplicates and near-duplicates are
 // skipped, new records stored, corrections and contradictions always
