@@ -3,11 +3,6 @@ package surprise
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 )
 
 // DefaultRecent is how many of an agent's latest records the gate
@@ -20,36 +15,12 @@ const DefaultRecent = 5000
 // feedback, promotion) and lines it cannot read. It reads only the fields
 // the gate needs, without decoding whole records.
 func Recent(journalDir string, n int) ([]Prior, error) {
-	entries, err := os.ReadDir(journalDir)
+	files, err := journalFiles(journalDir)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("surprise: %w", err)
+		return nil, err
 	}
-	var names []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
-			names = append(names, e.Name())
-		}
-	}
-	slices.Sort(names)
-	var out []Prior
-	for i := len(names) - 1; i >= 0 && len(out) < n; i-- {
-		data, err := os.ReadFile(filepath.Join(journalDir, names[i]))
-		if err != nil {
-			return nil, fmt.Errorf("surprise: %w", err)
-		}
-		for end := len(data); end > 0 && len(out) < n; {
-			start := bytes.LastIndexByte(data[:end], '\n') + 1
-			line := data[start:end]
-			end = max(start-1, 0)
-			if p, ok := ParsePrior(line); ok {
-				out = append(out, p)
-			}
-		}
-	}
-	return out, nil
+	out, _, err := readRecent(journalDir, files, n)
+	return out, err
 }
 
 // ParsePrior reads the fields the gate needs from one journal line; false

@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -116,10 +115,16 @@ func Correction(text string) bool {
 	return false
 }
 
-// Score is the gate's verdict on rec against the agent's recent records
-// (order does not matter but for ties, where the first wins). It does not
-// change rec. Records that are not of the learning tier are not gated.
+// Score is the gate's verdict on rec against the agent's recent records,
+// newest first (the order matters only for ties: the first wins). It does
+// not change rec. Records that are not of the learning tier are not gated.
 func Score(rec *journal.Record, recent []Prior) Result {
+	return NewIndex(recent).Score(rec)
+}
+
+// Score is the gate's verdict on rec against the records x holds: the
+// same as Score with those records.
+func (x *Index) Score(rec *journal.Record) Result {
 	if !Gated(rec) {
 		return Result{Decision: Store, Reason: "not gated: " + tierName(rec.Tier) + " tier"}
 	}
@@ -128,47 +133,49 @@ func Score(rec *journal.Record, recent []Prior) Result {
 	topics := topicWords(rec)
 	res := Result{Gated: true}
 
-	best, bestNeg := -1.0, false
-	seen := make([]bool, len(topics)) // per topic: every word seen
-	topicSeen := map[uint64]bool{}
-	for _, tw := range topics {
-		for _, w := range tw {
-			topicSeen[w] = false
-		}
-	}
-	var scratch []uint64
-	for i := range recent {
-		p := &recent[i]
-		scratch = scratch[:0]
-		neg := false
-		eachWord(p.Text, func(h uint64, isNeg bool) {
-			if isNeg {
-				neg = true
-				return
-			}
-			scratch = append(scratch, h)
-			if _, ok := topicSeen[h]; ok {
-				topicSeen[h] = true
+	// Similarity: count, per record, the new record's words it holds.
+	inter := map[uint32]int{}
+	for w := range words {
+		x.each(w, func(id uint32, text bool) {
+			if text {
+				inter[id]++
 			}
 		})
-		for _, e := range p.Entities {
-			eachWord(e, func(h uint64, _ bool) {
-				if _, ok := topicSeen[h]; ok {
-					topicSeen[h] = true
-				}
-			})
-		}
-		if sim := words.jaccard(scratch); sim > best {
-			best, bestNeg = sim, neg
-			res.Match = p.UUID
+	}
+	best, bestID := -1.0, uint32(0)
+	consider := func(id uint32, sim float64) {
+		if sim > best || sim == best && id < bestID {
+			best, bestID = sim, id
 		}
 	}
-	for i, tw := range topics {
-		seen[i] = len(tw) > 0
-		for _, w := range tw {
-			if !topicSeen[w] {
-				seen[i] = false
+	for id, n := range inter {
+		consider(id, float64(n)/float64(len(words)+int(x.rec(id).distinct)-n))
+	}
+	if best <= 0 && x.Len() > 0 {
+		// No word in common: similarity 0 with the newest record, or 1
+		// with one that, like the new record, has no words at all.
+		consider(0, 0)
+		if len(words) == 0 {
+			for id := uint32(0); id < uint32(x.Len()); id++ {
+				if x.rec(id).distinct == 0 {
+					consider(id, 1)
+					break
+				}
 			}
+		}
+	}
+	bestNeg := false
+	if best >= 0 {
+		r := x.rec(bestID)
+		res.Match, bestNeg = r.uuid, r.neg
+	}
+	seen := make([]bool, len(topics)) // per topic: every word seen
+	for i, tw := range topics {
+		seen[i] = true
+		for _, w := range tw {
+			found := false
+			x.each(w, func(uint32, bool) { found = true })
+			seen[i] = seen[i] && found
 		}
 	}
 	novelty := 1.0
@@ -278,31 +285,10 @@ func newWordSet(text string) wordSet {
 	return s
 }
 
-// jaccard is |A ∩ B| / |A ∪ B| for the set s and the words of a recent
-// record (repeats counted once).
-func (s wordSet) jaccard(words []uint64) float64 {
-	if len(s) == 0 && len(words) == 0 {
-		return 1
-	}
-	slices.Sort(words)
-	words = slices.Compact(words)
-	inter, distinct := 0, len(words)
-	for _, w := range words {
-		if _, ok := s[w]; ok {
-			inter++
-		}
-	}
-	union := len(s) + distinct - inter
-	if union == 0 {
-		return 0
-	}
-	return float64(inter) / float64(union)
-}
-
 func hasNegation(text string) bool {
 	neg := false
 	eachWord(text, func(_ uint64, isNeg bool) { neg = neg || isNeg })
-	return neg || strings.Contains(strings.ToLower(text), "no longer")
+	return neg
 }
 
 // stop and negation words, by hash.

@@ -27,12 +27,16 @@ func applyGate(repo string, rec *journal.Record, force bool, warn func(format st
 	if !surprise.Gated(rec) {
 		return gateVerdict{}
 	}
-	recent, err := surprise.Recent(filepath.Join(repo, journalDir(rec.Agent)), surprise.DefaultRecent)
+	// The index is host-local and rebuilt from the journals whenever it
+	// does not match them (.memsync/ is memsync.Layout.LocalDir, which
+	// this package cannot link).
+	x, err := surprise.Load(filepath.Join(repo, journalDir(rec.Agent)),
+		filepath.Join(repo, ".memsync", "surprise", rec.Agent+".idx"), surprise.DefaultRecent)
 	if err != nil {
 		warn("surprise gate: %v; appending unscored", err)
 		return gateVerdict{}
 	}
-	res := surprise.Score(rec, recent)
+	res := x.Score(rec)
 	if rec.Extra == nil {
 		rec.Extra = map[string]json.RawMessage{}
 	}
