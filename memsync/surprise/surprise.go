@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -208,7 +209,7 @@ func (x *Index) Score(rec *journal.Record) Result {
 	}
 
 	contradiction := len(rec.ConflictsWith) > 0
-	if !contradiction && res.Match != "" && best >= ContradictsAt && bestNeg != negated {
+	if !contradiction && res.Match != "" && best >= ContradictsAt && bestNeg != negated { // Contradicts' rule
 		contradiction = true
 		res.Reason = fmt.Sprintf("contradicts %s (similarity %.2f, negation differs)", res.Match, res.Similarity)
 	}
@@ -372,4 +373,61 @@ func eachWordRaw(text string, fn func(h uint64)) {
 		}
 	}
 	flush()
+}
+
+// Words is what the gate compares of a text: its distinct words (hashes,
+// sorted; stop words and negations left out) and whether it is negated.
+type Words struct {
+	Hashes  []uint64
+	Negated bool
+}
+
+// TextWords is the Words of text.
+func TextWords(text string) Words {
+	var w Words
+	eachWord(text, func(h uint64, neg bool) {
+		if neg {
+			w.Negated = true
+			return
+		}
+		w.Hashes = append(w.Hashes, h)
+	})
+	slices.Sort(w.Hashes)
+	w.Hashes = slices.Compact(w.Hashes)
+	return w
+}
+
+// Similarity is the Jaccard similarity of the words of a and b, as the
+// gate computes it (1 when both have none).
+func Similarity(a, b Words) float64 {
+	if len(a.Hashes) == 0 && len(b.Hashes) == 0 {
+		return 1
+	}
+	inter := 0
+	for i, j := 0, 0; i < len(a.Hashes) && j < len(b.Hashes); {
+		switch {
+		case a.Hashes[i] == b.Hashes[j]:
+			inter++
+			i++
+			j++
+		case a.Hashes[i] < b.Hashes[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a.Hashes)+len(b.Hashes)-inter)
+}
+
+// Contradicts reports whether two texts contradict each other as the gate
+// sees it: at least ContradictsAt similar, one negated and the other not.
+func Contradicts(a, b Words) bool {
+	return a.Negated != b.Negated && Similarity(a, b) >= ContradictsAt
+}
+
+// Duplicates reports whether two texts are duplicates as the gate sees
+// it: the same words (case, punctuation, order and stop words aside) and
+// the same negation.
+func Duplicates(a, b Words) bool {
+	return a.Negated == b.Negated && len(a.Hashes) > 0 && slices.Equal(a.Hashes, b.Hashes)
 }
