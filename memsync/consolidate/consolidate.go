@@ -353,7 +353,9 @@ func extra(fields map[string]any) map[string]json.RawMessage {
 }
 
 // topicKey is how a topic is compared: lower case, without @ or #.
-func topicKey(name string) string { return strings.ToLower(strings.TrimLeft(strings.TrimSpace(name), "@#")) }
+func topicKey(name string) string {
+	return strings.ToLower(strings.TrimLeft(strings.TrimSpace(name), "@#"))
+}
 
 // current lists the agent's own learning records that are not hidden at
 // the clock, duplicates of an older one left out.

@@ -69,4 +69,3 @@ func none(b *strings.Builder, n int) {
 		b.WriteString("None.\n")
 	}
 }
-
