@@ -167,6 +167,7 @@ type memo struct {
 	events       []score.Event
 	conflicts    []source // newer records the agent may see naming it in conflicts_with
 	words        *surprise.Words
+	res          *score.Result // Evaluate at the clock, until a signal changes it
 }
 
 type source struct {
@@ -186,7 +187,13 @@ type cycle struct {
 
 func (m *memo) memory() score.Memory { return score.FromRecord(&m.rec, m.supersededAt, m.replacedBy) }
 
-func (c *cycle) eval(m *memo) score.Result { return score.Evaluate(m.memory(), m.events, c.now) }
+func (c *cycle) eval(m *memo) score.Result {
+	if m.res == nil {
+		r := score.Evaluate(m.memory(), m.events, c.now)
+		m.res = &r
+	}
+	return *m.res
+}
 
 func (m *memo) textWords() surprise.Words {
 	if m.words == nil {
@@ -291,6 +298,7 @@ func (c *cycle) signal(r *journal.Record) {
 		for _, id := range ids {
 			if m := c.mems[id]; m != nil && id != r.UUID {
 				m.events = append(m.events, score.EventFrom(rel, r))
+				m.res = nil
 				if rel == score.ConflictsWith && visible {
 					m.conflicts = append(m.conflicts, source{r.UUID, r.TS})
 				}
@@ -306,7 +314,7 @@ func (c *cycle) signal(r *journal.Record) {
 			continue
 		}
 		if m.supersededAt.IsZero() || r.TS.Before(m.supersededAt) || r.TS.Equal(m.supersededAt) && r.UUID < m.replacedBy {
-			m.supersededAt, m.replacedBy = r.TS, r.UUID
+			m.supersededAt, m.replacedBy, m.res = r.TS, r.UUID, nil
 		}
 	}
 }
@@ -361,7 +369,7 @@ func topicKey(name string) string {
 // the clock, duplicates of an older one left out.
 func (c *cycle) current() []*memo {
 	var out []*memo
-	byWords := map[string][]*memo{}
+	byWords := map[uint64][]*memo{}
 	for _, m := range c.order {
 		if !m.own() || m.rec.Tier != "learning" || c.eval(m).Status.Hidden() {
 			continue
@@ -376,12 +384,15 @@ func (c *cycle) current() []*memo {
 
 // duplicateOf is the older record m duplicates among those seen so far
 // (registering m when it duplicates none).
-func (c *cycle) duplicateOf(m *memo, byWords map[string][]*memo) *memo {
+func (c *cycle) duplicateOf(m *memo, byWords map[uint64][]*memo) *memo {
 	w := m.textWords()
 	if len(w.Hashes) == 0 {
 		return nil
 	}
-	key := fmt.Sprint(w.Hashes)
+	key := uint64(len(w.Hashes))
+	for _, h := range w.Hashes {
+		key = key*1099511628211 ^ h
+	}
 	for _, o := range byWords[key] {
 		if surprise.Duplicates(o.textWords(), w) {
 			return o
@@ -416,6 +427,13 @@ func (c *cycle) promote() error {
 		}
 	}
 	slices.Sort(topics)
+	themes := map[string][]string{} // topic -> its current theme summaries
+	for _, m := range c.order {
+		if m.rec.Consolidation() == journal.ConsolidationTheme && m.supersededAt.IsZero() {
+			k := extraString(&m.rec, "topic")
+			themes[k] = append(themes[k], m.rec.UUID)
+		}
+	}
 	for _, k := range topics {
 		ms := members[k]
 		ids := make([]string, len(ms))
@@ -423,12 +441,7 @@ func (c *cycle) promote() error {
 			ids[i] = m.rec.UUID
 		}
 		slices.Sort(ids)
-		var older []string
-		for _, m := range c.order {
-			if m.rec.Consolidation() == journal.ConsolidationTheme && m.supersededAt.IsZero() && extraString(&m.rec, "topic") == k {
-				older = append(older, m.rec.UUID)
-			}
-		}
+		older := themes[k]
 		var quotes []string
 		for i := len(ms) - 1; i >= 0 && len(quotes) < themeListed; i-- {
 			quotes = append(quotes, short(ms[i].rec.Text, 160))
@@ -470,7 +483,7 @@ func (c *cycle) promote() error {
 }
 
 func (c *cycle) prune() error {
-	byWords := map[string][]*memo{}
+	byWords := map[uint64][]*memo{}
 	dupOf := map[string]string{}
 	var dups, retired []string
 	reasons := map[string]string{}
