@@ -12,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/compaction"
+	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/consolidate"
@@ -270,4 +275,79 @@ func keys(a, b map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestConsolidationInTheGraph: the consolidation records project like any
+// other, and the graph path (Graph.Get, Graph.Incoming, score.Evaluate)
+// says what the journals say: the pruned duplicate archived, the
+// contradicted core memory up for review, nothing else moved. On the
+// embedded store, and on Neo4j when MEMSYNC_NEO4J_URI names one.
+func TestConsolidationInTheGraph(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) {
+		g, err := embedded.Open(t.TempDir(), zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		graphAgrees(t, g)
+	})
+	t.Run("neo4j", func(t *testing.T) { graphAgrees(t, neo4jtest.Open(t)) })
+}
+
+func graphAgrees(t *testing.T, g memsync.Graph) {
+	root := fixture(t)
+	if _, err := run(t, root, nil); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := memsync.New(memsync.Options{Root: root, Graph: g, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.SyncOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, uuid := range []string{"mem_dup1", "mem_dup2", "mem_old", "mem_core", "mem_pg1", "mem_proc", "mem_dec_old"} {
+		nodes, err := g.Get(ctx, []string{uuid})
+		if err != nil || len(nodes) != 1 {
+			t.Fatalf("get %s: %v", uuid, err)
+		}
+		refs, err := g.Incoming(ctx, []string{uuid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []score.Event
+		for _, r := range refs {
+			evs = append(evs, score.EventFrom(score.Relation(r.Relation), &r.Source.Record))
+		}
+		n := nodes[uuid]
+		got := score.Evaluate(score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy), evs, now)
+		if want := status(t, root, uuid); got.Status != want {
+			t.Errorf("%s: graph says %s, journals %s", uuid, got.Status, want)
+		}
+	}
+}
+
+// TestSchedulerRunOnce: the daemon's round consolidates every agent; an
+// agent whose compaction holds its lock is left for the next round.
+func TestSchedulerRunOnce(t *testing.T) {
+	root := fixture(t)
+	bob := journal.Record{Agent: "bob", Kind: journal.KindDecision, Scope: journal.ScopePrivate, TS: daysAgo(9), Text: "bob's decision"}
+	if _, err := journal.Append(memsync.Layout{Root: root}.JournalDir("bob"), &bob, journal.AppendOptions{NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := compaction.Lock(root, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &consolidate.Scheduler{Root: root, Interval: time.Hour, Options: consolidate.Options{NoSync: true, Now: func() time.Time { return now }}}
+	reps := s.RunOnce(context.Background())
+	if len(reps) != 1 || reps[0].Agent != "bob" || len(reps[0].FollowUps) != 1 {
+		t.Fatalf("with ada busy: %+v", reps)
+	}
+	unlock()
+	reps = s.RunOnce(context.Background())
+	if len(reps) != 2 || reps[0].Agent != "ada" || len(reps[0].Actions) == 0 || len(reps[1].Actions) != 0 {
+		t.Fatalf("second round: %+v", reps)
+	}
 }
