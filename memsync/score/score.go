@@ -323,10 +323,12 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 				if prunedAt.IsZero() {
 					prunedAt = e.TS
 				}
+				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: "+0.00 archived by the consolidation cycle (a later reference brings it back)"})
 			case journal.ConsolidationVerify:
 				if reviewAt.IsZero() {
 					reviewAt = e.TS
 				}
+				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: "+0.00 contradicted by a newer record: listed for review by the consolidation cycle"})
 			}
 			continue
 		case e.Kind == journal.KindPromotion || e.Kind == journal.KindCompaction:

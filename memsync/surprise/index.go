@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -276,7 +277,10 @@ func appendPriors(out []Prior, data []byte, n int) []Prior {
 	return out
 }
 
-const indexMagic = "memsync-surprise-index 1\n"
+const indexMagic = "memsync-surprise-index 2\n"
+
+// crcTable checksums the index body: a damaged file is rebuilt, never read.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // loadIndex reads the index file and the journal lines appended since it
 // was written; false when it is missing, damaged or no longer matches the
@@ -348,8 +352,7 @@ func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
 // writeIndex writes the index file atomically (temp file, rename); no
 // fsync: it is a cache that is rebuilt when lost.
 func writeIndex(path string, cov []coverage, full bool, part indexPart) error {
-	var b []byte
-	b = append(b, indexMagic...)
+	b := []byte(indexMagic + "0000") // the checksum, set below
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(cov)))
 	for _, c := range cov {
 		b = appendString(b, c.name)
@@ -363,6 +366,8 @@ func writeIndex(path string, cov []coverage, full bool, part indexPart) error {
 	b = append(b, part.uuids...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(part.post)/postingSize))
 	b = append(b, part.post...)
+	body := len(indexMagic) + 4
+	binary.LittleEndian.PutUint32(b[len(indexMagic):], crc32.Checksum(b[body:], crcTable))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -392,6 +397,9 @@ func decodeIndex(data []byte) (cov []coverage, full bool, part indexPart, ok boo
 		return nil, false, part, false
 	}
 	d.b = d.b[len(indexMagic):]
+	if sum := d.u32(); d.err != nil || sum != crc32.Checksum(d.b, crcTable) {
+		return nil, false, part, false
+	}
 	nc := d.u32()
 	if d.err != nil || int(nc) > len(d.b) {
 		return nil, false, part, false

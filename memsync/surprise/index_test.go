@@ -88,7 +88,7 @@ func TestLoadAgreesWithScore(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("truncated", n)
-			if err := os.WriteFile(idx, []byte("memsync-surprise-index 1\n\x05\x00"), 0o644); err != nil {
+			if err := os.WriteFile(idx, []byte("memsync-surprise-index 2\n\x05\x00"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			check("damaged index", n)
@@ -96,4 +96,45 @@ func TestLoadAgreesWithScore(t *testing.T) {
 			check("file removed", n)
 		})
 	}
+}
+
+// FuzzIndexFile: whatever the index file holds, Load does not fail or
+// panic, and answers as Score over the records Recent reads.
+func FuzzIndexFile(f *testing.F) {
+	dir := f.TempDir()
+	jdir := filepath.Join(dir, "journal")
+	if err := os.MkdirAll(jdir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	var lines []byte
+	for i, text := range []string{"deploys happen on tuesdays", "the cache is warm", "deploys never happen on tuesdays"} {
+		r := journal.Record{UUID: fmt.Sprintf("mem_%d", i), Agent: "a", Kind: journal.KindFact, Text: text}
+		lines = append(append(lines, r.Canonical()...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(jdir, "2026-11-21.jsonl"), lines, 0o644); err != nil {
+		f.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.idx")
+	if _, err := surprise.Load(jdir, good, 10); err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(good)
+	f.Add(seed)
+	f.Add([]byte("memsync-surprise-index 2\n"))
+	recent, _ := surprise.Recent(jdir, 10)
+	probe := &journal.Record{Agent: "a", Kind: journal.KindFact, Tier: "learning", Text: "deploys happen on tuesdays"}
+	want := surprise.Score(probe, recent)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		idx := filepath.Join(t.TempDir(), "a.idx")
+		if err := os.WriteFile(idx, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		x, err := surprise.Load(jdir, idx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := x.Score(probe); !reflect.DeepEqual(got, want) {
+			t.Errorf("index %q: %+v, want %+v", data, got, want)
+		}
+	})
 }
