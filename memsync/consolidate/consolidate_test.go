@@ -351,3 +351,20 @@ func TestSchedulerRunOnce(t *testing.T) {
 		t.Fatalf("second round: %+v", reps)
 	}
 }
+
+// TestSchedulerNext: a host's first daemon starts the count; the last
+// round is remembered across restarts, so a round overdue runs at once.
+func TestSchedulerNext(t *testing.T) {
+	root := t.TempDir()
+	s := &consolidate.Scheduler{Root: root, Interval: 6 * time.Hour}
+	if next := s.Next(now); !next.Equal(now.Add(6 * time.Hour)) {
+		t.Fatalf("first start: next %v", next)
+	}
+	later := now.Add(4 * time.Hour) // a restart
+	if next := s.Next(later); !next.Equal(now.Add(6 * time.Hour)) {
+		t.Fatalf("after a restart: next %v, want the first count kept", next)
+	}
+	if next := s.Next(now.Add(30 * time.Hour)); next.After(now.Add(30 * time.Hour)) {
+		t.Fatalf("overdue: next %v", next)
+	}
+}
