@@ -130,6 +130,9 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	if !opts.DryRun {
 		unlock, err := compaction.Lock(opts.Root, opts.Agent)
+		if errors.Is(err, ErrBusy) {
+			return rep, fmt.Errorf("consolidate %s: its compaction or consolidation is running (%w); try again later", opts.Agent, err)
+		}
 		if err != nil {
 			return rep, fmt.Errorf("consolidate %s: %w", opts.Agent, err)
 		}
