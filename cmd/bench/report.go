@@ -79,7 +79,7 @@ func (b *bench) table() (string, []check) {
 		{figure: "memsync / naive · memsync / ceiling (rebuild path)"},
 		{figure: fmt.Sprintf("append → visible latency p50 / p99 at a steady %d records/s for %s s (%d agents appending, fsync on; memsync.Engine.Run with the daemon's defaults), ms",
 			o.latencyRate, strings.TrimSuffix(seconds(o.latencyDur.Seconds()), ".0"), o.latencyAgents)},
-		{figure: fmt.Sprintf("`memsync append` wall time per call p50 (%d execs of the built binary, fsync on), ms", o.appendCalls)},
+		{figure: fmt.Sprintf("`memsync append` wall time per call p50 (%d execs of the built binary, fsync on, surprise gate on over %d recent records), ms", o.appendCalls, gateRecent)},
 		{figure: fmt.Sprintf("search p50 / p95 at %s memories (Graph.Search, %d queries of 1–3 corpus words, groups CONSTELLATION + AGENT:<agent>), ms",
 			thousands(float64(o.searchCorpus)), o.searchQueries)},
 		{figure: fmt.Sprintf("search p50 / p95 with ranking at %s memories (memsync.Rank: the same queries, the best max(100, limit) lexical candidates, their signals, score.Evaluate, the blend; as of the newest record), ms",

@@ -48,6 +48,8 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runVerify, true
 	case "compact":
 		return runCompact, true
+	case "consolidate":
+		return runConsolidate, true
 	case "rebuild":
 		return runRebuild, true
 	case "search":

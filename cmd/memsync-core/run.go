@@ -17,6 +17,7 @@ import (
 	"github.com/memsync/memsync/compaction"
 	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/consolidate"
 )
 
 const runDescription = `Run the memsync daemon in the foreground: tail every agent's journal and
@@ -36,6 +37,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	repoFlag := addRepoFlag(fs)
 	noCommit := fs.Bool("no-commit", false, "do not auto-commit journals to git (else every daemon.commit_interval)")
 	noCompact := fs.Bool("no-compact", false, "do not run scheduled compaction (weekly, or when a day passes compaction.max_day_lines)")
+	noConsolidate := fs.Bool("no-consolidate", false, "do not run the consolidation cycle every consolidation.interval")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
 	if _, code, done := fs.parse(args); done {
@@ -72,6 +74,9 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		}
 		if *noCommit {
 			cfg.Daemon.CommitInterval = 0
+		}
+		if *noConsolidate {
+			cfg.Consolidation.Interval = 0
 		}
 		reload, err := runDaemon(ctx, env, repo, &cfg, !*noCompact, hup)
 		if err != nil {
@@ -149,6 +154,12 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 			MaxDayLines: cfg.Compaction.MaxDayLines, Summarizer: summarizerArgv(cfg),
 			Commit: gitCommit(repo, lg, env.Now), Logger: lg, Now: env.Now,
 		}}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = s.Run(runCtx) }()
+	}
+	if cfg.Consolidation.Interval > 0 {
+		s := &consolidate.Scheduler{Root: repo, Interval: cfg.Consolidation.Interval,
+			Options: consolidate.Options{NoSync: !cfg.Append.FSync, Now: env.Now, Logger: lg}}
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = s.Run(runCtx) }()
 	}

@@ -27,7 +27,9 @@ type Config struct {
 	Append     AppendConfig     `yaml:"append"`
 	Daemon     DaemonConfig     `yaml:"daemon"`
 	Compaction CompactionConfig `yaml:"compaction"`
-	Log        LogConfig        `yaml:"log"`
+	// Consolidation tunes the consolidation cycle (SPEC §10).
+	Consolidation ConsolidationConfig `yaml:"consolidation"`
+	Log           LogConfig           `yaml:"log"`
 
 	password string // from $MEMSYNC_NEO4J_PASSWORD; never printed
 }
@@ -63,6 +65,11 @@ type CompactionConfig struct {
 	Summarizer  string `yaml:"summarizer"`    // command that summarizes; empty: built-in
 }
 
+// ConsolidationConfig tunes memsync consolidate in the daemon.
+type ConsolidationConfig struct {
+	Interval time.Duration `yaml:"interval"` // how often the daemon consolidates every agent; 0 disables
+}
+
 // LogConfig shapes the log on stderr.
 type LogConfig struct {
 	Format string `yaml:"format"` // auto (console on a terminal, else json), json, console
@@ -86,8 +93,9 @@ func DefaultConfig() Config {
 			PollInterval:   time.Second,
 			CommitInterval: 5 * time.Minute,
 		},
-		Compaction: CompactionConfig{MaxDayLines: 500, Weekday: "sunday"},
-		Log:        LogConfig{Format: "auto", Level: "info"},
+		Compaction:    CompactionConfig{MaxDayLines: 500, Weekday: "sunday"},
+		Consolidation: ConsolidationConfig{Interval: 6 * time.Hour},
+		Log:           LogConfig{Format: "auto", Level: "info"},
 	}
 }
 
@@ -106,6 +114,9 @@ var (
 	errLogLevel        = errors.New("log.level must be debug, info, warn or error")
 	errPassword        = errors.New("neo4j password")
 )
+
+// errConsolidationInterval is consolidation.interval below zero.
+var errConsolidationInterval = errors.New("consolidation.interval must not be negative (0 disables)")
 
 // Validate checks every field and returns the first fault, wrapping one of
 // the err* sentinels.
@@ -142,6 +153,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Daemon.CommitInterval < 0 {
 		return fmt.Errorf("daemon.commit_interval %v: %w", c.Daemon.CommitInterval, errCommitInterval)
+	}
+	if c.Consolidation.Interval < 0 {
+		return fmt.Errorf("consolidation.interval %v: %w", c.Consolidation.Interval, errConsolidationInterval)
 	}
 	if c.Compaction.MaxDayLines < 1 {
 		return fmt.Errorf("compaction.max_day_lines %d: %w", c.Compaction.MaxDayLines, errMaxDayLines)
@@ -219,11 +233,11 @@ func (c Config) String() string {
 	return fmt.Sprintf("graph=%s neo4j.uri=%s neo4j.user=%s neo4j.database=%s neo4j.password=(%s) "+
 		"append.fsync=%t daemon.batch_size=%d daemon.batch_window=%v daemon.poll_interval=%v "+
 		"daemon.commit_interval=%v compaction.max_day_lines=%d compaction.weekday=%s "+
-		"compaction.summarizer=%q log.format=%s log.level=%s",
+		"compaction.summarizer=%q consolidation.interval=%v log.format=%s log.level=%s",
 		c.Backend(), redactURI(c.Neo4j.URI), c.Neo4j.User, c.Neo4j.Database, pw,
 		c.Append.FSync, c.Daemon.BatchSize, c.Daemon.BatchWindow, c.Daemon.PollInterval,
 		c.Daemon.CommitInterval, c.Compaction.MaxDayLines, c.Compaction.Weekday,
-		c.Compaction.Summarizer, c.Log.Format, c.Log.Level)
+		c.Compaction.Summarizer, c.Consolidation.Interval, c.Log.Format, c.Log.Level)
 }
 
 // GoString keeps %#v as safe as %v.
@@ -451,6 +465,9 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 #   max_day_lines: 500     # compact a day file early when it grows past this
 #   weekday: sunday        # weekly compaction day
 #   summarizer: ""         # command that writes summaries (stdin: records); empty: built-in
+
+# consolidation:
+#   interval: 6h           # the daemon's consolidation cycle (memsync consolidate); 0 disables
 
 # log:
 #   format: auto           # auto (console on a terminal, else json), json, console
