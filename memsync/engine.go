@@ -78,7 +78,7 @@ type Engine struct {
 	changed map[string]bool // groups with records projected in this pass
 	// signalled holds the uuids whose signals this pass may have changed.
 	signalled map[string]bool
-	ignored map[string]bool // paths already logged as ignored (IgnoredPath)
+	ignored   map[string]bool // paths already logged as ignored (IgnoredPath)
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -139,7 +139,7 @@ func New(opts Options) (*Engine, error) {
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
 		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
 		signalled: map[string]bool{},
-		ignored: map[string]bool{},
+		ignored:   map[string]bool{},
 	}, nil
 }
 
