@@ -69,6 +69,14 @@ func runConsolidate(ctx context.Context, env *Env, args []string) int {
 			return fs.usageErr("agent %s has no memory directory %s", a, relPath(repo, memoryDir(repo, a)))
 		}
 	}
+	if !*dryRun {
+		lock, code, done := lockRepo(fs, repo, "consolidate",
+			"stop it first, or let it consolidate (every consolidation.interval)")
+		if done {
+			return code
+		}
+		defer lock.Release() //nolint:errcheck // nothing to do about it
+	}
 	doc := consolidateJSON{DryRun: *dryRun, Agents: []consolidate.Report{}}
 	failed := false
 	for _, a := range agents {
