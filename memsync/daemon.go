@@ -64,9 +64,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	dirty := map[string]bool{}
 	var lost error // the graph's store vanished: Run returns it
 	pass := func(all bool) {
+		start := time.Now()
 		if lost = e.checkStore(); lost != nil {
 			e.lg.Error("the graph's store was removed or replaced under the daemon: opening it again to project the journals again",
 				zap.Error(lost))
+			e.observePass(start, lost)
 			return
 		}
 		agents, err := e.layout.Agents()
@@ -84,6 +86,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		_ = e.syncAgents(ctx, todo, &rep) // errors are logged; the agent is tried again next pass
 		clear(dirty)
 		e.notify()
+		e.observePass(start, nil)
 		if rep.Projected+rep.Queued+rep.Rejected > 0 {
 			e.lg.Debug("pass", zap.Int("projected", rep.Projected), zap.Int("queued", rep.Queued), zap.Int("rejected", rep.Rejected))
 		}
