@@ -54,6 +54,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runSearch, true
 	case "cache":
 		return runCache, true
+	case "hook":
+		return runHook, true
+	case "mcp":
+		return runMCP, true
 	}
 	return nil, false
 }

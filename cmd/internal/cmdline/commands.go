@@ -32,6 +32,8 @@ func Commands() []Command {
 		{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)"},
 		{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)"},
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
+		{"hook", "Claude Code / Codex session hooks (JSON on stdin, fail-open); hook install adds them"},
+		{"mcp", "an MCP server on stdio bound to one agent: search, remember, status"},
 	}
 }
 
