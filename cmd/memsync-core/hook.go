@@ -36,7 +36,7 @@ var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PreCompact", "Sto
 
 // hookBudget is how long a hook may take before it gives up (fail-open):
 // hosts wait for their hooks, and the issue asks for an answer within 1 s.
-const hookBudget = 800 * time.Millisecond
+const hookBudget = 700 * time.Millisecond
 
 // maxHookInput bounds what is read of stdin.
 const maxHookInput = 4 << 20
