@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -36,34 +40,17 @@ const (
 // planner packets (SPEC §8) exist, a packet for the session replaces its
 // body, and both the hooks and the MCP server follow.
 func sessionContext(ctx context.Context, layout memsync.Layout, agent, session string) (string, error) {
-	var core, tasks, recent []memsync.Memory
-	retired := map[string]bool{}
-	err := memsync.EachRecord(layout, agent, func(m memsync.Memory) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for _, u := range m.Supersedes {
-			retired[u] = true
-		}
-		switch {
-		case m.Tier == "core":
-			core = append(core, m)
-		case m.Kind == journal.KindTask:
-			tasks = append(tasks, m)
-		default:
-			// Keep a window of the newest; files come in date order.
-			if len(recent) >= 4*maxRecent {
-				recent = slices.Delete(recent, 0, 2*maxRecent)
-			}
-			recent = append(recent, m)
-		}
-		return nil
-	})
+	core, tasks, recent, retired, err := scanForContext(ctx, layout, agent)
 	if err != nil {
 		return "", fmt.Errorf("read %s's journals: %w", agent, err)
 	}
 	live := func(ms []memsync.Memory, n int) []memsync.Memory {
-		ms = slices.DeleteFunc(ms, func(m memsync.Memory) bool { return retired[m.UUID] })
+		seen := map[string]bool{} // a line in both a day's journal and its archive (mid-compaction) counts once
+		ms = slices.DeleteFunc(ms, func(m memsync.Memory) bool {
+			dup := seen[m.UUID]
+			seen[m.UUID] = true
+			return retired[m.UUID] || dup
+		})
 		slices.SortStableFunc(ms, func(a, b memsync.Memory) int { return b.TS.Compare(a.TS) })
 		if n > 0 && len(ms) > n {
 			ms = ms[:n]
@@ -80,6 +67,100 @@ func sessionContext(ctx context.Context, layout memsync.Layout, agent, session s
 	b.section("Open follow-ups", tasks)
 	b.section("Recent", recent)
 	return b.String(), nil
+}
+
+// scanForContext reads what sessionContext needs from agent's journals
+// without decoding every line, so that a session starts fast however long
+// the journals: a cheap byte test picks the lines that may be core, a task
+// or a supersession; every possible supersession is decoded (it retires
+// others), the rest are decoded newest first only until each section has
+// more than it can show. The decoded record decides; the byte test only
+// skips lines that cannot qualify.
+func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (core, tasks, recent []memsync.Memory, retired map[string]bool, err error) {
+	files, err := layout.JournalFiles(agent)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var all [][]byte // every complete line, oldest first (files are in date order)
+	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // compacted away meanwhile
+		}
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		i := bytes.LastIndexByte(data, '\n')
+		if i < 0 {
+			continue // a last line without its newline is not written yet
+		}
+		all = append(all, bytes.Split(data[:i], []byte("\n"))...)
+	}
+	parse := func(line []byte) (memsync.Memory, bool) {
+		rec, err := journal.Parse(line)
+		if err != nil || rec.Agent != agent {
+			return memsync.Memory{}, false
+		}
+		return memsync.Memory{Record: rec}, true
+	}
+	retired = map[string]bool{}
+	for _, line := range all {
+		if !bytes.Contains(line, []byte(`"supersedes"`)) {
+			continue
+		}
+		// Only the supersession matters here: a light decode, not a full
+		// validation (an invalid line may retire a memory here that the
+		// graph keeps: rare, and it only leaves that memory out of the
+		// starting context).
+		var r struct {
+			Agent      string   `json:"agent"`
+			Supersedes []string `json:"supersedes"`
+		}
+		if json.Unmarshal(line, &r) == nil && r.Agent == agent {
+			for _, u := range r.Supersedes {
+				retired[u] = true
+			}
+		}
+	}
+	// Newest first; a section stops once it holds more live memories than
+	// it can show (the core tier: more than fit in the budget).
+	const enough = 3 * maxRecent
+	coreEnough := maxInjectRunes / 40
+	for i := len(all) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		line := all[i]
+		wantCore := len(core) < coreEnough && bytes.Contains(line, []byte(`"core"`))
+		wantTask := len(tasks) < enough && bytes.Contains(line, []byte(`"task"`))
+		wantRecent := len(recent) < enough
+		if !wantCore && !wantTask && !wantRecent {
+			if len(core) >= coreEnough && len(tasks) >= enough {
+				break
+			}
+			continue
+		}
+		m, ok := parse(line)
+		if !ok || retired[m.UUID] {
+			continue
+		}
+		switch {
+		case m.Tier == "core":
+			if len(core) < coreEnough {
+				core = append(core, m)
+			}
+		case m.Kind == journal.KindTask:
+			if len(tasks) < enough {
+				tasks = append(tasks, m)
+			}
+		case wantRecent:
+			recent = append(recent, m)
+		}
+	}
+	return core, tasks, recent, retired, nil
 }
 
 // rememberHint says how the agent journals what is worth keeping.
