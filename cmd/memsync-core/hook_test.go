@@ -41,6 +41,12 @@ func runHookBinary(t *testing.T, stdin []byte, env []string, args ...string) hoo
 // task, a private decision, and critic a private secret; projected once.
 func hookRepo(t *testing.T) string {
 	t.Helper()
+	return hookRepoOn(t, nil)
+}
+
+// hookRepoOn is hookRepo projected into the graph env names.
+func hookRepoOn(t *testing.T, env []string) string {
+	t.Helper()
 	repo := newRepo(t, "planner", "critic")
 	for _, args := range [][]string{
 		{"--agent", "planner", "--kind", "preference", "--tier", "core", "Always write the failing test first"},
@@ -53,7 +59,9 @@ func hookRepo(t *testing.T) string {
 			t.Fatalf("append: %v\n%s", err, out)
 		}
 	}
-	if out, err := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo).CombinedOutput(); err != nil {
+	sync := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo)
+	sync.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI="), env...)
+	if out, err := sync.CombinedOutput(); err != nil {
 		t.Fatalf("sync: %v\n%s", err, out)
 	}
 	return repo

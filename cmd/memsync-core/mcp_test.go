@@ -15,12 +15,12 @@ import (
 
 // mcpSession starts the built `memsync mcp --agent planner` and connects
 // the SDK's own client to it over stdio.
-func mcpSession(t *testing.T, repo string) *mcp.ClientSession {
+func mcpSession(t *testing.T, repo string, env ...string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.Command(memsyncBinary(t), "mcp", "--agent", "planner", "--repo", repo)
-	cmd.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_AGENT=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI=")
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_AGENT=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI="), env...)
 	client := mcp.NewClient(&mcp.Implementation{Name: "memsync-test", Version: "1"}, nil)
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -111,10 +111,19 @@ func TestMCPListTools(t *testing.T) {
 }
 
 // TestMCPBoundToAgent calls every tool, and tries every argument that
-// could read critic's private memories or write into critic's journal.
+// could read critic's private memories or write into critic's journal, on
+// each graph backend.
 func TestMCPBoundToAgent(t *testing.T) {
-	repo := hookRepo(t)
-	s := mcpSession(t, repo)
+	for _, b := range daemonBackends {
+		t.Run(b.name, func(t *testing.T) {
+			env, _ := b.setup(t, "")
+			repo := hookRepoOn(t, env)
+			testMCPBoundToAgent(t, repo, mcpSession(t, repo, env...))
+		})
+	}
+}
+
+func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
 	criticBefore := journalsOf(t, repo, "critic")
 
 	out, isErr := call(t, s, "search", map[string]any{"query": "billing service database"})
