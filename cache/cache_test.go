@@ -395,7 +395,7 @@ func TestLargeGraphCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	facts := string(snaps[0].Files[FactsFile])
-	if strings.Count(facts, "\n- **fact**") != 100 || !strings.Contains(facts, "… and 500 more\n") ||
+	if strings.Count(facts, "\n- (0.50) **fact**") != 100 || !strings.Contains(facts, "… and 500 more\n") ||
 		!strings.Contains(facts, "… and 40 more (every page is in GRAPHITI_ENTITIES/)") {
 		t.Fatalf("caps not applied:\n%s", facts)
 	}

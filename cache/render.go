@@ -6,12 +6,17 @@
 // its own AGENT:<agent> group.
 //
 // A snapshot is a function of the graph: the same graph renders the same
-// bytes (no clock, no map order; the "newest memory" line stands in for a
-// date), so regenerating an unchanged graph rewrites nothing and a committed
-// cache only changes when memory did. Every list is newest first (ts, then
-// uuid) and capped (Limit, 500 by default) with a line saying how many more
-// there are, so snapshots stay readable at 100,000 memories. Files are
-// replaced atomically and pages of entities no longer mentioned are removed.
+// bytes (no wall clock, no map order; the "newest memory" the agent sees is
+// the clock at which importance is computed, SPEC §7), so regenerating an
+// unchanged graph rewrites nothing and a committed cache only changes when
+// memory did. FACTS starts with the agent's core tier, then each kind's
+// section ordered by importance (then newest first), archived memories left
+// out, then a "for review" list (past max_age, importance 0.4–0.7). Entity
+// pages list newest first. Every list is capped (Limit, 500 by default)
+// with a line saying how many more there are, so snapshots stay readable at
+// 100,000 memories: the walk keeps the newest Limit memories of each list
+// and orders those by importance. Files are replaced atomically and pages
+// of entities no longer mentioned are removed.
 package cache
 
 import (
@@ -28,6 +33,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/score"
 )
 
 // The files of a snapshot, relative to the agent's cache directory.
@@ -35,6 +41,10 @@ const (
 	FactsFile   = "GRAPHITI_FACTS.md"
 	EntitiesDir = "GRAPHITI_ENTITIES"
 )
+
+// CoreWarnBytes is the size of an agent's core tier past which its
+// snapshot warns (SPEC §7: kept small).
+const CoreWarnBytes = 2048
 
 // DefaultLimit caps every list of a snapshot.
 const DefaultLimit = 500
@@ -80,12 +90,15 @@ type entry struct {
 	ts                             time.Time
 	line                           int
 	current                        bool
+	size                           int          // bytes of its whole text
+	mem                            score.Memory // what the rule reads of it
 }
 
 func newEntry(n *memsync.Node) *entry {
 	return &entry{
 		uuid: n.UUID, agent: n.Agent, scope: string(n.Scope), path: n.Path, line: n.Line,
-		text: oneLine(n.Text), kind: n.Kind, ts: n.TS, current: n.InvalidAt.IsZero(),
+		text: oneLine(n.Text), kind: n.Kind, ts: n.TS, current: n.InvalidAt.IsZero(), size: len(n.Text),
+		mem: score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy),
 	}
 }
 
@@ -97,11 +110,21 @@ func newer(a, b *entry) bool {
 	return a.uuid < b.uuid
 }
 
-// newest keeps the limit newest entries offered and counts them all.
+// newest keeps the limit newest entries offered (the oldest, when
+// oldest is set) and counts them all.
 type newest struct {
-	limit int
-	total int
-	heap  []*entry // the oldest kept at [0]
+	limit  int
+	total  int
+	oldest bool
+	heap   []*entry // the least wanted kept at [0]
+}
+
+// before reports whether a is wanted before b.
+func (k *newest) before(a, b *entry) bool {
+	if k.oldest {
+		return newer(b, a)
+	}
+	return newer(a, b)
 }
 
 func (k *newest) add(e *entry) {
@@ -110,7 +133,7 @@ func (k *newest) add(e *entry) {
 		k.heap = append(k.heap, e)
 		for i := len(k.heap) - 1; i > 0; {
 			p := (i - 1) / 2
-			if !newer(k.heap[p], k.heap[i]) {
+			if !k.before(k.heap[p], k.heap[i]) {
 				break
 			}
 			k.heap[p], k.heap[i] = k.heap[i], k.heap[p]
@@ -118,16 +141,16 @@ func (k *newest) add(e *entry) {
 		}
 		return
 	}
-	if len(k.heap) == 0 || !newer(e, k.heap[0]) {
+	if len(k.heap) == 0 || !k.before(e, k.heap[0]) {
 		return
 	}
 	k.heap[0] = e
 	for i := 0; ; {
 		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(k.heap) && newer(k.heap[m], k.heap[l]) {
+		if l < len(k.heap) && k.before(k.heap[m], k.heap[l]) {
 			m = l
 		}
-		if r < len(k.heap) && newer(k.heap[m], k.heap[r]) {
+		if r < len(k.heap) && k.before(k.heap[m], k.heap[r]) {
 			m = r
 		}
 		if m == i {
@@ -142,10 +165,10 @@ func (k *newest) add(e *entry) {
 func (k *newest) sorted() []*entry {
 	out := slices.Clone(k.heap)
 	slices.SortFunc(out, func(a, b *entry) int {
-		if newer(a, b) {
+		if k.before(a, b) {
 			return -1
 		}
-		if newer(b, a) {
+		if k.before(b, a) {
 			return 1
 		}
 		return 0
@@ -158,6 +181,8 @@ func (k *newest) sorted() []*entry {
 // merges two views, so a shared memory is held once however many agents
 // see it.
 type view struct {
+	core     *newest // core-tier memories, any kind
+	aging    *newest // the oldest current memories not in core, for review
 	sections map[journal.Kind]*newest
 	entities map[string]*newest
 	current  int
@@ -166,7 +191,7 @@ type view struct {
 }
 
 func newView(limit int) *view {
-	v := &view{sections: map[journal.Kind]*newest{}, entities: map[string]*newest{}}
+	v := &view{core: &newest{limit: limit}, aging: &newest{limit: limit, oldest: true}, sections: map[journal.Kind]*newest{}, entities: map[string]*newest{}}
 	for _, s := range sections {
 		v.sections[s.kind] = &newest{limit: limit}
 	}
@@ -176,6 +201,8 @@ func newView(limit int) *view {
 // freeze sorts every list newest first, for merging; the lists take no
 // more entries afterwards.
 func (v *view) freeze() {
+	v.core.heap = v.core.sorted()
+	v.aging.heap = v.aging.sorted()
 	for _, l := range v.sections {
 		l.heap = l.sorted()
 	}
@@ -198,9 +225,10 @@ type conflict struct {
 // agents: no snapshot is rendered yet, and each renders on its own.
 type walked struct {
 	limit     int
-	agents    []string         // without duplicates, in the order asked
-	views     map[string]*view // by group id
-	conflicts []conflict       // newest winner first
+	agents    []string                 // without duplicates, in the order asked
+	views     map[string]*view         // by group id
+	conflicts []conflict               // newest winner first
+	events    map[string][]score.Event // signals into the kept entries
 }
 
 // Render walks g once and renders the snapshot of each agent, with every
@@ -266,6 +294,11 @@ func walk(ctx context.Context, g memsync.Graph, agents []string, limit int) (*wa
 		if s, ok := v.sections[n.Kind]; ok {
 			s.add(e)
 		}
+		if n.Tier == "core" {
+			v.core.add(e)
+		} else {
+			v.aging.add(e)
+		}
 		for _, name := range n.Mentions {
 			p := v.entities[name]
 			if p == nil {
@@ -293,7 +326,85 @@ func walk(ctx context.Context, g memsync.Graph, agents []string, limit int) (*wa
 		v.freeze()
 	}
 	wk.conflicts = openConflicts(edges, ends, groups)
+	if wk.events, err = signals(ctx, g, wk.views); err != nil {
+		return nil, err
+	}
 	return wk, nil
+}
+
+// signals reads the events into every memory the views' core and section
+// lists kept, for score.Evaluate.
+func signals(ctx context.Context, g memsync.Graph, views map[string]*view) (map[string][]score.Event, error) {
+	var ids []string
+	for _, v := range views {
+		for _, l := range []*newest{v.core, v.aging} {
+			for _, e := range l.heap {
+				ids = append(ids, e.uuid)
+			}
+		}
+		for _, l := range v.sections {
+			for _, e := range l.heap {
+				ids = append(ids, e.uuid)
+			}
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	events := map[string][]score.Event{}
+	for len(ids) > 0 {
+		chunk := ids[:min(getChunk, len(ids))]
+		ids = ids[len(chunk):]
+		refs, err := g.Incoming(ctx, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("cache: read signals: %w", err)
+		}
+		for _, r := range refs {
+			events[r.Target] = append(events[r.Target], score.EventFrom(score.Relation(r.Relation), &r.Source.Record))
+		}
+	}
+	return events, nil
+}
+
+// scoredEntry is an entry with what score.Evaluate says of it.
+type scoredEntry struct {
+	*entry
+	res score.Result
+}
+
+// ranked is the entries of a and b (frozen lists of the shared and the
+// private view) scored at clock, archived ones left out, ordered by
+// importance, then newest first; archived counts the ones left out.
+func (wk *walked) ranked(a, b *newest, clock time.Time) (out []scoredEntry, total, archived int) {
+	for _, l := range []*newest{a, b} {
+		if l == nil {
+			continue
+		}
+		total += l.total
+		for _, e := range l.heap {
+			r := score.Evaluate(e.mem, wk.events[e.uuid], clock)
+			if r.Status.Hidden() {
+				archived++
+				continue
+			}
+			out = append(out, scoredEntry{e, r})
+		}
+	}
+	slices.SortFunc(out, func(x, y scoredEntry) int {
+		if x.res.Importance != y.res.Importance {
+			if x.res.Importance > y.res.Importance {
+				return -1
+			}
+			return 1
+		}
+		if newer(x.entry, y.entry) {
+			return -1
+		}
+		if newer(y.entry, x.entry) {
+			return 1
+		}
+		return 0
+	})
+	return out, total - archived, archived
 }
 
 // openConflicts pairs the ends of edges, once per pair of current
@@ -439,11 +550,47 @@ func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, 
 	fmt.Fprintf(b, "Generated by memsync from the graph; do not edit. Regenerate with `memsync cache --agent %s`.\n\n", agent)
 	fmt.Fprintf(b, "- Groups: %s, %s\n", journal.SharedGroup, journal.PrivateGroup(agent))
 	fmt.Fprintf(b, "- Current memories: %d (retired: %d)\n", shared.current+own.current, shared.retired+own.retired)
-	fmt.Fprintf(b, "- Newest memory: %s\n", formatTS(latest))
+	fmt.Fprintf(b, "- Newest memory: %s (importance and status are computed as of then)\n", formatTS(latest))
+	core, coreTotal, _ := wk.ranked(shared.core, own.core, latest)
+	fmt.Fprintf(b, "\n## Core (%d)\n\n", coreTotal)
+	writeRanked(b, core, coreTotal, limit)
+	coreBytes := 0
+	for _, e := range core {
+		coreBytes += e.size
+	}
+	if coreBytes > CoreWarnBytes {
+		fmt.Fprintf(b, "\nWarning: the core tier holds %d bytes of text, over %d: core memories go into every packet and snapshot, keep them few.\n", coreBytes, CoreWarnBytes)
+	}
+	var review []scoredEntry
 	for _, s := range sections {
-		l := merge(shared.sections[s.kind], own.sections[s.kind], limit)
-		fmt.Fprintf(b, "\n## %s (%d)\n\n", s.heading, l.total)
-		writeEntries(b, l)
+		l, total, _ := wk.ranked(shared.sections[s.kind], own.sections[s.kind], latest)
+		fmt.Fprintf(b, "\n## %s (%d)\n\n", s.heading, total)
+		writeRanked(b, l, total, limit)
+	}
+	aging, _, archived := wk.ranked(shared.aging, own.aging, latest)
+	for _, e := range aging {
+		if e.res.Status == score.Review {
+			review = append(review, e)
+		}
+	}
+	slices.SortFunc(review, func(x, y scoredEntry) int {
+		if newer(y.entry, x.entry) { // oldest first: the longest overdue
+			return -1
+		}
+		if newer(x.entry, y.entry) {
+			return 1
+		}
+		return 0
+	})
+	fmt.Fprintf(b, "\n## For review (%d)\n\n", len(review))
+	b.WriteString("Past their max_age with importance 0.4–0.7: keep (reference or flag them) or let them go.\n\n")
+	writeRanked(b, review, len(review), limit)
+	if archived > 0 {
+		more := ""
+		if shared.aging.total+own.aging.total > len(shared.aging.heap)+len(own.aging.heap) {
+			more = " among the oldest"
+		}
+		fmt.Fprintf(b, "\nArchived (not listed; `memsync search --all` shows them): %d%s\n", archived, more)
 	}
 	fmt.Fprintf(b, "\n## Open conflicts (%d)\n\n", len(conflicts))
 	if len(conflicts) == 0 {
@@ -487,6 +634,29 @@ func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, 
 		}
 	}
 	return nil
+}
+
+// writeRanked writes up to limit scored entries, with their importance,
+// and how many more there are of total.
+func writeRanked(b *bytes.Buffer, l []scoredEntry, total, limit int) {
+	if total == 0 || len(l) == 0 {
+		b.WriteString("None.\n")
+		return
+	}
+	for i, e := range l {
+		if i == limit {
+			break
+		}
+		fmt.Fprintf(b, "- (%.2f", e.res.Importance)
+		if e.res.Status != score.Active {
+			fmt.Fprintf(b, ", %s", e.res.Status)
+		}
+		b.WriteString(") ")
+		writeEntry(b, e.entry)
+	}
+	if more := total - min(limit, len(l)); more > 0 {
+		fmt.Fprintf(b, "… and %d more\n", more)
+	}
 }
 
 func writeEntries(b *bytes.Buffer, l list) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // ShutdownGrace is how long a batch in flight may take to finish once Run's
@@ -50,8 +52,8 @@ func (e *Engine) Run(ctx context.Context) error {
 				e.layout.JournalDir(a), e.layout.ArchiveDir(a))
 		}
 		for _, d := range dirs {
-			if watched[d] {
-				continue
+			if watched[d] || journal.RealDir(e.layout.Root, d) != nil {
+				continue // not read through a link, so not watched either
 			}
 			if err := w.Add(d); err == nil {
 				watched[d] = true
@@ -71,7 +73,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.observePass(start, lost)
 			return
 		}
-		agents, err := e.layout.Agents()
+		agents, err := e.listAgents()
 		if err != nil {
 			e.lg.Error("list agents", zap.Error(err))
 			return
@@ -88,13 +90,19 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.notify()
 		e.observePass(start, nil)
 		if rep.Projected+rep.Queued+rep.Rejected > 0 {
-			e.lg.Debug("pass", zap.Int("projected", rep.Projected), zap.Int("queued", rep.Queued), zap.Int("rejected", rep.Rejected))
+			// One line per pass that did something.
+			lag := time.Duration(0)
+			if !rep.Oldest.IsZero() {
+				lag = max(e.opts.Now().Sub(rep.Oldest), 0).Round(time.Millisecond)
+			}
+			e.lg.Info("pass", zap.Int("projected", rep.Projected), zap.Int("rejected", rep.Rejected),
+				zap.Int("queued", rep.Queued), zap.Duration("lag", lag))
 		}
 	}
 
 	watch()
 	pass(true)
-	e.lg.Info("memsync running", zap.String("repo", e.layout.Root), zap.String("graph", e.opts.Graph.Identity()))
+	e.lg.Info("memsync running: tailing the journals", zap.String("graph", e.opts.Graph.Identity()))
 
 	tick := time.NewTicker(e.opts.PollInterval)
 	defer tick.Stop()

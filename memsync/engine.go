@@ -37,6 +37,10 @@ type Options struct {
 	// changed: the group of every record projected, and the shared group as
 	// well when a record supersedes another (whose group is not known here).
 	OnChanged func(groups []string)
+	// OnSignals is told, after each pass, the uuids whose importance
+	// signals may have changed: every record projected and every uuid one
+	// of them links to, supports or contradicts (for promotion).
+	OnSignals func(uuids []string)
 	// Progress is told how many records each graph write carried.
 	Progress func(records int)
 	// Observer is told about graph writes, rejects and passes, for
@@ -76,6 +80,9 @@ type Engine struct {
 	pauseErr string // the error behind cause, for Observer
 
 	changed map[string]bool // groups with records projected in this pass
+	// signalled holds the uuids whose signals this pass may have changed.
+	signalled map[string]bool
+	ignored   map[string]bool // paths already logged as ignored (IgnoredPath)
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -138,7 +145,33 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
 		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
+		signalled: map[string]bool{},
+		ignored:   map[string]bool{},
 	}, nil
+}
+
+// listAgents is Layout.Agents, logging once each directory left out.
+func (e *Engine) listAgents() ([]string, error) {
+	agents, ignored, err := e.layout.agents()
+	e.noteIgnored(ignored)
+	return agents, err
+}
+
+// journalFiles is Layout.JournalFiles, logging once each path left out.
+func (e *Engine) journalFiles(agent string) ([]string, error) {
+	files, ignored, err := e.layout.journalFiles(agent)
+	e.noteIgnored(ignored)
+	return files, err
+}
+
+// noteIgnored warns about each ignored path the first time it is seen.
+func (e *Engine) noteIgnored(ignored []IgnoredPath) {
+	for _, ig := range ignored {
+		if !e.ignored[ig.Path] {
+			e.ignored[ig.Path] = true
+			e.lg.Warn("ignored: not read", zap.String("path", ig.Path), zap.String("reason", ig.Reason))
+		}
+	}
 }
 
 // PassReport sums up one pass over the journals.
@@ -147,6 +180,19 @@ type PassReport struct {
 	Queued    int // records put in an outbox
 	Rejected  int // new rejects recorded
 	Pending   int // outbox entries still waiting at the end
+	// Oldest is the earliest ts among the records the graph acknowledged:
+	// the daemon's pass line reports its age as the pass's lag.
+	Oldest time.Time
+}
+
+// projected counts batch as acknowledged by the graph.
+func (r *PassReport) projected(batch []Memory) {
+	r.Projected += len(batch)
+	for i := range batch {
+		if ts := batch[i].TS; !ts.IsZero() && (r.Oldest.IsZero() || ts.Before(r.Oldest)) {
+			r.Oldest = ts
+		}
+	}
 }
 
 // ErrPaused means the pass stopped early: the graph is unreachable or the
@@ -162,7 +208,7 @@ func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
 		a.retryAt = time.Time{}
 	}
 	var rep PassReport
-	agents, err := e.layout.Agents()
+	agents, err := e.listAgents()
 	if err != nil {
 		return rep, fmt.Errorf("list agents: %w", err)
 	}
@@ -209,6 +255,10 @@ func (e *Engine) notify() {
 		fn(slices.Sorted(maps.Keys(e.changed)))
 	}
 	clear(e.changed)
+	if fn := e.opts.OnSignals; fn != nil && len(e.signalled) > 0 {
+		fn(slices.Sorted(maps.Keys(e.signalled)))
+	}
+	clear(e.signalled)
 }
 
 // projected notes what a write that landed changed, for notify.
@@ -218,6 +268,14 @@ func (e *Engine) projected(batch []Memory) {
 		e.changed[m.GroupID()] = true
 		if len(m.Supersedes) > 0 {
 			e.changed[journal.SharedGroup] = true
+		}
+		if e.opts.OnSignals != nil {
+			e.signalled[m.UUID] = true
+			for _, ids := range [][]string{m.Links, m.ConflictsWith, m.Supports()} {
+				for _, id := range ids {
+					e.signalled[id] = true
+				}
+			}
 		}
 	}
 }
@@ -330,9 +388,7 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 	}
 	if err == nil {
 		e.opts.Observer.GraphWrite(batch, time.Since(start), nil)
-	}
-	if err == nil {
-		return e.mismatches(actx, batch, res.Mismatched)
+		return e.mismatches(actx, batch, res)
 	}
 	e.lg.Warn("graph refused a record: isolating it", zap.Error(err))
 	var rejects []agentReject
@@ -350,7 +406,7 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 		if err != nil {
 			return nil, err
 		}
-		mm, err := e.mismatches(actx, []Memory{m}, res.Mismatched)
+		mm, err := e.mismatches(actx, []Memory{m}, res)
 		if err != nil {
 			return nil, err
 		}
@@ -359,27 +415,59 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 	return rejects, nil
 }
 
-// mismatches turns the uuids the graph did not write into rejects: every
+// mismatches turns the clashes the graph reported into rejects: every
 // record in the batch with one of those uuids whose content differs from
-// what the graph holds (the earlier line, or the first in the batch).
-func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string) ([]agentReject, error) {
-	if len(uuids) == 0 {
+// what the graph holds (the version journal.ClashWins prefers), and every
+// memory projected earlier that a record of the batch displaced.
+func (e *Engine) mismatches(ctx context.Context, batch []Memory, res ApplyResult) ([]agentReject, error) {
+	if len(res.Mismatched) == 0 && len(res.Displaced) == 0 {
 		return nil, nil
 	}
-	held, err := e.opts.Graph.Get(ctx, uuids)
+	held, err := e.opts.Graph.Get(ctx, res.Mismatched)
 	if err != nil {
 		return nil, err
 	}
 	var out []agentReject
+	inBatch := map[[2]any]bool{}
 	for _, m := range batch {
+		inBatch[[2]any{m.Path, m.Line}] = true
 		n, ok := held[m.UUID]
 		if !ok || n.Hash == m.Hash() {
 			continue
 		}
 		out = append(out, agentReject{agent: m.Agent, Reject: Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
-			Reason: fmt.Sprintf("field %q: %s was already projected with different content (from %s:%d)", "uuid", m.UUID, n.Path, n.Line)}})
+			Reason: journal.ClashReason(m.UUID, n.Path, n.Line)}})
+	}
+	for _, d := range res.Displaced {
+		if inBatch[[2]any{d.Path, d.Line}] {
+			continue
+		}
+		winner := held[d.UUID] // a displaced uuid is Mismatched too
+		out = append(out, agentReject{agent: d.Agent, Reject: Reject{File: d.Path, Line: d.Line, UUID: d.UUID,
+			Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}})
 	}
 	return out, nil
+}
+
+// rejectFor records rejects in the rejects of the agents they are keyed
+// by, in name order. A write that fails is that agent's fault (the others
+// go on); an agent that cannot be loaded is logged and skipped.
+func (e *Engine) rejectFor(byAgent map[string][]Reject, rep *PassReport) {
+	names := make([]string, 0, len(byAgent))
+	for name := range byAgent {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		a, err := e.agent(name)
+		if err != nil {
+			e.lg.Error("record rejects", zap.String("agent", name), zap.Error(err))
+			continue
+		}
+		if err := e.reject(a, byAgent[name], rep); err != nil {
+			e.agentFault(a, err)
+		}
+	}
 }
 
 // reject records rejects in a's rejects file, each line once. A reject the
@@ -479,17 +567,23 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			e.graphDown(err)
 			return
 		}
-		rejects := make([]Reject, len(found))
-		for i, r := range found {
-			rejects[i] = r.Reject
+		var rejects []Reject
+		others := map[string][]Reject{} // displaced lines of other agents' journals
+		for _, r := range found {
+			if r.agent == a.name || r.agent == "" {
+				rejects = append(rejects, r.Reject)
+			} else {
+				others[r.agent] = append(others[r.agent], r.Reject)
+			}
 		}
 		e.recovered(causeGraph)
-		rep.Projected += len(batch)
+		rep.projected(batch)
 		e.projected(batch)
 		if err := e.reject(a, rejects, rep); err != nil {
 			e.agentFault(a, err)
 			return
 		}
+		e.rejectFor(others, rep)
 		st := a.state.clone()
 		st.OutboxDone = next
 		if next >= a.outboxSize {

@@ -67,10 +67,15 @@ type Node struct {
 
 // ApplyResult tells what a batch did.
 type ApplyResult struct {
-	// Mismatched holds the uuids in the batch that were already projected
-	// with different content (or appeared twice in the batch with different
-	// content: the first one wins). Those records were not written.
+	// Mismatched holds the uuids of the batch that clashed: already
+	// projected with different content, or in the batch twice with
+	// different content. The graph holds the version journal.ClashWins
+	// prefers; every other version is a reject.
 	Mismatched []string
+	// Displaced lists the memories projected before this batch that a
+	// version in the batch won over and replaced: only UUID, Agent, Path
+	// and Line are set.
+	Displaced []Memory
 }
 
 // SearchQuery asks for ranked lexical recall.
@@ -89,6 +94,21 @@ type Hit struct {
 	Score float64
 }
 
+// The relations that carry importance signals into a memory (SPEC §4, §7).
+const (
+	RelLinksTo       = "LINKS_TO"
+	RelSupports      = "SUPPORTS"
+	RelConflictsWith = "CONFLICTS_WITH"
+)
+
+// Reference is a projected record naming a memory through a LINKS_TO,
+// SUPPORTS or CONFLICTS_WITH edge: one signal for score.Evaluate.
+type Reference struct {
+	Target   string // the uuid named
+	Relation string // RelLinksTo, RelSupports or RelConflictsWith
+	Source   Node   // the record that names it
+}
+
 // Stats counts what a graph holds.
 type Stats struct {
 	Memories int            // projected memories (not placeholders for unseen edge targets)
@@ -99,11 +119,13 @@ type Stats struct {
 //
 // Apply must be idempotent: applying a record whose uuid is already projected
 // with the same Hash changes nothing. Edges (LINKS_TO, SUPERSEDES,
-// CONFLICTS_WITH) to uuids not yet projected must land and be complete once
+// CONFLICTS_WITH, SUPPORTS) to uuids not yet projected must land and be complete once
 // the target arrives; a superseded memory gets invalid_at (the earliest
 // superseding ts) and replaced_by (that record's uuid), whatever the order in
 // which the two arrive. The projection is a pure function of the set of
-// records applied, not of their order or batching.
+// records applied, not of their order or batching: when two records share a
+// uuid with different content, the graph holds the one journal.ClashWins
+// prefers, replacing (with its edges and mentions) a stored one that loses.
 type Graph interface {
 	// Apply projects a batch. An error wrapping ErrUnavailable means the
 	// graph could not be reached and the whole batch may be retried later;
@@ -123,6 +145,12 @@ type Graph interface {
 	Get(ctx context.Context, uuids []string) (map[string]Node, error)
 	// Search ranks memories in q.Groups against q.Text.
 	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+	// Incoming returns, in any order, every projected record that names
+	// one of uuids through LINKS_TO, SUPPORTS or CONFLICTS_WITH, whatever
+	// its group (importance is the memory's, not the reader's: callers
+	// hide what the reader may not see). A record projected before its
+	// target counts once the target lands.
+	Incoming(ctx context.Context, uuids []string) ([]Reference, error)
 	// Identity names the target (backend, address, database) so that
 	// cursors can tell when it changed and everything must be re-projected.
 	Identity() string

@@ -46,6 +46,8 @@ type column struct {
 	rebuildPath, apply, naive, ceiling series // records/s
 	latP50, latP99, latMax, latRate    series // ms, ms, ms, records/s
 	searchP50, searchP95               series // ms
+	rankP50, rankP95                   series // ms: search through memsync.Rank
+	importanceSec                      series // s to score every memory after the rebuild
 	searchHits                         int
 	rebuildWall, rebuildPhase, peakMB  series              // s, s, MB
 	rebuildPeak, verifyPeak            series              // MB sampled in each phase of the rebuild command
@@ -168,7 +170,11 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 	b.loadEnd = loadAverage()
 	table, checks := b.table()
 	fmt.Fprint(stdout, table)
-	b.logf("targets: %s", summary(checks))
+	if o.quick {
+		b.logf("targets: not judged on a --quick smoke run (its sizes are not the targets')")
+	} else {
+		b.logf("targets: %s", summary(checks))
+	}
 	if o.out != "" {
 		if err := writeReport(o.out, b.report(table, checks)); err != nil {
 			return fmt.Errorf("write %s: %w", o.out, err)
@@ -251,10 +257,10 @@ func (b *bench) measure(ctx context.Context, c *column) error {
 		{"projection", b.measureProjection, []*series{&c.rebuildPath, &c.apply}},
 		{"naive", b.measureNaive, []*series{&c.naive}},
 		{"ceiling", b.measureCeiling, []*series{&c.ceiling}},
-		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95}},
+		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95, &c.rankP50, &c.rankP95}},
 		{"latency", b.measureLatency, []*series{&c.latP50, &c.latP99}},
 		{"idle", b.measureIdle, []*series{&c.idleMB}},
-		{"rebuild", b.measureRebuild, []*series{&c.rebuildWall, &c.peakMB}},
+		{"rebuild", b.measureRebuild, []*series{&c.rebuildWall, &c.peakMB, &c.importanceSec}},
 	} {
 		if !o.only[f.figure] {
 			for _, s := range f.series {

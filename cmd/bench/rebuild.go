@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/memsync"
 )
 
 // rebuildResult is one `memsync rebuild` run.
@@ -93,7 +96,62 @@ func (b *bench) measureRebuild(ctx context.Context, c *column) error {
 		b.logf("%s rebuild run %d: %s s wall (rebuild %s s, then verify), peak RSS %s MB (sampled: %s MB while rebuilding, %s MB verifying)",
 			name, run+1, seconds(r.wallSec), seconds(r.rebuildSec), seconds(toMB(r.peakMiB)),
 			seconds(toMB(r.rebuildPeakMiB)), seconds(toMB(r.verifyPeakMiB)))
+		sec, n, err := scoreEverything(ctx, c.b, b.rebuildRepo)
+		if err != nil {
+			c.importanceSec.err = err
+			b.noteFailure(&c.importanceSec, c)
+			return nil
+		}
+		c.importanceSec.add(sec)
+		b.logf("%s importance of all %s memories after rebuild run %d: %s s", name, thousands(float64(n)), run+1, seconds(sec))
 		return nil
 	}, &c.rebuildWall, &c.peakMB)
 	return nil
+}
+
+// scoreEverything computes importance, confidence and status of every
+// memory the rebuilt graph holds, as a snapshot or a full re-rank would:
+// Walk, the signals of each 1,000 (Graph.Incoming), score.Evaluate as of
+// now. It returns the seconds it took and the memories.
+func scoreEverything(ctx context.Context, b *backend, repo string) (float64, int, error) {
+	g := memsync.Graph(nil)
+	if b.neo != nil {
+		g = b.neo.graph
+	} else {
+		eg, err := embedded.Open(filepath.Join(repo, ".memsync"), nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer eg.Close()
+		g = eg
+	}
+	start := time.Now()
+	var chunk []memsync.Node
+	now := time.Now().UTC()
+	scored := 0
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if _, err := memsync.ScoreNodes(ctx, g, chunk, nil, now); err != nil {
+			return err
+		}
+		scored += len(chunk)
+		chunk = chunk[:0]
+		return nil
+	}
+	err := g.Walk(ctx, func(n memsync.Node) error {
+		chunk = append(chunk, n)
+		if len(chunk) == 1000 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("score every memory: %w", err)
+	}
+	return time.Since(start).Seconds(), scored, nil
 }

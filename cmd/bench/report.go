@@ -30,6 +30,9 @@ func (b *bench) table() (string, []check) {
 		if c.na != "" {
 			return "n/a (" + c.na + ")"
 		}
+		if o.quick {
+			t = nil // smoke-run sizes: the targets are for the full sizes, not judged
+		}
 		if t != nil && s.ok() {
 			checks = append(checks, check{figure: figure, backend: c.b.name, value: format(s.median()), target: t.label, met: t.met(s.median())})
 		}
@@ -79,6 +82,10 @@ func (b *bench) table() (string, []check) {
 		{figure: fmt.Sprintf("`memsync append` wall time per call p50 (%d execs of the built binary, fsync on), ms", o.appendCalls)},
 		{figure: fmt.Sprintf("search p50 / p95 at %s memories (Graph.Search, %d queries of 1–3 corpus words, groups CONSTELLATION + AGENT:<agent>), ms",
 			thousands(float64(o.searchCorpus)), o.searchQueries)},
+		{figure: fmt.Sprintf("search p50 / p95 with ranking at %s memories (memsync.Rank: the same queries, the best max(100, limit) lexical candidates, their signals, score.Evaluate, the blend; as of the newest record), ms",
+			thousands(float64(o.searchCorpus)))},
+		{figure: fmt.Sprintf("importance of all %s memories after the rebuild (Walk, Graph.Incoming per 1,000, score.Evaluate: what a full re-rank costs; the rebuild itself computes no importance), s",
+			thousands(float64(o.rebuildRecords)))},
 		{figure: fmt.Sprintf("rebuild of %s records: `memsync rebuild --yes` wall s (the rebuild itself, then its verify pass) · peak RSS (sampled peak while rebuilding / verifying)%s",
 			thousands(float64(o.rebuildRecords)), runsNote(o.rebuildRuns, o.runs))},
 		{figure: fmt.Sprintf("daemon idle RSS with %d agents (`memsync run`, caught up and settled, then idle %s s; VmRSS)",
@@ -112,19 +119,21 @@ func (b *bench) table() (string, []check) {
 				rebuild += fmt.Sprintf(" (%s / %s)", mbFormat(c.rebuildPeak.median()), mbFormat(c.verifyPeak.median()))
 			}
 		}
-		rows[8].cells = append(rows[8].cells, rebuild)
+		rows[8].cells = append(rows[8].cells, pair("ranked search p95", c, c.rankP50, c.rankP95, millis, nil))
+		rows[9].cells = append(rows[9].cells, cell("importance of every memory", c, c.importanceSec, func(v float64) string { return seconds(v) + " s" }, nil))
+		rows[10].cells = append(rows[10].cells, rebuild)
 		idle := cell("daemon idle RSS", c, c.idleMB, mbFormat, targetIdleRSS[i])
 		if c.na == "" && c.idleMB.ok() && c.idleHWM.ok() {
 			idle += " (peak VmHWM " + mbFormat(c.idleHWM.median()) + ")"
 		}
-		rows[9].cells = append(rows[9].cells, idle)
+		rows[11].cells = append(rows[11].cells, idle)
 		switch {
 		case i == 0:
-			rows[10].cells = append(rows[10].cells, pair("memsync hook SessionStart p95", c, b.hookP50, b.hookP95, millis, targetHook))
+			rows[12].cells = append(rows[12].cells, pair("memsync hook SessionStart p95", c, b.hookP50, b.hookP95, millis, targetHook))
 		case b.hookP95.ok():
-			rows[10].cells = append(rows[10].cells, "same command (SessionStart reads the journals, not the graph)")
+			rows[12].cells = append(rows[12].cells, "same command (SessionStart reads the journals, not the graph)")
 		default:
-			rows[10].cells = append(rows[10].cells, "")
+			rows[12].cells = append(rows[12].cells, "")
 		}
 	}
 	columns := []string{"figure (median of " + plural(o.runs, "run") + ")"}
@@ -176,6 +185,9 @@ func (b *bench) report(table string, checks []check) string {
 			{"append rate achieved, records/s", c.latRate, thousands},
 			{"search p50", c.searchP50, ms},
 			{"search p95", c.searchP95, ms},
+			{"ranked search p50", c.rankP50, ms},
+			{"ranked search p95", c.rankP95, ms},
+			{"importance of every memory after rebuild, s", c.importanceSec, seconds},
 			{"rebuild wall, s", c.rebuildWall, seconds},
 			{"rebuild phase (as the command reports it), s", c.rebuildPhase, seconds},
 			{"rebuild peak RSS, MB", c.peakMB, seconds},

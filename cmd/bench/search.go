@@ -36,6 +36,22 @@ func searchLatencies(ctx context.Context, g memsync.Graph, queries []memsync.Sea
 	return out, hits, nil
 }
 
+// rankLatencies runs every query once through memsync.Rank (the lexical
+// candidates, their signals, score.Evaluate, the blend) as of asOf, and
+// returns each one's latency in ms.
+func rankLatencies(ctx context.Context, g memsync.Graph, queries []memsync.SearchQuery, asOf time.Time) ([]float64, error) {
+	out := make([]float64, len(queries))
+	for i, q := range queries {
+		start := time.Now()
+		_, err := memsync.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, AsOf: asOf})
+		out[i] = float64(time.Since(start)) / float64(time.Millisecond)
+		if err != nil {
+			return nil, fmt.Errorf("ranked search %q: %w", q.Text, err)
+		}
+	}
+	return out, nil
+}
+
 // measureSearch loads the search corpus once and times the queries, a pass per run.
 func (b *bench) measureSearch(ctx context.Context, c *column) error {
 	o := b.opts
@@ -68,6 +84,19 @@ func (b *bench) measureSearch(ctx context.Context, c *column) error {
 			c.searchP95.add(percentile(lat, 95))
 			b.logf("%s search run %d: p50 %s ms, p95 %s ms, max %s ms (%d hits over %d queries)", name, run+1,
 				millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)), hits, len(queries))
+		}
+		asOf := mems[len(mems)-1].TS
+		for run := 0; run < saved; run++ {
+			lat, err := rankLatencies(ctx, g, queries, asOf)
+			if err != nil {
+				c.rankP50.err, c.rankP95.err = err, err
+				b.noteFailure(&c.rankP50, c)
+				return nil
+			}
+			c.rankP50.add(percentile(lat, 50))
+			c.rankP95.add(percentile(lat, 95))
+			b.logf("%s ranked search run %d: p50 %s ms, p95 %s ms, max %s ms", name, run+1,
+				millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)))
 		}
 		return nil
 	})

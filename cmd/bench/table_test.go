@@ -164,3 +164,19 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickRunJudgesNoTarget: a --quick smoke run measures small sizes the
+// targets are not for, so its table marks no target met or missed (no red
+// ❌ inside a passing test run); a full run judges them.
+func TestQuickRunJudgesNoTarget(t *testing.T) {
+	for _, quick := range []bool{false, true} {
+		c := &column{b: &backend{name: "embedded"}, rebuildPath: series{runs: []float64{1}}, searchP50: series{runs: []float64{900}},
+			searchP95: series{runs: []float64{1000}}}
+		b := &bench{opts: &options{quick: quick, runs: 1, rebuildRuns: 1}, columns: []*column{c}, appendMS: series{runs: []float64{50}}}
+		table, checks := b.table()
+		judged := strings.Contains(table, "❌") || strings.Contains(table, "✅")
+		if judged == quick || (len(checks) > 0) == quick {
+			t.Errorf("quick %t: %d checks, table:\n%s", quick, len(checks), table)
+		}
+	}
+}

@@ -43,8 +43,22 @@ func journalLines(t *testing.T, repo, agent, day string) []journal.Record {
 	return out
 }
 
+// initRepo is a repository made by memsync init (in-process) for agents.
+func initRepo(t *testing.T, agents ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"init", "--repo", dir}
+	for _, a := range agents {
+		args = append(args, "--agent", a)
+	}
+	if r := cli(t, args...); r.code != 0 {
+		t.Fatalf("init: %d %s", r.code, r.stderr)
+	}
+	return dir
+}
+
 func TestAppendAllFlags(t *testing.T) {
-	repo := t.TempDir()
+	repo := initRepo(t, "alice")
 	iv := invocation{now: now, env: map[string]string{"MEMSYNC_REPO": repo}}
 	r := iv.run(t, "append", "--agent", "alice", "--kind", "decision", "--scope", "shared",
 		"--entity", "@Shaun", "--entity", "Acme Corp", "--tag", "db", "--tag", "infra",
@@ -73,7 +87,7 @@ func TestAppendAllFlags(t *testing.T) {
 }
 
 func TestAppendOutputsAndSequence(t *testing.T) {
-	repo := t.TempDir()
+	repo := initRepo(t, "alice")
 	iv := invocation{now: now}
 	r := iv.run(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--json", "first")
 	if r.code != exitOK {
@@ -117,7 +131,7 @@ func TestAppendStdin(t *testing.T) {
 		{"no newline", "no newline"},
 		{"multi\nline\n", "multi\nline"},
 	} {
-		repo := t.TempDir()
+		repo := initRepo(t, "a")
 		r := invocation{now: now, stdin: tc.in}.run(t, "append", "--repo", repo, "--agent", "a", "--kind", "fact", "-")
 		if r.code != exitOK {
 			t.Fatalf("%q: %d %s", tc.in, r.code, r.stderr)
@@ -126,7 +140,7 @@ func TestAppendStdin(t *testing.T) {
 			t.Errorf("stdin %q stored as %q, want %q", tc.in, got[0].Text, tc.want)
 		}
 	}
-	repo := t.TempDir()
+	repo := initRepo(t, "a")
 	big := strings.Repeat("x", journal.MaxLineBytes+10)
 	r := invocation{now: now, stdin: big}.run(t, "append", "--repo", repo, "--agent", "a", "--kind", "fact", "-")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "1 MiB") {
@@ -135,7 +149,7 @@ func TestAppendStdin(t *testing.T) {
 }
 
 func TestAppendConfigFsync(t *testing.T) {
-	repo := t.TempDir()
+	repo := initRepo(t, "a")
 	os.WriteFile(filepath.Join(repo, "memsync.yaml"), []byte("append:\n  fsync: false\n"), 0o644)
 	if r := (invocation{now: now}).run(t, "append", "--repo", repo, "--agent", "a", "--kind", "fact", "x"); r.code != exitOK {
 		t.Fatalf("%d %s", r.code, r.stderr)
@@ -159,7 +173,7 @@ func TestAppendWithBrokenConfig(t *testing.T) {
 		{"invalid", "graph: postgres\n", "graph"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := t.TempDir()
+			repo := initRepo(t, "a")
 			os.WriteFile(filepath.Join(repo, "memsync.yaml"), []byte(tc.yaml), 0o644)
 			cmd := exec.Command(bin, "append", "--repo", repo, "--agent", "a", "--kind", "fact", "--ts", now.Format(time.RFC3339Nano), "still journaling")
 			cmd.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=")
@@ -187,7 +201,7 @@ func TestAppendErrors(t *testing.T) {
 		{"no agent", []string{"append", "--kind", "fact", "x"}, exitUsage, "memsync append: --agent: required"},
 		{"bad agent", []string{"append", "--agent", "../bob", "--kind", "fact", "x"}, exitUsage, `memsync append: --agent: invalid agent name "../bob"`},
 		{"no kind", []string{"append", "--agent", "alice", "x"}, exitUsage, "memsync append: --kind: required"},
-		{"bogus kind", []string{"append", "--agent", "alice", "--kind", "bogus", "x"}, exitUsage, `memsync append: --kind: unknown kind "bogus"`},
+		{"bogus kind", []string{"append", "--agent", "alice", "--kind", "bogus", "x"}, exitUsage, `memsync append: --kind: unknown kind "bogus" (one of decision, preference,`},
 		{"bad scope", append(base, "--scope", "public", "x"), exitUsage, `memsync append: --scope: unknown scope "public"`},
 		{"bad confidence", append(base, "--confidence", "sure", "x"), exitUsage, `memsync append: --confidence: "sure" is not one of`},
 		{"bad max-age", append(base, "--max-age", "1y", "x"), exitUsage, `memsync append: --max-age: "1y"`},
@@ -206,10 +220,10 @@ func TestAppendErrors(t *testing.T) {
 		{"unknown flag", append(base, "--colour", "x"), exitUsage, "memsync append: flag provided but not defined: -colour"},
 		{"flag without value", append(base, "x", "--tag"), exitUsage, "flag needs an argument: -tag"},
 		{"bad bool", append(base, "--json=maybe", "x"), exitUsage, "-json"},
-		{"missing repo", []string{"append", "--repo", "/nonexistent/memsync-repo", "--agent", "a", "--kind", "fact", "x"}, exitFail, "memsync append: repository /nonexistent/memsync-repo does not exist"},
+		{"missing repo", []string{"append", "--repo", "/nonexistent/memsync-repo", "--agent", "a", "--kind", "fact", "x"}, exitUsage, "memsync append: repository /nonexistent/memsync-repo does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := t.TempDir()
+			repo := initRepo(t, "alice")
 			r := invocation{now: now, env: map[string]string{"MEMSYNC_REPO": repo}}.run(t, tc.args...)
 			if r.code != tc.code || r.stdout != "" {
 				t.Fatalf("exit %d stdout %q, want %d", r.code, r.stdout, tc.code)
@@ -217,15 +231,15 @@ func TestAppendErrors(t *testing.T) {
 			if !strings.HasPrefix(r.stderr, tc.want) && !strings.Contains(r.stderr, tc.want) || strings.Count(r.stderr, "\n") != 1 {
 				t.Fatalf("stderr %q, want one line with %q", r.stderr, tc.want)
 			}
-			if _, err := os.Stat(filepath.Join(repo, "agents")); !os.IsNotExist(err) {
-				t.Fatalf("a refused append touched the repository")
+			if files, _ := filepath.Glob(filepath.Join(repo, "agents", "*", "memory", "journal", "*.jsonl")); len(files) > 0 {
+				t.Fatalf("a refused append wrote %v", files)
 			}
 		})
 	}
 }
 
 func TestAppendNeverEchoesEnv(t *testing.T) {
-	repo := t.TempDir()
+	repo := initRepo(t, "a")
 	const secret = "pw-do-not-print"
 	env := map[string]string{"MEMSYNC_NEO4J_PASSWORD": secret, "MEMSYNC_REPO": repo}
 	for _, args := range [][]string{
@@ -280,7 +294,7 @@ func TestAppendManyProcesses(t *testing.T) {
 		t.Skip("8,000 process executions")
 	}
 	bin := binary(t)
-	repo := t.TempDir()
+	repo := initRepo(t, "fleet")
 	const workers, each = 16, 500
 	extra := []string{}
 	if os.Getenv("MEMSYNC_TEST_APPEND_NOFSYNC") == "1" {
@@ -374,6 +388,7 @@ func BenchmarkAppendExec(b *testing.B) {
 	}{{"fsync", nil}, {"nofsync", []string{"--no-fsync"}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			repo := b.TempDir()
+			os.MkdirAll(journalDir(repo, "bench"), 0o755) // what init makes for agent bench
 			var ds []time.Duration
 			for i := 0; i < b.N; i++ {
 				args := append([]string{"append", "--repo", repo, "--agent", "bench", "--kind", "fact"}, mode.extra...)
@@ -397,6 +412,7 @@ func BenchmarkAppendInProcess(b *testing.B) {
 	}{{"fsync", nil}, {"nofsync", []string{"--no-fsync"}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			repo := b.TempDir()
+			os.MkdirAll(journalDir(repo, "bench"), 0o755) // what init makes for agent bench
 			env := &Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: func(string) string { return "" }, Now: time.Now}
 			args := append([]string{"append", "--repo", repo, "--agent", "bench", "--kind", "fact"}, mode.extra...)
 			args = append(args, "benchmark record")
@@ -406,5 +422,35 @@ func BenchmarkAppendInProcess(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestAppendUnknownAgent: append refuses an agent init never created (a
+// mistyped --agent), and names the agents there are and both ways to add
+// one; --new-agent and append.create_agents: true allow it.
+func TestAppendUnknownAgent(t *testing.T) {
+	repo := initRepo(t, "planner", "critic")
+	iv := invocation{now: now, env: map[string]string{"MEMSYNC_REPO": repo}}
+	r := iv.run(t, "append", "--agent", "plannr", "--kind", "fact", "x")
+	want := `memsync append: --agent: unknown agent "plannr" in ` + repo + ` (agents: critic, planner): ` +
+		`create it with "memsync init --repo ` + repo + ` --agent plannr", or pass --new-agent`
+	if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("unknown agent: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "agents", "plannr")); !os.IsNotExist(err) {
+		t.Fatal("a refused append created the agent")
+	}
+	if r := iv.run(t, "append", "--agent", "planner", "--kind", "fact", "x"); r.code != exitOK {
+		t.Fatalf("known agent: %d %q", r.code, r.stderr)
+	}
+	if r := iv.run(t, "append", "--agent", "newbie", "--new-agent", "--kind", "fact", "x"); r.code != exitOK {
+		t.Fatalf("--new-agent: %d %q", r.code, r.stderr)
+	}
+	if got := journalLines(t, repo, "newbie", "2026-11-21"); len(got) != 1 {
+		t.Fatalf("--new-agent journal: %+v", got)
+	}
+	os.WriteFile(configFile(repo), []byte("append:\n  create_agents: true\n"), 0o644)
+	if r := iv.run(t, "append", "--agent", "other", "--kind", "fact", "x"); r.code != exitOK {
+		t.Fatalf("append.create_agents: %d %q", r.code, r.stderr)
 	}
 }

@@ -65,7 +65,7 @@ func TestCacheCommandFailures(t *testing.T) {
 	if _, err := os.Stat(cacheDir(repo, "alice")); !os.IsNotExist(err) {
 		t.Fatal("a failed cache run wrote files")
 	}
-	if r := cli(t, "cache", "--repo", t.TempDir()); r.code != 0 || r.stdout != "no agents\n" {
+	if r := cli(t, "cache", "--repo", initRepo(t)); r.code != 0 || r.stdout != "no agents\n" {
 		t.Fatalf("empty repo: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

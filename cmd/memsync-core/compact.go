@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/memsync/memsync/compaction"
 	"github.com/memsync/memsync/ledger"
@@ -24,7 +25,9 @@ journal/archive/ and commit. A day's journal is compacted once the day is
 over, or earlier when it holds more than compaction.max_day_lines records.
 A crash at any point loses nothing, and running it again finishes the work.
 Text outside the generated sections of MEMORY.md and the entity pages is
-never touched. --dry-run prints what would be absorbed and writes nothing.`
+never touched. --dry-run prints what would be absorbed and writes nothing.
+It refuses to run (exit 2) while a daemon runs on the repository: the
+daemon compacts by itself.`
 
 // compactJSON is the document compact --json prints.
 type compactJSON struct {
@@ -49,7 +52,7 @@ func runCompact(ctx context.Context, env *Env, args []string) int {
 	}
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.usageErr("%v", err)
 	}
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)
@@ -57,6 +60,10 @@ func runCompact(ctx context.Context, env *Env, args []string) int {
 	lg, err := newLogger(&cfg, env.Stderr)
 	if err != nil {
 		return fs.fail("%v", err)
+	}
+	if cfg.Log.Level != "debug" {
+		// The report on stdout says what compaction's info lines would.
+		lg = lg.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))
 	}
 	if len(agents) == 0 {
 		all, err := listAgents(repo)
@@ -72,6 +79,14 @@ func runCompact(ctx context.Context, env *Env, args []string) int {
 		if _, err := os.Stat(memoryDir(repo, a)); err != nil {
 			return fs.usageErr("agent %s has no memory directory %s", a, relPath(repo, memoryDir(repo, a)))
 		}
+	}
+	if !*dryRun {
+		lock, code, done := lockRepo(fs, repo, "compact",
+			"stop it first, or let it compact (on compaction.weekday, or when a day passes compaction.max_day_lines)")
+		if done {
+			return code
+		}
+		defer lock.Release() //nolint:errcheck // nothing to do about it
 	}
 	var commit func(context.Context, string) error
 	if !*dryRun && !*noCommit {
@@ -143,10 +158,10 @@ func printCompactReport(w io.Writer, rep compaction.Report) {
 		fmt.Fprintf(w, "%s: nothing to compact\n", rep.Agent)
 		return
 	case rep.DryRun:
-		fmt.Fprintf(w, "%s: would absorb %d records\n", rep.Agent, rep.Absorbed)
+		fmt.Fprintf(w, "%s: would absorb %s\n", rep.Agent, plural(rep.Absorbed, "record"))
 	default:
-		fmt.Fprintf(w, "%s: absorbed %d records (%d copied to the archive), %d pages updated, summary %s",
-			rep.Agent, rep.Absorbed, rep.Archived, len(rep.Pages), rep.Summary)
+		fmt.Fprintf(w, "%s: absorbed %s (%d copied to the archive), %s updated, summary %s",
+			rep.Agent, plural(rep.Absorbed, "record"), rep.Archived, plural(len(rep.Pages), "page"), rep.Summary)
 		if len(rep.Records) > 0 {
 			fmt.Fprintf(w, ", compaction record %s", rep.Records[0])
 			if len(rep.Records) > 1 {
@@ -168,4 +183,12 @@ func printCompactReport(w io.Writer, rep compaction.Report) {
 		}
 		fmt.Fprintf(w, "    %s:%d %s %s %s: %s%s\n", it.File, it.Line, it.UUID, it.TS.Format(time.RFC3339), it.Kind, it.Text, resumed)
 	}
+}
+
+// plural is "1 record", "2 records".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -5,16 +5,21 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/graph/neo4j"
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	core "github.com/memsync/memsync/memsync"
@@ -338,27 +343,32 @@ func TestDaemonSignals(t *testing.T) {
 	}
 }
 
-// TestDaemonNeo4jDown stops the real Neo4j while 10,000 records are
+// TestDaemonNeo4jDown stops a real Neo4j while 10,000 records are
 // appended: they wait in the outbox, and when Neo4j comes back they drain by
-// themselves and verify is clean.
+// themselves and verify is clean. The server is the test's own, on a port
+// of its own (scripts/neo4j with its own MEMSYNC_NEO4J_HOME, reusing the
+// shared server's build): the server other tests and people use is never
+// stopped.
 func TestDaemonNeo4jDown(t *testing.T) {
 	if testing.Short() {
-		t.Skip("slow: stops and restarts Neo4j")
+		t.Skip("slow: starts, stops and restarts a Neo4j of its own")
 	}
-	g := neo4jtest.Open(t) // holds the server for this test
+	neo4jtest.Config(t) // skips (or fails, MEMSYNC_REQUIRE_NEO4J=1) where Neo4j tests do not run
+	srv := startOwnNeo4j(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	g, err := neo4j.Open(ctx, neo4j.Config{URI: srv.uri}, zap.NewNop())
+	if err != nil {
+		t.Fatalf("open the test's own neo4j: %v", err)
+	}
+	t.Cleanup(func() { g.Close() })
 	agents := []string{"ant", "bee", "cat", "dog"}
 	repo := newRepo(t, agents...)
-	d := startDaemon(t, repo, []string{"MEMSYNC_GRAPH=neo4j", "MEMSYNC_NEO4J_URI=" + os.Getenv("MEMSYNC_NEO4J_URI")})
+	d := startDaemon(t, repo, []string{"MEMSYNC_GRAPH=neo4j", "MEMSYNC_NEO4J_URI=" + srv.uri})
 	appendRecords(t, repo, "ant", 100, 0)
 	waitClean(t, repo, g, 100, d)
 
-	neo4jScript(t, "stop")
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			neo4jScript(t, "start")
-		}
-	})
+	srv.script(t, "stop")
 	var wg sync.WaitGroup
 	for _, a := range agents {
 		wg.Add(1)
@@ -386,8 +396,7 @@ func TestDaemonNeo4jDown(t *testing.T) {
 	if !strings.Contains(d.stderr.String(), "graph unavailable") {
 		t.Errorf("the daemon did not say the graph is unavailable:\n%s", tail(d.stderr.String(), 2000))
 	}
-	neo4jScript(t, "start")
-	restarted = true
+	srv.script(t, "start")
 	waitClean(t, repo, g, 10100, d)
 	if took, err := d.stop(t); err != nil || took > 10*time.Second {
 		t.Fatalf("SIGTERM: %v after %v", err, took)
@@ -399,10 +408,52 @@ func TestDaemonNeo4jDown(t *testing.T) {
 	}
 }
 
-func neo4jScript(t *testing.T, verb string) {
+// ownNeo4j is a Neo4j server a test started for itself with scripts/neo4j.
+type ownNeo4j struct {
+	uri string
+	env []string // selects this server for scripts/neo4j
+}
+
+// startOwnNeo4j starts a small Neo4j on a free port with a home (data, log,
+// pid file) under the test's temporary directory and the shared server's
+// builds, so it starts without building; it is stopped when the test ends.
+func startOwnNeo4j(t *testing.T) *ownNeo4j {
 	t.Helper()
-	out, err := exec.Command("../../scripts/neo4j", verb).CombinedOutput()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("scripts/neo4j %s: %v\n%s", verb, err, out)
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	builds := os.Getenv("MEMSYNC_NEO4J_BUILD_DIR")
+	if builds == "" {
+		home := os.Getenv("MEMSYNC_NEO4J_HOME")
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			home = filepath.Join(h, ".cache", "memsync-neo4j")
+		}
+		builds = filepath.Join(home, "build")
+	}
+	s := &ownNeo4j{uri: fmt.Sprintf("bolt://127.0.0.1:%d", port), env: []string{
+		"MEMSYNC_NEO4J_HOME=" + filepath.Join(t.TempDir(), "neo4j"),
+		"MEMSYNC_NEO4J_PORT=" + strconv.Itoa(port),
+		"MEMSYNC_NEO4J_BUILD_DIR=" + builds,
+		"MEMSYNC_NEO4J_HEAP=512m", "MEMSYNC_NEO4J_PAGECACHE=256m",
+	}}
+	t.Cleanup(func() { s.script(t, "stop") }) // before the temporary directory goes
+	s.script(t, "start")
+	return s
+}
+
+// script runs scripts/neo4j verb on this server only.
+func (s *ownNeo4j) script(t *testing.T, verb string) {
+	t.Helper()
+	cmd := exec.Command("../../scripts/neo4j", verb)
+	cmd.Env = append(os.Environ(), s.env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/neo4j %s (own server %s): %v\n%s", verb, s.uri, err, out)
 	}
 }

@@ -112,7 +112,7 @@ func (c *repoCmd) load(args []string) (repo string, positional []string, code in
 	}
 	repo, err := existingRepo(c.Env, *c.repoFlag)
 	if err != nil {
-		return "", nil, c.fail("%v", err), true
+		return "", nil, c.usageErr("%v", err), true
 	}
 	if err := loadConfig(c.Env, repo, c.FlagSet, &c.cfg); err != nil {
 		return "", nil, c.usageErr("%v", err), true

@@ -13,7 +13,6 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/offline"
 )
 
 const hookDescription = `Run as a session hook of Claude Code or Codex: read the host's hook
@@ -171,7 +170,7 @@ func hook(ctx context.Context, env *Env, host, event, repoFlag, agentFlag string
 		note := recordBoundary(l, agent, host, event, in, env.Now())
 		return contextOutput(event, text), note, nil
 	case "UserPromptSubmit":
-		text, err := promptContext(ctx, cfg, repo, agent, in.Prompt)
+		text, err := promptContext(ctx, cfg, repo, agent, in.Prompt, env.Stderr, env.Now())
 		if err != nil || text == "" {
 			return nil, "", err
 		}
@@ -244,20 +243,15 @@ const maxPromptHits = 5
 // promptContext is the compact context for one prompt: the few memories
 // agent may see that bear on it (graph, else the journals), or "" when
 // none does.
-func promptContext(ctx context.Context, cfg *Config, repo, agent, prompt string) (string, error) {
+func promptContext(ctx context.Context, cfg *Config, repo, agent, prompt string, stderr io.Writer, now time.Time) (string, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return "", nil
 	}
 	q := memsync.SearchQuery{Text: prompt, Limit: maxPromptHits,
 		Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}}
-	hits, err := searchGraph(ctx, cfg, repo, q)
+	hits, _, _, err := recall(ctx, cfg, repo, "hook", stderr, q, now)
 	if err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		if hits, err = offline.Search(ctx, layout(repo), q); err != nil {
-			return "", fmt.Errorf("offline search: %w", err)
-		}
+		return "", err
 	}
 	if len(hits) == 0 {
 		return "", nil

@@ -54,6 +54,14 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runSearch, true
 	case "cache":
 		return runCache, true
+	case "flag":
+		return runFlag, true
+	case "explain":
+		return runExplain, true
+	case "show":
+		return runShow, true
+	case "rejects":
+		return runRejects, true
 	case "hook":
 		return runHook, true
 	case "mcp":

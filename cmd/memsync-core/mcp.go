@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,8 +22,8 @@ import (
 
 const mcpDescription = `Serve memsync to an MCP client (Claude Code, Claude Desktop, OpenClaw,
 Cursor...) over stdio, bound to agent A: tools to search A's memories, remember
-(append to A's journal), read the context a session of A starts with, and show
-A's sync status. No tool argument can widen what it reads beyond the shared
+(append to A's journal), read the context a session of A starts with, explain
+and flag a memory A may see, and show A's sync status. No tool argument can widen what it reads beyond the shared
 memories (CONSTELLATION) and A's own (AGENT:A), or write as another agent: the
 agent is this flag, never an argument. A failed call is a tool error; the server
 keeps serving.`
@@ -41,6 +43,8 @@ var mcpTools = []func(*mcp.Server, *mcpAgent){
 	addSearchTool,
 	addRememberTool,
 	addContextTool,
+	addExplainTool,
+	addFlagTool,
 	addStatusTool,
 }
 
@@ -139,17 +143,11 @@ func addSearchTool(s *mcp.Server, b *mcpAgent) {
 				}
 				q.Since = t
 			}
-			res := searchResult{Results: []searchHit{}}
-			hits, err := searchGraph(ctx, b.cfg, b.repo, q)
+			hits, isOffline, reason, err := recall(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, q, b.env.Now())
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil, searchResult{}, ctx.Err()
-				}
-				res.Offline, res.Reason = true, oneLineErr(err)
-				if hits, err = offline.Search(ctx, layout(b.repo), q); err != nil {
-					return nil, searchResult{}, fmt.Errorf("offline search: %w", err)
-				}
+				return nil, searchResult{}, err
 			}
+			res := searchResult{Offline: isOffline, Reason: reason, Results: []searchHit{}}
 			for _, h := range hits {
 				if g := h.Record.GroupID(); g != journal.SharedGroup && g != journal.PrivateGroup(b.agent) {
 					continue // never, whatever a backend answers
@@ -194,18 +192,10 @@ func addRememberTool(s *mcp.Server, b *mcpAgent) {
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
 		Description: "Append one memory to this agent's journal (as memsync append does) and return its uuid."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in rememberIn) (*mcp.CallToolResult, rememberOut, error) {
-			args := rememberArgs(b, in)
-			var out, errOut bytes.Buffer
-			env := *b.env
-			// A text of "-" means stdin to append: give it the text there too.
-			env.Stdin, env.Stdout, env.Stderr = strings.NewReader(in.Text), &out, &errOut
-			if code := cmdline.RunAppend(ctx, &env, args); code != exitOK {
-				msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(errOut.String()), "memsync append: "))
-				return nil, rememberOut{}, errors.New(msg)
-			}
 			var res rememberOut
-			if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-				return nil, rememberOut{}, fmt.Errorf("append answered %q: %w", out.String(), err)
+			// A text of "-" means stdin to append: give it the text there too.
+			if err := b.run(ctx, cmdline.RunAppend, rememberArgs(b, in), in.Text, &res); err != nil {
+				return nil, rememberOut{}, err
 			}
 			return nil, res, nil
 		})
@@ -215,7 +205,7 @@ func addRememberTool(s *mcp.Server, b *mcpAgent) {
 // into b's repository. Every value goes as --flag=value and the text after
 // "--", so no value can be read as another flag.
 func rememberArgs(b *mcpAgent, in rememberIn) []string {
-	args := []string{"--repo=" + b.repo, "--agent=" + b.agent, "--json"}
+	args := []string{"--agent=" + b.agent, "--json"}
 	str := func(flag, v string) {
 		if v != "" {
 			args = append(args, "--"+flag+"="+v)
@@ -297,5 +287,89 @@ func addStatusTool(s *mcp.Server, b *mcpAgent) {
 			}
 			out.Agent.Agent = b.agent
 			return nil, out, nil
+		})
+}
+
+// run runs a memsync command in-process as b's agent, in b's repository
+// with the graph flags mcp was given, and decodes its --json answer into
+// out. args must already hold --agent (always b's) and --json; values go
+// as --flag=value and positional arguments after "--". A command that
+// fails is an error with what it said on stderr.
+func (b *mcpAgent) run(ctx context.Context, run cmdline.RunFunc, args []string, stdin string, out any) error {
+	full := []string{"--repo=" + b.repo}
+	b.flags.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "graph", "neo4j-uri", "neo4j-user", "neo4j-database":
+			full = append(full, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	var stdout, stderr bytes.Buffer
+	env := *b.env
+	env.Stdin, env.Stdout, env.Stderr = strings.NewReader(stdin), &stdout, &stderr
+	if code := run(ctx, &env, append(full, args...)); code != exitOK {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "memsync ") {
+			msg = msg[i+2:] // "memsync append: " names a command the client never called
+		}
+		return errors.New(msg)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return fmt.Errorf("unexpected answer %q: %w", stdout.String(), err)
+	}
+	return nil
+}
+
+// explainIn is the explain tool's input.
+type explainIn struct {
+	UUID string `json:"uuid" jsonschema:"the memory to explain"`
+	AsOf string `json:"as_of,omitempty" jsonschema:"answer as the memory stood at this RFC 3339 time (default now)"`
+}
+
+func addExplainTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "explain", Title: "Explain a memory", Annotations: readOnly(),
+		Description: "Why a memory this agent may see ranks where it does: importance, confidence, status, " +
+			"max_age, and every event that moved them. A memory it may not see is reported like an unknown uuid."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in explainIn) (*mcp.CallToolResult, explainResult, error) {
+			args := []string{"--agent=" + b.agent, "--json"}
+			if in.AsOf != "" {
+				args = append(args, "--as-of="+in.AsOf)
+			}
+			var res explainResult
+			if err := b.run(ctx, runExplain, append(args, "--", in.UUID), "", &res); err != nil {
+				return nil, explainResult{}, err
+			}
+			return nil, res, nil
+		})
+}
+
+// flagIn is the flag tool's input.
+type flagIn struct {
+	UUID     string `json:"uuid" jsonschema:"the memory to flag; this agent must be able to see it"`
+	Feedback string `json:"feedback" jsonschema:"important, wrong, verified or unimportant"`
+	By       string `json:"by,omitempty" jsonschema:"the person whose feedback this is (default the user running memsync)"`
+	Note     string `json:"note,omitempty" jsonschema:"why, kept in the feedback record"`
+}
+
+func addFlagTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "flag", Title: "Flag a memory",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
+		Description: "Journal a person's feedback on a memory this agent may see (important, wrong, verified, " +
+			"unimportant), as a feedback record in this agent's journal."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in flagIn) (*mcp.CallToolResult, flagResult, error) {
+			if !slices.Contains(journal.Feedbacks, in.Feedback) {
+				return nil, flagResult{}, fmt.Errorf("feedback: %q is not one of %s", in.Feedback, strings.Join(journal.Feedbacks, ", "))
+			}
+			args := []string{"--agent=" + b.agent, "--json", "--" + in.Feedback}
+			if in.By != "" {
+				args = append(args, "--by="+in.By)
+			}
+			if in.Note != "" {
+				args = append(args, "--note="+in.Note)
+			}
+			var res flagResult
+			if err := b.run(ctx, runFlag, append(args, "--", in.UUID), "", &res); err != nil {
+				return nil, flagResult{}, err
+			}
+			return nil, res, nil
 		})
 }

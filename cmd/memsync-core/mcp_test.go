@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func TestMCPListTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := map[string]bool{"search": true, "session_context": true, "status": true, "remember": false}
+	readOnly := map[string]bool{"search": true, "session_context": true, "explain": true, "status": true, "remember": false, "flag": false}
 	seen := map[string]bool{}
 	for _, tool := range res.Tools {
 		want, known := readOnly[tool.Name]
@@ -196,6 +197,42 @@ func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
 	}
 	if !strings.Contains(journalsOf(t, repo, "planner"), `"text":"--agent=critic"`) {
 		t.Fatal("a flag-looking text was not stored as text")
+	}
+
+	// explain and flag: a memory planner sees answers; critic's private
+	// one is refused exactly like an unknown uuid, and nothing is written.
+	criticUUID := regexp.MustCompile(`mem_[0-9TZ]+_critic_[0-9]+`).FindString(criticBefore)
+	if criticUUID == "" {
+		t.Fatalf("no critic uuid in %q", criticBefore)
+	}
+	out, isErr = call(t, s, "explain", map[string]any{"uuid": wrote.UUID})
+	if isErr || !strings.Contains(out, `"importance"`) || !strings.Contains(out, wrote.UUID) {
+		t.Fatalf("explain: error %t: %s", isErr, out)
+	}
+	unknown, isErr := call(t, s, "explain", map[string]any{"uuid": "mem_20200101T000000Z_critic_0099"})
+	if !isErr {
+		t.Fatalf("explain of an unknown uuid: %s", unknown)
+	}
+	hidden, isErr := call(t, s, "explain", map[string]any{"uuid": criticUUID})
+	if !isErr || strings.Contains(hidden, "rotates") || strings.ReplaceAll(hidden, criticUUID, "U") != strings.ReplaceAll(unknown, "mem_20200101T000000Z_critic_0099", "U") {
+		t.Fatalf("explain of critic's private memory: %q (unknown: %q)", hidden, unknown)
+	}
+	out, isErr = call(t, s, "flag", map[string]any{"uuid": wrote.UUID, "feedback": "important", "by": "Shaun", "note": "keep"})
+	if isErr || !strings.Contains(out, `"feedback":"important"`) || !strings.Contains(out, "agents/planner/") {
+		t.Fatalf("flag: error %t: %s", isErr, out)
+	}
+	for _, args := range []map[string]any{
+		{"uuid": criticUUID, "feedback": "wrong"},
+		{"uuid": wrote.UUID, "feedback": "wrong", "agent": "critic"},
+		{"uuid": wrote.UUID, "feedback": "--agent=critic"},
+		{"uuid": wrote.UUID, "feedback": "important", "by": "x", "note": "--agent=critic", "extra": 1},
+	} {
+		if out, isErr := call(t, s, "flag", args); !isErr {
+			t.Fatalf("flag %v: want a tool error, got %s", args, out)
+		}
+	}
+	if got := journalsOf(t, repo, "critic"); got != criticBefore {
+		t.Fatalf("critic's journal changed through planner's server:\n%s", strings.TrimPrefix(got, criticBefore))
 	}
 
 	out, isErr = call(t, s, "session_context", map[string]any{"session": "s-1"})

@@ -23,8 +23,9 @@ only history still has: a journal deleted or rewritten later; union by uuid,
 the work tree's version first). Records are streamed, so memory does not
 grow with their number. Afterwards every agent's cursors stand at the end of
 its journals (a daemon goes on from there) and the graph is verified against
-the journals. Recall is incomplete while it runs: stop the daemon first.
-Nothing happens without --yes.`
+the journals. Recall is incomplete while it runs. It refuses to run while a
+daemon runs on the repository (stop the daemon first), and a daemon does not
+start while it runs. Nothing happens without --yes.`
 
 // rebuildBatchFactor scales daemon.batch_size for a rebuild on the embedded
 // store: nobody waits on a single record there, and larger writes mean
@@ -66,6 +67,14 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 		return fs.usageErr("this drops the whole graph projection and builds it again from git, " +
 			"which takes a while and leaves recall incomplete until it is done; run again with --yes to go ahead")
 	}
+	// Under a running daemon, a rebuild would leave it writing into a store
+	// of another generation: its search index would be built again at
+	// every write until it restarted.
+	lock, code, done := lockRepo(fs.cmdFlags, repo, "rebuild", "stop it first, rebuild, then start it again")
+	if done {
+		return code
+	}
+	defer lock.Release() //nolint:errcheck // nothing to do about it
 	cfg := &fs.cfg
 	if *fromHistory {
 		if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
@@ -130,8 +139,8 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 		if !ok {
 			verdict = "DIFFERS"
 		}
-		fmt.Fprintf(env.Stdout, "verify %s: %d journal records, %d in the graph; missing %d, extra %d, different %d\n",
-			verdict, ver.JournalRecords, ver.GraphRecords, ver.Missing, ver.Extra, ver.Different)
+		fmt.Fprintf(env.Stdout, "verify %s: %d journal records, %d in the graph; missing %d, extra %d, different %d, conflicts %d\n",
+			verdict, ver.JournalRecords, ver.GraphRecords, ver.Missing, ver.Extra, ver.Different, ver.Conflicts)
 		if *fromHistory && ver.Extra > 0 {
 			fmt.Fprintf(env.Stdout, "  the %d extra records are those recovered from history\n", ver.Extra)
 		}

@@ -25,6 +25,9 @@ project each record into the graph, exactly once, keeping cursors, an outbox
 for retries and a rejects file. Meant for systemd or launchd (see
 scripts/memsync.service and scripts/com.memsync.daemon.plist); it needs no
 terminal and logs to stderr (JSON unless stderr is a terminal).
+One daemon runs per repository: it holds .memsync/daemon.lock for its whole
+life, and a second one exits 2 naming the first one's pid. It logs a short
+start line and one line per pass that projected something.
 SIGTERM or SIGINT: finish the batch in flight and exit 0. SIGHUP: reload
 memsync.yaml and the environment, reconnect, and go on (a broken memsync.yaml
 is logged and the previous configuration kept).`
@@ -42,8 +45,15 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	}
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.usageErr("%v", err)
 	}
+	// One daemon per repository, for the daemon's whole life (across
+	// reloads); the kernel releases the lock however the process ends.
+	lock, code, done := lockRepo(fs, repo, "run", "stop it first (one daemon per repository)")
+	if done {
+		return code
+	}
+	defer lock.Release() //nolint:errcheck // the process is ending
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -91,7 +101,9 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		return false, err
 	}
 	defer lg.Sync() //nolint:errcheck // stderr
-	lg.Info("memsync starting", zap.String("repo", repo), zap.Stringer("config", cfg))
+	agents, _ := listAgents(repo)
+	lg.Info("memsync starting", zap.String("graph", cfg.graph()), zap.String("repo", repo), zap.Strings("agents", agents))
+	lg.Debug("configuration", zap.Stringer("config", cfg))
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -130,6 +142,7 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 	defer regen.Close()
 	eng, err := memsync.New(memsync.Options{
 		Root: repo, Graph: g, Logger: lg, Now: env.Now, OnChanged: regen.NotifyGroups,
+		OnSignals: promotions(runCtx, g, repo, cfg, lg, env, nil),
 		BatchSize: cfg.Daemon.BatchSize, BatchWindow: cfg.Daemon.BatchWindow, PollInterval: cfg.Daemon.PollInterval,
 		Observer: observer,
 	})

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/score"
 )
 
 const searchDescription = `Ranked lexical recall within what agent A may see: shared memories
@@ -20,7 +19,13 @@ const searchDescription = `Ranked lexical recall within what agent A may see: sh
 query syntax: punctuation only separates words. Superseded memories are
 hidden unless --all. When the graph cannot be reached, the answer comes from
 the journals themselves (BM25 ranking), with "offline": true and a note on
-stderr. No match is not an error.`
+stderr. No match is not an error.
+
+Ranking (SPEC §7): the best lexical candidates (at least 100, whatever
+--limit) are scored at --as-of (default now) and ordered by
+lexical/best-lexical × (0.25 + importance) × freshness × (0.5 + confidence/2),
+ties by uuid; archived and superseded memories are hidden unless --all, and
+records after --as-of are left out. --explain prints every factor per hit.`
 
 // searchHit is one result as search --json prints it.
 type searchHit struct {
@@ -30,6 +35,11 @@ type searchHit struct {
 	TS         string          `json:"ts"`
 	Text       string          `json:"text"`
 	Score      float64         `json:"score"`
+	Importance float64         `json:"importance"`
+	Confidence float64         `json:"confidence"`
+	Status     string          `json:"status"`
+	Lexical    float64         `json:"lexical"`
+	Freshness  float64         `json:"freshness"`
 	Path       string          `json:"path"`
 	Line       int             `json:"line"`
 	Scope      string          `json:"scope"`
@@ -47,14 +57,16 @@ type searchResult struct {
 }
 
 func runSearch(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "search", "search QUERY --agent A [--limit N] [--kind K]... [--since T] [--all] [--json] [--repo DIR] [flags]", searchDescription)
+	fs := newFlags(env, "search", "search QUERY --agent A [--limit N] [--kind K]... [--since T] [--as-of T] [--all] [--explain] [--json] [--repo DIR] [flags]", searchDescription)
 	repoFlag := addRepoFlag(fs)
 	agent := fs.String("agent", "", "the agent `A` reading (required): it sees shared memories and its own private ones")
 	limit := fs.Int("limit", offline.DefaultLimit, "at most `N` results")
 	var kinds stringList
 	fs.Var(&kinds, "kind", "only memories of kind `K` (repeatable, or comma-separated): "+kindList())
 	since := fs.String("since", "", "only memories at or after `T`: RFC 3339 time, a date (2026-11-20), or an age (36h, 7d)")
-	all := fs.Bool("all", false, "include superseded (retired) memories")
+	all := fs.Bool("all", false, "include archived and superseded (retired) memories")
+	asOf := fs.String("as-of", "", "answer as the memory stood at `T`, RFC 3339 (records after T left out, decay at T)")
+	explain := fs.Bool("explain", false, "print each ranking factor of every hit")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
@@ -90,29 +102,42 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		q.Since = t
 	}
 	q.Groups = []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	clock, err := parseAsOf(*asOf, env.Now())
+	if err != nil {
+		return fs.usageErr("--as-of: %v", err)
+	}
 
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.usageErr("%v", err)
 	}
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)
 	}
 
 	res := searchResult{Results: []searchHit{}}
-	hits, graphErr := searchGraph(ctx, &cfg, repo, q)
-	if graphErr != nil {
+	rq := memsync.RankQuery{SearchQuery: q, AsOf: clock}
+	r, isOffline, reason, closeReader := openReader(ctx, &cfg, repo, "search", env.Stderr)
+	defer closeReader()
+	hits, err := memsync.Rank(ctx, r, rq)
+	if err != nil && !isOffline {
 		if ctx.Err() != nil {
 			return fs.fail("%v", ctx.Err())
 		}
 		// Reads never hard-fail: whatever kept the graph from answering,
 		// the journals can.
-		res.Offline, res.Reason = true, graphErr.Error()
-		fmt.Fprintf(env.Stderr, "memsync search: graph unavailable (%v); answering offline from the journals\n", oneLineErr(graphErr))
-		if hits, err = offline.Search(ctx, layout(repo), q); err != nil {
+		reason = fmt.Sprintf("%s graph: %v", cfg.graph(), err)
+		fmt.Fprintf(env.Stderr, "memsync search: graph unavailable (%v); answering offline from the journals\n", oneLineErr(err))
+		isOffline = true
+		hits, err = memsync.Rank(ctx, offline.Journals{Layout: layout(repo)}, rq)
+	}
+	if err != nil {
+		if isOffline {
 			return fs.fail("offline search: %v", err)
 		}
+		return fs.fail("%v", err)
 	}
+	res.Offline, res.Reason = isOffline, reason
 	for _, h := range hits {
 		res.Results = append(res.Results, newSearchHit(h))
 	}
@@ -121,35 +146,25 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}
-	printHits(env, res)
+	printHits(env, res, *explain)
 	return exitOK
 }
 
-// searchGraph asks the configured graph. Any error means the caller should
-// answer offline.
-func searchGraph(ctx context.Context, cfg *Config, repo string, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	g, err := openGraph(ctx, cfg, repo, zap.NewNop())
-	if err != nil {
-		return nil, fmt.Errorf("open %s graph: %w", cfg.graph(), err)
-	}
-	defer g.Close()
-	hits, err := g.Search(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("%s graph: %w", cfg.graph(), err)
-	}
-	return hits, nil
-}
-
-func newSearchHit(h memsync.Hit) searchHit {
+func newSearchHit(h memsync.Ranked) searchHit {
 	out := searchHit{
 		UUID: h.UUID, Agent: h.Agent, Kind: string(h.Kind), TS: h.TS.UTC().Format(time.RFC3339Nano),
 		Text: h.Text, Score: roundScore(h.Score), Path: h.Path, Line: h.Line,
-		Scope: string(h.Scope), GroupID: h.GroupID, Source: h.Source, ReplacedBy: h.ReplacedBy,
+		Scope: string(h.Scope), GroupID: h.GroupID, Source: h.Source,
+		Importance: h.Result.Importance, Confidence: h.Result.Confidence, Status: string(h.Result.Status),
+		Lexical: roundScore(h.Lexical), Freshness: h.Freshness,
+	}
+	if h.Result.Status == score.Superseded {
+		out.ReplacedBy = h.ReplacedBy
 	}
 	if out.GroupID == "" {
 		out.GroupID = h.Record.GroupID()
 	}
-	if !h.InvalidAt.IsZero() {
+	if out.ReplacedBy != "" {
 		out.InvalidAt = h.InvalidAt.UTC().Format(time.RFC3339Nano)
 	}
 	return out
@@ -163,7 +178,7 @@ func roundScore(s float64) float64 {
 
 // printHits writes the human-readable answer: a header line per hit, then
 // its text indented.
-func printHits(env *Env, res searchResult) {
+func printHits(env *Env, res searchResult, explain bool) {
 	if len(res.Results) == 0 {
 		fmt.Fprintln(env.Stdout, "no results")
 		return
@@ -180,6 +195,13 @@ func printHits(env *Env, res searchResult) {
 			flags += " superseded-by:" + h.ReplacedBy
 		}
 		fmt.Fprintf(env.Stdout, "%d. [%.3f] %s %s %s%s  %s:%d  %s\n", i+1, h.Score, h.Kind, h.TS, h.Agent, flags, h.Path, h.Line, h.UUID)
+		if h.Status != string(score.Active) {
+			fmt.Fprintf(env.Stdout, "   status: %s\n", h.Status)
+		}
+		if explain {
+			fmt.Fprintf(env.Stdout, "   score %.6f = lexical %.6f (relative to the best) x (0.25 + importance %.2f) x freshness %.2f x (0.5 + confidence %.2f / 2)\n",
+				h.Score, h.Lexical, h.Importance, h.Freshness, h.Confidence)
+		}
 		if h.Source != nil && (h.Source.Type != "" || h.Source.Actor != "") {
 			fmt.Fprintf(env.Stdout, "   source: %s\n", strings.TrimSpace(h.Source.Type+" "+h.Source.Actor))
 		}

@@ -4,17 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 )
 
 const statusDescription = `Show, per agent: valid journal records, memories projected in the graph,
 outbox entries waiting for the graph, rejected lines, and lag (the age of
 the oldest record not yet projected). Works with or without a running
-daemon, and when the graph is down (it says so).`
+daemon, and when the graph is down (it says so). Lists what it does not read
+under agents/ (symbolic links, misnamed files and directories), and why.`
 
 func runStatus(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
@@ -33,6 +36,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
+	if why := ledger.HeadNotOnBranch(repo); why != "" {
+		rep.AutoCommit = "paused: " + why
+	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
@@ -42,17 +48,42 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if !rep.Graph.Reachable {
 		state = "UNREACHABLE: " + rep.Graph.Error
 	}
-	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n\n", rep.Graph.Backend, rep.Graph.Identity, state)
+	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n", rep.Graph.Backend, rep.Graph.Identity, state)
+	fmt.Fprintf(env.Stdout, "daemon: %s\n", daemonLine(rep.Daemon))
+	if rep.AutoCommit != "" {
+		fmt.Fprintf(env.Stdout, "auto-commit %s\n", rep.AutoCommit)
+	}
+	fmt.Fprintln(env.Stdout)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "agent\tjournal\tprojected\toutbox\trejects\tlag\t")
 	for _, a := range rep.Agents {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0fs\t\n", a.Agent, a.JournalRecords, a.Projected, a.Outbox, a.Rejects, a.LagSeconds)
 	}
 	tw.Flush()
+	for _, ig := range rep.Ignored {
+		fmt.Fprintf(env.Stdout, "ignored: %s: %s\n", ig.Path, ig.Reason)
+	}
+	rejects := 0
 	for _, a := range rep.Agents {
+		rejects += a.Rejects
 		if a.Problem != "" {
 			fmt.Fprintf(env.Stdout, "%s: %s\n", a.Agent, a.Problem)
 		}
 	}
+	if rejects > 0 {
+		fmt.Fprintf(env.Stdout, "\n%d rejected lines: memsync rejects lists them\n", rejects)
+	}
 	return exitOK
+}
+
+// daemonLine is "running (pid N, since T)" or "not running".
+func daemonLine(d memsync.DaemonStatus) string {
+	if !d.Running {
+		return "not running"
+	}
+	h := memsync.LockHolder{PID: d.PID, Command: d.Command, Since: d.Since}
+	if d.Command != "" && d.Command != "run" {
+		return "not running; " + h.String() + " holds the daemon lock"
+	}
+	return "running" + strings.TrimPrefix(h.String(), "a daemon")
 }

@@ -32,5 +32,8 @@ func (u unreachable) Get(context.Context, []string) (map[string]memsync.Node, er
 func (u unreachable) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, error) {
 	return nil, u.err
 }
+func (u unreachable) Incoming(context.Context, []string) ([]memsync.Reference, error) {
+	return nil, u.err
+}
 func (u unreachable) Identity() string { return u.identity }
 func (u unreachable) Close() error     { return nil }

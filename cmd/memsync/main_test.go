@@ -151,7 +151,30 @@ func run(t *testing.T, front, stdin string, args ...string) (stdout, stderr stri
 
 func TestFrontAppendsWithoutCore(t *testing.T) {
 	front := install(t, "")
+	// Outside a memory repository, append refuses and writes nothing.
+	plain := t.TempDir()
+	_, errOut, code, _ := run(t, front, "", "append", "--repo", plain, "--agent", "a", "--kind", "fact", "x")
+	if code != 2 || !strings.HasPrefix(errOut, "memsync append: "+plain+" is not a memory repository") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("outside a repository: exit %d stderr %q", code, errOut)
+	}
+	if entries, _ := os.ReadDir(plain); len(entries) != 0 {
+		t.Errorf("a refused append wrote %v", entries)
+	}
 	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, "agents", "a", "memory"), 0o755); err != nil { // what init makes for agent a
+		t.Fatal(err)
+	}
+	// An agent init never made is refused, unless --new-agent.
+	if _, errOut, code, _ := run(t, front, "", "append", "--repo", repo, "--agent", "b", "--kind", "fact", "x"); code != 2 || !strings.Contains(errOut, `unknown agent "b"`) {
+		t.Errorf("unknown agent: exit %d stderr %q", code, errOut)
+	}
+	if _, errOut, code, _ := run(t, front, "", "append", "--repo", repo, "--agent", "b", "--new-agent", "--kind", "fact", "x"); code != 0 {
+		t.Errorf("--new-agent: exit %d stderr %q", code, errOut)
+	}
+	// --version is answered here too.
+	if out, errOut, code, _ := run(t, front, "", "--version"); code != 0 || errOut != "" || !strings.HasPrefix(out, "memsync ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("--version: exit %d stdout %q stderr %q", code, out, errOut)
+	}
 	out, errOut, code, _ := run(t, front, "from stdin\n", "append", "--repo", repo, "--agent", "a", "--kind", "fact", "--json", "-")
 	if code != 0 || errOut != "" || !strings.Contains(out, `"uuid":"mem_`) || !strings.Contains(out, `"path":"agents/a/memory/journal/`) {
 		t.Fatalf("append: exit %d stdout %q stderr %q", code, out, errOut)
@@ -248,7 +271,7 @@ func TestFrontWithRealCore(t *testing.T) {
 	if out, errOut, code, _ := run(t, front, "", "search", "world", "--repo", repo, "--agent", "a", "--json", "--graph", "embedded"); code != 0 || !strings.Contains(out, "hello #world") {
 		t.Errorf("search: exit %d %q %q", code, out, errOut)
 	}
-	if _, errOut, code, _ := run(t, front, "", "status", "--repo", filepath.Join(repo, "missing")); code != 1 || !strings.HasPrefix(errOut, "memsync status: repository") {
+	if _, errOut, code, _ := run(t, front, "", "status", "--repo", filepath.Join(repo, "missing")); code != 2 || !strings.HasPrefix(errOut, "memsync status: repository") {
 		t.Errorf("status of a missing repo: exit %d %q", code, errOut)
 	}
 	if _, errOut, code, _ := run(t, front, "", "verify", "--bogus"); code != 2 || !strings.Contains(errOut, "bogus") {

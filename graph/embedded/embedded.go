@@ -121,6 +121,9 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	if err == nil {
 		err = migrate(ctx, g.w.conn, lg)
 	}
+	if err == nil {
+		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
+	}
 	var last int64
 	if err == nil {
 		g.gen, err = loadGeneration(ctx, g.w.conn)
@@ -198,6 +201,11 @@ const sqlCreateSuperseded = `CREATE TABLE IF NOT EXISTS superseded (
 // entries never change once written.
 const sqlCreateFilter = `CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, kind, ts, uuid)`
 
+// sqlCreateSignals indexes the edges that carry importance signals by
+// their target, for Incoming. Created at every open too (IF NOT EXISTS),
+// so files written before it get it without a schema version of their own.
+const sqlCreateSignals = `CREATE INDEX IF NOT EXISTS edges_signals ON edges (dst, type) WHERE type <> 'SUPERSEDES'`
+
 // schema creates every table and index; each statement is idempotent.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS memories (
@@ -228,6 +236,7 @@ var schema = []string{
 	// Incoming SUPERSEDES edges, for supersession. Only those: an index on
 	// every edge's target would be written at random on every batch.
 	`CREATE INDEX IF NOT EXISTS edges_superseded ON edges (dst, src) WHERE type = 'SUPERSEDES'`,
+	sqlCreateSignals,
 	// SUPERSEDES edges whose target was not projected when they were
 	// stored. A new memory only needs its own supersession computed when it
 	// is listed here, and this table stays small, so checking is cheap.

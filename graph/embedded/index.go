@@ -109,6 +109,18 @@ type ixRows struct {
 	fts      []any // id, text, meta, grp
 	entities []any // group_id, name (repeats are ignored)
 	mentions []any // uuid, group_id, name
+	// removed are memories stored before that lost their uuid to a
+	// version these rows add (journal.ClashWins): their full-text rows
+	// and mentions go first.
+	removed []ixRemoval
+}
+
+// ixRemoval is what a removed memory's full-text row holds, to delete it
+// (a contentless FTS5 table deletes by the values it indexed).
+type ixRemoval struct {
+	id              int64
+	uuid            string
+	text, meta, grp string
 }
 
 // add appends what r (a prepared record stored with id) adds.
@@ -147,7 +159,7 @@ type indexer struct {
 func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (*indexer, error) {
 	db, w, err := openSearchFile(ctx, path)
 	if err != nil {
-		lg.Warn("search index unreadable: building it again", zap.String("path", path), zap.Error(err))
+		lg.Warn("search index unreadable: building it again", zap.String("search_file", path), zap.Error(err))
 		for _, p := range []string{path, path + "-wal", path + "-shm"} {
 			if rmErr := os.Remove(p); rmErr != nil && !os.IsNotExist(rmErr) {
 				return nil, fmt.Errorf("replace search index: %w", rmErr)
@@ -269,13 +281,39 @@ func (ix *indexer) wait(ctx context.Context) error {
 
 // retry queues the last job again, without its rows (so from the stored
 // records), when the last one failed and nothing newer is queued.
+//
+// The job is counted as queued before retry returns, so that the next
+// wait (the next search) waits for it; only the channel send, which may
+// block while the indexer is busy, happens on another goroutine. (Counting
+// it there too let a search that came right after the retry find the
+// queue "empty" and search the stale index.)
 func (ix *indexer) retry() {
 	ix.mu.Lock()
 	job, stale := ix.last, ix.failed != nil && ix.indexed == ix.queued
+	if stale {
+		ix.queued++
+	}
 	ix.mu.Unlock()
 	if stale {
-		go ix.send(job)
+		go ix.sendCounted(job)
 	}
+}
+
+// sendCounted sends a job that retry already counted in queued; when the
+// indexer has closed meanwhile, it counts the job as finished instead, so
+// that nobody waits for it.
+func (ix *indexer) sendCounted(job ixJob) {
+	ix.sendMu.Lock()
+	defer ix.sendMu.Unlock()
+	if ix.closed {
+		ix.mu.Lock()
+		ix.indexed++
+		close(ix.changed)
+		ix.changed = make(chan struct{})
+		ix.mu.Unlock()
+		return
+	}
+	ix.jobs <- job
 }
 
 // close finishes the jobs queued and stops the indexer.
@@ -313,7 +351,7 @@ func (ix *indexer) index(job ixJob) error {
 		if stale {
 			if gen != "" {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
-					zap.String("path", ix.path))
+					zap.String("search_file", ix.path))
 			}
 			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
 				`DELETE FROM entities`, `DELETE FROM mentions`} {
@@ -325,6 +363,11 @@ func (ix *indexer) index(job ixJob) error {
 		}
 		if !stale && job.through <= through {
 			return nil // indexed already (by this process or another)
+		}
+		if job.rows != nil {
+			if err := ix.remove(ctx, job.rows.removed); err != nil {
+				return err
+			}
 		}
 		if job.through > through {
 			if job.rows != nil && job.from == through+1 {
@@ -361,6 +404,29 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 		}
 		if _, err := s.ExecContext(ctx); err != nil {
 			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return nil
+}
+
+// remove deletes the full-text rows and mentions of memories replaced by
+// another version of their uuid. A row the index never got (it was built
+// again from the stored records since) is left alone: FTS5 must only be
+// told to delete what it holds.
+func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
+	for _, r := range removed {
+		var n int
+		if err := ix.w.conn.QueryRowContext(ctx, `SELECT count(*) FROM memories_fts WHERE rowid = ?1`, r.id).Scan(&n); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
+		}
+		if n > 0 {
+			if _, err := ix.w.conn.ExecContext(ctx, `INSERT INTO memories_fts (memories_fts, rowid, text, meta, grp) VALUES ('delete', ?1, ?2, ?3, ?4)`,
+				r.id, r.text, r.meta, r.grp); err != nil {
+				return fmt.Errorf("remove %s: %w", r.uuid, err)
+			}
+		}
+		if _, err := ix.w.conn.ExecContext(ctx, `DELETE FROM mentions WHERE uuid = ?1`, r.uuid); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
 	}
 	return nil

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -215,12 +217,24 @@ func TestIndexingFailureDegrades(t *testing.T) {
 	if st, err := g.Stats(ctx); err != nil || st.Memories != 201 {
 		t.Fatalf("Stats = %+v, %v; the batch must have landed", st, err)
 	}
-	// Room again; nothing retries until someone needs the index.
-	setMaxPages("1073741823")
+	// Still full: a search answers from what is indexed and asks for a
+	// retry, which fails again; Flush waits for that retry.
 	if got := found(t, g, "zebra"); !slices.Equal(got, []string{"z1"}) {
 		t.Fatalf("Search after indexing failed = %v, want what was indexed: [z1]", got)
 	}
-	// That search asked for a retry; the next one waits for it.
+	if err := g.Flush(ctx); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Flush after a retry on a full search file: %v, want disk full", err)
+	}
+	// Room again; nothing retries until someone needs the index.
+	setMaxPages("1073741823")
+	// This search asks for a retry and goes on without waiting for it: it
+	// finds what was indexed, or everything if the retry was quicker.
+	if got := found(t, g, "zebra"); len(got) != 1 && len(got) != 201 {
+		t.Fatalf("Search while the index is retried finds %v, want [z1] or all 201", got)
+	}
+	// The retry is counted as queued before that search returns, so the
+	// next search waits for it (it used to be counted on a goroutine of its
+	// own, and the next search could find nothing to wait for: 1 in 5 runs).
 	if got := found(t, g, "zebra"); len(got) != 201 {
 		t.Fatalf("after the retry Search finds %d, want 201", len(got))
 	}
@@ -238,5 +252,59 @@ func TestReadersAttachTheSearchFile(t *testing.T) {
 		if err := g.rdb.QueryRow(q).Scan(&n); err != nil || n != -16384 {
 			t.Errorf("%s = %d (%v), want -16384", q, n, err)
 		}
+	}
+}
+
+// A handle still writing after another one dropped the store (a rebuild
+// under a running daemon) meets a search file of another generation; the
+// line that says so names the search file once, beside the store's path,
+// never a second "path" key.
+func TestIndexLogLinesNameEachPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	core, logs := observer.New(zap.InfoLevel)
+	g1, err := Open(dir, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g1.Close()
+	ctx := context.Background()
+	apply(t, g1, mem("a1", 1, "alpha"))
+	if err := g1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g1, mem("a2", 2, "beta"))
+	if err := g1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, e := range logs.All() {
+		keys := map[string]int{}
+		for _, f := range e.Context {
+			keys[f.Key]++
+		}
+		for k, n := range keys {
+			if n > 1 {
+				t.Errorf("%q carries %d %q keys: %v", e.Message, n, k, e.Context)
+			}
+		}
+		if strings.Contains(e.Message, "another generation") {
+			seen = true
+			if keys["search_file"] != 1 {
+				t.Errorf("%q does not name the search file: %v", e.Message, e.Context)
+			}
+		}
+	}
+	if !seen {
+		t.Fatalf("no line about the search index's generation: %v", logs.All())
 	}
 }

@@ -155,6 +155,52 @@ func (g *Graph) Get(ctx context.Context, uuids []string) (map[string]memsync.Nod
 	return out, nil
 }
 
+// incomingQuery lists the projected records naming any of $uuids through
+// an edge that carries a signal, with the target and the edge's type.
+const incomingQuery = `CYPHER replan=skip
+UNWIND $uuids AS u
+MATCH (:Memory {uuid: u})<-[r:LINKS_TO|SUPPORTS|CONFLICTS_WITH]-(m:Memory) WHERE m.hash IS NOT NULL
+WITH u AS target, type(r) AS relation, m` + nodeColumns + `, target, relation`
+
+// Incoming returns every projected record naming one of uuids through
+// LINKS_TO, SUPPORTS or CONFLICTS_WITH, whatever its group. An edge to a
+// uuid not projected yet lands on a placeholder that the memory fills, so
+// it counts once the target arrives.
+func (g *Graph) Incoming(ctx context.Context, uuids []string) ([]memsync.Reference, error) {
+	if len(uuids) == 0 {
+		return nil, nil
+	}
+	s := g.session(ctx, neo4jdrv.AccessModeRead)
+	defer s.Close(ctx)
+	refs, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]memsync.Reference, error) {
+		res, err := tx.Run(ctx, incomingQuery, map[string]any{"uuids": uuids})
+		if err != nil {
+			return nil, err
+		}
+		var out []memsync.Reference
+		for res.Next(ctx) {
+			rec := res.Record()
+			n, err := toNode(rec)
+			if err != nil {
+				return nil, err
+			}
+			ref := memsync.Reference{Source: n}
+			if v, ok := rec.Get("target"); ok {
+				ref.Target, _ = v.(string)
+			}
+			if v, ok := rec.Get("relation"); ok {
+				ref.Relation, _ = v.(string)
+			}
+			out = append(out, ref)
+		}
+		return out, res.Err()
+	})
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("incoming of %d memories", len(uuids)), err)
+	}
+	return refs, nil
+}
+
 // readNodes runs a query ending in nodeColumns and decodes every row.
 func (g *Graph) readNodes(ctx context.Context, query string, params map[string]any) ([]memsync.Node, error) {
 	s := g.session(ctx, neo4jdrv.AccessModeRead)

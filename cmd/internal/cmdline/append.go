@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,7 +43,7 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		source                        journal.Source
 		entities, tags, links, supers StringList
 		conflicts                     StringList
-		noFsync, asJSON               bool
+		noFsync, asJSON, newAgent     bool
 	)
 	fs.StringVar(&rec.Agent, "agent", "", "the agent `A` writing the record (required)")
 	fs.StringVar(&kind, "kind", "", "what the record is: `K` is one of the kinds above (required)")
@@ -65,6 +66,7 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 	fs.StringVar(&refPath, "ref-path", "", "evidence: a file `path`")
 	fs.StringVar(&tsFlag, "ts", "", "record `time`, RFC 3339 (default now; for imports and tests)")
 	fs.BoolVar(&noFsync, "no-fsync", false, "do not fsync the line (faster; a power cut may lose it); also append.fsync: false")
+	fs.BoolVar(&newAgent, "new-agent", false, "create A's journal if memsync init never created agent A (else a mistyped --agent is refused); also append.create_agents: true")
 	fs.BoolVar(&asJSON, "json", false, `print {"uuid": ..., "path": ...} instead of the uuid`)
 	positional, code, done := fs.ParseArgs(args)
 	if done {
@@ -101,6 +103,9 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		if err != nil {
 			return fs.UsageErr("--ts: %q is not an RFC 3339 time", tsFlag)
 		}
+		if ts.IsZero() {
+			return fs.UsageErr("--ts: %q is the zero time, not a record's time", tsFlag)
+		}
 		rec.TS = ts
 	}
 	text := positional[0]
@@ -111,14 +116,19 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		}
 	}
 	rec.Text = text
-	if err := rec.Validate(); err != nil && !isField(err, "ts") {
-		// ts may still be unset (it becomes now); everything else is final.
+	// Everything is final but ts, which may still be unset (Append makes
+	// it now): validate with a stand-in, before anything touches the disk.
+	probe := rec
+	if probe.TS.IsZero() {
+		probe.TS = time.Now()
+	}
+	if err := probe.Validate(); err != nil {
 		return fs.UsageErr("%s", describeFieldError(err))
 	}
 
 	repo, err := ExistingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.Fail("%v", err)
+		return fs.UsageErr("%v", err)
 	}
 	var cfg Config
 	if err := LoadConfig(env, repo, nil, &cfg); err != nil {
@@ -128,7 +138,11 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		fmt.Fprintf(env.Stderr, "memsync append: warning: %v; appending with the default settings\n", err)
 		cfg = DefaultConfig()
 	}
-	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now}
+	if !newAgent && !cfg.Append.CreateAgents && !isAgent(repo, rec.Agent) {
+		return fs.UsageErr("--agent: %s", unknownAgent(repo, rec.Agent))
+	}
+	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now,
+		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo}
 	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError
@@ -171,11 +185,6 @@ func readText(r io.Reader) (string, error) {
 	return s, nil
 }
 
-func isField(err error, field string) bool {
-	var fe *journal.FieldError
-	return errors.As(err, &fe) && fe.Field == field
-}
-
 // describeFieldError names the flag behind a refused field:
 // `--kind: unknown kind "bogus"`.
 func describeFieldError(err error) string {
@@ -187,7 +196,35 @@ func describeFieldError(err error) string {
 	if !ok {
 		return err.Error()
 	}
+	if fe.Field == "kind" {
+		return name + ": " + fe.Reason + " (one of " + KindList() + ")"
+	}
 	return name + ": " + fe.Reason
+}
+
+// isAgent reports whether agent's memory directory exists: memsync init
+// created it (or an older memsync, or another tool, wrote its journal).
+func isAgent(repo, agent string) bool {
+	st, err := os.Stat(filepath.Join(repo, "agents", agent, "memory"))
+	return err == nil && st.IsDir()
+}
+
+// unknownAgent says that agent is not one of repo's and how to add it.
+func unknownAgent(repo, agent string) string {
+	known := "none yet"
+	if entries, err := os.ReadDir(filepath.Join(repo, "agents")); err == nil {
+		var names []string
+		for _, e := range entries {
+			if e.IsDir() && journal.ValidAgent(e.Name()) {
+				names = append(names, e.Name())
+			}
+		}
+		if len(names) > 0 {
+			known = strings.Join(names, ", ")
+		}
+	}
+	return fmt.Sprintf("unknown agent %q in %s (agents: %s): create it with \"memsync init --repo %s --agent %s\", "+
+		"or pass --new-agent (append.create_agents: true in memsync.yaml allows any)", agent, repo, known, repo, agent)
 }
 
 // journalDir is agent's journal directory relative to the repository
@@ -195,3 +232,7 @@ func describeFieldError(err error) string {
 // without linking the engine and its dependencies into the front binary.
 // TestJournalDirIsTheLayouts keeps the two equal.
 func journalDir(agent string) string { return filepath.Join("agents", agent, "memory", "journal") }
+
+// sequenceFile is agent's uuid high-water file relative to the repository:
+// memsync.Layout.SequenceFile, kept equal by TestJournalDirIsTheLayouts.
+func sequenceFile(agent string) string { return filepath.Join(".memsync", "sequence", agent) }

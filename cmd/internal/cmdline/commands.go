@@ -31,9 +31,13 @@ func Commands() []Command {
 		{"compact", "fold old journal lines into MEMORY.md and move them to the archive"},
 		{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)"},
 		{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)"},
+		{"show", "one memory by uuid, as an agent sees it: the record, where it lives, its edges and status"},
+		{"rejects", "the journal lines that can never be projected: file, line and reason"},
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
+		{"flag", "human feedback on a memory (important, wrong, verified, unimportant), journaled"},
+		{"explain", "why a memory ranks where it does: importance, confidence, status and their events"},
 		{"hook", "Claude Code / Codex session hooks (JSON on stdin, fail-open); hook install adds them"},
-		{"mcp", "an MCP server on stdio bound to one agent: search, remember, status"},
+		{"mcp", "an MCP server on stdio bound to one agent: search, remember, explain, flag, status"},
 	}
 }
 
@@ -67,6 +71,10 @@ func Main(ctx context.Context, env *Env, args []string, runner func(name string)
 		return ExitUsage
 	}
 	name := args[0]
+	if IsVersion(name) {
+		PrintVersion(env.Stdout)
+		return ExitOK
+	}
 	if IsHelp(name) {
 		if len(args) == 1 {
 			printUsage(env.Stdout)
@@ -111,7 +119,9 @@ Commands:
 	tw.Flush()
 	fmt.Fprint(w, `
 Every command takes --repo DIR (default $MEMSYNC_REPO, else the current
-directory). Run "memsync <command> --help" for its flags.
+directory); every command but init refuses a directory that is not a memory
+repository. Run "memsync <command> --help" for its flags; "memsync --version"
+prints the version.
 Exit codes: 0 success, 1 failure, 2 bad usage.
 `)
 }

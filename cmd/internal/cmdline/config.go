@@ -46,6 +46,9 @@ type Neo4jConfig struct {
 // AppendConfig tunes memsync append.
 type AppendConfig struct {
 	FSync bool `yaml:"fsync"` // fsync every appended line
+	// CreateAgents lets append create the journal of an agent that init
+	// never created (as --new-agent does); off, a mistyped --agent is refused.
+	CreateAgents bool `yaml:"create_agents"`
 }
 
 // DaemonConfig tunes memsync run and sync.
@@ -479,6 +482,7 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 
 # append:
 #   fsync: true            # fsync every appended line; false trades power-cut safety for speed
+#   create_agents: false   # true: append creates an agent init never created (else --new-agent)
 
 # daemon:
 #   batch_size: 1000       # records per graph write

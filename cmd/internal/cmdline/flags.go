@@ -31,17 +31,30 @@ func NewFlags(env *Env, name, synopsis, description string) *Flags {
 	c.Usage = func() {
 		w := c.Output()
 		fmt.Fprintf(w, "usage: memsync %s\n\n%s\n", c.synopsis, wrap(c.description, 78))
-		first := true
-		c.VisitAll(func(f *flag.Flag) {
-			if first {
-				fmt.Fprint(w, "\nFlags:\n")
-				first = false
-			}
-			printFlag(w, f)
-		})
+		// The Neo4j flags come last, under a heading of their own: on the
+		// embedded store (the default) they do nothing.
+		for _, group := range []struct {
+			heading string
+			neo4j   bool
+		}{{"Flags", false}, {"Neo4j flags (only with --graph neo4j)", true}} {
+			first := true
+			c.VisitAll(func(f *flag.Flag) {
+				if strings.HasPrefix(f.Name, neo4jFlagPrefix) != group.neo4j {
+					return
+				}
+				if first {
+					fmt.Fprintf(w, "\n%s:\n", group.heading)
+					first = false
+				}
+				printFlag(w, f)
+			})
+		}
 	}
 	return c
 }
+
+// neo4jFlagPrefix starts the name of every flag that only Neo4j reads.
+const neo4jFlagPrefix = "neo4j-"
 
 // printFlag prints one flag the way the SPEC writes them: --name VALUE.
 func printFlag(w io.Writer, f *flag.Flag) {
@@ -52,7 +65,7 @@ func printFlag(w io.Writer, f *flag.Flag) {
 	}
 	fmt.Fprintln(w, line)
 	if def := f.DefValue; def != "" && def != "false" && def != "[]" {
-		usage += fmt.Sprintf(" (default %q)", def)
+		usage += fmt.Sprintf(" (default %s)", def)
 	}
 	for _, l := range strings.Split(wrap(usage, 72), "\n") {
 		fmt.Fprintf(w, "      %s\n", l)
@@ -151,7 +164,10 @@ func RepoDir(env *Env, flagValue string) (string, error) {
 	return filepath.Clean(abs), nil
 }
 
-// ExistingRepo is RepoDir for commands that need the directory to exist.
+// ExistingRepo is RepoDir for every command but init: the directory must
+// exist and be a memory repository (see IsMemoryRepo). Its error is one
+// line naming the directory and how to fix it; commands report it as bad
+// usage (exit 2).
 func ExistingRepo(env *Env, flagValue string) (string, error) {
 	dir, err := RepoDir(env, flagValue)
 	if err != nil {
@@ -160,14 +176,30 @@ func ExistingRepo(env *Env, flagValue string) (string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("repository %s does not exist (see memsync init)", dir)
+			return "", fmt.Errorf("repository %s does not exist: create it with \"memsync init --repo %s\"", dir, dir)
 		}
 		return "", err
 	}
 	if !st.IsDir() {
 		return "", fmt.Errorf("repository %s is not a directory", dir)
 	}
+	if !IsMemoryRepo(dir) {
+		return "", fmt.Errorf("%s is not a memory repository (no memsync.yaml or agents/ in it): "+
+			"create one with \"memsync init --repo %s\", or name one with --repo DIR or $MEMSYNC_REPO", dir, dir)
+	}
 	return dir, nil
+}
+
+// IsMemoryRepo reports whether dir is a memory repository: it holds
+// memsync.yaml (memsync init writes one) or an agents/ directory (every
+// repository has one, those of older versions included). Two stats at
+// most, so that append stays quick.
+func IsMemoryRepo(dir string) bool {
+	if st, err := os.Stat(ConfigFile(dir)); err == nil && st.Mode().IsRegular() {
+		return true
+	}
+	st, err := os.Stat(filepath.Join(dir, "agents"))
+	return err == nil && st.IsDir()
 }
 
 // AgentNameError says why name cannot name an agent (see journal.ValidAgent).

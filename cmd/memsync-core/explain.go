@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/score"
+)
+
+const explainDescription = `Why a memory ranks where it does (SPEC §7): its importance, confidence,
+status and max_age as they stand at --as-of (default now), each event that
+moved its importance (references, outcomes, flags, contradictions, decay) and
+the basis of its confidence. Agent A must be able to see the memory (shared,
+or its own); one it may not see is reported exactly like an unknown uuid. A
+record that A may not see still counts, but is named without its uuid. When
+the graph cannot be reached, the answer comes from the journals.`
+
+// explainEvent is one event as explain --json prints it.
+type explainEvent struct {
+	UUID   string `json:"uuid"`
+	TS     string `json:"ts"`
+	Kind   string `json:"kind"`
+	Effect string `json:"effect"`
+}
+
+// explainResult is the document explain --json prints (SPEC §5).
+type explainResult struct {
+	UUID       string         `json:"uuid"`
+	Agent      string         `json:"agent"`
+	Kind       string         `json:"kind"`
+	TS         string         `json:"ts"`
+	Text       string         `json:"text"`
+	Importance float64        `json:"importance"`
+	Confidence float64        `json:"confidence"`
+	Status     string         `json:"status"`
+	Tier       string         `json:"tier"`
+	MaxAge     string         `json:"max_age"`
+	ReplacedBy string         `json:"replaced_by,omitempty"`
+	AsOf       string         `json:"as_of"`
+	Offline    bool           `json:"offline"`
+	Basis      []string       `json:"basis"`
+	Events     []explainEvent `json:"events"`
+}
+
+func runExplain(ctx context.Context, env *Env, args []string) int {
+	c := newRepoCmd(env, "explain", "explain UUID --agent A [--as-of T] [--json] [--repo DIR] [flags]", explainDescription)
+	agent := c.String("agent", "", "the agent `A` asking (required): it sees shared memories and its own private ones")
+	asOf := c.String("as-of", "", "answer as the memory stood at `T`, RFC 3339 (records after T left out, decay at T)")
+	asJSON := c.Bool("json", false, "print one JSON document")
+	positional, code, done := c.parse(args)
+	if done {
+		return code
+	}
+	switch {
+	case len(positional) != 1:
+		return c.usageErr("UUID: exactly one memory uuid expected, got %d", len(positional))
+	case *agent == "":
+		return c.usageErr("--agent: required")
+	case !validAgent(*agent):
+		return c.usageErr("--agent: %s", agentNameError(*agent))
+	}
+	clock, err := parseAsOf(*asOf, env.Now())
+	if err != nil {
+		return c.usageErr("--as-of: %v", err)
+	}
+	repo, err := existingRepo(env, *c.repoFlag)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
+		return c.usageErr("%v", err)
+	}
+	r, isOffline, _, closeReader := openReader(ctx, &c.cfg, repo, "explain", env.Stderr)
+	defer closeReader()
+	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	s, err := memsync.Explain(ctx, r, positional[0], groups, clock)
+	if errors.Is(err, memsync.ErrNotVisible) && !isOffline {
+		// The daemon may not have projected it yet: the journals have it.
+		isOffline = true
+		s, err = memsync.Explain(ctx, offline.Journals{Layout: layout(repo)}, positional[0], groups, clock)
+	}
+	if errors.Is(err, memsync.ErrNotVisible) {
+		return c.usageErr("%v", err)
+	}
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	res := newExplainResult(s, clock, isOffline)
+	if *asJSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return exitOK
+	}
+	printExplain(env, res)
+	return exitOK
+}
+
+func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainResult {
+	tier := s.Tier
+	if tier == "" {
+		tier = "working"
+	}
+	res := explainResult{
+		UUID: s.UUID, Agent: s.Agent, Kind: string(s.Kind), TS: s.TS.UTC().Format(time.RFC3339Nano), Text: s.Text,
+		Importance: s.Result.Importance, Confidence: s.Result.Confidence, Status: string(s.Result.Status),
+		Tier: tier, MaxAge: s.Result.MaxAgeLabel, AsOf: asOf.Format(time.RFC3339Nano), Offline: isOffline,
+		Basis: s.Result.Basis, Events: []explainEvent{},
+	}
+	if s.Result.Status == score.Superseded {
+		res.ReplacedBy = s.ReplacedBy
+	}
+	for _, e := range s.Result.Effects {
+		id := e.UUID
+		if !e.Visible {
+			id = "" // a record the reader may not see is never named
+		}
+		res.Events = append(res.Events, explainEvent{UUID: id, TS: e.TS.UTC().Format(time.RFC3339Nano), Kind: string(e.Kind), Effect: e.Text})
+	}
+	return res
+}
+
+func printExplain(env *Env, r explainResult) {
+	w := env.Stdout
+	fmt.Fprintf(w, "%s  %s %s %s\n", r.UUID, r.Kind, r.TS, r.Agent)
+	for _, l := range strings.Split(strings.TrimRight(r.Text, "\n"), "\n") {
+		fmt.Fprintf(w, "   %s\n", l)
+	}
+	fmt.Fprintf(w, "as of %s%s\n", r.AsOf, map[bool]string{true: " (offline, from the journals)"}[r.Offline])
+	fmt.Fprintf(w, "importance %.2f  confidence %.2f  status %s  tier %s  max_age %s\n", r.Importance, r.Confidence, r.Status, r.Tier, r.MaxAge)
+	if r.ReplacedBy != "" {
+		fmt.Fprintf(w, "replaced by %s\n", r.ReplacedBy)
+	}
+	fmt.Fprintln(w, "importance, from 0.50:")
+	if len(r.Events) == 0 {
+		fmt.Fprintln(w, "   no events")
+	}
+	for _, e := range r.Events {
+		id := e.UUID
+		if id == "" && e.Kind != "decay" {
+			id = "(not visible to this agent)"
+		}
+		fmt.Fprintf(w, "   %s  %-9s %s  %s\n", e.TS, e.Kind, e.Effect, id)
+	}
+	fmt.Fprintln(w, "confidence:")
+	for _, b := range r.Basis {
+		fmt.Fprintf(w, "   %s\n", b)
+	}
+}

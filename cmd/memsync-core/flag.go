@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+const flagDescription = `Human feedback on a memory (SPEC §7), journaled as a feedback record
+(source type "told", actor --by) that links to it: --important sets its
+importance to 0.95, --wrong to 0 and archives it, --verified adds 0.15,
+--unimportant takes 0.30; a later flag wins over an earlier one. The record is
+written to --agent's journal (default: the memory's author), who must be able
+to see the memory (shared, or its own); it is shared when the memory is. An
+unknown or invisible uuid, or not exactly one flag, writes nothing (exit 2).`
+
+// flagResult is the document flag --json prints.
+type flagResult struct {
+	UUID     string `json:"uuid"`
+	Target   string `json:"target"`
+	Feedback string `json:"feedback"`
+	Path     string `json:"path"`
+}
+
+func runFlag(ctx context.Context, env *Env, args []string) int {
+	c := newRepoCmd(env, "flag", "flag UUID --important|--wrong|--verified|--unimportant [--by NAME] [--note TEXT] [--agent A] [--json]", flagDescription)
+	values := map[string]*bool{}
+	for _, v := range journal.Feedbacks {
+		values[v] = c.Bool(v, false, "flag the memory "+v)
+	}
+	by := c.String("by", "", "the `NAME` of the person flagging (default $USER)")
+	note := c.String("note", "", "why, in a `TEXT` kept in the record")
+	agent := c.String("agent", "", "the agent `A` whose journal holds the flag (default: the memory's author)")
+	asJSON := c.Bool("json", false, "print one JSON document")
+	positional, code, done := c.parse(args)
+	if done {
+		return code
+	}
+	var chosen []string
+	for _, v := range journal.Feedbacks {
+		if *values[v] {
+			chosen = append(chosen, "--"+v)
+		}
+	}
+	switch {
+	case len(positional) != 1:
+		return c.usageErr("UUID: exactly one memory uuid expected, got %d", len(positional))
+	case !journal.ValidUUID(positional[0]):
+		return c.usageErr("UUID: %q is not a valid uuid", positional[0])
+	case len(chosen) != 1:
+		return c.usageErr("one of --important, --wrong, --verified, --unimportant expected, got %d (%s)", len(chosen), strings.Join(chosen, " "))
+	case *agent != "" && !validAgent(*agent):
+		return c.usageErr("--agent: %s", agentNameError(*agent))
+	}
+	target, feedback := positional[0], strings.TrimPrefix(chosen[0], "--")
+	actor := *by
+	if actor == "" {
+		actor = env.Getenv("USER")
+	}
+	if actor == "" {
+		actor = "human"
+	}
+	repo, err := existingRepo(env, *c.repoFlag)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
+		return c.usageErr("%v", err)
+	}
+	agents, err := listAgents(repo)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	if *agent != "" && !slices.Contains(agents, *agent) {
+		return c.usageErr("--agent: no agent %q in this repository", *agent)
+	}
+	n, found, err := findMemory(ctx, &c.cfg, repo, "flag", env.Stderr, target)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	writer := *agent
+	if found && writer == "" {
+		writer = n.Agent
+	}
+	if !found || !slices.Contains([]string{journal.SharedGroup, journal.PrivateGroup(writer)}, n.Record.GroupID()) ||
+		!slices.Contains(agents, writer) {
+		return c.usageErr("%s: %v", target, memsync.ErrNotVisible)
+	}
+	text := fmt.Sprintf("%s flagged %s %s", actor, target, feedback)
+	if *note != "" {
+		text += ": " + *note
+	}
+	fb, _ := json.Marshal(feedback)
+	rec := journal.Record{
+		Agent: writer, Kind: journal.KindFeedback, Scope: n.Scope, Text: text, Links: []string{target},
+		Source: &journal.Source{Type: "told", Actor: actor},
+		Extra:  map[string]json.RawMessage{journal.FieldFeedback: fb},
+	}
+	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now}
+	path, err := journal.Append(journalDir(repo, writer), &rec, opts)
+	if err != nil {
+		var fe *journal.FieldError
+		if errors.As(err, &fe) {
+			return c.usageErr("%v", err)
+		}
+		return c.fail("%v", err)
+	}
+	res := flagResult{UUID: rec.UUID, Target: target, Feedback: feedback, Path: relPath(repo, filepath.Clean(path))}
+	if *asJSON {
+		out, _ := json.Marshal(res)
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return exitOK
+	}
+	fmt.Fprintln(env.Stdout, rec.UUID)
+	return exitOK
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/offline"
+)
+
+// openReader opens the configured graph for reading signals, or, when it
+// cannot be reached, the journals themselves (offline is then true and a
+// note goes to stderr): reads never hard-fail. close releases it.
+func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer) (r memsync.Searcher, isOffline bool, reason string, close func()) {
+	g, err := openGraph(ctx, cfg, repo, zap.NewNop())
+	if err == nil {
+		// A graph that opens may still be unreachable (Neo4j down): ask
+		// it something cheap first, so that the answer is all-graph or
+		// all-offline, never a mix.
+		if _, err = g.Get(ctx, []string{"mem_probe"}); err == nil {
+			return g, false, "", func() { g.Close() }
+		}
+		g.Close()
+		err = fmt.Errorf("%s graph: %w", cfg.graph(), err)
+	} else {
+		err = fmt.Errorf("open %s graph: %w", cfg.graph(), err)
+	}
+	fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals\n", cmd, oneLineErr(err))
+	return offline.Journals{Layout: layout(repo)}, true, err.Error(), func() {}
+}
+
+// parseAsOf reads --as-of: an RFC 3339 time; empty means now.
+func parseAsOf(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return now.UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time (e.g. 2026-11-20T09:00:00Z)", s)
+	}
+	return t.UTC(), nil
+}
+
+// findMemory looks uuid up in the graph and, when the graph cannot be
+// reached or has not projected it yet (the daemon may lag behind an
+// append), in the journals.
+func findMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string) (memsync.Node, bool, error) {
+	r, isOffline, _, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
+	nodes, err := r.Get(ctx, []string{uuid})
+	closeReader()
+	if err != nil {
+		return memsync.Node{}, false, fmt.Errorf("read %s: %w", uuid, err)
+	}
+	if n, ok := nodes[uuid]; ok || isOffline {
+		return n, ok, nil
+	}
+	nodes, err = offline.Journals{Layout: layout(repo)}.Get(ctx, []string{uuid})
+	if err != nil {
+		return memsync.Node{}, false, fmt.Errorf("read %s from the journals: %w", uuid, err)
+	}
+	n, ok := nodes[uuid]
+	return n, ok, nil
+}
+
+// promotions is the engine's OnSignals for the daemon and sync: it
+// journals the promotions due among the memories a pass touched (SPEC §7),
+// counting them in *count when count is not nil. A failure is logged; the
+// next pass that touches the memory tries again.
+func promotions(ctx context.Context, g memsync.Graph, repo string, cfg *Config, lg *zap.Logger, env *Env, count *int) func([]string) {
+	p := &memsync.Promoter{Graph: g, Layout: layout(repo), Logger: lg, Now: env.Now, NoSync: !cfg.Append.FSync}
+	return func(uuids []string) {
+		wrote, err := p.Check(ctx, uuids)
+		if err != nil {
+			lg.Warn("promotion check failed", zap.Error(err))
+		}
+		if count != nil {
+			*count += len(wrote)
+		}
+	}
+}

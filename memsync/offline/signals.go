@@ -1,0 +1,113 @@
+package offline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// Journals reads memories and their signals straight from the journals, for
+// scoring and explain when the graph cannot be reached. It is a
+// memsync.Searcher, so ranking goes through memsync.Rank exactly as it does
+// over a graph.
+type Journals struct {
+	Layout memsync.Layout
+}
+
+var _ memsync.Searcher = Journals{}
+
+// Search is offline.Search.
+func (j Journals) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
+	return Search(ctx, j.Layout, q)
+}
+
+// Get returns the valid records among uuids (each as first written), with
+// invalid_at and replaced_by from every valid record superseding it, as
+// the graph derives them.
+func (j Journals) Get(ctx context.Context, uuids []string) (map[string]memsync.Node, error) {
+	nodes, _, err := j.scan(ctx, uuids)
+	return nodes, err
+}
+
+// Incoming returns every valid record naming one of uuids through links,
+// supports or conflicts_with, as the graph's edges would.
+func (j Journals) Incoming(ctx context.Context, uuids []string) ([]memsync.Reference, error) {
+	_, refs, err := j.scan(ctx, uuids)
+	return refs, err
+}
+
+// scan reads every journal once (in the engine's order, archive first) and
+// parses only the lines that mention one of uuids. Each uuid counts as
+// first written among those lines; a line that fails journal.Parse or is
+// not its journal owner's counts for nothing.
+func (j Journals) scan(ctx context.Context, uuids []string) (map[string]memsync.Node, []memsync.Reference, error) {
+	nodes := map[string]memsync.Node{}
+	if len(uuids) == 0 {
+		return nodes, nil, nil
+	}
+	want := make(map[string]bool, len(uuids))
+	needles := make([][]byte, 0, len(uuids))
+	for _, id := range uuids {
+		if !want[id] {
+			want[id] = true
+			needles = append(needles, []byte(id))
+		}
+	}
+	agents, err := j.Layout.Agents()
+	if err != nil {
+		return nil, nil, fmt.Errorf("offline signals: %w", err)
+	}
+	seen := map[string]bool{}
+	var sources []memsync.Node
+	for _, agent := range agents {
+		paths, err := j.Layout.JournalFiles(agent)
+		if err != nil {
+			return nil, nil, fmt.Errorf("offline signals: %s: %w", agent, err)
+		}
+		for _, path := range paths {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			rel := j.Layout.Rel(path)
+			err := eachLine(path, func(line []byte, number int, _ int64) error {
+				if !slices.ContainsFunc(needles, func(n []byte) bool { return bytes.Contains(line, n) }) {
+					return nil
+				}
+				rec, err := journal.Parse(line)
+				if err != nil || rec.Agent != agent || seen[rec.UUID] {
+					return nil
+				}
+				seen[rec.UUID] = true
+				n := memsync.Node{Memory: memsync.Memory{Record: rec, Path: rel, Line: number}}
+				complete(&n)
+				if want[rec.UUID] {
+					nodes[rec.UUID] = n
+				}
+				sources = append(sources, n)
+				return nil
+			})
+			if err != nil {
+				return nil, nil, fmt.Errorf("offline signals: read %s: %w", rel, err)
+			}
+		}
+	}
+	var refs []memsync.Reference
+	for _, src := range sources {
+		refs = append(refs, memsync.References(src, want)...)
+		for _, id := range src.Record.Supersedes {
+			n, ok := nodes[id]
+			if !ok {
+				continue
+			}
+			if n.ReplacedBy == "" || src.TS.Before(n.InvalidAt) || src.TS.Equal(n.InvalidAt) && src.UUID < n.ReplacedBy {
+				n.InvalidAt, n.ReplacedBy = src.TS, src.UUID
+				nodes[id] = n
+			}
+		}
+	}
+	return nodes, refs, nil
+}

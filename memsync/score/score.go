@@ -1,0 +1,548 @@
+// Package score holds SPEC §7's one rule for earned importance, confidence,
+// decay and status: Evaluate, a pure function of a memory, the events that
+// point at it and a clock. Every reader (the embedded store, Neo4j, the
+// offline path, snapshots, explain, ranking) calls it; backends only store
+// the signals (edges and the records they come from), never a rule.
+//
+// # The rule
+//
+// Importance starts at 0.5 and replays the memory's events in time order
+// (ts, then uuid); events after the clock are left out, so a read --as-of T
+// answers as the memory stood at T.
+//
+//   - a later record of the same agent links to or supports it: +0.10;
+//     of another agent: +0.15;
+//   - an outcome with result success links to it: +0.20 when it is a
+//     decision (a decision that paid off), +0.15 otherwise (a prediction
+//     verified); an outcome with another result counts as a reference;
+//   - feedback verified: +0.15; important: set to 0.95; unimportant: −0.30;
+//     wrong: set to 0 and archived at once. The latest flag decides whether
+//     a memory stands flagged wrong (a later flag wins);
+//   - a newer record names it in conflicts_with: −0.20 (the newer one is
+//     not penalised: only a source newer than the memory counts);
+//   - every full 14 days without a reference (links, supports, an outcome,
+//     feedback important or verified) since the last one, or since ts:
+//     −0.10, or −0.20 while importance is below 0.2.
+//
+// Importance is clamped to [0, 1] after every step. Core-tier memories
+// never decay and are never archived (flagged wrong, they go to review).
+//
+// max_age is the declared one, else by kind (Defaults); importance ≥ 0.8
+// doubles it, ≥ 0.9 triples it. Status: superseded once a superseding
+// record's ts is at or before the clock; archived when flagged wrong, below
+// 0.2, past max_age below 0.4, or a low-confidence learning record that
+// nothing referenced within 7 days (§9); review when past max_age with
+// importance 0.4–0.7; active otherwise.
+//
+// Confidence starts from the source type (experienced 0.70, observed 0.65,
+// told 0.60 — also when no source is given —, read 0.55, inferred 0.45),
+// nudged ±0.10 by the declared hint; corroboration (each supports, each
+// reference from another agent) adds 0.05, at most 0.20 in all;
+// verification and successful outcomes add 0.15 each, at most 0.30; a
+// failed outcome takes 0.15, each newer contradiction 0.15; age takes 0.05
+// per full 90 days since the last reference, at most 0.20 (not for core);
+// flagged wrong it is 0. It is clamped to [0, 1].
+package score
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// Relation is how an event's record names the memory.
+type Relation string
+
+// The relations that carry signals (SPEC §4's edges into a memory).
+const (
+	Links         Relation = "LINKS_TO"
+	Supports      Relation = "SUPPORTS"
+	ConflictsWith Relation = "CONFLICTS_WITH"
+)
+
+// Status is where a memory stands (SPEC §7).
+type Status string
+
+// The four statuses.
+const (
+	Active     Status = "active"
+	Review     Status = "review"
+	Archived   Status = "archived"
+	Superseded Status = "superseded"
+)
+
+// Hidden reports whether default reads leave a memory of this status out.
+func (s Status) Hidden() bool { return s == Archived || s == Superseded }
+
+// Day is 24 hours; max_age and decay count in whole days of UTC time.
+const Day = 24 * time.Hour
+
+// Permanent is the max_age of memories that never age out.
+const Permanent time.Duration = math.MaxInt64
+
+// Tuning of the rule (SPEC §7's table).
+const (
+	Start            = 0.5
+	SameAgentRef     = 0.10
+	OtherAgentRef    = 0.15
+	DecisionSuccess  = 0.20
+	Verified         = 0.15
+	FlagImportant    = 0.95
+	FlagUnimportant  = -0.30
+	Contradicted     = -0.20
+	DecayPeriod      = 14 * Day
+	DecayStep        = -0.10
+	FastDecayBelow   = 0.2
+	ArchiveBelow     = 0.2
+	PastAgeArchive   = 0.4
+	PastAgeReviewMax = 0.7
+	DoubleAgeAt      = 0.8
+	TripleAgeAt      = 0.9
+	LowLearningAge   = 7 * Day
+)
+
+// Memory is what the rule reads of the memory itself.
+type Memory struct {
+	UUID       string
+	TS         time.Time
+	Agent      string
+	Kind       journal.Kind
+	Tier       string // core, working, learning or ""
+	MaxAge     string // declared max_age or ""
+	Hint       string // declared confidence: low, medium, high or ""
+	SourceType string // source.type or ""
+	// SupersededAt is the ts of the earliest record superseding it (zero if
+	// none); it counts only once the clock reaches it.
+	SupersededAt time.Time
+	ReplacedBy   string
+}
+
+// FromRecord is the Memory of a journal record; supersededAt and
+// replacedBy come from the graph (or the journals) as SPEC §4 defines them.
+func FromRecord(r *journal.Record, supersededAt time.Time, replacedBy string) Memory {
+	m := Memory{
+		UUID: r.UUID, TS: r.TS, Agent: r.Agent, Kind: r.Kind, Tier: r.Tier, MaxAge: r.MaxAge,
+		Hint: r.Confidence, SupersededAt: supersededAt, ReplacedBy: replacedBy,
+	}
+	if r.Source != nil {
+		m.SourceType = r.Source.Type
+	}
+	return m
+}
+
+// Event is one record that names the memory: a signal.
+type Event struct {
+	UUID     string // the record that names the memory
+	TS       time.Time
+	Agent    string
+	Kind     journal.Kind
+	Relation Relation
+	Result   string // its result, on an outcome
+	Feedback string // its feedback value, on a feedback record
+	// Visible is false when the reader may not see the record: it still
+	// counts, but explain names it without its uuid.
+	Visible bool
+}
+
+// EventFrom is the event of record src naming target through rel.
+func EventFrom(rel Relation, src *journal.Record) Event {
+	return Event{
+		UUID: src.UUID, TS: src.TS, Agent: src.Agent, Kind: src.Kind, Relation: rel,
+		Result: src.Result(), Feedback: src.Feedback(), Visible: true,
+	}
+}
+
+// Effect is what one event did, for explain.
+type Effect struct {
+	Event
+	Importance float64 // importance right after it
+	Text       string  // "+0.10 referenced by bob"
+}
+
+// Result is what the rule says of a memory at a clock.
+type Result struct {
+	Importance  float64
+	Confidence  float64
+	Status      Status
+	MaxAge      time.Duration // effective (extended) max_age; Permanent when none
+	MaxAgeLabel string        // "90d", "180d (90d doubled)", "permanent"
+	Basis       []string      // confidence, one short reason each
+	Effects     []Effect      // importance, in the order applied (decay included)
+	// LastReference is the latest reference at or before the clock, or the
+	// memory's ts: freshness counts from it.
+	LastReference    time.Time
+	Verified         bool // verified by feedback or a successful outcome
+	FlaggedWrong     bool // the latest flag says wrong
+	FlaggedImportant bool // the latest flag says important
+	Referenced       bool // any reference at all at the clock
+}
+
+// Defaults is the max_age of each kind when a record declares none.
+func Defaults(k journal.Kind) string {
+	switch k {
+	case journal.KindObservation, journal.KindTask, journal.KindFeedback:
+		return "30d"
+	case journal.KindPreference, journal.KindProcedure:
+		return "permanent"
+	default:
+		return "90d"
+	}
+}
+
+// parseAge reads a max_age value; false for an unknown one.
+func parseAge(s string) (time.Duration, bool) {
+	if s == "permanent" {
+		return Permanent, true
+	}
+	days, ok := strings.CutSuffix(s, "d")
+	if !ok {
+		return 0, false
+	}
+	var n int
+	if _, err := fmt.Sscanf(days, "%d", &n); err != nil || n <= 0 {
+		return 0, false
+	}
+	return time.Duration(n) * Day, true
+}
+
+// newer reports whether event e comes after memory m (ts, then uuid).
+func newer(e Event, m Memory) bool {
+	return e.TS.After(m.TS) || e.TS.Equal(m.TS) && e.UUID > m.UUID
+}
+
+// Evaluate is SPEC §7 for memory m, its events and the clock asOf. It
+// does not change events. The same inputs give the same Result, whatever
+// the order of events.
+func Evaluate(m Memory, events []Event, asOf time.Time) Result {
+	evs := make([]Event, 0, len(events))
+	for _, e := range events {
+		if e.UUID == m.UUID || e.TS.After(asOf) {
+			continue
+		}
+		evs = append(evs, e)
+	}
+	slices.SortFunc(evs, func(a, b Event) int {
+		if c := a.TS.Compare(b.TS); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.UUID, b.UUID); c != 0 {
+			return c
+		}
+		return relationOrder(a.Relation) - relationOrder(b.Relation)
+	})
+	// One record naming the memory through links and supports is one
+	// reference (kept as supports, the stronger), but a conflict is a
+	// separate signal.
+	evs = slices.CompactFunc(evs, func(a, b Event) bool {
+		return a.UUID == b.UUID && a.Relation != ConflictsWith && b.Relation != ConflictsWith
+	})
+
+	core := m.Tier == "core"
+	var r Result
+	imp := Start
+	last := m.TS // the last reference, or ts
+	periods := 0 // decay periods already applied since last
+	var flag string
+	corroboration, verification, penalty := 0.0, 0.0, 0.0
+	var basis []string
+	add := func(e Event, delta float64, text string) {
+		imp = clamp(imp + delta)
+		r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: fmt.Sprintf("%+.2f %s", delta, text)})
+	}
+	set := func(e Event, v float64, text string) {
+		imp = v
+		r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: fmt.Sprintf("=%.2f %s", v, text)})
+	}
+	decayTo := func(t time.Time) {
+		if core || !t.After(last) {
+			return
+		}
+		n := int(t.Sub(last) / DecayPeriod)
+		for ; periods < n; periods++ {
+			step := DecayStep
+			if imp < FastDecayBelow {
+				step *= 2
+			}
+			at := last.Add(time.Duration(periods+1) * DecayPeriod)
+			before := imp
+			imp = clamp(imp + step)
+			if before == 0 {
+				continue // nothing left to lose; not worth a line
+			}
+			r.Effects = append(r.Effects, Effect{
+				Event:      Event{TS: at, Kind: "decay", Visible: true},
+				Importance: imp,
+				Text:       fmt.Sprintf("%+.2f not referenced for %d days", imp-before, (periods+1)*int(DecayPeriod/Day)),
+			})
+		}
+	}
+	reference := func(e Event) {
+		last, periods = e.TS, 0
+		r.Referenced = true
+	}
+	by := func(e Event) string {
+		if e.Agent == m.Agent {
+			return "by " + e.Agent + " (same agent)"
+		}
+		return "by " + e.Agent
+	}
+	for _, e := range evs {
+		decayTo(e.TS)
+		switch {
+		case e.Kind == journal.KindPromotion || e.Kind == journal.KindCompaction:
+			continue // memsync's own records restate or absorb; they do not vouch
+		case e.Relation == ConflictsWith:
+			if !newer(e, m) {
+				continue // an older record does not contradict a newer one
+			}
+			add(e, Contradicted, "contradicted by a newer record "+by(e))
+			penalty += 0.15
+			basis = append(basis, fmt.Sprintf("-0.15 contradicted by a newer record %s", by(e)))
+		case e.Kind == journal.KindFeedback:
+			switch e.Feedback {
+			case journal.FeedbackImportant:
+				set(e, FlagImportant, "flagged important")
+				reference(e)
+			case journal.FeedbackWrong:
+				set(e, 0, "flagged wrong")
+			case journal.FeedbackVerified:
+				add(e, Verified, "verified")
+				reference(e)
+				verification += 0.15
+				basis = append(basis, "+0.15 verified by feedback")
+			case journal.FeedbackUnimportant:
+				add(e, FlagUnimportant, "flagged unimportant")
+			default:
+				continue // a feedback record without a known value signals nothing
+			}
+			flag = e.Feedback
+		case e.Kind == journal.KindOutcome && e.Result == journal.ResultSuccess:
+			if m.Kind == journal.KindDecision {
+				add(e, DecisionSuccess, "a successful outcome "+by(e))
+			} else {
+				add(e, Verified, "verified by a successful outcome "+by(e))
+			}
+			reference(e)
+			verification += 0.15
+			basis = append(basis, "+0.15 successful outcome "+e.UUIDOrPrivate())
+		default:
+			if !newer(e, m) {
+				continue // only a later record references
+			}
+			if e.Kind == journal.KindOutcome && e.Result == journal.ResultFailure {
+				penalty += 0.15
+				basis = append(basis, "-0.15 failed outcome "+e.UUIDOrPrivate())
+			}
+			verb := "referenced "
+			if e.Relation == Supports {
+				verb = "supported "
+			}
+			if e.Agent == m.Agent {
+				add(e, SameAgentRef, verb+by(e))
+			} else {
+				add(e, OtherAgentRef, verb+by(e))
+			}
+			if e.Relation == Supports || e.Agent != m.Agent {
+				corroboration += 0.05
+				basis = append(basis, "+0.05 corroborated: "+verb+by(e)+" "+e.UUIDOrPrivate())
+			}
+			reference(e)
+		}
+	}
+	decayTo(asOf)
+	r.Importance = round(imp)
+	r.LastReference = last
+	r.FlaggedWrong = flag == journal.FeedbackWrong
+	r.FlaggedImportant = flag == journal.FeedbackImportant
+	r.Verified = verification > 0
+
+	// max_age and its extension.
+	label := m.MaxAge
+	if _, ok := parseAge(label); !ok {
+		label = Defaults(m.Kind)
+	}
+	age, _ := parseAge(label)
+	r.MaxAge, r.MaxAgeLabel = age, label
+	if age != Permanent {
+		switch {
+		case r.Importance >= TripleAgeAt:
+			r.MaxAge = 3 * age
+			r.MaxAgeLabel = fmt.Sprintf("%dd (%s tripled: importance >= %.1f)", 3*int(age/Day), label, TripleAgeAt)
+		case r.Importance >= DoubleAgeAt:
+			r.MaxAge = 2 * age
+			r.MaxAgeLabel = fmt.Sprintf("%dd (%s doubled: importance >= %.1f)", 2*int(age/Day), label, DoubleAgeAt)
+		}
+	}
+
+	r.Confidence, r.Basis = confidence(m, asOf, last, r.FlaggedWrong, corroboration, verification, penalty, basis)
+	r.Status = status(m, r, asOf)
+	return r
+}
+
+// relationOrder sorts the relations of one record: a conflict first, then
+// supports before links.
+func relationOrder(r Relation) int {
+	switch r {
+	case ConflictsWith:
+		return 0
+	case Supports:
+		return 1
+	}
+	return 2
+}
+
+// Promotion thresholds (SPEC §7).
+const (
+	PromoteAt         = 0.8
+	PromoteVerifiedAt = 0.6
+)
+
+// Promotable reports whether r earns a private memory its promotion:
+// importance ≥ 0.8, or verified with importance ≥ 0.6, or the latest flag
+// says important.
+func Promotable(r Result) bool {
+	return r.Importance >= PromoteAt || r.Verified && r.Importance >= PromoteVerifiedAt || r.FlaggedImportant
+}
+
+// PromotedAt is the ts of the first event after which m was promotable
+// (Evaluate at that instant), if any event up to asOf made it so. It is a
+// function of the events, not of when it is asked, so every process that
+// asks derives the same promotion.
+func PromotedAt(m Memory, events []Event, asOf time.Time) (time.Time, bool) {
+	ts := make([]time.Time, 0, len(events))
+	for _, e := range events {
+		if !e.TS.After(asOf) && !e.TS.Before(m.TS) {
+			ts = append(ts, e.TS)
+		}
+	}
+	slices.SortFunc(ts, time.Time.Compare)
+	ts = slices.Compact(ts)
+	for _, t := range ts {
+		if Promotable(Evaluate(m, events, t)) {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// UUIDOrPrivate is the event's uuid, or a note that the reader may not see it.
+func (e Event) UUIDOrPrivate() string {
+	if e.Visible {
+		return e.UUID
+	}
+	return "(a record this reader may not see)"
+}
+
+func confidence(m Memory, asOf, last time.Time, wrong bool, corroboration, verification, penalty float64, events []string) (float64, []string) {
+	var basis []string
+	c := 0.6
+	switch m.SourceType {
+	case "experienced":
+		c = 0.70
+	case "observed":
+		c = 0.65
+	case "told":
+		c = 0.60
+	case "read":
+		c = 0.55
+	case "inferred":
+		c = 0.45
+	}
+	if m.SourceType == "" {
+		basis = append(basis, fmt.Sprintf("%.2f no source given (taken as told)", c))
+	} else {
+		basis = append(basis, fmt.Sprintf("%.2f source %s", c, m.SourceType))
+	}
+	switch m.Hint {
+	case "high":
+		c += 0.10
+		basis = append(basis, "+0.10 declared high")
+	case "low":
+		c -= 0.10
+		basis = append(basis, "-0.10 declared low")
+	case "medium":
+		basis = append(basis, "+0.00 declared medium")
+	}
+	basis = append(basis, events...)
+	c += math.Min(corroboration, 0.20) + math.Min(verification, 0.30) - penalty
+	if corroboration > 0.20 {
+		basis = append(basis, "corroboration capped at +0.20")
+	}
+	if verification > 0.30 {
+		basis = append(basis, "verification capped at +0.30")
+	}
+	if m.Tier != "core" && asOf.After(last) {
+		if n := int(asOf.Sub(last) / (90 * Day)); n > 0 {
+			d := math.Min(0.05*float64(n), 0.20)
+			c -= d
+			basis = append(basis, fmt.Sprintf("-%.2f %d days since its last reference", d, int(asOf.Sub(last)/Day)))
+		}
+	}
+	if wrong {
+		basis = append(basis, "=0.00 flagged wrong")
+		return 0, basis
+	}
+	return round(clamp(c)), basis
+}
+
+func status(m Memory, r Result, asOf time.Time) Status {
+	if !m.SupersededAt.IsZero() && !m.SupersededAt.After(asOf) {
+		return Superseded
+	}
+	if m.Tier == "core" {
+		if r.FlaggedWrong {
+			return Review
+		}
+		return Active
+	}
+	if r.FlaggedWrong || r.Importance < ArchiveBelow {
+		return Archived
+	}
+	age := asOf.Sub(m.TS)
+	if m.Tier == "learning" && m.Hint == "low" && !r.Referenced && age > LowLearningAge {
+		return Archived
+	}
+	if r.MaxAge != Permanent && age > r.MaxAge {
+		switch {
+		case r.Importance < PastAgeArchive:
+			return Archived
+		case r.Importance <= PastAgeReviewMax:
+			return Review
+		}
+	}
+	return Active
+}
+
+func clamp(v float64) float64 { return math.Max(0, math.Min(1, v)) }
+
+// round keeps four decimals, so that sums of steps compare and print
+// the same on every path (0.1+0.2 is not 0.3 in floating point).
+func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// Freshness is the ranking factor for recency: 1 at the last reference,
+// halving every 90 days towards a floor of 0.5, so recency nudges but never
+// buries a memory that proved itself. Core memories are always fresh.
+func Freshness(m Memory, r Result, asOf time.Time) float64 {
+	if m.Tier == "core" || !asOf.After(r.LastReference) {
+		return 1
+	}
+	days := asOf.Sub(r.LastReference).Hours() / 24
+	return round(0.5 + 0.5*math.Exp2(-days/90))
+}
+
+// Blend is the ranking score of a hit: lexical relevance (normalised to
+// (0, 1] by the best lexical score of the candidate pool) × (0.25 +
+// importance) × freshness × (0.5 + confidence / 2). The offsets keep a
+// memory at importance 0 or confidence 0 rankable (shown with --all)
+// while importance still weighs most.
+func Blend(lexical, bestLexical float64, r Result, freshness float64) float64 {
+	lex := 1.0
+	if bestLexical > 0 && lexical > 0 {
+		lex = lexical / bestLexical
+	}
+	return lex * (0.25 + r.Importance) * freshness * (0.5 + r.Confidence/2)
+}
