@@ -77,11 +77,10 @@ func runHook(ctx context.Context, env *Env, args []string) int {
 	agentFlag := fs.String("agent", "", "the agent `A` the session is (default $MEMSYNC_AGENT, else hooks.agent in memsync.yaml)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
-	pos, code, done := fs.parse(args)
+	pos, _, done := fs.parse(args)
 	if done {
 		return exitOK // --help, or a bad flag already explained on stderr: never block the host
 	}
-	_ = code
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(env.Stderr, "memsync hook: %s (fail-open: the session goes on without memsync)\n", fmt.Sprintf(format, a...))
 		return exitOK
