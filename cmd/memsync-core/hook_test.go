@@ -183,7 +183,7 @@ func TestHookFailsOpen(t *testing.T) {
 		{"no agent", start, nil, []string{"claude-code", "SessionStart", "--repo", repo}, "no agent"},
 		{"unknown agent", start, nil, []string{"claude-code", "SessionStart", "--agent", "nobody", "--repo", repo}, "with agent nobody"},
 		{"bad flag", start, nil, []string{"claude-code", "SessionStart", "--frob", "--repo", repo}, "frob"},
-		{"broken memsync.yaml", start, []string{"MEMSYNC_GRAPH=bogus"}, []string{"claude-code", "SessionStart", "--agent", "planner", "--repo", repo}, "graph"},
+		{"bad configuration", start, []string{"MEMSYNC_GRAPH=bogus"}, []string{"claude-code", "SessionStart", "--agent", "planner", "--repo", repo}, "graph"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runHookBinary(t, tc.stdin, tc.env, append([]string{"hook"}, tc.args...)...)
