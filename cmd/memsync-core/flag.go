@@ -103,7 +103,8 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 		Source: &journal.Source{Type: "told", Actor: actor},
 		Extra:  map[string]json.RawMessage{journal.FieldFeedback: fb},
 	}
-	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now}
+	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now,
+		SequenceFile: layout(repo).SequenceFile(writer), Root: repo}
 	path, err := journal.Append(journalDir(repo, writer), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError

@@ -64,6 +64,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runShow, true
 	case "rejects":
 		return runRejects, true
+	case "hook":
+		return runHook, true
+	case "mcp":
+		return runMCP, true
 	}
 	return nil, false
 }

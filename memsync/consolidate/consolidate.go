@@ -338,7 +338,7 @@ func (c *cycle) write(step string, rec journal.Record, targets []string) error {
 	rec.TS, rec.Agent, rec.Scope = c.now, c.opts.Agent, journal.ScopePrivate
 	rec.Source = &journal.Source{Type: "inferred", Actor: "memsync", Context: "consolidation: " + step}
 	if !c.opts.DryRun {
-		_, err := journal.Append(c.layout.JournalDir(c.opts.Agent), &rec, journal.AppendOptions{NoSync: c.opts.NoSync, IfAbsent: true})
+		_, err := journal.Append(c.layout.JournalDir(c.opts.Agent), &rec, journal.AppendOptions{NoSync: c.opts.NoSync, IfAbsent: true, Root: c.layout.Root})
 		if err != nil && !errors.Is(err, journal.ErrExists) {
 			return fmt.Errorf("journal %s: %w", rec.UUID, err)
 		}

@@ -37,6 +37,8 @@ func Commands() []Command {
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
 		{"flag", "human feedback on a memory (important, wrong, verified, unimportant), journaled"},
 		{"explain", "why a memory ranks where it does: importance, confidence, status and their events"},
+		{"hook", "Claude Code / Codex session hooks (JSON on stdin, fail-open); hook install adds them"},
+		{"mcp", "an MCP server on stdio bound to one agent: search, remember, explain, flag, status"},
 	}
 }
 

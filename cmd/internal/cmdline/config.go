@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // Config is memsync's configuration: DefaultConfig, then <repo>/memsync.yaml,
@@ -30,6 +32,7 @@ type Config struct {
 	// Consolidation tunes the consolidation cycle (SPEC §10).
 	Consolidation ConsolidationConfig `yaml:"consolidation"`
 	Log           LogConfig           `yaml:"log"`
+	Hooks         HooksConfig         `yaml:"hooks"`
 
 	password string // from $MEMSYNC_NEO4J_PASSWORD; never printed
 }
@@ -56,6 +59,16 @@ type DaemonConfig struct {
 	BatchWindow    time.Duration `yaml:"batch_window"`    // how long a batch may wait to fill
 	PollInterval   time.Duration `yaml:"poll_interval"`   // fallback rescan when no file events arrive
 	CommitInterval time.Duration `yaml:"commit_interval"` // git commit of journals; 0 disables
+	// Metrics is where memsync run serves Prometheus /metrics and /healthz:
+	// host:port, or a bare port (loopback); empty: off.
+	Metrics string `yaml:"metrics"`
+}
+
+// HooksConfig tunes memsync hook.
+type HooksConfig struct {
+	// Agent is the agent a hook speaks for when neither --agent nor
+	// $MEMSYNC_AGENT names one.
+	Agent string `yaml:"agent"`
 }
 
 // CompactionConfig tunes memsync compact.
@@ -113,6 +126,7 @@ var (
 	errLogFormat       = errors.New("log.format must be auto, json or console")
 	errLogLevel        = errors.New("log.level must be debug, info, warn or error")
 	errPassword        = errors.New("neo4j password")
+	errMetrics         = errors.New("must be HOST:PORT or a bare port (served on 127.0.0.1)")
 )
 
 // errConsolidationInterval is consolidation.interval below zero.
@@ -157,6 +171,14 @@ func (c *Config) Validate() error {
 	if c.Consolidation.Interval < 0 {
 		return fmt.Errorf("consolidation.interval %v: %w", c.Consolidation.Interval, errConsolidationInterval)
 	}
+	if c.Daemon.Metrics != "" {
+		if _, err := MetricsAddr(c.Daemon.Metrics); err != nil {
+			return fmt.Errorf("daemon.metrics %q: %w", c.Daemon.Metrics, err)
+		}
+	}
+	if c.Hooks.Agent != "" && !journal.ValidAgent(c.Hooks.Agent) {
+		return fmt.Errorf("hooks.agent: %s", AgentNameError(c.Hooks.Agent))
+	}
 	if c.Compaction.MaxDayLines < 1 {
 		return fmt.Errorf("compaction.max_day_lines %d: %w", c.Compaction.MaxDayLines, errMaxDayLines)
 	}
@@ -187,6 +209,27 @@ func (c *Config) Backend() string {
 		return GraphNeo4j
 	}
 	return GraphEmbedded
+}
+
+// MetricsAddr is the listen address of daemon.metrics (or --metrics):
+// host:port as given, or a bare port on the loopback interface, so that
+// metrics are never exposed beyond the host unless a host is named.
+func MetricsAddr(s string) (string, error) {
+	if port, err := strconv.Atoi(s); err == nil {
+		if port < 0 || port > 65535 {
+			return "", errMetrics
+		}
+		return "127.0.0.1:" + s, nil
+	}
+	// net.SplitHostPort would do, but the front binary must stay light.
+	i := strings.LastIndex(s, ":")
+	if i < 0 || strings.ContainsAny(s[:i], " /") {
+		return "", errMetrics
+	}
+	if n, err := strconv.Atoi(s[i+1:]); err != nil || n < 0 || n > 65535 {
+		return "", errMetrics
+	}
+	return s, nil
 }
 
 // CompactionWeekday is compaction.weekday as a time.Weekday.
@@ -233,11 +276,11 @@ func (c Config) String() string {
 	return fmt.Sprintf("graph=%s neo4j.uri=%s neo4j.user=%s neo4j.database=%s neo4j.password=(%s) "+
 		"append.fsync=%t daemon.batch_size=%d daemon.batch_window=%v daemon.poll_interval=%v "+
 		"daemon.commit_interval=%v compaction.max_day_lines=%d compaction.weekday=%s "+
-		"compaction.summarizer=%q consolidation.interval=%v log.format=%s log.level=%s",
+		"compaction.summarizer=%q consolidation.interval=%v log.format=%s log.level=%s daemon.metrics=%q hooks.agent=%q",
 		c.Backend(), redactURI(c.Neo4j.URI), c.Neo4j.User, c.Neo4j.Database, pw,
 		c.Append.FSync, c.Daemon.BatchSize, c.Daemon.BatchWindow, c.Daemon.PollInterval,
 		c.Daemon.CommitInterval, c.Compaction.MaxDayLines, c.Compaction.Weekday,
-		c.Compaction.Summarizer, c.Consolidation.Interval, c.Log.Format, c.Log.Level)
+		c.Compaction.Summarizer, c.Consolidation.Interval, c.Log.Format, c.Log.Level, c.Daemon.Metrics, c.Hooks.Agent)
 }
 
 // GoString keeps %#v as safe as %v.
@@ -460,6 +503,7 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 #   batch_window: 50ms     # how long a batch may wait to fill
 #   poll_interval: 1s      # rescan journals even without file events
 #   commit_interval: 5m    # git commit of journals; 0 disables
+#   metrics: ""            # Prometheus /metrics and /healthz: HOST:PORT, or a port on 127.0.0.1; empty: off
 
 # compaction:
 #   max_day_lines: 500     # compact a day file early when it grows past this
@@ -472,6 +516,9 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 # log:
 #   format: auto           # auto (console on a terminal, else json), json, console
 #   level: info            # debug, info, warn, error
+
+# hooks:
+#   agent: ""              # the agent memsync hook speaks for without --agent or MEMSYNC_AGENT
 `
 
 // ConfigFile is the repository's optional memsync.yaml.
