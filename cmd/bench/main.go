@@ -37,30 +37,30 @@ var onDemand = map[string]bool{"recall": true}
 
 // options are the benchmark's settings.
 type options struct {
-	quick          bool
-	runs           int
-	rebuildRuns    int // runs of the rebuild figure (it is long)
-	out            string
-	neo4jURI       string
-	seed           int64
-	records        int // projection corpus
-	naiveRecords   int
-	searchCorpus   int
-	searchQueries  int
-	rebuildRecords int
-	agents         int // agents writing the corpora
-	idleAgents     int
-	idlePerAgent   int
-	idleWait       time.Duration
-	latencyRate    int
-	latencyDur     time.Duration
-	latencyAgents  int
-	appendCalls    int
-	cpuProfile     string
+	quick               bool
+	runs                int
+	rebuildRuns         int // runs of the rebuild figure (it is long)
+	out                 string
+	neo4jURI            string
+	seed                int64
+	records             int // projection corpus
+	naiveRecords        int
+	searchCorpus        int
+	searchQueries       int
+	rebuildRecords      int
+	agents              int // agents writing the corpora
+	idleAgents          int
+	idlePerAgent        int
+	idleWait            time.Duration
+	latencyRate         int
+	latencyDur          time.Duration
+	latencyAgents       int
+	appendCalls         int
+	cpuProfile          string
 	recallData          string // the LoCoMo dev set
 	recallConversations int    // 0: all
-	only           map[string]bool
-	args           []string // the command line, for the report
+	only                map[string]bool
+	args                []string // the command line, for the report
 }
 
 func main() {
