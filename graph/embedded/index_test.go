@@ -133,12 +133,12 @@ func TestSearchFileRecovers(t *testing.T) {
 				}
 			}
 			// Writes go on from there, indexed once.
-			apply(t, g, mem("q2", 4, "quartz again"))
+			apply(t, g, mem("q2", 4, "quartz anew"))
 			if got := found(t, g, "quartz"); !slices.Equal(got, tc.quartz) {
 				t.Errorf("after q2, Search(quartz) = %v, want %v", got, tc.quartz)
 			}
-			if got := found(t, g, "again"); !slices.Equal(got, []string{"q2"}) {
-				t.Errorf("after q2, Search(again) = %v, want [q2]", got)
+			if got := found(t, g, "anew"); !slices.Equal(got, []string{"q2"}) {
+				t.Errorf("after q2, Search(anew) = %v, want [q2]", got)
 			}
 		})
 	}

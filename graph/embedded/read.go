@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
 )
 
 // nodeCols are the columns scanNode reads, in order.
@@ -147,17 +147,14 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 // DefaultLimit is the number of hits Search returns when the query sets none.
 const DefaultLimit = 10
 
-// maxQueryTokens bounds the words of one query that reach the index.
-const maxQueryTokens = 64
-
-// sqlSearch ranks by bm25 (lower is better in SQLite; Score is its
-// negation), then newest first, then uuid. ?1 names the visible groups in
-// the full-text query itself (their grp tokens), so bm25 scores only
-// memories the reader may see; the grp column weighs nothing. The
-// full-text index drives (CROSS JOIN); each match is filtered through the
-// narrow memories_filter index by id alone (the unary + keeps SQLite from
-// seeking once per group; the group test there is a second guard), and only
-// the rows that make the limit are read whole.
+// sqlSearch ranks by bm25 (lower is better in SQLite; the lexical score is
+// its negation), then newest first, then uuid, and keeps the best ?6. ?1
+// names the visible groups in the full-text query itself (their grp
+// tokens), so bm25 scores only memories the reader may see; the grp column
+// weighs nothing. The full-text index drives (CROSS JOIN); each match is
+// filtered through the narrow memories_filter index by id alone (the unary
+// + keeps SQLite from seeking once per group; the group test there is a
+// second guard), and only the rows that make the pool are read whole.
 const sqlSearch = `WITH top AS (
 		SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
 		FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
@@ -172,17 +169,33 @@ const sqlSearch = `WITH top AS (
 	FROM top CROSS JOIN memories AS m ON m.id = top.id LEFT JOIN superseded AS x ON x.id = m.id
 	ORDER BY top.rank, top.ts DESC, top.uuid`
 
-// Search ranks the memories in q.Groups against the words of q.Text. When
-// at least the limit of them hold every word, only those are ranked;
-// otherwise any word may match. More and rarer matches rank higher. q.Text
-// is never read as query syntax. Superseded memories are left out unless
-// q.All. No groups, or no words, give no hits.
+// sqlNeighbours are the memories of agent ?1 and session ?2 just before
+// (?7 = 0) or after (?7 = 1) the memory at ts ?3 with uuid ?4, nearest
+// first, among those the search may return (the filters of sqlSearch: ?5,
+// ?6, ?8 and ?9), at most ?10.
+const sqlNeighbours = `SELECT ` + nodeCols + `
+	FROM search.turns AS t CROSS JOIN memories AS m ON m.id = t.id LEFT JOIN superseded AS x ON x.id = m.id
+	WHERE t.agent = ?1 AND t.session = ?2
+	  AND CASE WHEN ?7 THEN t.ts > ?3 OR t.ts = ?3 AND t.uuid > ?4 ELSE t.ts < ?3 OR t.ts = ?3 AND t.uuid < ?4 END
+	  AND m.group_id IN (SELECT value FROM json_each(?5))
+	  AND (?6 OR x.id IS NULL)
+	  AND (?8 IS NULL OR m.kind IN (SELECT value FROM json_each(?8)))
+	  AND (?9 IS NULL OR m.ts >= ?9)
+	ORDER BY CASE WHEN ?7 THEN t.ts END, CASE WHEN ?7 THEN t.uuid END, t.ts DESC, t.uuid DESC
+	LIMIT ?10`
+
+// Search ranks the memories in q.Groups against the terms of q.Text (package
+// analysis) with the rule of package recall: the recall.PoolSize best
+// bm25 matches of any term, and the neighbours in their session of the
+// strongest. q.Text is never read as query syntax. Superseded memories are
+// left out unless q.All. No groups, or no terms (a query of stopwords
+// only), give no hits.
 func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
 	if len(q.Groups) == 0 {
 		return nil, nil
 	}
-	terms := queryTerms(q.Text)
-	if len(terms) == 0 {
+	rq := recall.ParseQuery(q.Text)
+	if len(rq.Terms) == 0 {
 		return nil, nil
 	}
 	limit := q.Limit
@@ -207,20 +220,75 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if err := g.awaitIndex(ctx); err != nil {
 		return nil, err
 	}
-	visible := groupExpr(q.Groups)
-	search := func(op string) ([]memsync.Hit, error) {
-		return g.search(ctx, matchExpr(visible, terms, op), string(groups), q.All, kinds, since, limit)
+	f := filter{groups: string(groups), all: q.All, kinds: kinds, since: since}
+	lexical, err := g.search(ctx, matchExpr(groupExpr(q.Groups), rq.Terms), f, recall.PoolSize(limit))
+	if err != nil {
+		return nil, err
 	}
-	// Common words ORed match much of the store, and bm25 scores every
-	// match; ANDed they match far fewer, and those rank first anyway
-	// whenever there are enough of them.
-	if len(terms) > 1 {
-		hits, err := search(" AND ")
-		if err != nil || len(hits) >= limit {
-			return hits, err
+	nodes := make(map[string]memsync.Node, len(lexical))
+	cands := make([]recall.Candidate, 0, len(lexical))
+	for _, h := range lexical {
+		nodes[h.UUID] = h.Node
+		cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score, Timed: recall.Timed(h.Text)})
+	}
+	var links []recall.Link
+	for _, h := range recall.SourceHits(lexical) {
+		if h.Session == "" {
+			continue
 		}
+		var sides [2][]string
+		for after := range sides {
+			ns, err := g.neighbours(ctx, h.Node, after == 1, f)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range ns {
+				sides[after] = append(sides[after], n.UUID)
+				if _, ok := nodes[n.UUID]; !ok {
+					nodes[n.UUID] = n
+					cands = append(cands, recall.Candidate{UUID: n.UUID, TS: n.TS, Timed: recall.Timed(n.Text)})
+				}
+			}
+		}
+		links = append(links, recall.Links(h.UUID, sides[0], sides[1])...)
 	}
-	return search(" OR ")
+	ranked := recall.Rank(rq, cands, links)
+	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
+	for _, r := range ranked[:min(limit, len(ranked))] {
+		hits = append(hits, memsync.Hit{Node: nodes[r.UUID], Score: r.Score})
+	}
+	return hits, nil
+}
+
+// filter is what a search asks of the memories it may return, as sqlSearch
+// and sqlNeighbours take it.
+type filter struct {
+	groups       string // JSON list
+	all          bool
+	kinds, since any
+}
+
+// neighbours are the memories of n's agent and session nearest to it
+// before it (or after), that f lets through, nearest first.
+func (g *Graph) neighbours(ctx context.Context, n memsync.Node, after bool, f filter) ([]memsync.Node, error) {
+	rows, err := g.rdb.QueryContext(ctx, sqlNeighbours, n.Agent, n.Session, formatTS(n.TS), n.UUID,
+		f.groups, f.all, after, f.kinds, f.since, recall.Window)
+	if err != nil {
+		return nil, g.wrap("search: neighbours", err)
+	}
+	defer rows.Close()
+	var out []memsync.Node
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return nil, g.wrap("search: neighbours", err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, g.wrap("search: neighbours", err)
+	}
+	return out, nil
 }
 
 // awaitIndex waits until the search file holds every memory applied so
@@ -247,8 +315,10 @@ func (g *Graph) Flush(ctx context.Context) error {
 	return nil
 }
 
-func (g *Graph) search(ctx context.Context, match, groups string, all bool, kinds, since any, limit int) ([]memsync.Hit, error) {
-	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, groups, all, kinds, since, limit)
+// search returns the best pool bm25 matches of match that f lets through,
+// best first, each scored with its lexical score.
+func (g *Graph) search(ctx context.Context, match string, f filter, pool int) ([]memsync.Hit, error) {
+	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, f.groups, f.all, f.kinds, f.since, pool)
 	if err != nil {
 		return nil, g.wrap("search", err)
 	}
@@ -268,29 +338,6 @@ func (g *Graph) search(ctx context.Context, match, groups string, all bool, kind
 	return hits, nil
 }
 
-// queryTerms turns free text into FTS5 strings that cannot be read as
-// syntax: the words (runs of letters, digits and combining marks), each
-// quoted. Repeated words count once; at most maxQueryTokens are kept.
-func queryTerms(text string) []string {
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsNumber(r) && !unicode.Is(unicode.Mn, r)
-	})
-	seen := make(map[string]bool, len(words))
-	var terms []string
-	for _, w := range words {
-		key := strings.ToLower(w)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		terms = append(terms, quote(w))
-		if len(terms) == maxQueryTokens {
-			break
-		}
-	}
-	return terms
-}
-
 // quote is s as an FTS5 string.
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
@@ -304,10 +351,14 @@ func groupExpr(groups []string) string {
 	return "grp : (" + strings.Join(slices.Compact(toks), " OR ") + ")"
 }
 
-// matchExpr is the full-text query for terms joined by op (" AND " or
-// " OR ") in the text and meta columns, within the groups of visible.
-func matchExpr(visible string, terms []string, op string) string {
-	return visible + " AND {text meta} : (" + strings.Join(terms, op) + ")"
+// matchExpr is the full-text query for any of terms (each quoted, so never
+// syntax) in the text and meta columns, within the groups of visible.
+func matchExpr(visible string, terms []string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = quote(t)
+	}
+	return visible + " AND {text meta} : (" + strings.Join(q, " OR ") + ")"
 }
 
 // Hashes calls fn with the uuid and hash of every projected memory, in

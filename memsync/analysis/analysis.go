@@ -54,15 +54,56 @@ func AppendTerms(dst []string, text string) []string {
 	return dst
 }
 
-// Term analyzes one word (a run of word runes): lowercased and stemmed, or
-// false when it is a stopword.
+// Term analyzes one word (a run of word runes): lowercased, its diacritics
+// removed and stemmed, or false when it is a stopword (or only marks).
 func Term(word string) (string, bool) {
-	w := lower(word)
-	if stopwords[w] {
+	w := fold(lower(word))
+	if w == "" || stopwords[w] {
 		return "", false
 	}
 	return Stem(w), true
 }
+
+// fold removes diacritics from a lowercase word: combining marks are
+// dropped and the precomposed Latin letters are written as their base
+// letter ("café" and "cafe\u0301" both become "cafe").
+func fold(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return w
+	}
+	var b strings.Builder
+	b.Grow(len(w))
+	for _, r := range w {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case r >= 0xe0 && r < 0x180:
+			if base := latinBase[r-0xe0]; base != '.' {
+				b.WriteByte(base)
+			} else {
+				b.WriteRune(r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// latinBase is the base letter of U+00E0..U+017F ('.': none, kept as is):
+// the lowercase letters of Latin-1 and Latin Extended-A.
+var latinBase = []byte("" +
+	"aaaaaa.ceeeeiiii.nooooo.ouuuuy.y" + // U+00E0
+	"aaaaaaccccccccddddeeeeeeeeeegggg" + // U+0100
+	"gggghhhhiiiiiiiiii..jjkkklllllll" + // U+0120
+	"lllnnnnnnnnnoooooo..rrrrrrssssss" + // U+0140
+	"ssttttttuuuuuuuuuuuuwwyyyzzzzzzs") // U+0160
 
 // lower is strings.ToLower without an allocation for lowercase ASCII.
 func lower(w string) string {

@@ -47,7 +47,8 @@ func TestTerms(t *testing.T) {
 		{"what is it?", nil},
 		{"-foo --bar", []string{"foo", "bar"}},
 		{`"quoted" OR (NEAR) AND text:x*`, []string{"quot", "near", "text", "x"}},
-		{"ÉCOLE Straße naïve", []string{"école", "straße", "naïve"}},
+		{"ÉCOLE Straße naïve cafe\u0301 Łódź", []string{"ecol", "straße", "naiv", "cafe", "lodz"}},
+		{"\u0301 x² ½", []string{"x²", "½"}},
 		{"東京 2023", []string{"東京", "2023"}},
 		{"", nil},
 	} {
