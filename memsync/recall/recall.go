@@ -158,7 +158,9 @@ func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 		}
 		out = append(out, Ranked{Candidate: c, Score: s})
 	}
-	sort.Slice(out, func(i, j int) bool { return Less(out[i].Score, out[i].TS, out[i].UUID, out[j].Score, out[j].TS, out[j].UUID) })
+	sort.Slice(out, func(i, j int) bool {
+		return Less(out[i].Score, out[i].TS, out[i].UUID, out[j].Score, out[j].TS, out[j].UUID)
+	})
 	return out
 }
 
