@@ -3,18 +3,17 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
 )
-
-// maxQueryTerms bounds the words of a search (Lucene refuses too many clauses).
-const maxQueryTerms = 64
 
 // searchQuery asks the fulltext index for its top $k candidates and returns,
 // in one row, how many there were, the lowest score among them and the ones
@@ -37,30 +36,59 @@ RETURN n, lowest, hits`
 const awaitTextIndex = `
 CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()`
 
-// Search ranks the memories of q.Groups against the words of q.Text: score
-// descending, then newest first, then uuid. q.Text is split into words
-// (letters and digits) and each is quoted, so nothing a user types acts as
-// index query syntax. Superseded memories are left out unless q.All.
+// neighboursQuery returns, for each source uuid, the uuids of the memories
+// of its agent and session nearest to it before and after (by ts, then
+// uuid), nearest first, at most $w each side, among those the search may
+// return (the filters of searchQuery).
+const neighboursQuery = `
+UNWIND $sources AS src
+MATCH (h:Memory {uuid: src})
+CALL {
+  WITH h
+  MATCH (n:Memory)
+  WHERE n.session = h.session AND n.ts <= h.ts AND n.agent = h.agent AND (n.ts < h.ts OR n.uuid < h.uuid)
+    AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
+    AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
+  WITH n ORDER BY n.ts DESC, n.uuid DESC LIMIT $w
+  RETURN collect(n.uuid) AS before
+}
+CALL {
+  WITH h
+  MATCH (n:Memory)
+  WHERE n.session = h.session AND n.ts >= h.ts AND n.agent = h.agent AND (n.ts > h.ts OR n.uuid > h.uuid)
+    AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
+    AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
+  WITH n ORDER BY n.ts, n.uuid LIMIT $w
+  RETURN collect(n.uuid) AS after
+}
+RETURN src, before, after`
+
+// Search ranks the memories of q.Groups against the terms of q.Text
+// (package analysis) with the rule of package recall: the recall.PoolSize
+// best fulltext matches of any term, and the neighbours in their session
+// of the strongest. Nothing a user types acts as index query syntax.
+// Superseded memories are left out unless q.All.
 //
 // Search sees every write committed before it was called, by this Graph or
 // any other client: it first waits for the eventually consistent fulltext
 // index to catch up with them (see the package documentation).
 func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	terms := queryTerms(q.Text)
-	if len(terms) == 0 || len(q.Groups) == 0 {
+	rq := recall.ParseQuery(q.Text)
+	if len(rq.Terms) == 0 || len(q.Groups) == 0 {
 		return nil, nil
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 10
 	}
+	pool := recall.PoolSize(limit)
 	kinds := make([]string, len(q.Kinds))
 	for i, k := range q.Kinds {
 		kinds[i] = string(k)
 	}
 	params := map[string]any{
 		"index":  IndexMemoryText,
-		"query":  luceneQuery(terms),
+		"query":  luceneQuery(rq.Terms),
 		"groups": q.Groups,
 		"all":    q.All,
 		"kinds":  kinds,
@@ -72,7 +100,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
 	var found []candidate
-	for k, first := max(8*limit, 200), true; ; k, first = k*8, false {
+	for k, first := max(8*pool, 200), true; ; k, first = k*8, false {
 		params["k"] = int64(k)
 		query := searchQuery
 		if first {
@@ -85,13 +113,13 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 			return nil, wrap("search", err)
 		}
 		sort.Slice(c.hits, func(i, j int) bool { return c.hits[i].less(c.hits[j]) })
-		if c.exact(k, limit) {
+		if c.exact(k, pool) {
 			found = c.hits
 			break
 		}
 	}
-	if len(found) > limit {
-		found = found[:limit]
+	if len(found) > pool {
+		found = found[:pool]
 	}
 	if len(found) == 0 {
 		return nil, nil
@@ -104,13 +132,85 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]memsync.Hit, 0, len(found))
+	cands := make([]recall.Candidate, 0, len(found))
+	var sources []string
 	for _, c := range found {
-		if n, ok := nodes[c.uuid]; ok {
-			hits = append(hits, memsync.Hit{Node: n, Score: c.score})
+		n, ok := nodes[c.uuid]
+		if !ok {
+			continue
+		}
+		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: n.TS, Lexical: c.score, Timed: recall.Timed(n.Text)})
+		if len(sources) < recall.Sources && n.Session != "" {
+			sources = append(sources, c.uuid)
 		}
 	}
+	links, err := g.neighbours(ctx, s, sources, params)
+	if err != nil {
+		return nil, err
+	}
+	var more []string
+	for _, l := range links {
+		if _, ok := nodes[l.To]; !ok && !slices.Contains(more, l.To) {
+			more = append(more, l.To)
+		}
+	}
+	if len(more) > 0 {
+		extra, err := g.Get(ctx, more)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range more {
+			if n, ok := extra[u]; ok {
+				nodes[u] = n
+				cands = append(cands, recall.Candidate{UUID: u, TS: n.TS, Timed: recall.Timed(n.Text)})
+			}
+		}
+	}
+	ranked := recall.Rank(rq, cands, links)
+	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
+	for _, r := range ranked[:min(limit, len(ranked))] {
+		hits = append(hits, memsync.Hit{Node: nodes[r.UUID], Score: r.Score})
+	}
 	return hits, nil
+}
+
+// neighbours links each of sources (lexical hits with a session) to its
+// neighbours (package recall).
+func (g *Graph) neighbours(ctx context.Context, s neo4jdrv.SessionWithContext, sources []string, params map[string]any) ([]recall.Link, error) {
+	if len(sources) == 0 {
+		return nil, nil
+	}
+	p := maps.Clone(params)
+	p["sources"], p["w"] = sources, int64(recall.Window)
+	links, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]recall.Link, error) {
+		res, err := tx.Run(ctx, neighboursQuery, p)
+		if err != nil {
+			return nil, err
+		}
+		var out []recall.Link
+		for res.Next(ctx) {
+			v := res.Record().Values
+			src, _ := v[0].(string)
+			out = append(out, recall.Links(src, strs(v[1]), strs(v[2]))...)
+		}
+		return out, res.Err()
+	})
+	if err != nil {
+		return nil, wrap("search: neighbours", err)
+	}
+	return links, nil
+}
+
+// strs is a list value of strings.
+func strs(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 type candidate struct {
@@ -181,43 +281,31 @@ func searchOnce(ctx context.Context, tx neo4jdrv.ManagedTransaction, query strin
 	return c, nil
 }
 
-// queryTerms splits text into its distinct words: runs of letters, digits
-// and combining marks, lowercased, in order of first appearance.
-func queryTerms(text string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
-	}) {
-		w = strings.ToLower(w)
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-		if len(out) == maxQueryTerms {
-			break
-		}
-	}
-	return out
-}
-
-// luceneQuery ORs the terms, each as a quoted phrase with Lucene's specials
-// escaped, so a term can only ever match words.
+// luceneQuery asks for any of terms in the terms property, or at half
+// weight in keywords (as the other search paths weigh tags and entities),
+// each quoted with Lucene's specials escaped, so a term can only ever
+// match words.
 func luceneQuery(terms []string) string {
 	var b strings.Builder
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" OR ")
 		}
-		b.WriteByte('"')
-		for _, r := range t {
-			if r == '"' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		}
-		b.WriteByte('"')
+		q := quoteLucene(t)
+		b.WriteString("terms:" + q + " OR keywords:" + q + "^0.5")
 	}
+	return b.String()
+}
+
+func quoteLucene(t string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range t {
+		if r == '"' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
 	return b.String()
 }
