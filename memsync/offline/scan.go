@@ -75,7 +75,7 @@ func eachLine(path string, fn func(line []byte, number int, off int64) error) er
 // had escapes); they are valid while the line is.
 type lightRecord struct {
 	uuid, ts, agent, kind, scope, text, session []byte
-	entities, tags, supersedes         [][]byte
+	entities, tags, supersedes                  [][]byte
 }
 
 func (r *lightRecord) reset() {
