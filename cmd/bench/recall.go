@@ -298,10 +298,6 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("recall: %w", err)
 	}
-	if os.Getenv("PROTO") != "" {
-		fmt.Fprint(w, protoRun(cases))
-		return nil
-	}
 	var paths []*recallPath
 	for _, c := range b.columns {
 		p := &recallPath{name: c.b.name + " search", na: c.na, scores: newRecallScores()}
