@@ -42,6 +42,7 @@ func Run(t *testing.T, open Open) {
 		{"SearchFilters", testSearchFilters},
 		{"DropAndStats", testDropAndStats},
 		{"Hashes", testHashes},
+		{"Recall", testRecall},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
