@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,35 +155,45 @@ const DefaultLimit = 10
 // weighs nothing. The full-text index drives (CROSS JOIN); each match is
 // filtered through the narrow memories_filter index by id alone (the unary
 // + keeps SQLite from seeking once per group; the group test there is a
-// second guard), and only the rows that make the pool are read whole.
-const sqlSearch = `WITH top AS (
-		SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
-		FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
-		WHERE memories_fts MATCH ?1
-		  AND +m.group_id IN (SELECT value FROM json_each(?2))
-		  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
-		  AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
-		  AND (?5 IS NULL OR m.ts >= ?5)
-		ORDER BY rank, m.ts DESC, m.uuid
-		LIMIT ?6)
-	SELECT ` + nodeCols + `, top.rank
-	FROM top CROSS JOIN memories AS m ON m.id = top.id LEFT JOIN superseded AS x ON x.id = m.id
-	ORDER BY top.rank, top.ts DESC, top.uuid`
+// second guard). No record is read: Search reads only those it needs.
+const sqlSearch = `SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
+	FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
+	WHERE memories_fts MATCH ?1
+	  AND +m.group_id IN (SELECT value FROM json_each(?2))
+	  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
+	  AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
+	  AND (?5 IS NULL OR m.ts >= ?5)
+	ORDER BY rank, m.ts DESC, m.uuid
+	LIMIT ?6`
 
-// sqlNeighbours are the memories of agent ?1 and session ?2 just before
-// (?7 = 0) or after (?7 = 1) the memory at ts ?3 with uuid ?4, nearest
-// first, among those the search may return (the filters of sqlSearch: ?5,
-// ?6, ?8 and ?9), at most ?10.
-const sqlNeighbours = `SELECT ` + nodeCols + `
-	FROM search.turns AS t CROSS JOIN memories AS m ON m.id = t.id LEFT JOIN superseded AS x ON x.id = m.id
-	WHERE t.agent = ?1 AND t.session = ?2
-	  AND CASE WHEN ?7 THEN t.ts > ?3 OR t.ts = ?3 AND t.uuid > ?4 ELSE t.ts < ?3 OR t.ts = ?3 AND t.uuid < ?4 END
-	  AND m.group_id IN (SELECT value FROM json_each(?5))
-	  AND (?6 OR x.id IS NULL)
-	  AND (?8 IS NULL OR m.kind IN (SELECT value FROM json_each(?8)))
-	  AND (?9 IS NULL OR m.ts >= ?9)
-	ORDER BY CASE WHEN ?7 THEN t.ts END, CASE WHEN ?7 THEN t.uuid END, t.ts DESC, t.uuid DESC
-	LIMIT ?10`
+// sqlNodesByID reads the memories with the ids in the JSON list ?1.
+const sqlNodesByID = `SELECT ` + nodeCols + `, m.id FROM ` + nodeFrom + `
+	WHERE m.id IN (SELECT value FROM json_each(?1))`
+
+// sqlNeighbours finds, for each source in the JSON list ?1 ([agent,
+// session, ts, uuid] each), the ids of the memories of the same agent and
+// session nearest to it in time: b1, b2 before (nearest first), a1, a2
+// after, among those the search may return (the filters of sqlSearch: ?2
+// to ?5). The turns table's key orders them; each neighbour is one seek.
+var sqlNeighbours = `WITH src AS (
+		SELECT key AS k, value ->> 0 AS agent, value ->> 1 AS session, value ->> 2 AS ts, value ->> 3 AS uuid
+		FROM json_each(?1))
+	SELECT k,` + neighbourCol(`<`, `DESC`, 0) + `,` + neighbourCol(`<`, `DESC`, 1) + `,` +
+	neighbourCol(`>`, `ASC`, 0) + `,` + neighbourCol(`>`, `ASC`, 1) + `
+	FROM src`
+
+// neighbourCol is the sqlNeighbours column of the neighbour at offset on
+// the side of cmp.
+func neighbourCol(cmp, order string, offset int) string {
+	return `(SELECT t.id FROM search.turns AS t CROSS JOIN memories AS m ON m.id = t.id
+		WHERE t.agent = src.agent AND t.session = src.session
+		  AND (t.ts ` + cmp + ` src.ts OR t.ts = src.ts AND t.uuid ` + cmp + ` src.uuid)
+		  AND m.group_id IN (SELECT value FROM json_each(?2))
+		  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
+		  AND (?4 IS NULL OR m.kind IN (SELECT value FROM json_each(?4)))
+		  AND (?5 IS NULL OR m.ts >= ?5)
+		ORDER BY t.ts ` + order + `, t.uuid ` + order + ` LIMIT 1 OFFSET ` + strconv.Itoa(offset) + `)`
+}
 
 // Search ranks the memories in q.Groups against the terms of q.Text (package
 // analysis) with the rule of package recall: the recall.PoolSize best
@@ -221,43 +232,83 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 		return nil, err
 	}
 	f := filter{groups: string(groups), all: q.All, kinds: kinds, since: since}
-	lexical, err := g.search(ctx, matchExpr(groupExpr(q.Groups), rq.Terms), f, recall.PoolSize(limit))
+	lexical, err := g.lexical(ctx, matchExpr(groupExpr(q.Groups), rq.Terms), f, recall.PoolSize(limit))
 	if err != nil {
 		return nil, err
 	}
-	nodes := make(map[string]memsync.Node, len(lexical))
-	cands := make([]recall.Candidate, 0, len(lexical))
-	for _, h := range lexical {
-		nodes[h.UUID] = h.Node
-		cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score, Timed: recall.Timed(h.Text)})
+	// Records are read only where the rule needs them: the sources (for
+	// their session), every candidate when the query asks "when" (for
+	// whether it names a time), and the hits returned.
+	nodes := map[int64]memsync.Node{}
+	need := make([]int64, 0, len(lexical))
+	for i, c := range lexical {
+		if i < recall.Sources || rq.When {
+			need = append(need, c.id)
+		}
 	}
-	var links []recall.Link
-	for _, h := range recall.SourceHits(lexical) {
-		if h.Session == "" {
-			continue
+	if err := g.readNodes(ctx, need, nodes); err != nil {
+		return nil, err
+	}
+	var sources []candidate
+	for _, c := range recall.SourceHits(lexical) {
+		if nodes[c.id].Session != "" {
+			sources = append(sources, c)
 		}
-		var sides [2][]string
-		for after := range sides {
-			ns, err := g.neighbours(ctx, h.Node, after == 1, f)
-			if err != nil {
-				return nil, err
-			}
-			for _, n := range ns {
-				sides[after] = append(sides[after], n.UUID)
-				if _, ok := nodes[n.UUID]; !ok {
-					nodes[n.UUID] = n
-					cands = append(cands, recall.Candidate{UUID: n.UUID, TS: n.TS, Timed: recall.Timed(n.Text)})
-				}
-			}
+	}
+	links, near, err := g.neighbours(ctx, sources, nodes, f)
+	if err != nil {
+		return nil, err
+	}
+	byUUID := make(map[string]int64, len(lexical)+len(near))
+	cands := make([]recall.Candidate, 0, len(lexical)+len(near))
+	for _, c := range lexical {
+		byUUID[c.uuid] = c.id
+		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts, Lexical: c.score})
+	}
+	for _, c := range near {
+		if _, ok := byUUID[c.uuid]; !ok {
+			byUUID[c.uuid] = c.id
+			cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts})
 		}
-		links = append(links, recall.Links(h.UUID, sides[0], sides[1])...)
+	}
+	if rq.When {
+		need = need[:0]
+		for _, c := range near {
+			need = append(need, c.id)
+		}
+		if err := g.readNodes(ctx, need, nodes); err != nil {
+			return nil, err
+		}
+		for i := range cands {
+			cands[i].Timed = recall.Timed(nodes[byUUID[cands[i].UUID]].Text)
+		}
 	}
 	ranked := recall.Rank(rq, cands, links)
-	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
-	for _, r := range ranked[:min(limit, len(ranked))] {
-		hits = append(hits, memsync.Hit{Node: nodes[r.UUID], Score: r.Score})
+	ranked = ranked[:min(limit, len(ranked))]
+	need = need[:0]
+	for _, r := range ranked {
+		need = append(need, byUUID[r.UUID])
+	}
+	if err := g.readNodes(ctx, need, nodes); err != nil {
+		return nil, err
+	}
+	hits := make([]memsync.Hit, 0, len(ranked))
+	for _, r := range ranked {
+		n, ok := nodes[byUUID[r.UUID]]
+		if !ok {
+			return nil, g.wrap("search", fmt.Errorf("memory %s vanished during the search", r.UUID))
+		}
+		hits = append(hits, memsync.Hit{Node: n, Score: r.Score})
 	}
 	return hits, nil
+}
+
+// candidate is a memory the full-text index matched, or a neighbour of one.
+type candidate struct {
+	id    int64
+	score float64 // lexical; 0 for a neighbour
+	ts    time.Time
+	uuid  string
 }
 
 // filter is what a search asks of the memories it may return, as sqlSearch
@@ -268,22 +319,166 @@ type filter struct {
 	kinds, since any
 }
 
-// neighbours are the memories of n's agent and session nearest to it
-// before it (or after), that f lets through, nearest first.
-func (g *Graph) neighbours(ctx context.Context, n memsync.Node, after bool, f filter) ([]memsync.Node, error) {
-	rows, err := g.rdb.QueryContext(ctx, sqlNeighbours, n.Agent, n.Session, formatTS(n.TS), n.UUID,
-		f.groups, f.all, after, f.kinds, f.since, recall.Window)
+// lexical returns the best pool bm25 matches of match that f lets through,
+// best first.
+func (g *Graph) lexical(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
+	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, f.groups, f.all, f.kinds, f.since, pool)
+	if err != nil {
+		return nil, g.wrap("search", err)
+	}
+	defer rows.Close()
+	var out []candidate
+	for rows.Next() {
+		var (
+			c    candidate
+			rank float64
+			ts   string
+		)
+		if err := rows.Scan(&c.id, &rank, &ts, &c.uuid); err != nil {
+			return nil, g.wrap("search", err)
+		}
+		if c.ts, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+			return nil, g.wrap("search", fmt.Errorf("%s: ts: %w", c.uuid, err))
+		}
+		c.score = -rank
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, g.wrap("search", err)
+	}
+	return out, nil
+}
+
+// readNodes reads the memories with ids that nodes does not hold yet into it.
+func (g *Graph) readNodes(ctx context.Context, ids []int64, nodes map[int64]memsync.Node) error {
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := nodes[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(missing)
+	if err != nil {
+		return fmt.Errorf("embedded: search: %w", err)
+	}
+	rows, err := g.rdb.QueryContext(ctx, sqlNodesByID, string(list))
+	if err != nil {
+		return g.wrap("search: read memories", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		n, err := scanNode(rows, &id)
+		if err != nil {
+			return g.wrap("search: read memories", err)
+		}
+		nodes[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return g.wrap("search: read memories", err)
+	}
+	return nil
+}
+
+// neighbours links each source (a lexical hit whose node names a session)
+// to the memories of its agent and session nearest to it in time that f
+// lets through (package recall), and returns those memories.
+func (g *Graph) neighbours(ctx context.Context, sources []candidate, nodes map[int64]memsync.Node, f filter) ([]recall.Link, []candidate, error) {
+	if len(sources) == 0 {
+		return nil, nil, nil
+	}
+	src := make([][4]string, len(sources))
+	for i, c := range sources {
+		n := nodes[c.id]
+		src[i] = [4]string{n.Agent, n.Session, formatTS(n.TS), n.UUID}
+	}
+	list, err := json.Marshal(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded: search: %w", err)
+	}
+	rows, err := g.rdb.QueryContext(ctx, sqlNeighbours, string(list), f.groups, f.all, f.kinds, f.since)
+	if err != nil {
+		return nil, nil, g.wrap("search: neighbours", err)
+	}
+	type side struct{ before, after [2]sql.NullInt64 }
+	found := make([]side, len(sources))
+	var ids []int64
+	for rows.Next() {
+		var k int
+		var s side
+		if err := rows.Scan(&k, &s.before[0], &s.before[1], &s.after[0], &s.after[1]); err != nil {
+			rows.Close()
+			return nil, nil, g.wrap("search: neighbours", err)
+		}
+		if k < 0 || k >= len(found) {
+			continue
+		}
+		found[k] = s
+		for _, v := range append(s.before[:], s.after[:]...) {
+			if v.Valid {
+				ids = append(ids, v.Int64)
+			}
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, nil, g.wrap("search: neighbours", err)
+	}
+	near, err := g.candidates(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	uuidOf := make(map[int64]string, len(near))
+	for _, c := range near {
+		uuidOf[c.id] = c.uuid
+	}
+	var links []recall.Link
+	for k, s := range found {
+		var before, after []string
+		for _, v := range s.before {
+			if u, ok := uuidOf[v.Int64]; v.Valid && ok {
+				before = append(before, u)
+			}
+		}
+		for _, v := range s.after {
+			if u, ok := uuidOf[v.Int64]; v.Valid && ok {
+				after = append(after, u)
+			}
+		}
+		links = append(links, recall.Links(sources[k].uuid, before, after)...)
+	}
+	return links, near, nil
+}
+
+// candidates reads the uuid and ts of the memories with ids.
+func (g *Graph) candidates(ctx context.Context, ids []int64) ([]candidate, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: search: %w", err)
+	}
+	rows, err := g.rdb.QueryContext(ctx, `SELECT id, uuid, ts FROM memories WHERE id IN (SELECT value FROM json_each(?1))`, string(list))
 	if err != nil {
 		return nil, g.wrap("search: neighbours", err)
 	}
 	defer rows.Close()
-	var out []memsync.Node
+	var out []candidate
 	for rows.Next() {
-		n, err := scanNode(rows)
-		if err != nil {
+		var c candidate
+		var ts string
+		if err := rows.Scan(&c.id, &c.uuid, &ts); err != nil {
 			return nil, g.wrap("search: neighbours", err)
 		}
-		out = append(out, n)
+		if c.ts, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+			return nil, g.wrap("search: neighbours", fmt.Errorf("%s: ts: %w", c.uuid, err))
+		}
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, g.wrap("search: neighbours", err)
@@ -313,29 +508,6 @@ func (g *Graph) Flush(ctx context.Context) error {
 		return g.wrap("flush full-text index", err)
 	}
 	return nil
-}
-
-// search returns the best pool bm25 matches of match that f lets through,
-// best first, each scored with its lexical score.
-func (g *Graph) search(ctx context.Context, match string, f filter, pool int) ([]memsync.Hit, error) {
-	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, f.groups, f.all, f.kinds, f.since, pool)
-	if err != nil {
-		return nil, g.wrap("search", err)
-	}
-	defer rows.Close()
-	var hits []memsync.Hit
-	for rows.Next() {
-		var rank float64
-		n, err := scanNode(rows, &rank)
-		if err != nil {
-			return nil, g.wrap("search", err)
-		}
-		hits = append(hits, memsync.Hit{Node: n, Score: -rank})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, g.wrap("search", err)
-	}
-	return hits, nil
 }
 
 // quote is s as an FTS5 string.
