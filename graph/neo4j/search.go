@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,7 +25,7 @@ WITH count(*) AS n, min(score) AS lowest,
       AND ($all OR node.invalid_at IS NULL)
       AND (size($kinds) = 0 OR node.kind IN $kinds)
       AND ($since IS NULL OR node.ts >= $since)
-    THEN [node.uuid, score, node.ts] END) AS hits
+    THEN [node.uuid, score, node.ts, node.session] END) AS hits
 RETURN n, lowest, hits`
 
 // awaitTextIndex waits until the fulltext index holds every transaction
@@ -50,7 +49,7 @@ CALL {
     AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
     AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
   WITH n ORDER BY n.ts DESC, n.uuid DESC LIMIT $w
-  RETURN collect(n.uuid) AS before
+  RETURN collect([n.uuid, n.ts]) AS before
 }
 CALL {
   WITH h
@@ -59,7 +58,7 @@ CALL {
     AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
     AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
   WITH n ORDER BY n.ts, n.uuid LIMIT $w
-  RETURN collect(n.uuid) AS after
+  RETURN collect([n.uuid, n.ts]) AS after
 }
 RETURN src, before, after`
 
@@ -100,7 +99,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
 	var found []candidate
-	for k, first := max(8*pool, 200), true; ; k, first = k*8, false {
+	for k, first := 4*pool, true; ; k, first = k*8, false {
 		params["k"] = int64(k)
 		query := searchQuery
 		if first {
@@ -124,99 +123,136 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if len(found) == 0 {
 		return nil, nil
 	}
-	uuids := make([]string, len(found))
-	for i, c := range found {
-		uuids[i] = c.uuid
-	}
-	nodes, err := g.Get(ctx, uuids)
-	if err != nil {
-		return nil, err
-	}
 	cands := make([]recall.Candidate, 0, len(found))
 	var sources []string
 	for _, c := range found {
-		n, ok := nodes[c.uuid]
-		if !ok {
-			continue
-		}
-		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: n.TS, Lexical: c.score, Timed: recall.Timed(n.Text)})
-		if len(sources) < recall.Sources && n.Session != "" {
+		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts, Lexical: c.score})
+		if len(sources) < recall.Sources && c.session != "" {
 			sources = append(sources, c.uuid)
 		}
 	}
-	links, err := g.neighbours(ctx, s, sources, params)
+	links, near, err := g.neighbours(ctx, s, sources, params)
 	if err != nil {
 		return nil, err
 	}
-	var more []string
-	for _, l := range links {
-		if _, ok := nodes[l.To]; !ok && !slices.Contains(more, l.To) {
-			more = append(more, l.To)
+	known := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		known[c.UUID] = true
+	}
+	for _, c := range near {
+		if !known[c.UUID] {
+			known[c.UUID] = true
+			cands = append(cands, c)
 		}
 	}
-	if len(more) > 0 {
-		extra, err := g.Get(ctx, more)
-		if err != nil {
+	// Records are read only where the rule needs them: every candidate
+	// when the query asks "when" (whether it names a time), and the hits
+	// returned.
+	nodes := map[string]memsync.Node{}
+	if rq.When {
+		uuids := make([]string, len(cands))
+		for i, c := range cands {
+			uuids[i] = c.UUID
+		}
+		if nodes, err = g.Get(ctx, uuids); err != nil {
 			return nil, err
 		}
-		for _, u := range more {
-			if n, ok := extra[u]; ok {
-				nodes[u] = n
-				cands = append(cands, recall.Candidate{UUID: u, TS: n.TS, Timed: recall.Timed(n.Text)})
-			}
+		for i := range cands {
+			cands[i].Timed = recall.Timed(nodes[cands[i].UUID].Text)
 		}
 	}
 	ranked := recall.Rank(rq, cands, links)
-	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
-	for _, r := range ranked[:min(limit, len(ranked))] {
-		hits = append(hits, memsync.Hit{Node: nodes[r.UUID], Score: r.Score})
+	ranked = ranked[:min(limit, len(ranked))]
+	var missing []string
+	for _, r := range ranked {
+		if _, ok := nodes[r.UUID]; !ok {
+			missing = append(missing, r.UUID)
+		}
+	}
+	if len(missing) > 0 {
+		more, err := g.Get(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(nodes, more)
+	}
+	hits := make([]memsync.Hit, 0, len(ranked))
+	for _, r := range ranked {
+		if n, ok := nodes[r.UUID]; ok {
+			hits = append(hits, memsync.Hit{Node: n, Score: r.Score})
+		}
 	}
 	return hits, nil
 }
 
 // neighbours links each of sources (lexical hits with a session) to its
-// neighbours (package recall).
-func (g *Graph) neighbours(ctx context.Context, s neo4jdrv.SessionWithContext, sources []string, params map[string]any) ([]recall.Link, error) {
+// neighbours (package recall), and returns those as candidates.
+func (g *Graph) neighbours(ctx context.Context, s neo4jdrv.SessionWithContext, sources []string, params map[string]any) ([]recall.Link, []recall.Candidate, error) {
 	if len(sources) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	p := maps.Clone(params)
 	p["sources"], p["w"] = sources, int64(recall.Window)
-	links, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]recall.Link, error) {
+	type answer struct {
+		links []recall.Link
+		near  []recall.Candidate
+	}
+	a, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) (answer, error) {
 		res, err := tx.Run(ctx, neighboursQuery, p)
 		if err != nil {
-			return nil, err
+			return answer{}, err
 		}
-		var out []recall.Link
+		var a answer
 		for res.Next(ctx) {
 			v := res.Record().Values
 			src, _ := v[0].(string)
-			out = append(out, recall.Links(src, strs(v[1]), strs(v[2]))...)
+			before, after := pairs(v[1]), pairs(v[2])
+			a.near = append(append(a.near, before...), after...)
+			a.links = append(a.links, recall.Links(src, candUUIDs(before), candUUIDs(after))...)
 		}
-		return out, res.Err()
+		return a, res.Err()
 	})
 	if err != nil {
-		return nil, wrap("search: neighbours", err)
+		return nil, nil, wrap("search: neighbours", err)
 	}
-	return links, nil
+	return a.links, a.near, nil
 }
 
-// strs is a list value of strings.
-func strs(v any) []string {
+// pairs reads a list of [uuid, ts] values as candidates.
+func pairs(v any) []recall.Candidate {
 	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
+	out := make([]recall.Candidate, 0, len(list))
 	for _, x := range list {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
+		row, _ := x.([]any)
+		if len(row) != 2 {
+			continue
+		}
+		var c recall.Candidate
+		c.UUID, _ = row[0].(string)
+		if t, ok := row[1].(time.Time); ok {
+			c.TS = t.UTC()
+		}
+		if c.UUID != "" {
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
+func candUUIDs(cs []recall.Candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.UUID
+	}
+	return out
+}
+
+
 type candidate struct {
-	uuid  string
-	score float64
-	ts    time.Time
+	uuid    string
+	score   float64
+	ts      time.Time
+	session string
 }
 
 func (a candidate) less(b candidate) bool {
@@ -267,7 +303,7 @@ func searchOnce(ctx context.Context, tx neo4jdrv.ManagedTransaction, query strin
 	list, _ := rec.Values[2].([]any)
 	for _, x := range list {
 		row, ok := x.([]any)
-		if !ok || len(row) != 3 {
+		if !ok || len(row) != 4 {
 			return candidates{}, fmt.Errorf("unexpected search row %T", x)
 		}
 		var h candidate
@@ -276,6 +312,7 @@ func searchOnce(ctx context.Context, tx neo4jdrv.ManagedTransaction, query strin
 		if t, ok := row[2].(time.Time); ok {
 			h.ts = t.UTC()
 		}
+		h.session, _ = row[3].(string)
 		c.hits = append(c.hits, h)
 	}
 	return c, nil
