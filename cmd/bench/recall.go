@@ -60,6 +60,7 @@ type recallCase struct {
 	questions []recallQuestion
 	dropped   int // evidence ids dropped (not turns of the conversation)
 	repaired  int // evidence ids rewritten to a turn's id
+	split     int // evidence entries that held several ids
 }
 
 type recallQuestion struct {
@@ -148,7 +149,11 @@ func newRecallCase(i int, c locomoConversation) (*recallCase, error) {
 		}
 		ev := map[string]bool{}
 		for _, raw := range q.Evidence {
-			for _, id := range splitEvidence(raw) {
+			ids := splitEvidence(raw)
+			if len(ids) > 1 {
+				rc.split++
+			}
+			for _, id := range ids {
 				fixed := repairDiaID(id)
 				uuid, ok := rc.uuidOf[fixed]
 				if !ok {
@@ -325,7 +330,7 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 	off := &recallPath{name: "offline", scores: newRecallScores()}
 	base := &recallPath{name: "BM25 baseline", scores: newRecallScores()}
 	paths = append(paths, off, base)
-	questions, dropped, repaired := 0, 0, 0
+	questions, dropped, repaired, split := 0, 0, 0, 0
 	for _, rc := range cases {
 		root, err := b.recallRepo(rc)
 		if err != nil {
@@ -346,8 +351,9 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 		questions += len(rc.questions)
 		dropped += rc.dropped
 		repaired += rc.repaired
+		split += rc.split
 	}
-	fmt.Fprint(w, recallTable(paths, len(cases), questions, repaired, dropped))
+	fmt.Fprint(w, recallTable(paths, len(cases), questions, fmt.Sprintf("%d split, %d repaired, %d dropped", split, repaired, dropped)))
 	return nil
 }
 
@@ -405,10 +411,10 @@ func hitUUIDs(hits []memsync.Hit) []string {
 }
 
 // recallTable is the markdown report of the recall benchmark.
-func recallTable(paths []*recallPath, convs, questions, repaired, dropped int) string {
+func recallTable(paths []*recallPath, convs, questions int, evidence string) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\nRecall on LoCoMo (dev): %s, %d questions (adversarial left out); evidence ids: %d repaired, %d dropped\n\n",
-		plural(convs, "conversation"), questions, repaired, dropped)
+	fmt.Fprintf(&sb, "\nRecall on LoCoMo (dev): %s, %d questions (adversarial left out); evidence entries: %s\n\n",
+		plural(convs, "conversation"), questions, evidence)
 	sb.WriteString("| path | recall@5 | recall@10 | hit@10 | MRR@10 |")
 	cats := []int{1, 2, 3, 4}
 	for _, c := range cats {
