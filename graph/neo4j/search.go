@@ -127,7 +127,9 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	var sources []string
 	for _, c := range found {
 		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts, Lexical: c.score})
-		if len(sources) < recall.Sources && c.session != "" {
+	}
+	for _, c := range recall.SourceHits(found) {
+		if c.session != "" {
 			sources = append(sources, c.uuid)
 		}
 	}
