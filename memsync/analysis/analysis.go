@@ -137,7 +137,52 @@ func QueryTerms(text string) []string {
 // Text is the analyzed form of text as one string: its terms joined by
 // single spaces. Indexes that store it split it on spaces and nothing else
 // (Neo4j's whitespace analyzer, SQLite's ascii tokenizer on lowercase terms).
-func Text(text string) string { return strings.Join(Terms(text), " ") }
+func Text(text string) string { return string(AppendText(nil, text)) }
+
+// AppendText appends Text(text) to dst. It is what indexing runs on every
+// record, so ASCII words are lowercased and stemmed in dst itself.
+func AppendText(dst []byte, text string) []byte {
+	first := true
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !WordRune(r) {
+			i += size
+			continue
+		}
+		start, ascii := i, r < utf8.RuneSelf
+		for i += size; i < len(text); i += size {
+			if r, size = utf8.DecodeRuneInString(text[i:]); !WordRune(r) {
+				break
+			}
+			ascii = ascii && r < utf8.RuneSelf
+		}
+		mark := len(dst)
+		if !first {
+			dst = append(dst, ' ')
+		}
+		at := len(dst)
+		if ascii {
+			for _, c := range []byte(text[start:i]) {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				dst = append(dst, c)
+			}
+		} else {
+			dst = append(dst, fold(strings.ToLower(text[start:i]))...)
+		}
+		word := dst[at:]
+		if len(word) == 0 || stopwords[string(word)] {
+			dst = dst[:mark]
+			continue
+		}
+		if stemmable(word) {
+			dst = append(dst[:at], stem(word)...)
+		}
+		first = false
+	}
+	return dst
+}
 
 // WordRune reports whether r belongs to a word.
 func WordRune(r rune) bool {

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -55,6 +56,9 @@ func TestTerms(t *testing.T) {
 		if got := Terms(c.text); !slices.Equal(got, c.want) {
 			t.Errorf("Terms(%q) = %q, want %q", c.text, got, c.want)
 		}
+		if got, want := Text(c.text), strings.Join(c.want, " "); got != want {
+			t.Errorf("Text(%q) = %q, want %q", c.text, got, want)
+		}
 	}
 }
 
@@ -72,6 +76,9 @@ func FuzzTerms(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := Text(text), strings.Join(Terms(text), " "); got != want {
+			t.Fatalf("Text(%q) = %q, Terms joined = %q", text, got, want)
+		}
 		for _, term := range Terms(text) {
 			if term == "" {
 				t.Fatalf("empty term from %q", text)
@@ -83,4 +90,13 @@ func FuzzTerms(f *testing.F) {
 			}
 		}
 	})
+}
+
+func BenchmarkText(b *testing.B) {
+	text := "Caroline: I joined the LGBTQ support group yesterday, and it was really powerful! #community @Melanie"
+	var buf []byte
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		buf = AppendText(buf[:0], text)
+	}
 }

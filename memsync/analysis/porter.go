@@ -6,22 +6,37 @@ package analysis
 // Words of two letters or fewer, and words that are not plain ASCII
 // lowercase letters (digits, other scripts), are returned as they are.
 func Stem(word string) string {
-	if len(word) <= 2 {
+	if !stemmable(word) {
 		return word
+	}
+	return string(stem([]byte(word)))
+}
+
+// stemmable reports whether Stem changes anything of word: three letters
+// or more, all ASCII lowercase.
+func stemmable[S string | []byte](word S) bool {
+	if len(word) <= 2 {
+		return false
 	}
 	for i := 0; i < len(word); i++ {
 		if c := word[i]; c < 'a' || c > 'z' {
-			return word
+			return false
 		}
 	}
-	s := &stemmer{b: []byte(word)}
+	return true
+}
+
+// stem stems b (stemmable) in place, and returns it: the stem is never
+// more than one byte longer, and only appends when b has no room.
+func stem(b []byte) []byte {
+	s := stemmer{b: b}
 	s.step1ab()
 	s.step1c()
 	s.step2()
 	s.step3()
 	s.step4()
 	s.step5()
-	return string(s.b)
+	return s.b
 }
 
 // stemmer holds the word being stemmed; j marks the end of the stem that a
@@ -92,7 +107,7 @@ func (s *stemmer) cvc(i int) bool {
 // ends reports whether the word ends in suffix, and sets j to where it starts.
 func (s *stemmer) ends(suffix string) bool {
 	n := len(suffix)
-	if n > len(s.b) || string(s.b[len(s.b)-n:]) != suffix {
+	if n > len(s.b) || s.b[len(s.b)-1] != suffix[n-1] || string(s.b[len(s.b)-n:]) != suffix {
 		return false
 	}
 	s.j = len(s.b) - n
