@@ -13,7 +13,6 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/analysis"
 )
 
 // Edge types, as SPEC §4 names the relationships.
@@ -365,8 +364,7 @@ type row struct {
 	group    string
 	ts       string
 	entities []string
-	terms    string // the text's terms (package analysis), space-separated
-	meta     string // the terms of its entities and tags
+	meta     string // its entity names and tags
 	token    string // groupToken(group)
 }
 
@@ -385,7 +383,6 @@ func prepareRow(m *memsync.Memory) (row, error) {
 		group:    group,
 		ts:       formatTS(m.TS),
 		entities: ents,
-		terms:    analysis.Text(m.Text),
 		meta:     ftsMeta(ents, m.Tags),
 		token:    groupToken(group),
 	}, nil
@@ -412,12 +409,12 @@ func storable(r *journal.Record) error {
 	return nil
 }
 
-// ftsMeta is the second indexed column: the terms of entity names and tags.
+// ftsMeta is the second indexed column (before analysis): entity names and tags.
 func ftsMeta(entities, tags []string) string {
 	if len(tags) == 0 {
-		return analysis.Text(strings.Join(entities, " "))
+		return strings.Join(entities, " ")
 	}
-	return analysis.Text(strings.Join(entities, " ") + " " + strings.Join(tags, " "))
+	return strings.Join(entities, " ") + " " + strings.Join(tags, " ")
 }
 
 // groupToken is how a group is written in the full-text index's grp column:

@@ -124,7 +124,7 @@ type ixJob struct {
 // ixRows are the rows some memories add to the search file, each table's
 // values row after row.
 type ixRows struct {
-	fts      []any // id, text, meta, grp
+	fts      []any // id, text, meta, grp (text and meta as written: the indexer analyzes them)
 	entities []any // group_id, name (repeats are ignored)
 	mentions []any // uuid, group_id, name
 	turns    []any // agent, session, ts, uuid, id
@@ -132,7 +132,7 @@ type ixRows struct {
 
 // add appends what r (a prepared record stored with id) adds.
 func (x *ixRows) add(id int64, r *row) {
-	x.fts = append(x.fts, id, r.terms, r.meta, r.token)
+	x.fts = append(x.fts, id, r.m.Text, r.meta, r.token)
 	for _, name := range r.entities {
 		x.mentions = append(x.mentions, r.m.UUID, r.group, name)
 		x.entities = append(x.entities, r.group, name)
@@ -162,6 +162,17 @@ type indexer struct {
 	failed  error         // the last job's error, nil once one succeeds
 	last    ixJob         // the last job sent, without rows: what a retry aims at
 	changed chan struct{} // closed and replaced whenever indexed moves
+
+	buf []byte // analysis output, reused by the indexer goroutine
+}
+
+// analyze is analysis.Text(s), through the indexer's buffer.
+func (ix *indexer) analyze(s string) string {
+	if s == "" {
+		return ""
+	}
+	ix.buf = analysis.AppendText(ix.buf[:0], s)
+	return string(ix.buf)
 }
 
 // openIndex opens (creating, or replacing when it is of another version or
@@ -378,8 +389,15 @@ func (ix *indexer) index(job ixJob) error {
 	})
 }
 
-// add writes rows, the full text in one statement.
+// add writes rows, the full text in one statement. The text and meta
+// columns are analyzed here (package analysis), on the indexer's goroutine,
+// off the path of Apply.
 func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
+	for i := 0; i+3 < len(rows.fts); i += 4 {
+		text, _ := rows.fts[i+1].(string)
+		meta, _ := rows.fts[i+2].(string)
+		rows.fts[i+1], rows.fts[i+2] = ix.analyze(text), ix.analyze(meta)
+	}
 	for _, t := range []struct {
 		t    *table
 		args []any
@@ -442,7 +460,7 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 		}
 		ents := rec.AllEntities()
 		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
-			terms: analysis.Text(rec.Text), meta: ftsMeta(ents, rec.Tags), token: groupToken(group)})
+			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)})
 		last = id
 	}
 	return out, last, q.Err()
