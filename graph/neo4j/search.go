@@ -249,7 +249,6 @@ func candUUIDs(cs []recall.Candidate) []string {
 	return out
 }
 
-
 type candidate struct {
 	uuid    string
 	score   float64
