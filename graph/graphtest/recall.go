@@ -33,6 +33,11 @@ func RecallCorpus() []memsync.Memory {
 			Kind: journal.KindObservation, Scope: journal.ScopeShared, Text: text, Session: session}
 		out = append(out, memsync.Memory{Record: r, Path: "agents/" + agent + "/memory/journal/2026-11-20.jsonl", Line: len(out) + 1})
 	}
+	// Another agent's session, its second turn private: never a neighbour
+	// for a reader who may not see it.
+	add("r-pub", "cal", "s-cal", 50, "zanzibar festival tickets bought")
+	add("r-priv", "cal", "s-cal", 51, "cal private plans")
+	out[len(out)-1].Scope = journal.ScopePrivate
 	add("r-and-1", "ann", "", 1, "alpha omega noted in the long weekly review with many other words about planning budgets hiring")
 	add("r-and-2", "ann", "", 2, "alpha omega again in a long thread about vendors contracts renewals pricing and deadlines")
 	add("r-and-3", "ann", "", 3, "alpha omega third mention inside a long retrospective covering incidents staffing and travel")
@@ -103,6 +108,16 @@ func RunRecall(t *testing.T, search Searcher) {
 			case c.First != "" && (len(got) == 0 || got[0] != c.First):
 				t.Errorf("%q found %v, want %s first", c.Query, got, c.First)
 			}
+		}
+	})
+	t.Run("NeighboursStayInTheReadersGroups", func(t *testing.T) {
+		got := ids(search(t, memsync.SearchQuery{Text: "zanzibar festival", Groups: RecallGroups, Limit: 100}))
+		if !slices.Contains(got, "r-pub") || slices.Contains(got, "r-priv") {
+			t.Errorf("zanzibar festival = %v: want r-pub, and never cal's private r-priv", got)
+		}
+		cal := []string{journal.SharedGroup, journal.PrivateGroup("cal")}
+		if got := ids(search(t, memsync.SearchQuery{Text: "zanzibar festival", Groups: cal, Limit: 100})); !slices.Contains(got, "r-priv") {
+			t.Errorf("cal's own search = %v: want its private neighbour r-priv", got)
 		}
 	})
 	t.Run("SessionNeighbourJoins", func(t *testing.T) {
