@@ -313,14 +313,36 @@ func (ix *indexer) wait(ctx context.Context) error {
 }
 
 // retry queues the last job again, without its rows (so from the stored
-// records), when the last one failed and nothing newer is queued.
+// records), when the last one failed and nothing newer is queued. The job
+// counts as queued before retry returns, so a wait that starts after it
+// waits for the retry too (it used not to, when the goroutine sending it
+// had not run yet).
 func (ix *indexer) retry() {
 	ix.mu.Lock()
 	job, stale := ix.last, ix.failed != nil && ix.indexed == ix.queued
+	if stale {
+		ix.queued++
+	}
 	ix.mu.Unlock()
 	if stale {
-		go ix.send(job)
+		go ix.sendQueued(job)
 	}
+}
+
+// sendQueued sends job, already counted in queued (see retry); when the
+// indexer is closed it counts it as done instead.
+func (ix *indexer) sendQueued(job ixJob) {
+	ix.sendMu.Lock()
+	defer ix.sendMu.Unlock()
+	if ix.closed {
+		ix.mu.Lock()
+		ix.indexed++
+		close(ix.changed)
+		ix.changed = make(chan struct{})
+		ix.mu.Unlock()
+		return
+	}
+	ix.jobs <- job
 }
 
 // close finishes the jobs queued and stops the indexer.
