@@ -167,6 +167,14 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 	} else {
 		b.hookP50.na, b.hookP95.na = "not run", "not run"
 	}
+	if o.only["recall"] {
+		if err := b.measureRecall(ctx, stdout); err != nil {
+			return err
+		}
+		if len(o.only) == 1 {
+			return ctx.Err()
+		}
+	}
 	b.loadEnd = loadAverage()
 	table, checks := b.table()
 	fmt.Fprint(stdout, table)

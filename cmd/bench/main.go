@@ -29,33 +29,39 @@ import (
 )
 
 // figures are the measurements, in the order they run; --only picks some.
-var figures = []string{"projection", "naive", "ceiling", "search", "latency", "idle", "rebuild", "append", "hook"}
+var figures = []string{"projection", "naive", "ceiling", "search", "latency", "idle", "rebuild", "append", "hook", "recall"}
+
+// onDemand are the figures only --only runs: recall reads a data set from
+// outside the repository.
+var onDemand = map[string]bool{"recall": true}
 
 // options are the benchmark's settings.
 type options struct {
-	quick          bool
-	runs           int
-	rebuildRuns    int // runs of the rebuild figure (it is long)
-	out            string
-	neo4jURI       string
-	seed           int64
-	records        int // projection corpus
-	naiveRecords   int
-	searchCorpus   int
-	searchQueries  int
-	rebuildRecords int
-	agents         int // agents writing the corpora
-	idleAgents     int
-	idlePerAgent   int
-	idleWait       time.Duration
-	latencyRate    int
-	latencyDur     time.Duration
-	latencyAgents  int
-	appendCalls    int
-	hookCalls      int
-	cpuProfile     string
-	only           map[string]bool
-	args           []string // the command line, for the report
+	quick               bool
+	runs                int
+	rebuildRuns         int // runs of the rebuild figure (it is long)
+	out                 string
+	neo4jURI            string
+	seed                int64
+	records             int // projection corpus
+	naiveRecords        int
+	searchCorpus        int
+	searchQueries       int
+	rebuildRecords      int
+	agents              int // agents writing the corpora
+	idleAgents          int
+	idlePerAgent        int
+	idleWait            time.Duration
+	latencyRate         int
+	latencyDur          time.Duration
+	latencyAgents       int
+	appendCalls         int
+	hookCalls           int
+	cpuProfile          string
+	recallData          string // the LoCoMo dev set
+	recallConversations int    // 0: all
+	only                map[string]bool
+	args                []string // the command line, for the report
 }
 
 func main() {
@@ -116,6 +122,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.appendCalls, "append-calls", 0, "memsync append execs (default 200, quick 100)")
 	fs.IntVar(&o.hookCalls, "hook-calls", 0, "memsync hook SessionStart execs, at --search-corpus memories (default 100, quick 20)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the projection (rebuild path): the last run's CPU into `prefix`-<backend>.pprof; then one more run, not counted, sampling memsync's goroutines into prefix-<backend>.wall.txt and the Neo4j server's transactions into prefix-neo4j.server.txt")
+	fs.StringVar(&o.recallData, "recall-data", defaultRecallData, "the LoCoMo development set (JSON) the recall figure reads")
+	fs.IntVar(&o.recallConversations, "recall-conversations", 0, "conversations of the recall figure (0: all; CI's smoke run uses 1)")
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.StringVar(&only, "only", "", "run only these figures (comma-separated): "+strings.Join(figures, ","))
 	fs.Usage = func() {
@@ -179,13 +187,16 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("%s must be positive", name)
 		}
 	}
+	if o.recallConversations < 0 {
+		return nil, fmt.Errorf("--recall-conversations must not be negative")
+	}
 	if o.latencyDur <= 0 || o.idleWait < 0 {
 		return nil, fmt.Errorf("--latency-seconds must be positive and --idle-seconds not negative")
 	}
 	o.only = map[string]bool{}
 	if only == "" {
 		for _, f := range figures {
-			o.only[f] = true
+			o.only[f] = !onDemand[f]
 		}
 	} else {
 		for _, f := range strings.Split(only, ",") {

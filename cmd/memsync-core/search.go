@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,7 +17,9 @@ import (
 
 const searchDescription = `Ranked lexical recall within what agent A may see: shared memories
 (CONSTELLATION) and A's private ones (AGENT:A). QUERY is plain words, never
-query syntax: punctuation only separates words. Superseded memories are
+query syntax: punctuation only separates words, and stopwords ("what", "the")
+do not count; a query of stopwords only finds nothing. A query that begins
+with - goes after -- (search --agent A -- -foo) or in --query. Superseded memories are
 hidden unless --all. When the graph cannot be reached, the answer comes from
 the journals themselves (BM25 ranking), with "offline": true and a note on
 stderr. No match is not an error.
@@ -57,7 +60,7 @@ type searchResult struct {
 }
 
 func runSearch(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "search", "search QUERY --agent A [--limit N] [--kind K]... [--since T] [--as-of T] [--all] [--explain] [--json] [--repo DIR] [flags]", searchDescription)
+	fs := newFlags(env, "search", "search QUERY --agent A [--query TEXT] [--limit N] [--kind K]... [--since T] [--as-of T] [--all] [--explain] [--json] [--repo DIR] [flags]", searchDescription)
 	repoFlag := addRepoFlag(fs)
 	agent := fs.String("agent", "", "the agent `A` reading (required): it sees shared memories and its own private ones")
 	limit := fs.Int("limit", offline.DefaultLimit, "at most `N` results")
@@ -68,11 +71,18 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	asOf := fs.String("as-of", "", "answer as the memory stood at `T`, RFC 3339 (records after T left out, decay at T)")
 	explain := fs.Bool("explain", false, "print each ranking factor of every hit")
 	asJSON := fs.Bool("json", false, "print one JSON document")
+	query := fs.String("query", "", "the query `TEXT`, before any QUERY words (one that begins with - can be given this way)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
+	if arg := dashQuery(fs.FlagSet, args); arg != "" {
+		return fs.usageErr("%s is not a flag: a query that begins with - goes after -- (memsync search --agent A -- %s) or in --query", arg, arg)
+	}
 	words, code, done := fs.parse(args)
 	if done {
 		return code
+	}
+	if *query != "" {
+		words = append([]string{*query}, words...)
 	}
 	q := memsync.SearchQuery{Text: strings.Join(words, " "), Limit: *limit, All: *all}
 	switch {
@@ -234,4 +244,32 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // oneLineErr is err's message on one line.
 func oneLineErr(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// dashQuery returns the first argument before "--" that looks like a flag
+// but names none of fs's (and is not a flag's value): most likely a query
+// word that begins with -, which the flag parser would reject without
+// saying what to do.
+func dashQuery(fs *flag.FlagSet, args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return ""
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if name == "h" || name == "help" {
+			return ""
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			return a
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {
+			i++ // its value
+		}
+	}
+	return ""
 }

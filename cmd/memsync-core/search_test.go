@@ -283,3 +283,29 @@ func TestSearchNeo4j(t *testing.T) {
 		t.Fatalf("bob's snapshot from Neo4j:\n%s", bob)
 	}
 }
+
+// TestSearchDashQuery: a query that begins with - is taken after -- and in
+// --query; without either, the error says how to ask for it. A query of
+// stopwords only finds nothing and is not an error.
+func TestSearchDashQuery(t *testing.T) {
+	repo := searchRepo(t, srec("mem_dash", "alice", 1, "the -foo flag broke the build", sShared))
+	syncRepo(t, repo)
+	for _, args := range [][]string{
+		{"search", "--agent", "alice", "--json", "--repo", repo, "--", "-foo"},
+		{"search", "--agent", "alice", "--json", "--repo", repo, "--query", "-foo"},
+		{"search", "--query=-foo", "--agent", "alice", "--json", "--repo", repo, "build"},
+	} {
+		res := decodeSearch(t, cli(t, args...))
+		if len(res.Results) != 1 || res.Results[0].UUID != "mem_dash" {
+			t.Errorf("%q: %+v, want mem_dash", args, res.Results)
+		}
+	}
+	r := cli(t, "search", "-foo", "--agent", "alice", "--repo", repo)
+	if r.code != 2 || !strings.Contains(r.stderr, "-- -foo") || !strings.Contains(r.stderr, "--query") {
+		t.Errorf("search -foo: exit %d, stderr %q: want 2 and how to search for -foo", r.code, r.stderr)
+	}
+	res := decodeSearch(t, cli(t, "search", "--agent", "alice", "--json", "--repo", repo, "what", "is", "the"))
+	if len(res.Results) != 0 {
+		t.Errorf("a stopword-only query found %+v", res.Results)
+	}
+}

@@ -529,7 +529,7 @@ type row struct {
 	group    string
 	ts       string
 	entities []string
-	meta     string
+	meta     string // its entity names and tags
 	token    string // groupToken(group)
 }
 
@@ -574,7 +574,7 @@ func storable(r *journal.Record) error {
 	return nil
 }
 
-// ftsMeta is the second indexed column: entity names and tags.
+// ftsMeta is the second indexed column (before analysis): entity names and tags.
 func ftsMeta(entities, tags []string) string {
 	if len(tags) == 0 {
 		return strings.Join(entities, " ")

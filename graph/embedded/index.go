@@ -16,6 +16,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/analysis"
 )
 
 // SearchFileName is the file, beside FileName, that holds the full-text
@@ -26,17 +27,33 @@ import (
 const SearchFileName = "graph-search.db"
 
 // searchSchemaVersion is the search file's PRAGMA user_version. A file of
-// another version is deleted and built again.
-const searchSchemaVersion = 1
+// another version is deleted and built again from the main file (version
+// 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
+// package analysis, and the turns of sessions).
+const searchSchemaVersion = 2
 
-// sqlCreateFTS creates the full-text index: the record's words, its entity
-// names and tags, and its group as one token (groupToken) so that a search
-// only scores the memories its reader may see.
+// sqlCreateFTS creates the full-text index: the record's text and its
+// entity names and tags as package analysis gives their terms (lowercase,
+// space-separated, so the ascii tokenizer splits them exactly there and
+// changes nothing else), and its group as one token (groupToken) so that a
+// search only scores the memories its reader may see.
 const sqlCreateFTS = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
 		text, meta, grp,
 		content = '',
-		tokenize = 'porter unicode61 remove_diacritics 2'
+		tokenize = 'ascii'
 	)`
+
+// sqlCreateTurns orders the memories that name a session by agent, session
+// and time, so that a search finds the neighbours of its strongest hits
+// (package recall).
+const sqlCreateTurns = `CREATE TABLE IF NOT EXISTS turns (
+		agent   TEXT    NOT NULL,
+		session TEXT    NOT NULL,
+		ts      TEXT    NOT NULL,
+		uuid    TEXT    NOT NULL,
+		id      INTEGER NOT NULL,
+		PRIMARY KEY (agent, session, ts, uuid)
+	) WITHOUT ROWID`
 
 // sqlCreateIndexed is the search file's one-row watermark: which generation
 // of the main file it indexes, and the memories indexed, ids 1 to through.
@@ -69,6 +86,7 @@ var (
 	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
 	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
+	turnsTable    = &table{name: "turns", cols: 5, head: `INSERT OR IGNORE INTO turns (agent, session, ts, uuid, id)`}
 )
 
 const (
@@ -106,13 +124,14 @@ type ixJob struct {
 // ixRows are the rows some memories add to the search file, each table's
 // values row after row.
 type ixRows struct {
-	fts      []any // id, text, meta, grp
+	fts      []any // id, text, meta, grp (text and meta as written: the indexer analyzes them)
 	entities []any // group_id, name (repeats are ignored)
 	mentions []any // uuid, group_id, name
 	// removed are memories stored before that lost their uuid to a
 	// version these rows add (journal.ClashWins): their full-text rows
 	// and mentions go first.
 	removed []ixRemoval
+	turns   []any // agent, session, ts, uuid, id
 }
 
 // ixRemoval is what a removed memory's full-text row holds, to delete it
@@ -129,6 +148,9 @@ func (x *ixRows) add(id int64, r *row) {
 	for _, name := range r.entities {
 		x.mentions = append(x.mentions, r.m.UUID, r.group, name)
 		x.entities = append(x.entities, r.group, name)
+	}
+	if r.m.Session != "" {
+		x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
 	}
 }
 
@@ -152,14 +174,30 @@ type indexer struct {
 	failed  error         // the last job's error, nil once one succeeds
 	last    ixJob         // the last job sent, without rows: what a retry aims at
 	changed chan struct{} // closed and replaced whenever indexed moves
+
+	buf []byte // analysis output, reused by the indexer goroutine
+}
+
+// analyze is analysis.Text(s), through the indexer's buffer.
+func (ix *indexer) analyze(s string) string {
+	if s == "" {
+		return ""
+	}
+	ix.buf = analysis.AppendText(ix.buf[:0], s)
+	return string(ix.buf)
 }
 
 // openIndex opens (creating, or replacing when it is of another version or
 // damaged) the search file at path and starts the indexer.
 func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (*indexer, error) {
 	db, w, err := openSearchFile(ctx, path)
-	if err != nil {
+	var older *searchVersionError
+	if errors.As(err, &older) && older.have < searchSchemaVersion {
+		lg.Info("search index of an earlier version: building it again", zap.String("search_file", path), zap.Int("version", older.have))
+	} else if err != nil {
 		lg.Warn("search index unreadable: building it again", zap.String("search_file", path), zap.Error(err))
+	}
+	if err != nil {
 		for _, p := range []string{path, path + "-wal", path + "-shm"} {
 			if rmErr := os.Remove(p); rmErr != nil && !os.IsNotExist(rmErr) {
 				return nil, fmt.Errorf("replace search index: %w", rmErr)
@@ -212,7 +250,7 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 		return nil
 	case 0:
 		return inTx(ctx, conn, func() error {
-			for _, q := range []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions,
+			for _, q := range []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
 				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
@@ -221,7 +259,14 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 			return nil
 		})
 	}
-	return fmt.Errorf("search index schema version %d (this memsync knows %d)", v, searchSchemaVersion)
+	return &searchVersionError{have: v}
+}
+
+// searchVersionError is a search file of another schema version.
+type searchVersionError struct{ have int }
+
+func (e *searchVersionError) Error() string {
+	return fmt.Sprintf("search index schema version %d (this memsync knows %d)", e.have, searchSchemaVersion)
 }
 
 // send queues job, waiting while the indexer is a job behind. It is called
@@ -354,7 +399,7 @@ func (ix *indexer) index(job ixJob) error {
 					zap.String("search_file", ix.path))
 			}
 			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
-				`DELETE FROM entities`, `DELETE FROM mentions`} {
+				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
 				}
@@ -387,12 +432,19 @@ func (ix *indexer) index(job ixJob) error {
 	})
 }
 
-// add writes rows, the full text in one statement.
+// add writes rows, the full text in one statement. The text and meta
+// columns are analyzed here (package analysis), on the indexer's goroutine,
+// off the path of Apply.
 func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
+	for i := 0; i+3 < len(rows.fts); i += 4 {
+		text, _ := rows.fts[i+1].(string)
+		meta, _ := rows.fts[i+2].(string)
+		rows.fts[i+1], rows.fts[i+2] = ix.analyze(text), ix.analyze(meta)
+	}
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}} {
+	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
@@ -409,7 +461,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	return nil
 }
 
-// remove deletes the full-text rows and mentions of memories replaced by
+// remove deletes the full-text rows, mentions and turns of memories replaced by
 // another version of their uuid. A row the index never got (it was built
 // again from the stored records since) is left alone: FTS5 must only be
 // told to delete what it holds.
@@ -421,12 +473,14 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 		}
 		if n > 0 {
 			if _, err := ix.w.conn.ExecContext(ctx, `INSERT INTO memories_fts (memories_fts, rowid, text, meta, grp) VALUES ('delete', ?1, ?2, ?3, ?4)`,
-				r.id, r.text, r.meta, r.grp); err != nil {
+				r.id, ix.analyze(r.text), ix.analyze(r.meta), r.grp); err != nil {
 				return fmt.Errorf("remove %s: %w", r.uuid, err)
 			}
 		}
-		if _, err := ix.w.conn.ExecContext(ctx, `DELETE FROM mentions WHERE uuid = ?1`, r.uuid); err != nil {
-			return fmt.Errorf("remove %s: %w", r.uuid, err)
+		for _, q := range []string{`DELETE FROM mentions WHERE uuid = ?1`, `DELETE FROM turns WHERE uuid = ?1`} {
+			if _, err := ix.w.conn.ExecContext(ctx, q, r.uuid); err != nil {
+				return fmt.Errorf("remove %s: %w", r.uuid, err)
+			}
 		}
 	}
 	return nil
@@ -473,7 +527,7 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 			return nil, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
 		}
 		ents := rec.AllEntities()
-		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents,
+		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
 			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)})
 		last = id
 	}

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,12 +136,12 @@ func TestSearchFileRecovers(t *testing.T) {
 				}
 			}
 			// Writes go on from there, indexed once.
-			apply(t, g, mem("q2", 4, "quartz again"))
+			apply(t, g, mem("q2", 4, "quartz anew"))
 			if got := found(t, g, "quartz"); !slices.Equal(got, tc.quartz) {
 				t.Errorf("after q2, Search(quartz) = %v, want %v", got, tc.quartz)
 			}
-			if got := found(t, g, "again"); !slices.Equal(got, []string{"q2"}) {
-				t.Errorf("after q2, Search(again) = %v, want [q2]", got)
+			if got := found(t, g, "anew"); !slices.Equal(got, []string{"q2"}) {
+				t.Errorf("after q2, Search(anew) = %v, want [q2]", got)
 			}
 		})
 	}
@@ -306,5 +307,36 @@ func TestIndexLogLinesNameEachPathOnce(t *testing.T) {
 	}
 	if !seen {
 		t.Fatalf("no line about the search index's generation: %v", logs.All())
+	}
+}
+
+// TestSearchFileOfVersion1Rebuilt: a search file written by a version that
+// indexed raw words (schema 1: SQLite's porter tokenizer, no turns) is
+// built again from graph.db at Open, so its memories are found by the
+// analyzer's terms and their session neighbours join.
+func TestSearchFileOfVersion1Rebuilt(t *testing.T) {
+	dir := t.TempDir()
+	g := reopen(t, dir)
+	sess := func(r *journal.Record) { r.Session = "s1" }
+	apply(t, g, mem("v1", 1, "Café opened near the station", sess), mem("v2", 2, "a sunrise over a lake", sess))
+	closeGraph(t, g)
+
+	// Make the file look like version 1's: its own tokenizer, no turns.
+	db, err := sql.Open("sqlite", dsn(filepath.Join(dir, SearchFileName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TABLE turns`, `DROP TABLE memories_fts`,
+		`CREATE VIRTUAL TABLE memories_fts USING fts5(text, meta, grp, content = '', tokenize = 'porter unicode61 remove_diacritics 2')`,
+		`PRAGMA user_version = 1`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	g = reopen(t, dir)
+	if got := found(t, g, "cafe"); !slices.Equal(got, []string{"v1", "v2"}) {
+		t.Fatalf("Search(cafe) after the upgrade = %v, want v1 and its neighbour v2", got)
 	}
 }

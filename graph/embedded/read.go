@@ -6,14 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
 )
 
 // nodeCols are the columns scanNode reads, in order.
@@ -186,42 +187,65 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 // DefaultLimit is the number of hits Search returns when the query sets none.
 const DefaultLimit = 10
 
-// maxQueryTokens bounds the words of one query that reach the index.
-const maxQueryTokens = 64
+// sqlSearch ranks by bm25 (lower is better in SQLite; the lexical score is
+// its negation), then newest first, then uuid, and keeps the best ?6. ?1
+// names the visible groups in the full-text query itself (their grp
+// tokens), so bm25 scores only memories the reader may see; the grp column
+// weighs nothing. The full-text index drives (CROSS JOIN); each match is
+// filtered through the narrow memories_filter index by id alone (the unary
+// + keeps SQLite from seeking once per group; the group test there is a
+// second guard). No record is read: Search reads only those it needs.
+const sqlSearch = `SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
+	FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
+	WHERE memories_fts MATCH ?1
+	  AND +m.group_id IN (SELECT value FROM json_each(?2))
+	  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
+	  AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
+	  AND (?5 IS NULL OR m.ts >= ?5)
+	ORDER BY rank, m.ts DESC, m.uuid
+	LIMIT ?6`
 
-// sqlSearch ranks by bm25 (lower is better in SQLite; Score is its
-// negation), then newest first, then uuid. ?1 names the visible groups in
-// the full-text query itself (their grp tokens), so bm25 scores only
-// memories the reader may see; the grp column weighs nothing. The
-// full-text index drives (CROSS JOIN); each match is filtered through the
-// narrow memories_filter index by id alone (the unary + keeps SQLite from
-// seeking once per group; the group test there is a second guard), and only
-// the rows that make the limit are read whole.
-const sqlSearch = `WITH top AS (
-		SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
-		FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
-		WHERE memories_fts MATCH ?1
-		  AND +m.group_id IN (SELECT value FROM json_each(?2))
+// sqlNodesByID reads the memories with the ids in the JSON list ?1.
+const sqlNodesByID = `SELECT ` + nodeCols + `, m.id FROM ` + nodeFrom + `
+	WHERE m.id IN (SELECT value FROM json_each(?1))`
+
+// sqlNeighbours finds, for each source in the JSON list ?1 ([agent,
+// session, ts, uuid] each), the ids of the memories of the same agent and
+// session nearest to it in time: b1, b2 before (nearest first), a1, a2
+// after, among those the search may return (the filters of sqlSearch: ?2
+// to ?5). The turns table's key orders them; each neighbour is one seek.
+var sqlNeighbours = `WITH src AS (
+		SELECT key AS k, value ->> 0 AS agent, value ->> 1 AS session, value ->> 2 AS ts, value ->> 3 AS uuid
+		FROM json_each(?1))
+	SELECT k,` + neighbourCol(`<`, `DESC`, 0) + `,` + neighbourCol(`<`, `DESC`, 1) + `,` +
+	neighbourCol(`>`, `ASC`, 0) + `,` + neighbourCol(`>`, `ASC`, 1) + `
+	FROM src`
+
+// neighbourCol is the sqlNeighbours column of the neighbour at offset on
+// the side of cmp.
+func neighbourCol(cmp, order string, offset int) string {
+	return `(SELECT t.id FROM search.turns AS t CROSS JOIN memories AS m ON m.id = t.id
+		WHERE t.agent = src.agent AND t.session = src.session
+		  AND (t.ts ` + cmp + ` src.ts OR t.ts = src.ts AND t.uuid ` + cmp + ` src.uuid)
+		  AND m.group_id IN (SELECT value FROM json_each(?2))
 		  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
-		  AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
+		  AND (?4 IS NULL OR m.kind IN (SELECT value FROM json_each(?4)))
 		  AND (?5 IS NULL OR m.ts >= ?5)
-		ORDER BY rank, m.ts DESC, m.uuid
-		LIMIT ?6)
-	SELECT ` + nodeCols + `, top.rank
-	FROM top CROSS JOIN memories AS m ON m.id = top.id LEFT JOIN superseded AS x ON x.id = m.id
-	ORDER BY top.rank, top.ts DESC, top.uuid`
+		ORDER BY t.ts ` + order + `, t.uuid ` + order + ` LIMIT 1 OFFSET ` + strconv.Itoa(offset) + `)`
+}
 
-// Search ranks the memories in q.Groups against the words of q.Text. When
-// at least the limit of them hold every word, only those are ranked;
-// otherwise any word may match. More and rarer matches rank higher. q.Text
-// is never read as query syntax. Superseded memories are left out unless
-// q.All. No groups, or no words, give no hits.
+// Search ranks the memories in q.Groups against the terms of q.Text (package
+// analysis) with the rule of package recall: the recall.PoolSize best
+// bm25 matches of any term, and the neighbours in their session of the
+// strongest. q.Text is never read as query syntax. Superseded memories are
+// left out unless q.All. No groups, or no terms (a query of stopwords
+// only), give no hits.
 func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
 	if len(q.Groups) == 0 {
 		return nil, nil
 	}
-	terms := queryTerms(q.Text)
-	if len(terms) == 0 {
+	rq := recall.ParseQuery(q.Text)
+	if len(rq.Terms) == 0 {
 		return nil, nil
 	}
 	limit := q.Limit
@@ -246,20 +270,259 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if err := g.awaitIndex(ctx); err != nil {
 		return nil, err
 	}
-	visible := groupExpr(q.Groups)
-	search := func(op string) ([]memsync.Hit, error) {
-		return g.search(ctx, matchExpr(visible, terms, op), string(groups), q.All, kinds, since, limit)
+	f := filter{groups: string(groups), all: q.All, kinds: kinds, since: since}
+	lexical, err := g.lexical(ctx, matchExpr(groupExpr(q.Groups), rq.Terms), f, recall.PoolSize(limit))
+	if err != nil {
+		return nil, err
 	}
-	// Common words ORed match much of the store, and bm25 scores every
-	// match; ANDed they match far fewer, and those rank first anyway
-	// whenever there are enough of them.
-	if len(terms) > 1 {
-		hits, err := search(" AND ")
-		if err != nil || len(hits) >= limit {
-			return hits, err
+	// Records are read only where the rule needs them: the sources (for
+	// their session), every candidate when the query asks "when" (for
+	// whether it names a time), and the hits returned.
+	nodes := map[int64]memsync.Node{}
+	need := make([]int64, 0, len(lexical))
+	for i, c := range lexical {
+		if i < recall.Sources || rq.When {
+			need = append(need, c.id)
 		}
 	}
-	return search(" OR ")
+	if err := g.readNodes(ctx, need, nodes); err != nil {
+		return nil, err
+	}
+	var sources []candidate
+	for _, c := range recall.SourceHits(lexical) {
+		if nodes[c.id].Session != "" {
+			sources = append(sources, c)
+		}
+	}
+	links, near, err := g.neighbours(ctx, sources, nodes, f)
+	if err != nil {
+		return nil, err
+	}
+	byUUID := make(map[string]int64, len(lexical)+len(near))
+	cands := make([]recall.Candidate, 0, len(lexical)+len(near))
+	for _, c := range lexical {
+		byUUID[c.uuid] = c.id
+		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts, Lexical: c.score})
+	}
+	for _, c := range near {
+		if _, ok := byUUID[c.uuid]; !ok {
+			byUUID[c.uuid] = c.id
+			cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts})
+		}
+	}
+	if rq.When {
+		need = need[:0]
+		for _, c := range near {
+			need = append(need, c.id)
+		}
+		if err := g.readNodes(ctx, need, nodes); err != nil {
+			return nil, err
+		}
+		for i := range cands {
+			cands[i].Timed = recall.Timed(nodes[byUUID[cands[i].UUID]].Text)
+		}
+	}
+	ranked := recall.Rank(rq, cands, links)
+	ranked = ranked[:min(limit, len(ranked))]
+	need = need[:0]
+	for _, r := range ranked {
+		need = append(need, byUUID[r.UUID])
+	}
+	if err := g.readNodes(ctx, need, nodes); err != nil {
+		return nil, err
+	}
+	hits := make([]memsync.Hit, 0, len(ranked))
+	for _, r := range ranked {
+		n, ok := nodes[byUUID[r.UUID]]
+		if !ok {
+			return nil, g.wrap("search", fmt.Errorf("memory %s vanished during the search", r.UUID))
+		}
+		hits = append(hits, memsync.Hit{Node: n, Score: r.Score})
+	}
+	return hits, nil
+}
+
+// candidate is a memory the full-text index matched, or a neighbour of one.
+type candidate struct {
+	id    int64
+	score float64 // lexical; 0 for a neighbour
+	ts    time.Time
+	uuid  string
+}
+
+// filter is what a search asks of the memories it may return, as sqlSearch
+// and sqlNeighbours take it.
+type filter struct {
+	groups       string // JSON list
+	all          bool
+	kinds, since any
+}
+
+// lexical returns the best pool bm25 matches of match that f lets through,
+// best first.
+func (g *Graph) lexical(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
+	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, f.groups, f.all, f.kinds, f.since, pool)
+	if err != nil {
+		return nil, g.wrap("search", err)
+	}
+	defer rows.Close()
+	var out []candidate
+	for rows.Next() {
+		var (
+			c    candidate
+			rank float64
+			ts   string
+		)
+		if err := rows.Scan(&c.id, &rank, &ts, &c.uuid); err != nil {
+			return nil, g.wrap("search", err)
+		}
+		if c.ts, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+			return nil, g.wrap("search", fmt.Errorf("%s: ts: %w", c.uuid, err))
+		}
+		c.score = -rank
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, g.wrap("search", err)
+	}
+	return out, nil
+}
+
+// readNodes reads the memories with ids that nodes does not hold yet into it.
+func (g *Graph) readNodes(ctx context.Context, ids []int64, nodes map[int64]memsync.Node) error {
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := nodes[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(missing)
+	if err != nil {
+		return fmt.Errorf("embedded: search: %w", err)
+	}
+	rows, err := g.rdb.QueryContext(ctx, sqlNodesByID, string(list))
+	if err != nil {
+		return g.wrap("search: read memories", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		n, err := scanNode(rows, &id)
+		if err != nil {
+			return g.wrap("search: read memories", err)
+		}
+		nodes[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return g.wrap("search: read memories", err)
+	}
+	return nil
+}
+
+// neighbours links each source (a lexical hit whose node names a session)
+// to the memories of its agent and session nearest to it in time that f
+// lets through (package recall), and returns those memories.
+func (g *Graph) neighbours(ctx context.Context, sources []candidate, nodes map[int64]memsync.Node, f filter) ([]recall.Link, []candidate, error) {
+	if len(sources) == 0 {
+		return nil, nil, nil
+	}
+	src := make([][4]string, len(sources))
+	for i, c := range sources {
+		n := nodes[c.id]
+		src[i] = [4]string{n.Agent, n.Session, formatTS(n.TS), n.UUID}
+	}
+	list, err := json.Marshal(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded: search: %w", err)
+	}
+	rows, err := g.rdb.QueryContext(ctx, sqlNeighbours, string(list), f.groups, f.all, f.kinds, f.since)
+	if err != nil {
+		return nil, nil, g.wrap("search: neighbours", err)
+	}
+	type side struct{ before, after [2]sql.NullInt64 }
+	found := make([]side, len(sources))
+	var ids []int64
+	for rows.Next() {
+		var k int
+		var s side
+		if err := rows.Scan(&k, &s.before[0], &s.before[1], &s.after[0], &s.after[1]); err != nil {
+			rows.Close()
+			return nil, nil, g.wrap("search: neighbours", err)
+		}
+		if k < 0 || k >= len(found) {
+			continue
+		}
+		found[k] = s
+		for _, v := range append(s.before[:], s.after[:]...) {
+			if v.Valid {
+				ids = append(ids, v.Int64)
+			}
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, nil, g.wrap("search: neighbours", err)
+	}
+	near, err := g.candidates(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	uuidOf := make(map[int64]string, len(near))
+	for _, c := range near {
+		uuidOf[c.id] = c.uuid
+	}
+	var links []recall.Link
+	for k, s := range found {
+		var before, after []string
+		for _, v := range s.before {
+			if u, ok := uuidOf[v.Int64]; v.Valid && ok {
+				before = append(before, u)
+			}
+		}
+		for _, v := range s.after {
+			if u, ok := uuidOf[v.Int64]; v.Valid && ok {
+				after = append(after, u)
+			}
+		}
+		links = append(links, recall.Links(sources[k].uuid, before, after)...)
+	}
+	return links, near, nil
+}
+
+// candidates reads the uuid and ts of the memories with ids.
+func (g *Graph) candidates(ctx context.Context, ids []int64) ([]candidate, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: search: %w", err)
+	}
+	rows, err := g.rdb.QueryContext(ctx, `SELECT id, uuid, ts FROM memories WHERE id IN (SELECT value FROM json_each(?1))`, string(list))
+	if err != nil {
+		return nil, g.wrap("search: neighbours", err)
+	}
+	defer rows.Close()
+	var out []candidate
+	for rows.Next() {
+		var c candidate
+		var ts string
+		if err := rows.Scan(&c.id, &c.uuid, &ts); err != nil {
+			return nil, g.wrap("search: neighbours", err)
+		}
+		if c.ts, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+			return nil, g.wrap("search: neighbours", fmt.Errorf("%s: ts: %w", c.uuid, err))
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, g.wrap("search: neighbours", err)
+	}
+	return out, nil
 }
 
 // awaitIndex waits until the search file holds every memory applied so
@@ -286,50 +549,6 @@ func (g *Graph) Flush(ctx context.Context) error {
 	return nil
 }
 
-func (g *Graph) search(ctx context.Context, match, groups string, all bool, kinds, since any, limit int) ([]memsync.Hit, error) {
-	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, groups, all, kinds, since, limit)
-	if err != nil {
-		return nil, g.wrap("search", err)
-	}
-	defer rows.Close()
-	var hits []memsync.Hit
-	for rows.Next() {
-		var rank float64
-		n, err := scanNode(rows, &rank)
-		if err != nil {
-			return nil, g.wrap("search", err)
-		}
-		hits = append(hits, memsync.Hit{Node: n, Score: -rank})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, g.wrap("search", err)
-	}
-	return hits, nil
-}
-
-// queryTerms turns free text into FTS5 strings that cannot be read as
-// syntax: the words (runs of letters, digits and combining marks), each
-// quoted. Repeated words count once; at most maxQueryTokens are kept.
-func queryTerms(text string) []string {
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsNumber(r) && !unicode.Is(unicode.Mn, r)
-	})
-	seen := make(map[string]bool, len(words))
-	var terms []string
-	for _, w := range words {
-		key := strings.ToLower(w)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		terms = append(terms, quote(w))
-		if len(terms) == maxQueryTokens {
-			break
-		}
-	}
-	return terms
-}
-
 // quote is s as an FTS5 string.
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
@@ -343,10 +562,14 @@ func groupExpr(groups []string) string {
 	return "grp : (" + strings.Join(slices.Compact(toks), " OR ") + ")"
 }
 
-// matchExpr is the full-text query for terms joined by op (" AND " or
-// " OR ") in the text and meta columns, within the groups of visible.
-func matchExpr(visible string, terms []string, op string) string {
-	return visible + " AND {text meta} : (" + strings.Join(terms, op) + ")"
+// matchExpr is the full-text query for any of terms (each quoted, so never
+// syntax) in the text and meta columns, within the groups of visible.
+func matchExpr(visible string, terms []string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = quote(t)
+	}
+	return visible + " AND {text meta} : (" + strings.Join(q, " OR ") + ")"
 }
 
 // Hashes calls fn with the uuid and hash of every projected memory, in

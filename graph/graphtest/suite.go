@@ -45,6 +45,7 @@ func Run(t *testing.T, open Open) {
 		{"Hashes", testHashes},
 		{"SignalsShuffled", testSignalsShuffled},
 		{"IncomingBeforeTarget", testIncomingBeforeTarget},
+		{"Recall", testRecall},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

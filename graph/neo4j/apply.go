@@ -15,6 +15,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/analysis"
 )
 
 // maxChunk is the most records written in one transaction: larger batches
@@ -263,10 +264,7 @@ func prepare(m *memsync.Memory) prepared {
 	if len(rec.Tags) > 0 {
 		props["tags"] = rec.Tags
 	}
-	// keywords feeds the fulltext index with what the text does not say.
-	if kw := strings.TrimSpace(strings.Join(append(append([]string(nil), rec.Tags...), rec.Entities...), " ")); kw != "" {
-		props["keywords"] = kw
-	}
+	setTerms(props, rec)
 	return prepared{mem: m, uuid: rec.UUID, hash: hash, group: group, props: props, ents: ents}
 }
 
@@ -674,4 +672,16 @@ func run(ctx context.Context, tx neo4jdrv.ManagedTransaction, stmt string, param
 	}
 	_, err = res.Consume(ctx)
 	return err
+}
+
+// setTerms sets what the fulltext index reads: terms, the analyzed text,
+// and keywords, the analyzed tags and entities (what the text does not say).
+// Both are package analysis's terms, space-separated, for the index's
+// whitespace analyzer, so that the index splits them as every other
+// search path does.
+func setTerms(props map[string]any, rec *journal.Record) {
+	props["terms"] = analysis.Text(rec.Text)
+	if kw := analysis.Text(strings.Join(append(append([]string(nil), rec.Tags...), rec.Entities...), " ")); kw != "" {
+		props["keywords"] = kw
+	}
 }

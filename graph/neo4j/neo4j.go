@@ -51,8 +51,13 @@ const (
 	ConstraintAgentName  = "memsync_agent_name"
 	ConstraintEntityKey  = "memsync_entity_group_name"
 	IndexMemoryGroupTS   = "memsync_memory_group_ts" // every read names its groups, so ts alone needs no index
-	IndexMemoryText      = "memsync_memory_text"     // FULLTEXT on Memory.text and Memory.keywords
+	IndexMemorySession   = "memsync_memory_session"  // (session, ts): the neighbours of a search hit
+	IndexMemoryText      = "memsync_memory_terms"    // FULLTEXT, whitespace analyzer, on Memory.terms and Memory.keywords
 )
+
+// legacyTextIndex is the fulltext index of earlier versions (standard
+// analyzer on Memory.text and Memory.keywords); Open drops it.
+const legacyTextIndex = "memsync_memory_text"
 
 // schema is created at Open, in order, each statement idempotent.
 var schema = []string{
@@ -60,6 +65,7 @@ var schema = []string{
 	"CREATE CONSTRAINT " + ConstraintAgentName + " IF NOT EXISTS FOR (a:Agent) REQUIRE a.name IS UNIQUE",
 	"CREATE CONSTRAINT " + ConstraintEntityKey + " IF NOT EXISTS FOR (e:Entity) REQUIRE (e.group_id, e.name) IS UNIQUE",
 	"CREATE INDEX " + IndexMemoryGroupTS + " IF NOT EXISTS FOR (m:Memory) ON (m.group_id, m.ts)",
+	"CREATE INDEX " + IndexMemorySession + " IF NOT EXISTS FOR (m:Memory) ON (m.session, m.ts)",
 	createTextIndex,
 }
 
@@ -67,14 +73,17 @@ var schema = []string{
 // is updated by a background thread after commit instead of inside it,
 // which takes most of a small transaction's cost off the commit path. Search
 // waits for that thread (see Search); Get and Walk do not use the index.
-const createTextIndex = "CREATE FULLTEXT INDEX " + IndexMemoryText + " IF NOT EXISTS FOR (m:Memory) ON EACH [m.text, m.keywords]" +
-	" OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true}}"
+// Its analyzer only splits at spaces: the properties it reads hold terms
+// that package analysis made (see setTerms), as every search path does.
+const createTextIndex = "CREATE FULLTEXT INDEX " + IndexMemoryText + " IF NOT EXISTS FOR (m:Memory) ON EACH [m.terms, m.keywords]" +
+	" OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true, `fulltext.analyzer`: 'whitespace'}}"
 
-// textIndexOptions reads whether the fulltext index exists and is
-// eventually consistent.
+// textIndexOptions reads whether the fulltext index exists, is eventually
+// consistent and splits at whitespace only.
 const textIndexOptions = `
 SHOW FULLTEXT INDEXES YIELD name, options WHERE name = $name
-RETURN options.indexConfig['fulltext.eventually_consistent'] AS eventual`
+RETURN options.indexConfig['fulltext.eventually_consistent'] = true
+   AND options.indexConfig['fulltext.analyzer'] = 'whitespace' AS current`
 
 // dropTextIndex drops the fulltext index, to create it again with the
 // current options.
@@ -220,35 +229,121 @@ func (g *Graph) createSchema(ctx context.Context) error {
 	return nil
 }
 
-// upgradeTextIndex drops a fulltext index that an earlier version created
-// fully consistent (CREATE … IF NOT EXISTS would keep it as it is), so that
-// createSchema creates it again with createTextIndex's options. The new
-// index is populated from the store before Open returns; until then (once,
-// at the first Open of this version) searches by other clients fail.
+// upgradeTextIndex replaces the fulltext index of earlier versions: when
+// it exists, every memory is first given its analyzed terms (backfillTerms;
+// a crash meanwhile leaves the old index, so the next Open starts again),
+// then it is dropped. A fulltext index of this name with other options is
+// dropped too (CREATE … IF NOT EXISTS would keep it as it is). createSchema
+// then creates the index with createTextIndex's options, and it is
+// populated from the store before Open returns; until then (once, at the
+// first Open of this version) searches by other clients fail.
 func (g *Graph) upgradeTextIndex(ctx context.Context) error {
+	legacy, err := g.readValue(ctx, textIndexOptions, map[string]any{"name": legacyTextIndex})
+	if err != nil {
+		return fmt.Errorf("read options of %s: %w", legacyTextIndex, err)
+	}
+	if legacy != nil {
+		if err := g.backfillTerms(ctx); err != nil {
+			return err
+		}
+		g.lg.Info("dropping the fulltext index of an earlier version", zap.String("index", legacyTextIndex))
+		if err := g.write(ctx, "DROP INDEX "+legacyTextIndex+" IF EXISTS", nil); err != nil {
+			return fmt.Errorf("drop %s: %w", legacyTextIndex, err)
+		}
+	}
+	current, err := g.readValue(ctx, textIndexOptions, map[string]any{"name": IndexMemoryText})
+	if err != nil {
+		return fmt.Errorf("read options of %s: %w", IndexMemoryText, err)
+	}
+	if current == nil || current == true {
+		return nil // absent (createSchema creates it), or as wanted
+	}
+	g.lg.Info("recreating the fulltext index (eventually consistent, whitespace analyzer)", zap.String("index", IndexMemoryText))
+	if err := g.write(ctx, dropTextIndex, nil); err != nil {
+		return fmt.Errorf("%s: %w", dropTextIndex, err)
+	}
+	return nil
+}
+
+// readValue runs a read query and returns the first value of its first
+// row, nil when there is none.
+func (g *Graph) readValue(ctx context.Context, query string, params map[string]any) (any, error) {
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
-	eventual, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) (any, error) {
-		res, err := tx.Run(ctx, textIndexOptions, map[string]any{"name": IndexMemoryText})
+	row, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]any, error) {
+		res, err := tx.Run(ctx, query, params)
 		if err != nil {
 			return nil, err
 		}
 		recs, err := res.Collect(ctx)
 		if err != nil || len(recs) == 0 {
-			return true, err // absent: createSchema creates it
+			return []any{}, err
 		}
-		return recs[0].Values[0], nil
+		if recs[0].Values[0] == nil {
+			return []any{false}, nil
+		}
+		return recs[0].Values[:1], nil
 	})
-	if err != nil {
-		return fmt.Errorf("read options of %s: %w", IndexMemoryText, err)
+	if err != nil || len(row) == 0 {
+		return nil, err
 	}
-	if eventual == true {
-		return nil
+	return row[0], nil
+}
+
+// backfillPage is how many memories backfillTerms updates per transaction.
+const backfillPage = 2000
+
+// memoriesAfter lists memories in uuid order (the uniqueness constraint's index).
+const memoriesAfter = `MATCH (m:Memory) WHERE m.uuid > $after AND m.hash IS NOT NULL
+RETURN m.uuid ORDER BY m.uuid LIMIT $n`
+
+// setTermsRows sets the analyzed terms of memories.
+const setTermsRows = `UNWIND $rows AS r MATCH (m:Memory {uuid: r.uuid})
+SET m.terms = r.terms, m.keywords = r.keywords`
+
+// backfillTerms gives every memory its analyzed terms (setTerms), a page
+// at a time in uuid order, so that the fulltext index finds the memories
+// an earlier version stored.
+func (g *Graph) backfillTerms(ctx context.Context) error {
+	total, after := 0, ""
+	for {
+		s := g.session(ctx, neo4jdrv.AccessModeRead)
+		uuids, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]string, error) {
+			res, err := tx.Run(ctx, memoriesAfter, map[string]any{"after": after, "n": int64(backfillPage)})
+			if err != nil {
+				return nil, err
+			}
+			var out []string
+			for res.Next(ctx) {
+				u, _ := res.Record().Values[0].(string)
+				out = append(out, u)
+			}
+			return out, res.Err()
+		})
+		s.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("backfill terms: %w", err)
+		}
+		if len(uuids) == 0 {
+			break
+		}
+		after = uuids[len(uuids)-1]
+		nodes, err := g.Get(ctx, uuids)
+		if err != nil {
+			return fmt.Errorf("backfill terms: %w", err)
+		}
+		rows := make([]any, 0, len(nodes))
+		for _, n := range nodes {
+			props := map[string]any{}
+			setTerms(props, &n.Record)
+			rows = append(rows, map[string]any{"uuid": n.UUID, "terms": props["terms"], "keywords": props["keywords"]})
+		}
+		if err := g.write(ctx, setTermsRows, map[string]any{"rows": rows}); err != nil {
+			return fmt.Errorf("backfill terms: %w", err)
+		}
+		total += len(rows)
 	}
-	g.lg.Info("recreating the fulltext index as eventually consistent", zap.String("index", IndexMemoryText))
-	if err := g.write(ctx, dropTextIndex, nil); err != nil {
-		return fmt.Errorf("%s: %w", dropTextIndex, err)
-	}
+	g.lg.Info("gave the memories of an earlier version their search terms", zap.Int("memories", total))
 	return nil
 }
 

@@ -233,6 +233,42 @@ func TestTextIndexUpgraded(t *testing.T) {
 	}
 }
 
+// TestLegacyTextIndexReplaced: a store written by a version that indexed
+// the raw text (standard analyzer, index memsync_memory_text, no terms
+// property) is upgraded in place at Open: its memories get their analyzed
+// terms, the old index is dropped, and Search finds them by their stems.
+func TestLegacyTextIndexReplaced(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	old := rec("old", 1, "Caroline joined the zanzibar support group")
+	old.Tags = []string{"Volunteering"}
+	if _, err := g.Apply(ctx, []memsync.Memory{old}); err != nil {
+		t.Fatal(err)
+	}
+	exec := cypher(t)
+	exec("DROP INDEX " + neo4j.IndexMemoryText)
+	exec("MATCH (m:Memory) REMOVE m.terms SET m.keywords = 'Volunteering'")
+	exec("CREATE FULLTEXT INDEX memsync_memory_text FOR (m:Memory) ON EACH [m.text, m.keywords]")
+	exec("CALL db.awaitIndexes(60)")
+	g2, err := neo4j.Open(ctx, neo4jtest.Config(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	if n := len(exec("SHOW INDEXES YIELD name WHERE name = 'memsync_memory_text' RETURN name")); n != 0 {
+		t.Fatalf("the legacy index is still there")
+	}
+	for _, q := range []string{"joining zanzibar", "volunteer"} {
+		hits, err := g2.Search(ctx, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].UUID != "old" {
+			t.Fatalf("Search(%q) after the upgrade = %v, want [old]", q, hits)
+		}
+	}
+}
+
 // TestSearchSeesEveryCommit: the fulltext index is eventually consistent,
 // yet Search, from this client or another one, finds a record as soon as
 // Apply returned.

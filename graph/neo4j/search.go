@@ -3,18 +3,16 @@ package neo4j
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
 )
-
-// maxQueryTerms bounds the words of a search (Lucene refuses too many clauses).
-const maxQueryTerms = 64
 
 // searchQuery asks the fulltext index for its top $k candidates and returns,
 // in one row, how many there were, the lowest score among them and the ones
@@ -27,7 +25,7 @@ WITH count(*) AS n, min(score) AS lowest,
       AND ($all OR node.invalid_at IS NULL)
       AND (size($kinds) = 0 OR node.kind IN $kinds)
       AND ($since IS NULL OR node.ts >= $since)
-    THEN [node.uuid, score, node.ts] END) AS hits
+    THEN [node.uuid, score, node.ts, node.session] END) AS hits
 RETURN n, lowest, hits`
 
 // awaitTextIndex waits until the fulltext index holds every transaction
@@ -37,30 +35,59 @@ RETURN n, lowest, hits`
 const awaitTextIndex = `
 CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()`
 
-// Search ranks the memories of q.Groups against the words of q.Text: score
-// descending, then newest first, then uuid. q.Text is split into words
-// (letters and digits) and each is quoted, so nothing a user types acts as
-// index query syntax. Superseded memories are left out unless q.All.
+// neighboursQuery returns, for each source uuid, the uuids of the memories
+// of its agent and session nearest to it before and after (by ts, then
+// uuid), nearest first, at most $w each side, among those the search may
+// return (the filters of searchQuery).
+const neighboursQuery = `
+UNWIND $sources AS src
+MATCH (h:Memory {uuid: src})
+CALL {
+  WITH h
+  MATCH (n:Memory)
+  WHERE n.session = h.session AND n.ts <= h.ts AND n.agent = h.agent AND (n.ts < h.ts OR n.uuid < h.uuid)
+    AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
+    AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
+  WITH n ORDER BY n.ts DESC, n.uuid DESC LIMIT $w
+  RETURN collect([n.uuid, n.ts]) AS before
+}
+CALL {
+  WITH h
+  MATCH (n:Memory)
+  WHERE n.session = h.session AND n.ts >= h.ts AND n.agent = h.agent AND (n.ts > h.ts OR n.uuid > h.uuid)
+    AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
+    AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
+  WITH n ORDER BY n.ts, n.uuid LIMIT $w
+  RETURN collect([n.uuid, n.ts]) AS after
+}
+RETURN src, before, after`
+
+// Search ranks the memories of q.Groups against the terms of q.Text
+// (package analysis) with the rule of package recall: the recall.PoolSize
+// best fulltext matches of any term, and the neighbours in their session
+// of the strongest. Nothing a user types acts as index query syntax.
+// Superseded memories are left out unless q.All.
 //
 // Search sees every write committed before it was called, by this Graph or
 // any other client: it first waits for the eventually consistent fulltext
 // index to catch up with them (see the package documentation).
 func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	terms := queryTerms(q.Text)
-	if len(terms) == 0 || len(q.Groups) == 0 {
+	rq := recall.ParseQuery(q.Text)
+	if len(rq.Terms) == 0 || len(q.Groups) == 0 {
 		return nil, nil
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 10
 	}
+	pool := recall.PoolSize(limit)
 	kinds := make([]string, len(q.Kinds))
 	for i, k := range q.Kinds {
 		kinds[i] = string(k)
 	}
 	params := map[string]any{
 		"index":  IndexMemoryText,
-		"query":  luceneQuery(terms),
+		"query":  luceneQuery(rq.Terms),
 		"groups": q.Groups,
 		"all":    q.All,
 		"kinds":  kinds,
@@ -72,7 +99,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
 	var found []candidate
-	for k, first := max(8*limit, 200), true; ; k, first = k*8, false {
+	for k, first := 4*pool, true; ; k, first = k*8, false {
 		params["k"] = int64(k)
 		query := searchQuery
 		if first {
@@ -85,38 +112,148 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 			return nil, wrap("search", err)
 		}
 		sort.Slice(c.hits, func(i, j int) bool { return c.hits[i].less(c.hits[j]) })
-		if c.exact(k, limit) {
+		if c.exact(k, pool) {
 			found = c.hits
 			break
 		}
 	}
-	if len(found) > limit {
-		found = found[:limit]
+	if len(found) > pool {
+		found = found[:pool]
 	}
 	if len(found) == 0 {
 		return nil, nil
 	}
-	uuids := make([]string, len(found))
-	for i, c := range found {
-		uuids[i] = c.uuid
+	cands := make([]recall.Candidate, 0, len(found))
+	var sources []string
+	for _, c := range found {
+		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts, Lexical: c.score})
 	}
-	nodes, err := g.Get(ctx, uuids)
+	for _, c := range recall.SourceHits(found) {
+		if c.session != "" {
+			sources = append(sources, c.uuid)
+		}
+	}
+	links, near, err := g.neighbours(ctx, s, sources, params)
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]memsync.Hit, 0, len(found))
-	for _, c := range found {
-		if n, ok := nodes[c.uuid]; ok {
-			hits = append(hits, memsync.Hit{Node: n, Score: c.score})
+	known := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		known[c.UUID] = true
+	}
+	for _, c := range near {
+		if !known[c.UUID] {
+			known[c.UUID] = true
+			cands = append(cands, c)
+		}
+	}
+	// Records are read only where the rule needs them: every candidate
+	// when the query asks "when" (whether it names a time), and the hits
+	// returned.
+	nodes := map[string]memsync.Node{}
+	if rq.When {
+		uuids := make([]string, len(cands))
+		for i, c := range cands {
+			uuids[i] = c.UUID
+		}
+		if nodes, err = g.Get(ctx, uuids); err != nil {
+			return nil, err
+		}
+		for i := range cands {
+			cands[i].Timed = recall.Timed(nodes[cands[i].UUID].Text)
+		}
+	}
+	ranked := recall.Rank(rq, cands, links)
+	ranked = ranked[:min(limit, len(ranked))]
+	var missing []string
+	for _, r := range ranked {
+		if _, ok := nodes[r.UUID]; !ok {
+			missing = append(missing, r.UUID)
+		}
+	}
+	if len(missing) > 0 {
+		more, err := g.Get(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(nodes, more)
+	}
+	hits := make([]memsync.Hit, 0, len(ranked))
+	for _, r := range ranked {
+		if n, ok := nodes[r.UUID]; ok {
+			hits = append(hits, memsync.Hit{Node: n, Score: r.Score})
 		}
 	}
 	return hits, nil
 }
 
+// neighbours links each of sources (lexical hits with a session) to its
+// neighbours (package recall), and returns those as candidates.
+func (g *Graph) neighbours(ctx context.Context, s neo4jdrv.SessionWithContext, sources []string, params map[string]any) ([]recall.Link, []recall.Candidate, error) {
+	if len(sources) == 0 {
+		return nil, nil, nil
+	}
+	p := maps.Clone(params)
+	p["sources"], p["w"] = sources, int64(recall.Window)
+	type answer struct {
+		links []recall.Link
+		near  []recall.Candidate
+	}
+	a, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) (answer, error) {
+		res, err := tx.Run(ctx, neighboursQuery, p)
+		if err != nil {
+			return answer{}, err
+		}
+		var a answer
+		for res.Next(ctx) {
+			v := res.Record().Values
+			src, _ := v[0].(string)
+			before, after := pairs(v[1]), pairs(v[2])
+			a.near = append(append(a.near, before...), after...)
+			a.links = append(a.links, recall.Links(src, candUUIDs(before), candUUIDs(after))...)
+		}
+		return a, res.Err()
+	})
+	if err != nil {
+		return nil, nil, wrap("search: neighbours", err)
+	}
+	return a.links, a.near, nil
+}
+
+// pairs reads a list of [uuid, ts] values as candidates.
+func pairs(v any) []recall.Candidate {
+	list, _ := v.([]any)
+	out := make([]recall.Candidate, 0, len(list))
+	for _, x := range list {
+		row, _ := x.([]any)
+		if len(row) != 2 {
+			continue
+		}
+		var c recall.Candidate
+		c.UUID, _ = row[0].(string)
+		if t, ok := row[1].(time.Time); ok {
+			c.TS = t.UTC()
+		}
+		if c.UUID != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func candUUIDs(cs []recall.Candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.UUID
+	}
+	return out
+}
+
 type candidate struct {
-	uuid  string
-	score float64
-	ts    time.Time
+	uuid    string
+	score   float64
+	ts      time.Time
+	session string
 }
 
 func (a candidate) less(b candidate) bool {
@@ -167,7 +304,7 @@ func searchOnce(ctx context.Context, tx neo4jdrv.ManagedTransaction, query strin
 	list, _ := rec.Values[2].([]any)
 	for _, x := range list {
 		row, ok := x.([]any)
-		if !ok || len(row) != 3 {
+		if !ok || len(row) != 4 {
 			return candidates{}, fmt.Errorf("unexpected search row %T", x)
 		}
 		var h candidate
@@ -176,48 +313,37 @@ func searchOnce(ctx context.Context, tx neo4jdrv.ManagedTransaction, query strin
 		if t, ok := row[2].(time.Time); ok {
 			h.ts = t.UTC()
 		}
+		h.session, _ = row[3].(string)
 		c.hits = append(c.hits, h)
 	}
 	return c, nil
 }
 
-// queryTerms splits text into its distinct words: runs of letters, digits
-// and combining marks, lowercased, in order of first appearance.
-func queryTerms(text string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
-	}) {
-		w = strings.ToLower(w)
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-		if len(out) == maxQueryTerms {
-			break
-		}
-	}
-	return out
-}
-
-// luceneQuery ORs the terms, each as a quoted phrase with Lucene's specials
-// escaped, so a term can only ever match words.
+// luceneQuery asks for any of terms in the terms property, or at half
+// weight in keywords (as the other search paths weigh tags and entities),
+// each quoted with Lucene's specials escaped, so a term can only ever
+// match words.
 func luceneQuery(terms []string) string {
 	var b strings.Builder
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" OR ")
 		}
-		b.WriteByte('"')
-		for _, r := range t {
-			if r == '"' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		}
-		b.WriteByte('"')
+		q := quoteLucene(t)
+		b.WriteString("terms:" + q + " OR keywords:" + q + "^0.5")
 	}
+	return b.String()
+}
+
+func quoteLucene(t string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range t {
+		if r == '"' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
 	return b.String()
 }

@@ -3,13 +3,15 @@
 //
 // # Ranking
 //
-// Okapi BM25 (k1 = 1.2, b = 0.75) over tokens — runs of Unicode letters,
-// digits and combining marks, lowercased, never query syntax. A record's
-// text counts in full; its declared entities and tags at half weight (the
-// mentions inside its text already count as text). The collection
-// statistics (record count, mean length, document frequencies) are those of
-// the records the reader may see, so scores reveal nothing about other
-// groups. Ties rank newest first, then by uuid.
+// Okapi BM25 (k1 = 1.2, b = 0.75, Lucene's idf) over the terms of package
+// analysis — the same terms as the graph's indexes, never query syntax. A
+// record's text counts in full; its declared entities and tags at half
+// weight (the mentions inside its text already count as text). The
+// collection statistics (record count, mean length, document frequencies)
+// are those of the records the reader may see, so scores reveal nothing
+// about other groups. The best recall.PoolSize records and the neighbours
+// of the strongest are then ranked by package recall's rule, as the graph
+// ranks them; ties rank newest first, then by uuid.
 //
 // # Cost
 //
@@ -21,9 +23,10 @@
 // text is held. Candidates are then taken best first and each is re-read
 // and checked with journal.Parse — validity, authorship (journal.CheckOwner),
 // the version of its uuid that journal.ClashWins prefers, supersession by a
-// record the reader may see — until
-// the limit is filled. Lines that journal.Parse would reject can therefore
-// only nudge the statistics, never appear as hits.
+// record the reader may see — until the pool is filled. Lines that
+// journal.Parse would reject can therefore only nudge the statistics, never
+// appear as hits. The neighbours of the strongest hits are found by reading
+// their agents' journals once more.
 package offline
 
 import (
@@ -34,10 +37,12 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
 )
 
 // BM25 parameters.
@@ -70,6 +75,8 @@ type journalFile struct {
 	path  string // absolute
 	rel   string // as Memory.Path gives it
 	agent string // the agent that owns it
+	// firstSeq is the seq of the line read before the file's first line.
+	firstSeq int
 }
 
 // candidate is a line that contains a query word and passes the filters.
@@ -91,6 +98,7 @@ type retirement struct {
 // search is the state of one query over the journals.
 type search struct {
 	q       memsync.SearchQuery
+	query   recall.Query
 	terms   *termCounter
 	nterms  int
 	groups  map[string]bool
@@ -122,12 +130,13 @@ type search struct {
 // Only valid records count, each uuid as the graph projects it. No groups, or no
 // words, give no hits. Hits carry the file and line each record came from.
 func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	terms := queryTerms(q.Text)
+	query := recall.ParseQuery(q.Text)
+	terms := query.Terms[:min(len(query.Terms), MaxQueryTokens)]
 	if len(q.Groups) == 0 || len(terms) == 0 {
 		return nil, nil
 	}
 	s := &search{
-		q: q, terms: newTermCounter(terms), nterms: len(terms),
+		q: q, query: query, terms: newTermCounter(terms), nterms: len(terms),
 		groups: make(map[string]bool, len(q.Groups)), df: make([]int, len(terms)),
 		seed: maphash.MakeSeed(), first: map[uint64]linePos{}, dups: map[uint64][]linePos{},
 		retired: map[string][]retirement{},
@@ -155,7 +164,7 @@ func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) (
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			s.files = append(s.files, journalFile{path: path, rel: layout.Rel(path), agent: agent})
+			s.files = append(s.files, journalFile{path: path, rel: layout.Rel(path), agent: agent, firstSeq: s.seq})
 			file := int32(len(s.files) - 1)
 			err := eachLine(path, func(line []byte, number int, off int64) error {
 				s.seq++
@@ -272,9 +281,11 @@ func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
 	heap.Init(&queue)
 	lines := &lineReader{files: s.files, open: map[int32]*os.File{}}
 	defer lines.close()
-	var hits []memsync.Hit
+	// The lexical pool, best first, each a valid record the reader may see.
+	pool := recall.PoolSize(limit)
+	var lexical []memsync.Hit
 	emitted := map[string]bool{}
-	for queue.Len() > 0 && len(hits) < limit {
+	for queue.Len() > 0 && len(lexical) < pool {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -284,9 +295,112 @@ func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
 			continue
 		}
 		emitted[h.UUID] = true
+		lexical = append(lexical, h)
+	}
+	byUUID := make(map[string]memsync.Hit, len(lexical))
+	cands := make([]recall.Candidate, 0, len(lexical))
+	for _, h := range lexical {
+		byUUID[h.UUID] = h
+		cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score, Timed: recall.Timed(h.Text)})
+	}
+	links, neighbours, err := s.neighbours(ctx, lines, recall.SourceHits(lexical))
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range neighbours {
+		if _, ok := byUUID[h.UUID]; !ok {
+			byUUID[h.UUID] = h
+			cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Timed: recall.Timed(h.Text)})
+		}
+	}
+	ranked := recall.Rank(s.query, cands, links)
+	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
+	for _, r := range ranked[:min(limit, len(ranked))] {
+		h := byUUID[r.UUID]
+		h.Score = r.Score
 		hits = append(hits, h)
 	}
 	return hits, nil
+}
+
+// neighbours finds, for the sources that name a session, the records of
+// the same agent and session nearest to them in time (package recall), by
+// reading their agents' journals again: only the records the reader may
+// see and the query wants, each uuid as first written.
+func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []memsync.Hit) ([]recall.Link, []memsync.Hit, error) {
+	type key struct{ agent, session string }
+	want := map[key]bool{}
+	agents := map[string]bool{}
+	for _, h := range sources {
+		if h.Session != "" {
+			want[key{h.Agent, h.Session}] = true
+			agents[h.Agent] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil, nil
+	}
+	found := map[key][]memsync.Hit{}
+	seen := map[string]bool{}
+	var rec lightRecord
+	for i, f := range s.files {
+		if !agents[f.agent] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		file, seq := int32(i), f.firstSeq
+		err := eachLine(f.path, func(line []byte, number int, off int64) error {
+			seq++ // as the first reading numbered the lines
+			if !rec.parse(line) || len(rec.session) == 0 || !want[key{f.agent, string(rec.session)}] {
+				return nil
+			}
+			pos := linePos{seq: seq, file: file, line: int32(number), off: off, size: int32(len(line))}
+			h, ok := s.check(lines, candidate{pos: pos, uuid: string(rec.uuid)})
+			if !ok || seen[h.UUID] {
+				return nil
+			}
+			seen[h.UUID] = true
+			k := key{h.Agent, h.Session}
+			found[k] = append(found[k], h)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("offline search: read %s: %w", f.rel, err)
+		}
+	}
+	var links []recall.Link
+	var out []memsync.Hit
+	for k, list := range found {
+		sort.Slice(list, func(i, j int) bool {
+			if !list[i].TS.Equal(list[j].TS) {
+				return list[i].TS.Before(list[j].TS)
+			}
+			return list[i].UUID < list[j].UUID
+		})
+		found[k] = list
+	}
+	for _, h := range sources {
+		list := found[key{h.Agent, h.Session}]
+		at := slices.IndexFunc(list, func(x memsync.Hit) bool { return x.UUID == h.UUID })
+		if h.Session == "" || at < 0 {
+			continue
+		}
+		var before, after []string
+		for d := 1; d <= recall.Window; d++ {
+			if at-d >= 0 {
+				before = append(before, list[at-d].UUID)
+				out = append(out, list[at-d])
+			}
+			if at+d < len(list) {
+				after = append(after, list[at+d].UUID)
+				out = append(out, list[at+d])
+			}
+		}
+		links = append(links, recall.Links(h.UUID, before, after)...)
+	}
+	return links, out, nil
 }
 
 // check re-reads a candidate's line and makes it a hit if it is a record

@@ -81,7 +81,7 @@ func uuids(hits []memsync.Hit) []string {
 
 func TestTokens(t *testing.T) {
 	got := Tokens(`Foo:bar AND ( "Zürich" x_y café-naïve 42 日本語`)
-	want := []string{"foo", "bar", "and", "zürich", "x", "y", "café", "naïve", "42", "日本語"}
+	want := []string{"foo", "bar", "zurich", "x", "cafe", "naiv", "42", "日本語"} // package analysis's terms
 	if !slices.Equal(got, want) {
 		t.Fatalf("Tokens = %q, want %q", got, want)
 	}
@@ -145,7 +145,7 @@ func TestTiesNewestFirstThenUUID(t *testing.T) {
 		rec("t-a", "alice", 1, "same words"),
 		rec("t-c", "alice", 2, "same words"),
 	)
-	got := uuids(find(t, layout, memsync.SearchQuery{Text: "same", Groups: groups("alice")}))
+	got := uuids(find(t, layout, memsync.SearchQuery{Text: "words", Groups: groups("alice")}))
 	if !slices.Equal(got, []string{"t-c", "t-a", "t-b"}) {
 		t.Fatalf("ties: %v", got)
 	}

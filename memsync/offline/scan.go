@@ -74,8 +74,8 @@ func eachLine(path string, fn func(line []byte, number int, off int64) error) er
 // slices point into the line (or into a decoded copy when the JSON string
 // had escapes); they are valid while the line is.
 type lightRecord struct {
-	uuid, ts, agent, kind, scope, text []byte
-	entities, tags, supersedes         [][]byte
+	uuid, ts, agent, kind, scope, text, session []byte
+	entities, tags, supersedes                  [][]byte
 }
 
 func (r *lightRecord) reset() {
@@ -120,6 +120,8 @@ func (r *lightRecord) parse(b []byte) bool {
 			i, ok = r.str(b, i, &r.scope)
 		case "text":
 			i, ok = r.str(b, i, &r.text)
+		case "session":
+			i, ok = r.str(b, i, &r.session)
 		case "entities":
 			i, ok = r.strs(b, i, &r.entities)
 		case "tags":

@@ -1,0 +1,102 @@
+package analysis
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStemPorter: the examples of Porter's paper and his test vocabulary.
+func TestStemPorter(t *testing.T) {
+	for _, c := range [][2]string{
+		{"caresses", "caress"}, {"ponies", "poni"}, {"ties", "ti"}, {"caress", "caress"}, {"cats", "cat"},
+		{"feed", "feed"}, {"agreed", "agre"}, {"plastered", "plaster"}, {"bled", "bled"}, {"motoring", "motor"},
+		{"sing", "sing"}, {"conflated", "conflat"}, {"troubled", "troubl"}, {"sized", "size"}, {"hopping", "hop"},
+		{"tanned", "tan"}, {"falling", "fall"}, {"hissing", "hiss"}, {"fizzed", "fizz"}, {"failing", "fail"},
+		{"filing", "file"}, {"happy", "happi"}, {"sky", "sky"}, {"relational", "relat"}, {"conditional", "condit"},
+		{"rational", "ration"}, {"valenci", "valenc"}, {"digitizer", "digit"}, {"radicalli", "radic"},
+		{"differentli", "differ"}, {"vileli", "vile"}, {"analogousli", "analog"}, {"vietnamization", "vietnam"},
+		{"predication", "predic"}, {"operator", "oper"}, {"feudalism", "feudal"}, {"decisiveness", "decis"},
+		{"hopefulness", "hope"}, {"callousness", "callous"}, {"formaliti", "formal"}, {"sensitiviti", "sensit"},
+		{"sensibiliti", "sensibl"}, {"triplicate", "triplic"}, {"formative", "form"}, {"formalize", "formal"},
+		{"electriciti", "electr"}, {"electrical", "electr"}, {"hopeful", "hope"}, {"goodness", "good"},
+		{"revival", "reviv"}, {"allowance", "allow"}, {"inference", "infer"}, {"airliner", "airlin"},
+		{"gyroscopic", "gyroscop"}, {"adjustable", "adjust"}, {"defensible", "defens"}, {"irritant", "irrit"},
+		{"replacement", "replac"}, {"adjustment", "adjust"}, {"dependent", "depend"}, {"adoption", "adopt"},
+		{"homologou", "homolog"}, {"communism", "commun"}, {"activate", "activ"}, {"angulariti", "angular"},
+		{"homologous", "homolog"}, {"effective", "effect"}, {"bowdlerize", "bowdler"}, {"probate", "probat"},
+		{"rate", "rate"}, {"cease", "ceas"}, {"controll", "control"}, {"roll", "roll"},
+		{"generalizations", "gener"}, {"oscillators", "oscil"}, {"joined", "join"}, {"joining", "join"},
+		{"is", "is"}, {"2023", "2023"}, {"café", "café"}, {"ing", "ing"}, {"sss", "sss"}, {"e", "e"},
+	} {
+		if got := Stem(c[0]); got != c[1] {
+			t.Errorf("Stem(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+}
+
+// TestTerms: tokenisation, case, stopwords (question words included) and
+// stemming, on the cases every search path relies on.
+func TestTerms(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"When did Caroline join the LGBTQ support group?", []string{"carolin", "join", "lgbtq", "support", "group"}},
+		{"Caroline joined a support group", []string{"carolin", "join", "support", "group"}},
+		{"Use #postgres for @Mira's billing service", []string{"us", "postgr", "mira", "bill", "servic"}},
+		{"what is it?", nil},
+		{"-foo --bar", []string{"foo", "bar"}},
+		{`"quoted" OR (NEAR) AND text:x*`, []string{"quot", "near", "text", "x"}},
+		{"ÉCOLE Straße naïve cafe\u0301 Łódź", []string{"ecol", "straße", "naiv", "cafe", "lodz"}},
+		{"\u0301 x² ½", []string{"x²", "½"}},
+		{"東京 2023", []string{"東京", "2023"}},
+		{"", nil},
+	} {
+		if got := Terms(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("Terms(%q) = %q, want %q", c.text, got, c.want)
+		}
+		if got, want := Text(c.text), strings.Join(c.want, " "); got != want {
+			t.Errorf("Text(%q) = %q, want %q", c.text, got, want)
+		}
+	}
+}
+
+func TestQueryTerms(t *testing.T) {
+	if got, want := QueryTerms("join joined JOINING groups group"), []string{"join", "group"}; !slices.Equal(got, want) {
+		t.Fatalf("QueryTerms = %q, want %q", got, want)
+	}
+	if got := QueryTerms("Who was it, and where?"); len(got) != 0 {
+		t.Fatalf("a stopword-only query has terms %q", got)
+	}
+}
+
+func FuzzTerms(f *testing.F) {
+	for _, s := range []string{"When did Caroline join?", "a-b_c", "ÉCOLE", "\xff\xfe", "sses"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := Text(text), strings.Join(Terms(text), " "); got != want {
+			t.Fatalf("Text(%q) = %q, Terms joined = %q", text, got, want)
+		}
+		for _, term := range Terms(text) {
+			if term == "" {
+				t.Fatalf("empty term from %q", text)
+			}
+			for _, r := range term {
+				if !WordRune(r) {
+					t.Fatalf("term %q from %q holds %q", term, text, r)
+				}
+			}
+		}
+	})
+}
+
+func BenchmarkText(b *testing.B) {
+	text := "Caroline: I joined the LGBTQ support group yesterday, and it was really powerful! #community @Melanie"
+	var buf []byte
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		buf = AppendText(buf[:0], text)
+	}
+}

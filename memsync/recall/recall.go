@@ -1,0 +1,188 @@
+// Package recall is memsync's one ranking rule for search: how a query is
+// understood and how a lexical index's hits, and the memories next to the
+// strongest of them, are fused into one order. The embedded store, Neo4j
+// and the offline path each find candidates their own way and then call
+// Rank, so every path ranks the same candidates the same way.
+//
+// # The rule
+//
+// A search takes the Pool best lexical hits (BM25 over the terms of package
+// analysis), whatever its limit, so the first k results are the same for
+// every limit up to Pool. The Sources strongest of them bring in their
+// neighbours: the memories of the same agent and session nearest to them
+// in time, up to Window on each side (a question's answer is often the
+// turn after it, or the one before). Then, for a memory m,
+//
+//	base(m)  = lexical(m) × (1 + TimeBoost if the query asks "when" and m's text names a time)
+//	score(m) = base(m) + Alpha × max over lexical hits h next to m of base(h) / distance(h, m)
+//
+// and memories are ordered by score (higher first), then newest first,
+// then uuid. The score is a plain number per hit, so that later factors
+// (importance, confidence) can multiply into it.
+package recall
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/memsync/analysis"
+)
+
+// The rule's constants, tuned on the LoCoMo development set (docs/benchmarks.md).
+const (
+	// Pool is how many lexical hits a search ranks, whatever its limit.
+	Pool = 100
+	// Sources is how many of the strongest lexical hits bring in their neighbours.
+	Sources = 30
+	// Window is how many neighbours each side of a source join.
+	Window = 2
+	// Alpha is how much of a neighbour's strength a memory inherits.
+	Alpha = 0.7
+	// TimeBoost lifts memories that name a time when the query asks "when".
+	TimeBoost = 0.5
+)
+
+// Query is a search query as recall understands it.
+type Query struct {
+	Terms []string // analysis.QueryTerms of the text
+	When  bool     // the text asks about time ("when", "what year", "how long ago")
+}
+
+// ParseQuery analyzes text. A query whose words are all stopwords has no
+// terms: it finds nothing, and is not an error.
+func ParseQuery(text string) Query {
+	q := Query{Terms: analysis.QueryTerms(text)}
+	for _, w := range analysis.Words(text) {
+		if whenWords[w] {
+			q.When = true
+			break
+		}
+	}
+	return q
+}
+
+// PoolSize is how many lexical hits a search with limit ranks.
+func PoolSize(limit int) int { return max(Pool, limit) }
+
+// whenWords make a question a question about time.
+var whenWords = set(`when date dates year years month months day days week weeks long ago`)
+
+// timeWords name a time in a memory's text; four-digit years count too.
+var timeWords = set(`yesterday today tonight tomorrow ago last next week weeks weekend month months
+	year years monday tuesday wednesday thursday friday saturday sunday january february march april
+	may june july august september october november december recently lately since earlier summer
+	winter spring autumn morning evening night birthday anniversary holiday holidays`)
+
+func set(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// Timed reports whether text names a time: a date word or a year.
+func Timed(text string) bool {
+	for _, w := range analysis.Words(text) {
+		if timeWords[w] || len(w) == 4 && (strings.HasPrefix(w, "19") || strings.HasPrefix(w, "20")) && allDigits(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Candidate is a memory a search may return: a lexical hit (Lexical > 0,
+// the index's BM25, higher is better) or a neighbour of one (Lexical 0).
+type Candidate struct {
+	UUID    string
+	TS      time.Time
+	Lexical float64
+	Timed   bool // Timed(text)
+}
+
+// Link says that To is Dist (1..Window) memories away from the lexical hit From.
+type Link struct {
+	From, To string
+	Dist     int
+}
+
+// Ranked is a candidate with its fused score.
+type Ranked struct {
+	Candidate
+	Score float64
+}
+
+// SourceHits returns the lexical hits whose neighbours join: the Sources
+// best of hits, which must be in the order Rank would give them alone
+// (lexical score descending, newest, uuid).
+func SourceHits[T any](hits []T) []T { return hits[:min(len(hits), Sources)] }
+
+// Rank fuses cands (lexical hits and neighbours, each uuid once) and the
+// links between them into the final order. Links from a uuid that is not a
+// lexical hit among cands, or to one that is not among cands, are ignored.
+func Rank(q Query, cands []Candidate, links []Link) []Ranked {
+	base := make(map[string]float64, len(cands))
+	for _, c := range cands {
+		b := c.Lexical
+		if q.When && c.Timed {
+			b *= 1 + TimeBoost
+		}
+		base[c.UUID] = b
+	}
+	lift := map[string]float64{}
+	for _, l := range links {
+		from, ok := base[l.From]
+		if !ok || from <= 0 || l.Dist < 1 {
+			continue
+		}
+		if _, ok := base[l.To]; !ok {
+			continue
+		}
+		lift[l.To] = max(lift[l.To], from/float64(l.Dist))
+	}
+	out := make([]Ranked, 0, len(cands))
+	for _, c := range cands {
+		s := base[c.UUID] + Alpha*lift[c.UUID]
+		if s <= 0 {
+			continue
+		}
+		out = append(out, Ranked{Candidate: c, Score: s})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return Less(out[i].Score, out[i].TS, out[i].UUID, out[j].Score, out[j].TS, out[j].UUID)
+	})
+	return out
+}
+
+// Less is the order of hits: higher score, then newer, then smaller uuid.
+func Less(sa float64, ta time.Time, ua string, sb float64, tb time.Time, ub string) bool {
+	if sa != sb {
+		return sa > sb
+	}
+	if !ta.Equal(tb) {
+		return ta.After(tb)
+	}
+	return ua < ub
+}
+
+// Links links the lexical hit from to its neighbours: before and after
+// each nearest first, as many as Window on each side.
+func Links(from string, before, after []string) []Link {
+	var out []Link
+	for _, side := range [][]string{before, after} {
+		for k, to := range side[:min(len(side), Window)] {
+			out = append(out, Link{From: from, To: to, Dist: k + 1})
+		}
+	}
+	return out
+}

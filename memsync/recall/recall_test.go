@@ -1,0 +1,95 @@
+package recall
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestParseQuery(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		terms []string
+		when  bool
+	}{
+		{"When did Caroline join the group?", []string{"carolin", "join", "group"}, true},
+		{"What year did Melanie start painting?", []string{"year", "melani", "start", "paint"}, true},
+		{"What does Caroline paint?", []string{"carolin", "paint"}, false},
+		{"what is it", nil, false},
+		{"", nil, false},
+	} {
+		q := ParseQuery(c.text)
+		if !slices.Equal(q.Terms, c.terms) || q.When != c.when {
+			t.Errorf("ParseQuery(%q) = %q, when %v; want %q, %v", c.text, q.Terms, q.When, c.terms, c.when)
+		}
+	}
+}
+
+func TestTimed(t *testing.T) {
+	for text, want := range map[string]bool{
+		"We went camping last week":   true,
+		"I started in 2019":           true,
+		"Sunday was fun":              true,
+		"I love painting sunsets":     false,
+		"room 2048 is on floor three": true, // a four-digit 20xx reads as a year
+		"call 5551234":                false,
+	} {
+		if got := Timed(text); got != want {
+			t.Errorf("Timed(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestRank: the rule on small cases, each naming what it shows.
+func TestRank(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	for _, c := range []struct {
+		name  string
+		q     Query
+		cands []Candidate
+		links []Link
+		want  []string
+	}{
+		{"lexical order, ties newest then uuid", Query{}, []Candidate{
+			{UUID: "b", TS: at(1), Lexical: 1}, {UUID: "a", TS: at(1), Lexical: 1}, {UUID: "c", TS: at(2), Lexical: 1}, {UUID: "d", TS: at(0), Lexical: 2},
+		}, nil, []string{"d", "c", "a", "b"}},
+		{"a neighbour joins, weaker than its source", Query{}, []Candidate{
+			{UUID: "q", TS: at(1), Lexical: 2}, {UUID: "ans", TS: at(2)}, {UUID: "other", TS: at(9), Lexical: 1},
+		}, []Link{{From: "q", To: "ans", Dist: 1}}, []string{"q", "ans", "other"}},
+		{"a lift fades with distance", Query{}, []Candidate{
+			{UUID: "q", TS: at(1), Lexical: 2}, {UUID: "far", TS: at(3)}, {UUID: "near", TS: at(2)},
+		}, []Link{{From: "q", To: "far", Dist: 2}, {From: "q", To: "near", Dist: 1}}, []string{"q", "near", "far"}},
+		{"a weak hit next to a strong one overtakes a lone one", Query{}, []Candidate{
+			{UUID: "strong", TS: at(1), Lexical: 3}, {UUID: "weak", TS: at(2), Lexical: 1}, {UUID: "lone", TS: at(9), Lexical: 2},
+		}, []Link{{From: "strong", To: "weak", Dist: 1}, {From: "weak", To: "strong", Dist: 1}}, []string{"strong", "weak", "lone"}},
+		{"links from or to unknown uuids, or from non-hits, are ignored", Query{}, []Candidate{
+			{UUID: "a", TS: at(1), Lexical: 1}, {UUID: "n", TS: at(2)},
+		}, []Link{{From: "x", To: "n", Dist: 1}, {From: "a", To: "x", Dist: 1}, {From: "n", To: "a", Dist: 1}}, []string{"a"}},
+		{"a when question favours a memory that names a time", Query{When: true}, []Candidate{
+			{UUID: "plain", TS: at(2), Lexical: 1.2}, {UUID: "dated", TS: at(1), Lexical: 1, Timed: true},
+		}, nil, []string{"dated", "plain"}},
+		{"other questions do not", Query{}, []Candidate{
+			{UUID: "plain", TS: at(2), Lexical: 1.2}, {UUID: "dated", TS: at(1), Lexical: 1, Timed: true},
+		}, nil, []string{"plain", "dated"}},
+	} {
+		var got []string
+		for _, r := range Rank(c.q, c.cands, c.links) {
+			got = append(got, r.UUID)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestLinks(t *testing.T) {
+	got := Links("s", []string{"b1", "b2", "b3"}, []string{"a1"})
+	want := []Link{{"s", "b1", 1}, {"s", "b2", 2}, {"s", "a1", 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Links = %v, want %v", got, want)
+	}
+	if PoolSize(5) != Pool || PoolSize(500) != 500 {
+		t.Fatalf("PoolSize")
+	}
+}
