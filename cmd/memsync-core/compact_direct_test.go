@@ -33,6 +33,13 @@ func TestCompactCommandKeepsDirectWrites(t *testing.T) {
 	}
 	now := time.Now().UTC()
 	path := filepath.Join(jdir, journal.FileName(now))
+	// run runs the binary on repo's embedded store, whatever the test's
+	// environment says about Neo4j.
+	run := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(memsyncBinary(t), append(args, "--repo", repo)...)
+		cmd.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=embedded", "MEMSYNC_NEO4J_URI=")
+		return cmd.CombinedOutput()
+	}
 	lineOf := func(id string) []byte {
 		r := journal.Record{UUID: id, TS: now, Agent: "a", Kind: journal.KindObservation, Scope: journal.ScopePrivate, Text: "written directly: " + id}
 		return append(r.Canonical(), '\n')
@@ -74,7 +81,7 @@ func TestCompactCommandKeepsDirectWrites(t *testing.T) {
 			wg.Add(1)
 			go func() { defer wg.Done(); write(name, round) }()
 		}
-		out, err := exec.Command(memsyncBinary(t), "compact", "--agent", "a", "--repo", repo).CombinedOutput()
+		out, err := run("compact", "--agent", "a")
 		wg.Wait()
 		if err != nil {
 			t.Fatalf("memsync compact: %v\n%s", err, out)
@@ -87,7 +94,7 @@ func TestCompactCommandKeepsDirectWrites(t *testing.T) {
 		}
 		// Project between compactions, so the next one blanks lines that
 		// cursors have already passed.
-		if out, err := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo).CombinedOutput(); err != nil {
+		if out, err := run("sync", "--once"); err != nil {
 			t.Fatalf("sync: %v\n%s", err, out)
 		}
 	}
@@ -128,11 +135,11 @@ func TestCompactCommandKeepsDirectWrites(t *testing.T) {
 	if len(lost) > 0 || dup > 0 {
 		t.Fatalf("of %d lines written directly: lost %v, %d duplicated", (2*rounds+1)*perRound, lost, dup)
 	}
-	out, err := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo).CombinedOutput()
+	out, err := run("sync", "--once")
 	if err != nil {
 		t.Fatalf("sync: %v\n%s", err, out)
 	}
-	out, err = exec.Command(memsyncBinary(t), "verify", "--repo", repo).CombinedOutput()
+	out, err = run("verify")
 	if err != nil || !strings.HasPrefix(string(out), "ok: ") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}

@@ -18,7 +18,7 @@ import (
 // confidence low.
 func TestAppendSurpriseGate(t *testing.T) {
 	bin := binary(t)
-	repo := t.TempDir()
+	repo := initRepo(t, "ada")
 	run := func(args ...string) (string, int) {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"append", "--repo", repo, "--agent", "ada", "--kind", "observation",
