@@ -36,6 +36,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	repoFlag := addRepoFlag(fs)
 	noCommit := fs.Bool("no-commit", false, "do not auto-commit journals to git (else every daemon.commit_interval)")
 	noCompact := fs.Bool("no-compact", false, "do not run scheduled compaction (weekly, or when a day passes compaction.max_day_lines)")
+	remote := fs.String("remote", "", "git remote `NAME` to commit, fetch, merge and push every sync.interval (else sync.remote; SPEC §12)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
 	if _, code, done := fs.parse(args); done {
@@ -72,6 +73,9 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		}
 		if *noCommit {
 			cfg.Daemon.CommitInterval = 0
+		}
+		if *remote != "" {
+			cfg.Sync.Remote = *remote
 		}
 		reload, err := runDaemon(ctx, env, repo, &cfg, !*noCompact, hup)
 		if err != nil {
@@ -144,6 +148,11 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 			go func() { defer wg.Done(); _ = c.Run(runCtx) }()
 		}
 	}
+	if cfg.Sync.Remote != "" {
+		if err := startExchange(runCtx, &wg, repo, cfg, lg, env); err != nil {
+			return false, err
+		}
+	}
 	if compact {
 		s := &compaction.Scheduler{Root: repo, Weekday: cfg.CompactionWeekday(), Options: compaction.Options{
 			MaxDayLines: cfg.Compaction.MaxDayLines, Summarizer: summarizerArgv(cfg),
@@ -192,4 +201,22 @@ func openGraphPatiently(ctx context.Context, cfg *Config, repo string, lg *zap.L
 		case <-time.After(d):
 		}
 	}
+}
+
+// startExchange runs the exchange with cfg.Sync.Remote beside the engine
+// (SPEC §12): it commits before each exchange, whatever commit_interval says.
+func startExchange(ctx context.Context, wg *sync.WaitGroup, repo string, cfg *Config, lg *zap.Logger, env *Env) error {
+	c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Logger: lg, Now: env.Now})
+	if err != nil {
+		return err
+	}
+	x, err := ledger.NewExchanger(ledger.ExchangerOptions{
+		Root: repo, Remote: cfg.Sync.Remote, Committer: c, Interval: cfg.Sync.Interval, Logger: lg, Now: env.Now,
+	})
+	if err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = x.Run(ctx) }()
+	return nil
 }

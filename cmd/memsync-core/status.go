@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -34,8 +36,15 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
+	remote, err := ledger.RemoteStatus(ctx, repo)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
 	if *asJSON {
-		out, _ := json.MarshalIndent(rep, "", "  ")
+		out, _ := json.MarshalIndent(struct {
+			memsync.StatusReport
+			Remote *ledger.ExchangeStatus `json:"remote,omitempty"`
+		}{rep, remote}, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}
@@ -44,7 +53,11 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		state = "UNREACHABLE: " + rep.Graph.Error
 	}
 	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n", rep.Graph.Backend, rep.Graph.Identity, state)
-	fmt.Fprintf(env.Stdout, "daemon: %s\n\n", daemonLine(rep.Daemon))
+	fmt.Fprintf(env.Stdout, "daemon: %s\n", daemonLine(rep.Daemon))
+	if remote != nil {
+		fmt.Fprintf(env.Stdout, "remote: %s\n", remoteLine(remote, env.Now()))
+	}
+	fmt.Fprintln(env.Stdout)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "agent\tjournal\tprojected\toutbox\trejects\tlag\t")
 	for _, a := range rep.Agents {
@@ -74,4 +87,24 @@ func daemonLine(d memsync.DaemonStatus) string {
 		return "not running; " + h.String() + " holds the daemon lock"
 	}
 	return "running" + strings.TrimPrefix(h.String(), "a daemon")
+}
+
+// remoteLine is the exchange with the git remote in one line (SPEC §12):
+// the last exchange, ahead/behind, a conflict left for a person, the last error.
+func remoteLine(st *ledger.ExchangeStatus, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s, ", st.Remote, st.Branch)
+	if st.LastSuccess.IsZero() {
+		b.WriteString("never exchanged")
+	} else {
+		fmt.Fprintf(&b, "last exchange %s (%s ago)", st.LastSuccess.Format(time.RFC3339), now.Sub(st.LastSuccess).Round(time.Second))
+	}
+	fmt.Fprintf(&b, ", %d ahead, %d behind", st.Ahead, st.Behind)
+	if len(st.Conflicts) > 0 {
+		fmt.Fprintf(&b, "\n  MERGE CONFLICT for a person to resolve and commit: %s", strings.Join(st.Conflicts, ", "))
+	}
+	if st.LastError != "" {
+		fmt.Fprintf(&b, "\n  last error (%s): %s", st.LastAttempt.Format(time.RFC3339), st.LastError)
+	}
+	return b.String()
 }

@@ -27,6 +27,7 @@ type Config struct {
 	Append     AppendConfig     `yaml:"append"`
 	Daemon     DaemonConfig     `yaml:"daemon"`
 	Compaction CompactionConfig `yaml:"compaction"`
+	Sync       SyncConfig       `yaml:"sync"`
 	Log        LogConfig        `yaml:"log"`
 
 	password string // from $MEMSYNC_NEO4J_PASSWORD; never printed
@@ -63,6 +64,12 @@ type CompactionConfig struct {
 	Summarizer  string `yaml:"summarizer"`    // command that summarizes; empty: built-in
 }
 
+// SyncConfig is the exchange with a git remote (SPEC §12; memsync run --remote).
+type SyncConfig struct {
+	Remote   string        `yaml:"remote"`   // git remote to pull from and push to; empty: no exchange
+	Interval time.Duration `yaml:"interval"` // how often the daemon exchanges
+}
+
 // LogConfig shapes the log on stderr.
 type LogConfig struct {
 	Format string `yaml:"format"` // auto (console on a terminal, else json), json, console
@@ -87,6 +94,7 @@ func DefaultConfig() Config {
 			CommitInterval: 5 * time.Minute,
 		},
 		Compaction: CompactionConfig{MaxDayLines: 500, Weekday: "sunday"},
+		Sync:       SyncConfig{Interval: time.Minute},
 		Log:        LogConfig{Format: "auto", Level: "info"},
 	}
 }
@@ -99,6 +107,7 @@ var (
 	errNeo4jURIMissing = errors.New("graph neo4j needs neo4j.uri (or MEMSYNC_NEO4J_URI, --neo4j-uri)")
 	errBatchSize       = errors.New("daemon.batch_size must be at least 1")
 	errDuration        = errors.New("must be a positive duration")
+	errSyncInterval    = errors.New("sync.interval must not be negative")
 	errCommitInterval  = errors.New("daemon.commit_interval must not be negative (0 disables)")
 	errMaxDayLines     = errors.New("compaction.max_day_lines must be at least 1")
 	errWeekday         = errors.New("compaction.weekday must be a day name (sunday ... saturday)")
@@ -139,6 +148,9 @@ func (c *Config) Validate() error {
 		if d.v <= 0 {
 			return fmt.Errorf("%s %v: %w", d.name, d.v, errDuration)
 		}
+	}
+	if c.Sync.Interval < 0 {
+		return fmt.Errorf("sync.interval %v: %w", c.Sync.Interval, errSyncInterval)
 	}
 	if c.Daemon.CommitInterval < 0 {
 		return fmt.Errorf("daemon.commit_interval %v: %w", c.Daemon.CommitInterval, errCommitInterval)
@@ -451,6 +463,10 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 #   max_day_lines: 500     # compact a day file early when it grows past this
 #   weekday: sunday        # weekly compaction day
 #   summarizer: ""         # command that writes summaries (stdin: records); empty: built-in
+
+# sync:                    # many hosts, one memory (memsync run --remote NAME)
+#   remote: ""             # git remote to fetch, merge and push; empty: no exchange
+#   interval: 1m           # how often the daemon exchanges with it
 
 # log:
 #   format: auto           # auto (console on a terminal, else json), json, console
