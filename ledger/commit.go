@@ -263,7 +263,7 @@ func defaultMessage(files []string) string {
 // or returns "".
 func (r *repo) busy(lg *zap.Logger) string {
 	lockPath := filepath.Join(r.gitDir, "index.lock")
-	if fi, err := os.Stat(lockPath); err == nil {
+	if fi, err := os.Stat(lockPath); err == nil && !removeDeadOwnersLock(lockPath) {
 		if age := time.Since(fi.ModTime()); age > staleLockAge {
 			lg.Warn("index.lock is old: if no git process is running, a crashed one left it; remove it by hand",
 				zap.String("path", lockPath), zap.Duration("age", age))
