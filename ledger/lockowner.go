@@ -40,20 +40,46 @@ func ownerFile(lock string) string {
 }
 
 // createLock creates lock exclusively, as git does, after removing it if a
-// dead memsync process left it; it records this process as its owner.
+// dead memsync process left it. The lock is made as a private file first,
+// whose owner (this pid, its inode) is recorded, and then linked to the
+// lock's name (atomic, and refused when the name exists): so a recorded
+// inode at the lock's name is always one this process made, whenever it
+// died.
 func createLock(lock string) (*os.File, error) {
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) && removeDeadOwnersLock(lock) {
-		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if _, err := os.Lstat(lock); err == nil {
+		removeDeadOwnersLock(lock)
 	}
+	return tryLock(lock)
+}
+
+func tryLock(lock string) (*os.File, error) {
+	owner := ownerFile(lock)
+	tmp := owner + ".tmp"
+	os.Remove(tmp) // a leftover of ours (the owner record says which lock we held)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err == nil {
-		// Best effort: without the record a crash leaves the lock for a
-		// person to remove, as before.
-		_ = os.WriteFile(ownerFile(lock), fmt.Appendf(nil, "%d %d\n", os.Getpid(), st.Ino), 0o644)
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := os.WriteFile(owner, fmt.Appendf(nil, "%d %d\n", os.Getpid(), st.Ino), 0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	err = os.Link(tmp, lock)
+	os.Remove(tmp)
+	if err != nil {
+		f.Close()
+		os.Remove(owner)
+		if errors.Is(err, os.ErrExist) {
+			return nil, os.ErrExist
+		}
+		return nil, err
 	}
 	return f, nil
 }
