@@ -351,7 +351,7 @@ func (x *Exchanger) lockJournals(paths []string) ([]*os.File, map[string]bool, e
 			}
 			return nil, nil, fmt.Errorf("exchange: lock %s: %w", rel, err)
 		}
-		if err := flock(f, syscall.LOCK_EX); err != nil {
+		if err := flockWithin(f, lockWait); err != nil {
 			f.Close()
 			for _, l := range locks {
 				l.Close()
@@ -362,6 +362,27 @@ func (x *Exchanger) lockJournals(paths []string) ([]*os.File, map[string]bool, e
 		held[rel] = true
 	}
 	return locks, held, nil
+}
+
+// lockWait bounds how long the exchange waits for a journal's lock (an
+// append holds it for one write; anything longer is skipped this round).
+const lockWait = 10 * time.Second
+
+// flockWithin takes f's exclusive lock, giving up with ErrLocked after d.
+func flockWithin(f *os.File, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case err != syscall.EWOULDBLOCK && err != syscall.EINTR:
+			return err
+		case time.Now().After(deadline):
+			return fmt.Errorf("%w: the journal stayed locked for %v", ErrLocked, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // attributesFile writes the attributes that make every journal merge as a
@@ -395,8 +416,10 @@ func (x *Exchanger) push(ctx context.Context, branch string) (rejected bool, err
 		return false, nil
 	}
 	msg := err.Error()
-	rejected = strings.Contains(msg, "[rejected]") || strings.Contains(msg, "non-fast-forward") ||
-		strings.Contains(msg, "fetch first") || strings.Contains(msg, "[remote rejected]") && strings.Contains(msg, "lock")
+	// [remote rejected] covers two pushes racing for the remote's ref
+	// lock: fetching and merging again is the answer to both.
+	rejected = strings.Contains(msg, "[rejected]") || strings.Contains(msg, "[remote rejected]") ||
+		strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first")
 	return rejected, fmt.Errorf("exchange: push to %s: %w", x.opts.Remote, err)
 }
 
@@ -407,6 +430,14 @@ func (x *Exchanger) run(ctx context.Context, extra []*os.File, args ...string) (
 // runGit runs git in root with a fixed identity, no prompts and no pager;
 // extra files are passed to it (to hold their locks while it runs).
 func runGit(ctx context.Context, root, git string, extra []*os.File, args ...string) (string, error) {
+	// No automatic gc or maintenance from memsync's git: it would detach,
+	// outlive the command and (inheriting the journal locks of a merge)
+	// hold appends off for as long as it runs. A person's git still does it.
+	verb := args[0] // for messages: the command after any -c options
+	for i := 0; i+2 < len(args) && args[i] == "-c"; i += 2 {
+		verb = args[i+2]
+	}
+	args = append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
 	cmd := exec.CommandContext(ctx, git, args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(),
@@ -418,7 +449,7 @@ func runGit(ctx context.Context, root, git string, extra []*os.File, args ...str
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		detail := strings.TrimSpace(stderr.String() + "\n" + stdout.String())
-		return stdout.String(), fmt.Errorf("git %s: %w: %s", args[0], err, detail)
+		return stdout.String(), fmt.Errorf("git %s: %w: %s", verb, err, detail)
 	}
 	return stdout.String(), nil
 }

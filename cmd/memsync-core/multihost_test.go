@@ -203,11 +203,11 @@ func TestManyHostsOneMemory(t *testing.T) {
 				la, lb := hostJournal(t, h[0]), hostJournal(t, h[1])
 				top := headOf(t, remote, "HEAD")
 				if strings.Join(la, "\n") == strings.Join(lb, "\n") && headOf(t, h[0], "HEAD") == top && headOf(t, h[1], "HEAD") == top &&
-					gitOut(t, h[0], "status", "--porcelain", "--", "agents") == "" && gitOut(t, h[1], "status", "--porcelain", "--", "agents") == "" {
+					gitOut(t, h[0], "status", "--porcelain", "--untracked-files=no", "--", "agents") == "" && gitOut(t, h[1], "status", "--porcelain", "--untracked-files=no", "--", "agents") == "" {
 					break
 				}
 				if time.Now().After(deadline) {
-					ls, _ := exec.Command("ls", "-la", filepath.Join(h[0], ".git"), filepath.Join(h[1], ".git")).CombinedOutput()
+					ls, _ := exec.Command("sh", "-c", "ls -la \"$0/.git\" \"$1/.git\"; cat \"$0/.memsync/exchange.json\" \"$1/.memsync/exchange.json\"; ps -ef | grep -e git -e memsync-core | grep -v grep", h[0], h[1]).CombinedOutput()
 					t.Fatalf("no quiescence after 90 s: %d and %d lines\nlog of a:\n%s\nlog of b:\n%s\n%s",
 						len(la), len(lb), tail(dA.stderr.String(), 3000), tail(dB.stderr.String(), 3000), ls)
 				}
@@ -295,4 +295,90 @@ func statusJSON(t *testing.T, repo string, env []string) remoteStatusJSON {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
 	return st
+}
+
+// A person's conflicting MEMORY.md edits on two hosts: the merge is left for
+// the person (both sides kept, markers, nothing chosen), status names the
+// file, the daemon keeps projecting what agents append meanwhile, and once
+// the person commits the resolution the exchange carries everything.
+func TestManyHostsPersonsConflict(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	remote, h := twoHosts(t, "ann")
+	memory := filepath.Join("agents", "ann", "memory", "MEMORY.md")
+	for i, repo := range h {
+		data, err := os.ReadFile(filepath.Join(repo, memory))
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit := string(data) + "\nThe deploy day is " + []string{"Tuesday", "Thursday"}[i] + ".\n"
+		if err := os.WriteFile(filepath.Join(repo, memory), []byte(edit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"MEMSYNC_GRAPH=embedded"}
+	dA := startDaemon(t, h[0], env)
+	waitFor(t, "host a pushed its edit", func() bool {
+		return headOf(t, remote, "HEAD") == headOf(t, h[0], "HEAD") && gitOut(t, h[0], "status", "--porcelain", "--untracked-files=no") == ""
+	})
+	dB := startDaemon(t, h[1], env)
+	waitFor(t, "status on host b reports the conflict", func() bool {
+		st := statusJSON(t, h[1], env)
+		return st.Remote != nil && len(st.Remote.Conflicts) == 1 && st.Remote.Conflicts[0] == filepath.ToSlash(memory)
+	})
+	got, _ := os.ReadFile(filepath.Join(h[1], memory))
+	if !strings.Contains(string(got), "Tuesday") || !strings.Contains(string(got), "Thursday") || !strings.Contains(string(got), "<<<<<<<") {
+		t.Fatalf("MEMORY.md on host b lost a side or was resolved for the person:\n%s", got)
+	}
+	text := runCore(t, env, "status", "--repo", h[1])
+	if !strings.Contains(text, "MERGE CONFLICT") || !strings.Contains(text, filepath.ToSlash(memory)) {
+		t.Errorf("status does not show the conflict:\n%s", text)
+	}
+	// Journals keep flowing: an append on host b is projected meanwhile.
+	uuid := strings.TrimSpace(runCore(t, env, "append", "--repo", h[1], "--agent", "ann", "--kind", "fact", "written during the conflict"))
+	waitFor(t, "the append projected during the conflict", func() bool {
+		return strings.Contains(runCore(t, env, "show", uuid, "--repo", h[1], "--agent", "ann"), "written during the conflict") &&
+			!strings.Contains(runCore(t, env, "show", uuid, "--repo", h[1], "--agent", "ann"), "not projected")
+	})
+	// The person resolves; both hosts end with the resolution and the record.
+	if err := os.WriteFile(filepath.Join(h[1], memory), []byte("# ann\n\nThe deploy day is Tuesday or Thursday.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	person(t, h[1], "add", memory)
+	person(t, h[1], "commit", "-q", "--no-edit")
+	waitFor(t, "host a has the resolution and the record", func() bool {
+		data, _ := os.ReadFile(filepath.Join(h[0], memory))
+		return strings.Contains(string(data), "Tuesday or Thursday") && strings.Contains(strings.Join(hostJournal(t, h[0]), "\n"), uuid)
+	})
+	if st := statusJSON(t, h[1], env); st.Remote == nil || len(st.Remote.Conflicts) != 0 {
+		t.Errorf("status after the resolution: %+v", st.Remote)
+	}
+	dA.stop(t)
+	dB.stop(t)
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// runCore runs the binary and returns its stdout, failing on error.
+func runCore(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), args...)
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO="), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("memsync %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
 }
