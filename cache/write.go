@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -105,6 +106,12 @@ func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error
 func (w *Writer) write(agent string, render func(emit func(rel string, data []byte) error) error, scratch *[]byte) (Result, error) {
 	res := Result{Agent: agent}
 	root := w.layout.CacheDir(agent)
+	if err := journal.RealDir(w.layout.Root, filepath.Join(root, EntitiesDir)); err != nil {
+		// Never written through a symbolic link: it may lead out of the
+		// repository.
+		w.lg.Warn("cache: snapshot not written", zap.String("agent", agent), zap.Error(err))
+		return res, nil
+	}
 	dirty := map[string]bool{}
 	rendered := map[string]bool{}
 	err := render(func(rel string, data []byte) error {

@@ -31,8 +31,12 @@ const (
 	StepRecord  = "record"  // append the compaction record(s) naming every absorbed uuid
 	StepArchive = "archive" // copy absorbed lines to journal/archive/<day>.jsonl, fsync
 	StepMemory  = "memory"  // regenerate MEMORY.md's and the entity pages' generated sections
-	StepJournal = "journal" // rewrite each journal without the archived lines
-	StepCommit  = "commit"  // commit through Options.Commit
+	StepJournal = "journal" // blank the archived lines of each journal, in place
+	// StepBlank is only "blank:<file>", called while the journal's lock is
+	// held (a hook must not append to it then), when half the file's
+	// archived lines are blanked.
+	StepBlank  = "blank"
+	StepCommit = "commit" // commit through Options.Commit
 )
 
 // maxAbsorbedBytes bounds the absorbed list of one compaction record, well
@@ -125,8 +129,14 @@ func Compact(ctx context.Context, opts Options) (Report, error) {
 			return rep, err
 		}
 		defer unlock()
-		sweepTemp(c.lg, c.layout.MemoryDir(opts.Agent), c.entitiesDir(), c.layout.JournalDir(opts.Agent),
-			c.layout.ArchiveDir(opts.Agent))
+		var dirs []string
+		for _, d := range []string{c.layout.MemoryDir(opts.Agent), c.entitiesDir(), c.layout.JournalDir(opts.Agent),
+			c.layout.ArchiveDir(opts.Agent)} {
+			if journal.RealDir(opts.Root, d) == nil { // never reach through a link
+				dirs = append(dirs, d)
+			}
+		}
+		sweepTemp(c.lg, dirs...)
 	}
 	err := c.run(ctx, &rep)
 	if err != nil {
@@ -180,7 +190,7 @@ func (c *compactor) run(ctx context.Context, rep *Report) error {
 	agent := c.opts.Agent
 	jdir, adir := c.layout.JournalDir(agent), c.layout.ArchiveDir(agent)
 	today := c.opts.Now().UTC().Truncate(24 * time.Hour)
-	p, err := makePlan(jdir, adir, today, c.opts.KeepDays, c.opts.MaxDayLines, c.opts.DryRun)
+	p, err := makePlan(c.layout, jdir, adir, today, c.opts.KeepDays, c.opts.MaxDayLines, c.opts.DryRun)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -190,7 +200,7 @@ func (c *compactor) run(ctx context.Context, rep *Report) error {
 	}
 	rep.Resumed = p.resumed
 	rep.Items = p.items
-	if c.opts.DryRun || len(p.absorb) == 0 {
+	if c.opts.DryRun || len(p.files) == 0 {
 		return nil
 	}
 	c.lg.Info("compacting", zap.Int("lines", rep.Absorbed), zap.Int("resumed", rep.Resumed), zap.Int("files", len(p.files)))
@@ -231,8 +241,8 @@ func (c *compactor) run(ctx context.Context, rep *Report) error {
 		if err := c.hook(StepJournal + ":" + f.File); err != nil {
 			return err
 		}
-		if err := c.removeArchived(f.File, archived); err != nil {
-			return fmt.Errorf("rewrite journal %s: %w", f.File, err)
+		if err := c.removeArchived(f.File, archived, p.torn[f.File]); err != nil {
+			return fmt.Errorf("blank archived lines of journal %s: %w", f.File, err)
 		}
 	}
 
@@ -296,7 +306,8 @@ func (c *compactor) appendRecords(p *plan) ([]string, error) {
 		}
 		rec := &journal.Record{TS: now, Agent: c.opts.Agent, Kind: journal.KindCompaction, Scope: journal.ScopePrivate,
 			Text: t, Extra: map[string]json.RawMessage{AbsorbedField: raw}}
-		if _, err := journal.Append(c.layout.JournalDir(c.opts.Agent), rec, journal.AppendOptions{Now: c.opts.Now}); err != nil {
+		opts := journal.AppendOptions{Now: c.opts.Now, Root: c.opts.Root, SequenceFile: c.layout.SequenceFile(c.opts.Agent)}
+		if _, err := journal.Append(c.layout.JournalDir(c.opts.Agent), rec, opts); err != nil {
 			return uuids, err
 		}
 		uuids = append(uuids, rec.UUID)
@@ -326,6 +337,9 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	jpath := filepath.Join(c.layout.JournalDir(c.opts.Agent), name)
 	adir := c.layout.ArchiveDir(c.opts.Agent)
 	apath := filepath.Join(adir, name)
+	if err := journal.RealDir(c.opts.Root, adir); err != nil {
+		return 0, err // never write through a link: it may lead out of the repository
+	}
 	_, statErr := os.Stat(adir)
 	if err := os.MkdirAll(adir, 0o755); err != nil {
 		return 0, err
@@ -342,7 +356,7 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	if err != nil {
 		return 0, err
 	}
-	src, err := os.Open(jpath)
+	src, err := journal.OpenNoFollow(jpath, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil // already rewritten away
 	}
@@ -388,110 +402,118 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	return copied, syncDir(adir)
 }
 
-// removeArchived rewrites journal/<name> without the lines whose record
-// version is in archived, under the journal's exclusive lock so that no
-// append is lost: every other byte (other records, rejects, lines appended
-// since the plan, a partial last line) is kept as it is. The new file
-// replaces the old by rename; a journal left with nothing is removed.
-func (c *compactor) removeArchived(name string, archived map[string]bool) error {
+// removeArchived blanks, in place, the lines of journal/<name> whose record
+// version is in archived, and the lines plan found half blanked (torn): each
+// becomes spaces up to its newline, which every reader skips as a blank
+// line. Nothing else in the file changes: not its other bytes, its inode,
+// its size nor the numbers of its lines.
+//
+// The journal is never renamed, truncated or removed, because agents may
+// append to it directly (one write(2) per line, O_APPEND) without the lock:
+// a writer that opened the file before a rename, or keeps its descriptor
+// open, would go on writing into the replaced inode and its lines would be
+// lost. A positioned write inside lines already archived cannot collide with
+// an append, which always lands at the end of the file. The journal's
+// exclusive lock is still taken so that no memsync append is running.
+//
+// Lines are blanked in file order, each line's bytes front to back, and
+// fsynced at the end. A crash part-way leaves some archived lines whole,
+// which the next run absorbs again (copying nothing twice); a power cut may
+// also leave one line partly blanked: a rejected line whose bytes are its
+// archived original's or spaces, which plan recognises (see tornLines) and
+// the next run blanks.
+func (c *compactor) removeArchived(name string, archived map[string]bool, torn []tornLine) error {
 	dir := c.layout.JournalDir(c.opts.Agent)
 	path := filepath.Join(dir, name)
 	f, err := lockJournal(path)
 	if err != nil || f == nil {
 		return err
 	}
-	defer f.Close() // releases the lock, after the rename
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, name+tmpSuffix)
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		out.Close()
-		os.Remove(tmp) // gone already after a successful rename
-	}()
-	w := bufio.NewWriterSize(out, 256<<10)
-	var from int64    // start of the bytes not yet copied
-	var lastEnd int64 // end of the last complete line
-	removed, keptLines := 0, 0
-	keep := func(to int64) error {
-		if to <= from {
-			return nil
-		}
-		_, err := io.Copy(w, io.NewSectionReader(f, from, to-from))
-		return err
-	}
+	defer f.Close()      // releases the lock
+	var spans [][2]int64 // [offset, end) of the lines to blank
 	err = eachLineOf(f, path, func(l journal.Line) error {
-		lastEnd = l.End
-		if l.Err != nil || l.Record.Agent != c.opts.Agent || !archived[recordKey(&l.Record)] {
-			keptLines++
-			return nil
+		if l.Err == nil && l.Record.Agent == c.opts.Agent && archived[recordKey(&l.Record)] {
+			spans = append(spans, [2]int64{l.Offset, l.End})
 		}
-		if err := keep(l.Offset); err != nil {
-			return err
-		}
-		from = l.End
-		removed++
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if removed == 0 {
-		return nil
-	}
-	if err := keep(fi.Size()); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	// Between complete lines only blank lines go unreported; after the
-	// last one there may be a partial line, which must be kept.
-	tail, err := hasContent(f, lastEnd, fi.Size())
-	if err != nil {
-		return err
-	}
-	if keptLines == 0 && !tail {
-		if err := os.Remove(path); err != nil {
+	for _, tl := range torn {
+		// Checked again under the lock: the bytes must still be a torn copy.
+		b := make([]byte, len(tl.original))
+		if _, err := f.ReadAt(b, tl.offset); err != nil {
+			if errors.Is(err, io.EOF) {
+				continue
+			}
 			return err
 		}
-		return syncDir(dir)
+		if isTornCopy(b, tl.original) {
+			spans = append(spans, [2]int64{tl.offset, tl.offset + int64(len(b))})
+		}
 	}
-	if err := out.Sync(); err != nil {
+	if len(spans) == 0 {
+		return nil
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	half := len(spans) / 2
+	if err := blankSpans(f, spans[:half]); err != nil {
 		return err
 	}
-	if err := out.Close(); err != nil {
+	if err := c.hook(StepBlank + ":" + name); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := blankSpans(f, spans[half:]); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return f.Sync()
 }
 
-// hasContent reports whether bytes [from, to) of f hold anything but
-// white space.
-func hasContent(f *os.File, from, to int64) (bool, error) {
-	buf := make([]byte, 64<<10)
-	for from < to {
-		n := int64(len(buf))
-		if n > to-from {
-			n = to - from
-		}
-		if _, err := f.ReadAt(buf[:n], from); err != nil && err != io.EOF {
-			return false, err
-		}
-		if len(strings.TrimSpace(string(buf[:n]))) > 0 {
-			return true, nil
-		}
-		from += n
+// isTornCopy reports whether line (a journal line with its newline) is
+// original (an archived line) with some bytes turned into spaces: a line
+// removeArchived did not finish blanking.
+func isTornCopy(line, original []byte) bool {
+	if len(line) != len(original) || len(line) < 2 || line[len(line)-1] != '\n' {
+		return false
 	}
-	return false, nil
+	for i := range line {
+		if line[i] != original[i] && line[i] != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// blankSpans overwrites each line [offset, end) of f with spaces, keeping
+// its newline at end-1. Adjacent lines are written together, at most
+// 1 MiB at a time.
+func blankSpans(f *os.File, spans [][2]int64) error {
+	var buf []byte
+	var at int64
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := f.WriteAt(buf, at)
+		buf = buf[:0]
+		return err
+	}
+	for _, sp := range spans {
+		if len(buf) > 0 && (at+int64(len(buf)) != sp[0] || len(buf) >= 1<<20) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(buf) == 0 {
+			at = sp[0]
+		}
+		for i := sp[0]; i < sp[1]-1; i++ {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, '\n')
+	}
+	return flush()
 }
 
 // writePages regenerates MEMORY.md's section and the entity pages from the
@@ -500,14 +522,14 @@ func hasContent(f *os.File, from, to int64) (bool, error) {
 func (c *compactor) writePages(ctx context.Context, rep *Report) error {
 	agent := c.opts.Agent
 	adir := c.layout.ArchiveDir(agent)
-	f, err := foldArchive(adir, agent)
+	f, err := foldArchive(c.layout, adir, agent)
 	if err != nil {
 		return fmt.Errorf("read archive: %w", err)
 	}
 	body := f.memoryBody()
 	rep.Summary = "deterministic"
 	if len(c.opts.Summarizer) > 0 {
-		md, err := summarize(ctx, c.opts.Summarizer, c.opts.SummarizerTimeout, adir, agent, f)
+		md, err := summarize(ctx, c.opts.Summarizer, c.opts.SummarizerTimeout, c.layout, adir, agent, f)
 		if err != nil {
 			c.lg.Warn("summarizer failed: MEMORY.md gets the deterministic text instead",
 				zap.Strings("command", c.opts.Summarizer), zap.Error(err))

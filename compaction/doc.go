@@ -40,11 +40,16 @@
 //     file, fsync, rename, fsync directory); pages that would not change are
 //     not written.
 //  4. journal: under the journal's exclusive flock (the lock journal.Append
-//     takes, so no append can slip in and be lost), rewrite it without the
-//     lines whose exact record was archived in step 2: temporary file,
-//     fsync, rename, fsync directory. Every other byte is kept: other
-//     records, rejects, lines appended since the plan, a partial last line.
-//     A journal left empty is removed.
+//     takes), blank in place the lines whose exact record was archived in
+//     step 2 (spaces up to the newline, which every reader skips), then
+//     fsync. The journal is never renamed, truncated or removed: agents may
+//     append to it directly (one write(2), O_APPEND, no lock), and a writer
+//     that opened it before a rename, or keeps its descriptor open, would
+//     write into a file that is gone. An append always lands at the end,
+//     never inside an archived line, so the two cannot collide. Every other
+//     byte, the inode, the size and the line numbers stay as they were; a
+//     compacted journal keeps its size, as blank lines (git compresses
+//     them to almost nothing).
 //  5. commit: Options.Commit (the ledger), if set.
 //
 // A line leaves its journal only after the archive holding it was fsynced,
@@ -52,7 +57,8 @@
 // "Both" is a leftover that the next run cleans: a live line whose record
 // is claimed by a compaction record in the journal, or already in the
 // archive of its day, is absorbed again (step 2 copies nothing, step 4
-// removes it). A crash before step 1 leaves nothing to clean; a crash after
+// blanks it). A line a power cut left partly blanked (a rejected line whose
+// bytes are an archived line's or spaces) is blanked by the next run too. A crash before step 1 leaves nothing to clean; a crash after
 // step 4 leaves only the commit to the daemon's auto-commit. Duplicates are
 // harmless to the graph meanwhile: projection is idempotent by uuid.
 //

@@ -4,14 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
 )
 
 // EntityPageRecords bounds how many records an entity page lists.
@@ -124,8 +123,8 @@ type fold struct {
 // superseded, every live conflict, and each entity's latest records. Memory
 // grows with subjects, conflicts, entities and supersede links, and with
 // the largest archive file, not with the whole archive.
-func foldArchive(archiveDir, agent string) (*fold, error) {
-	files, err := archiveFiles(archiveDir)
+func foldArchive(l memsync.Layout, archiveDir, agent string) (*fold, error) {
+	files, err := archiveFiles(l, archiveDir)
 	if err != nil {
 		return nil, err
 	}
@@ -225,23 +224,11 @@ func (f *fold) add(r *journal.Record) {
 	}
 }
 
-// archiveFiles lists the archive's *.jsonl files in name (date) order.
-func archiveFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+// archiveFiles lists the archive's day files in name (date) order, as the
+// engine reads them (memsync.Layout.DayFiles).
+func archiveFiles(l memsync.Layout, dir string) ([]string, error) {
+	files, _, err := l.DayFiles(dir)
+	return files, err
 }
 
 // md makes text safe inside a generated section: on one line, and unable

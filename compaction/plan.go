@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
 )
 
 // AbsorbedField is the extra field of a compaction record that lists the
@@ -43,8 +44,9 @@ type plan struct {
 	kinds    map[journal.Kind]int
 	first    time.Time // ts range of the newly absorbed records
 	last     time.Time
-	files    []*FileReport // journal files with lines to absorb, in name order
-	items    []Item        // only when asked for (dry run)
+	files    []*FileReport         // journal files with lines to absorb, in name order
+	torn     map[string][]tornLine // file → lines an interrupted run left half blanked
+	items    []Item                // only when asked for (dry run)
 }
 
 type liveFile struct {
@@ -72,8 +74,8 @@ type candidate struct {
 // The second kind only counts when it includes a record other than a
 // compaction record, so that compaction records alone never cause a new
 // compaction (which would write yet another compaction record).
-func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int, withItems bool) (*plan, error) {
-	files, err := liveFiles(dir, today, keepDays)
+func makePlan(l memsync.Layout, dir, archiveDir string, today time.Time, keepDays, maxDayLines int, withItems bool) (*plan, error) {
+	files, err := liveFiles(l, dir, today, keepDays)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 			return nil, err
 		}
 	}
-	p := &plan{absorb: map[string]bool{}, kinds: map[journal.Kind]int{}}
+	p := &plan{absorb: map[string]bool{}, kinds: map[journal.Kind]int{}, torn: map[string][]tornLine{}}
 	perFile := map[string]*FileReport{}
 	var cands []candidate
 	candFiles := map[string]map[string]int{} // file → uuid → lines
@@ -120,7 +122,11 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 		case overfull:
 			reason = fmt.Sprintf("%d records, over %d", lf.records, maxDayLines)
 		}
+		var bad [][2]int64
 		err = eachLine(lf.path, func(l journal.Line) error {
+			if l.Err != nil {
+				bad = append(bad, [2]int64{l.Offset, l.End})
+			}
 			if l.Err != nil || l.Record.Agent != agent {
 				return nil // never absorbed: rejects stay where a person can fix them
 			}
@@ -160,6 +166,20 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 			return nil, err
 		}
 		reasons[lf.name] = reason
+		torn, err := tornLines(lf.path, filepath.Join(archiveDir, lf.name), bad)
+		if err != nil {
+			return nil, err
+		}
+		if len(torn) > 0 {
+			p.torn[lf.name] = torn
+			p.resumed += len(torn)
+			fr := perFile[lf.name]
+			if fr == nil {
+				fr = &FileReport{File: lf.name, Reason: "finishing an interrupted compaction"}
+				perFile[lf.name] = fr
+			}
+			fr.Absorbed += len(torn)
+		}
 	}
 	if substantive {
 		for _, c := range cands {
@@ -207,30 +227,97 @@ func makePlan(dir, archiveDir string, today time.Time, keepDays, maxDayLines int
 	return p, nil
 }
 
-// liveFiles lists the journals directly in dir (not the archive), by name.
-func liveFiles(dir string, today time.Time, keepDays int) ([]*liveFile, error) {
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+// liveFiles lists the journals directly in dir (not the archive), by name:
+// the files the engine reads (memsync.Layout.DayFiles), nothing through a
+// symbolic link.
+func liveFiles(l memsync.Layout, dir string, today time.Time, keepDays int) ([]*liveFile, error) {
+	paths, _, err := l.DayFiles(dir)
 	if err != nil {
 		return nil, err
 	}
 	cutoff := today.AddDate(0, 0, -keepDays)
 	var out []*liveFile
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".jsonl") {
-			continue
-		}
-		lf := &liveFile{name: name, path: filepath.Join(dir, name)}
-		// A file not named for a day is never too old, only too full.
+	for _, path := range paths {
+		name := filepath.Base(path)
+		lf := &liveFile{name: name, path: path}
 		if day, err := time.Parse("2006-01-02", strings.TrimSuffix(name, ".jsonl")); err == nil && keepDays >= 0 {
 			lf.past = day.Before(cutoff)
 		}
 		out = append(out, lf)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+// tornLine is a journal line that an interrupted compaction left partly
+// blanked, and the archived line it was.
+type tornLine struct {
+	offset   int64
+	original []byte
+}
+
+// tornLines finds, among the rejected lines of the journal at path (spans
+// [offset, end)), those that are an archived line of archivePath partly
+// blanked (see isTornCopy).
+func tornLines(path, archivePath string, spans [][2]int64) ([]tornLine, error) {
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	type suspect struct {
+		offset int64
+		line   []byte
+	}
+	var suspects []suspect
+	lengths := map[int64]bool{}
+	for _, sp := range spans {
+		if sp[1]-sp[0] > journal.MaxLineBytes+2 {
+			continue // longer than any archived line (a record, its \r and \n)
+		}
+		b := make([]byte, sp[1]-sp[0])
+		if _, err := f.ReadAt(b, sp[0]); err != nil {
+			return nil, err
+		}
+		suspects = append(suspects, suspect{sp[0], b})
+		lengths[int64(len(b))] = true
+	}
+	originals := map[int64][][]byte{} // archived lines of a suspect's length
+	a, err := os.Open(archivePath)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	err = eachLineOf(a, archivePath, func(l journal.Line) error {
+		n := l.End - l.Offset
+		if l.Err != nil || !lengths[n] {
+			return nil
+		}
+		b := make([]byte, n)
+		if _, err := a.ReadAt(b, l.Offset); err != nil {
+			return err
+		}
+		originals[n] = append(originals[n], b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []tornLine
+	for _, s := range suspects {
+		for _, o := range originals[int64(len(s.line))] {
+			if isTornCopy(s.line, o) {
+				out = append(out, tornLine{offset: s.offset, original: o})
+				break
+			}
+		}
+	}
 	return out, nil
 }
 
@@ -266,7 +353,7 @@ func archiveKeys(path string) (map[string]bool, error) {
 // eachLine calls fn for every complete non-blank line of the file at path
 // (none when it does not exist).
 func eachLine(path string, fn func(l journal.Line) error) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return nil
 	}

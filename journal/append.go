@@ -24,6 +24,15 @@ type AppendOptions struct {
 	// memsync derives with deterministic uuids are journaled once however
 	// many processes derive them.
 	IfAbsent bool
+	// SequenceFile is the agent's host-local high-water file for uuid
+	// sequences (memsync.Layout.SequenceFile). Without it, or when it
+	// cannot be used, every allocated uuid costs a scan of the whole day
+	// file and its archive.
+	SequenceFile string
+	// Root, when set, is the repository dir is in: every directory from
+	// it down to dir must be a real one, not a symbolic link (RealDir).
+	// The day file itself is never written through a link.
+	Root string
 }
 
 // ErrExists is returned by Append with IfAbsent when the uuid is already
@@ -35,8 +44,10 @@ func FileName(ts time.Time) string { return ts.UTC().Format("2006-01-02") + ".js
 
 // Append writes rec as one line to its UTC day's file in dir, under an
 // exclusive lock on that file, in a single write, then fsyncs. A missing ts
-// is set to now; a missing uuid is allocated as mem_<ts>_<agent>_<NNNN>, unique
-// among the lines of that second in the file. Concurrent Appends from any
+// is set to now; a missing uuid is allocated as mem_<ts>_<agent>_<NNNN>,
+// never one that this agent's journal or archive of that day holds or that
+// an Append sharing opts.SequenceFile handed out, whatever the line lengths,
+// lock waits and clock steps (see sequence.go). Concurrent Appends from any
 // number of processes never interleave, tear or share a uuid. If the file
 // ends in a torn line left by another writer, the record starts on a new line
 // so that it stays intact. It returns the path written.
@@ -65,6 +76,11 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 	if err := checkLineSize(probe.Canonical()); err != nil {
 		return "", err
 	}
+	if opts.Root != "" {
+		if err := RealDir(opts.Root, dir); err != nil {
+			return "", fmt.Errorf("append: %w", err)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("append: %w", err)
 	}
@@ -90,12 +106,13 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 		}
 	}
 	if rec.UUID == "" {
-		prefix := fmt.Sprintf("mem_%s_%s_", UUIDTime(rec.TS), rec.Agent)
-		n, err := maxSequence(f, size, prefix, explicitTS)
+		sec := UUIDTime(rec.TS)
+		prefix := fmt.Sprintf("mem_%s_%s_", sec, rec.Agent)
+		n, err := reserveSequence(f, size, dir, FileName(rec.TS), prefix, sec, explicitTS, opts.SequenceFile)
 		if err != nil {
-			return "", fmt.Errorf("append: scan %s: %w", path, err)
+			return "", fmt.Errorf("append: %w", err)
 		}
-		rec.UUID = fmt.Sprintf("%s%04d", prefix, n+1)
+		rec.UUID = fmt.Sprintf("%s%04d", prefix, n)
 	}
 	line := rec.Canonical()
 	if err := checkLineSize(line); err != nil {
@@ -140,12 +157,12 @@ func checkLineSize(line []byte) error {
 }
 
 // openLocked opens path for appending, creating it, and holds an exclusive
-// lock on it. A file replaced while we waited for its lock (a rename by
+// lock on it; a path that is a symbolic link is refused (*LinkError). A file replaced while we waited for its lock (a rename by
 // compaction, a git checkout) would swallow the line into an unlinked inode,
 // so the lock only counts if path still names the locked file.
 func openLocked(path string) (*os.File, error) {
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := OpenNoFollow(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("append: %w", err)
 		}
@@ -184,34 +201,6 @@ func flock(f *os.File) error {
 		if err != syscall.EINTR {
 			return err
 		}
-	}
-}
-
-// maxSequence finds the highest NNNN among uuids with prefix in the file. It
-// reads backwards from the end, widening the window while the oldest line in
-// view still carries the prefix; whole says to read the whole file (a ts given
-// by the caller may belong anywhere in it).
-func maxSequence(f *os.File, size int64, prefix string, whole bool) (int, error) {
-	window := int64(64 << 10)
-	for {
-		if whole || window > size {
-			window = size
-		}
-		buf := make([]byte, window)
-		if _, err := f.ReadAt(buf, size-window); err != nil && err != io.EOF {
-			return 0, err
-		}
-		best := highestSequence(buf, prefix)
-		if window == size {
-			return best, nil
-		}
-		// The first line in view may be cut; look at the first whole one.
-		nl := bytes.IndexByte(buf, '\n')
-		if nl < 0 || bytes.Contains(firstLine(buf[nl+1:]), []byte(prefix)) {
-			window *= 2
-			continue
-		}
-		return best, nil
 	}
 }
 
@@ -268,10 +257,3 @@ func uuidValueAt(buf []byte, at int) bool {
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func firstLine(b []byte) []byte {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i]
-	}
-	return b
-}

@@ -466,8 +466,9 @@ func hex4(s string, i int) rune {
 const maxFastDepth = 64
 
 // appendCanonical appends the value that comes next in the canonical form
-// canonicalJSON gives it: objects with sorted keys (the last of repeated
-// keys wins), no white space, strings re-escaped, numbers as written.
+// canonicalJSON gives it: objects with sorted keys, no white space, strings
+// re-escaped, numbers as written. A repeated key gives up: parseSlow
+// rejects the line and names the key.
 func (d *decoder) appendCanonical(b []byte, depth int) ([]byte, bool) {
 	if d.i >= len(d.s) {
 		return b, false
@@ -514,7 +515,7 @@ func (d *decoder) appendCanonical(b []byte, depth int) ([]byte, bool) {
 		first := true
 		for i, m := range members {
 			if i+1 < len(members) && members[i+1].key == m.key {
-				continue // a later value for the same key wins
+				return b, false // a repeated key: parseSlow says which
 			}
 			if !first {
 				b = append(b, ',')

@@ -76,6 +76,11 @@ func oldParse(line []byte, sortedKeys bool) (Record, error) {
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
 		return r, &FieldError{Reason: "bad JSON: " + err.Error()}
 	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	if path, ok := oldDuplicateKey(dec, ""); ok {
+		return r, dupErr(path)
+	}
 	names := make([]string, 0, len(fields))
 	for name := range fields {
 		names = append(names, name)
@@ -142,6 +147,10 @@ func oldSetField(r *Record, name string, raw json.RawMessage, sortedKeys bool) e
 			return fieldErr(name, "%q is not an RFC 3339 time", s)
 		}
 		r.TS = t.UTC()
+		if r.TS.IsZero() {
+			// Validate would take it for a missing ts.
+			return fieldErr(name, "%q is the zero time (0001-01-01T00:00:00Z), not a record's time", s)
+		}
 		if !validYear(r.TS) {
 			return fieldErr(name, "%q is outside the years 0000-9999 once in UTC", s)
 		}
@@ -332,4 +341,44 @@ func oldHash(r *Record) string {
 func oldDerivedUUID(r *Record) string {
 	sum := sha256.Sum256(oldEncode(r, false))
 	return fmt.Sprintf("mem_%s_%s_h%s", UUIDTime(r.TS), r.Agent, hex.EncodeToString(sum[:8]))
+}
+
+// oldDuplicateKey is duplicateKey written recursively, as its oracle: the
+// path of the first key repeated in an object of the value dec reads next.
+func oldDuplicateKey(dec *json.Decoder, path string) (string, bool) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", false
+	}
+	switch tok {
+	case json.Delim('{'):
+		keys := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			key := k.(string)
+			sub := key
+			if path != "" {
+				sub = path + "." + key
+			}
+			if keys[key] {
+				return sub, true
+			}
+			keys[key] = true
+			if p, ok := oldDuplicateKey(dec, sub); ok {
+				return p, true
+			}
+		}
+		dec.Token() // }
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if p, ok := oldDuplicateKey(dec, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+		dec.Token() // ]
+	}
+	return "", false
 }

@@ -276,6 +276,9 @@ func parseSlow(line []byte) (Record, error) {
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
 		return r, &FieldError{Reason: "bad JSON: " + err.Error()}
 	}
+	if path, ok := duplicateKey(trimmed); ok {
+		return r, dupErr(path)
+	}
 	// Fields are looked at in name order so that a line with several faults
 	// is always rejected for the same one.
 	names := make([]string, 0, len(fields))
@@ -344,6 +347,10 @@ func (r *Record) setField(name string, raw json.RawMessage) error {
 			return fieldErr(name, "%q is not an RFC 3339 time", s)
 		}
 		r.TS = t.UTC()
+		if r.TS.IsZero() {
+			// Validate would take it for a missing ts.
+			return fieldErr(name, "%q is the zero time (0001-01-01T00:00:00Z), not a record's time", s)
+		}
 		if !validYear(r.TS) {
 			return fieldErr(name, "%q is outside the years 0000-9999 once in UTC", s)
 		}
@@ -515,4 +522,99 @@ func DerivedUUID(r *Record) string {
 	id = append(id, "_h"...)
 	id = hex.AppendEncode(id, sum[:8])
 	return string(id)
+}
+
+// duplicateKey finds the first key that appears twice in one object of the
+// JSON value b, at any depth, and gives its path ("text", "source.type",
+// "x[2].y"). Two readers of such a line may disagree on which value wins,
+// so a line that has one is rejected. b that is not valid JSON is not its
+// business: ok is false.
+func duplicateKey(b []byte) (path string, ok bool) {
+	type frame struct {
+		obj     bool
+		keys    map[string]bool
+		path    string // of the object or array
+		cur     string // the path of the member being read (objects)
+		index   int    // the element being read (arrays)
+		wantKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var stack []*frame
+	valuePath := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		top := stack[len(stack)-1]
+		if top.obj {
+			return top.cur
+		}
+		return fmt.Sprintf("%s[%d]", top.path, top.index)
+	}
+	// valueDone moves the enclosing object or array past a finished value.
+	valueDone := func() {
+		if len(stack) == 0 {
+			return
+		}
+		if top := stack[len(stack)-1]; top.obj {
+			top.wantKey = true
+		} else {
+			top.index++
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+			top := stack[n-1]
+			if tok == json.Delim('}') {
+				stack = stack[:n-1]
+				if len(stack) == 0 {
+					return "", false
+				}
+				valueDone()
+				continue
+			}
+			key, _ := tok.(string)
+			top.cur = key
+			if top.path != "" {
+				top.cur = top.path + "." + key
+			}
+			if top.keys[key] {
+				return top.cur, true
+			}
+			top.keys[key] = true
+			top.wantKey = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, keys: map[string]bool{}, path: valuePath(), wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{path: valuePath()})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return "", false
+			}
+			valueDone()
+		default:
+			if len(stack) == 0 {
+				return "", false
+			}
+			valueDone()
+		}
+	}
+}
+
+// dupErr is the reject of a line with a repeated key at path; the field is
+// the top-level key the path starts with.
+func dupErr(path string) *FieldError {
+	field := path
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		field = field[:i]
+	}
+	return fieldErr(field, "key %q appears more than once (readers could disagree on which value wins)", path)
 }

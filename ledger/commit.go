@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,6 +36,13 @@ const DefaultInterval = 5 * time.Minute
 // branch's ref lock, or a merge, rebase, cherry-pick or revert is in
 // progress). Nothing was changed; try again later.
 var ErrLocked = errors.New("git is busy")
+
+// ErrDetached means HEAD is not on a branch (detached at a commit, or
+// naming a ref outside refs/heads/). A commit there would be left behind by
+// the next "git checkout <branch>", taking the records only it holds with
+// it, so none is made until HEAD is on a branch again. It comes wrapped
+// with ErrLocked: like a busy git, it only puts the commit off.
+var ErrDetached = errors.New("HEAD is not on a branch")
 
 // staleLockAge is how old an index.lock must be before the Committer warns
 // that it may have been left behind by a crashed git process. It never
@@ -66,6 +74,9 @@ type CommitterOptions struct {
 type Committer struct {
 	opts CommitterOptions
 	lg   *zap.Logger
+
+	mu     sync.Mutex
+	paused string // why auto-commit is paused (HEAD not on a branch), or ""
 }
 
 // Result is what one commit attempt did.
@@ -111,9 +122,20 @@ func (c *Committer) Run(ctx context.Context) error {
 	}
 }
 
+// Paused says why the last attempt to commit was put off until HEAD is on
+// a branch again (as HeadNotOnBranch does), or "" when it was not.
+func (c *Committer) Paused() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paused
+}
+
 func (c *Committer) tick(ctx context.Context) {
 	res, err := c.CommitNow(ctx, "")
 	switch {
+	case errors.Is(err, ErrDetached):
+		// Warned once per pause, not at every interval.
+		c.lg.Debug("auto-commit paused", zap.Error(err))
 	case errors.Is(err, ErrLocked):
 		c.lg.Info("git is busy: auto-commit skipped until the next interval", zap.Error(err))
 	case err != nil:
@@ -143,6 +165,10 @@ func (c *Committer) commit(ctx context.Context, message string, held map[string]
 	if busy := r.busy(c.lg); busy != "" {
 		return Result{}, fmt.Errorf("%w: %s", ErrLocked, busy)
 	}
+	if why := r.headNotOnBranch(); why != "" {
+		return Result{}, c.pause(why)
+	}
+	c.resume()
 
 	// Hash the work tree's owned files before taking the index lock, so
 	// that the lock is held for milliseconds, not for as long as hashing
@@ -188,6 +214,10 @@ func (c *Committer) commit(ctx context.Context, message string, held map[string]
 		head, err := r.readHead()
 		if err != nil {
 			return Result{}, fmt.Errorf("commit: %w", err)
+		}
+		if !strings.HasPrefix(string(head.ref), "refs/heads/") {
+			// Detached (or moved off the branch) since it was checked.
+			return Result{}, c.pause(r.headNotOnBranch())
 		}
 		changes, err := r.changes(head, snaps)
 		if err != nil {
@@ -244,6 +274,62 @@ func (c *Committer) commit(ctx context.Context, message string, held map[string]
 		c.lg.Debug("committed", zap.String("commit", res.Commit), zap.Strings("files", res.Files))
 		return res, nil
 	}
+}
+
+// pause records why commits are put off (why as HeadNotOnBranch says it),
+// warns when that is news, and returns the error CommitNow gives.
+func (c *Committer) pause(why string) error {
+	if why == "" {
+		why = "HEAD is not on a branch"
+	}
+	c.mu.Lock()
+	news := c.paused != why
+	c.paused = why
+	c.mu.Unlock()
+	if news {
+		c.lg.Warn("auto-commit paused: "+why+"; nothing is committed until a branch is checked out again "+
+			"(the journals keep every record meanwhile)", zap.String("repo", c.opts.Root))
+	}
+	return fmt.Errorf("%w: %w: %s", ErrLocked, ErrDetached, why)
+}
+
+// resume ends a pause, saying so once.
+func (c *Committer) resume() {
+	c.mu.Lock()
+	was := c.paused
+	c.paused = ""
+	c.mu.Unlock()
+	if was != "" {
+		c.lg.Info("auto-commit resumed: HEAD is on a branch again", zap.String("was", was))
+	}
+}
+
+// HeadNotOnBranch says why memsync would not commit in the work tree root
+// because of where HEAD points: "HEAD is detached", "HEAD is not on a
+// branch (<ref>)", or "" when HEAD names a branch (an unborn one included)
+// or root is not a git work tree. Status reports use it.
+func HeadNotOnBranch(root string) string {
+	r, err := openRepo(root)
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	return r.headNotOnBranch()
+}
+
+func (r *repo) headNotOnBranch() string {
+	data, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
+	if err != nil {
+		return "" // readHead reports it
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "ref:")
+	if !ok {
+		return "HEAD is detached"
+	}
+	if target = strings.TrimSpace(target); !strings.HasPrefix(target, "refs/heads/") {
+		return "HEAD is not on a branch (" + target + ")"
+	}
+	return ""
 }
 
 func defaultMessage(files []string) string {

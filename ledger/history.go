@@ -175,7 +175,7 @@ func (w *historyWalk) blob(agent, rel string, hash plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
-		if l.Err != nil || l.Record.Agent != agent {
+		if l.Err != nil || journal.CheckOwner(&l.Record, agent) != nil { // not its agent's (field or uuid)
 			w.skipped++
 			continue
 		}

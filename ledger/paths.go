@@ -64,7 +64,11 @@ func ownedFiles(root string) ([]string, error) {
 		}
 		mem := path.Join("agents", a.Name(), "memory")
 		for _, dir := range []string{mem, mem + "/entities", mem + "/journal", mem + "/journal/archive"} {
-			entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
+			abs := filepath.Join(root, filepath.FromSlash(dir))
+			if journal.RealDir(root, abs) != nil {
+				continue // never through a link: it may lead out of the repository
+			}
+			entries, err := os.ReadDir(abs)
 			if os.IsNotExist(err) {
 				continue
 			}

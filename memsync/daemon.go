@@ -9,6 +9,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // ShutdownGrace is how long a batch in flight may take to finish once Run's
@@ -50,8 +52,8 @@ func (e *Engine) Run(ctx context.Context) error {
 				e.layout.JournalDir(a), e.layout.ArchiveDir(a))
 		}
 		for _, d := range dirs {
-			if watched[d] {
-				continue
+			if watched[d] || journal.RealDir(e.layout.Root, d) != nil {
+				continue // not read through a link, so not watched either
 			}
 			if err := w.Add(d); err == nil {
 				watched[d] = true
@@ -69,7 +71,7 @@ func (e *Engine) Run(ctx context.Context) error {
 				zap.Error(lost))
 			return
 		}
-		agents, err := e.layout.Agents()
+		agents, err := e.listAgents()
 		if err != nil {
 			e.lg.Error("list agents", zap.Error(err))
 			return

@@ -78,6 +78,7 @@ type Engine struct {
 	changed map[string]bool // groups with records projected in this pass
 	// signalled holds the uuids whose signals this pass may have changed.
 	signalled map[string]bool
+	ignored map[string]bool // paths already logged as ignored (IgnoredPath)
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -138,7 +139,32 @@ func New(opts Options) (*Engine, error) {
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
 		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
 		signalled: map[string]bool{},
+		ignored: map[string]bool{},
 	}, nil
+}
+
+// listAgents is Layout.Agents, logging once each directory left out.
+func (e *Engine) listAgents() ([]string, error) {
+	agents, ignored, err := e.layout.agents()
+	e.noteIgnored(ignored)
+	return agents, err
+}
+
+// journalFiles is Layout.JournalFiles, logging once each path left out.
+func (e *Engine) journalFiles(agent string) ([]string, error) {
+	files, ignored, err := e.layout.journalFiles(agent)
+	e.noteIgnored(ignored)
+	return files, err
+}
+
+// noteIgnored warns about each ignored path the first time it is seen.
+func (e *Engine) noteIgnored(ignored []IgnoredPath) {
+	for _, ig := range ignored {
+		if !e.ignored[ig.Path] {
+			e.ignored[ig.Path] = true
+			e.lg.Warn("ignored: not read", zap.String("path", ig.Path), zap.String("reason", ig.Reason))
+		}
+	}
 }
 
 // PassReport sums up one pass over the journals.
@@ -175,7 +201,7 @@ func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
 		a.retryAt = time.Time{}
 	}
 	var rep PassReport
-	agents, err := e.layout.Agents()
+	agents, err := e.listAgents()
 	if err != nil {
 		return rep, fmt.Errorf("list agents: %w", err)
 	}
@@ -352,7 +378,7 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 		return nil, err
 	}
 	if err == nil {
-		return e.mismatches(actx, batch, res.Mismatched)
+		return e.mismatches(actx, batch, res)
 	}
 	e.lg.Warn("graph refused a record: isolating it", zap.Error(err))
 	var rejects []agentReject
@@ -366,7 +392,7 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 		if err != nil {
 			return nil, err
 		}
-		mm, err := e.mismatches(actx, []Memory{m}, res.Mismatched)
+		mm, err := e.mismatches(actx, []Memory{m}, res)
 		if err != nil {
 			return nil, err
 		}
@@ -375,27 +401,59 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 	return rejects, nil
 }
 
-// mismatches turns the uuids the graph did not write into rejects: every
+// mismatches turns the clashes the graph reported into rejects: every
 // record in the batch with one of those uuids whose content differs from
-// what the graph holds (the earlier line, or the first in the batch).
-func (e *Engine) mismatches(ctx context.Context, batch []Memory, uuids []string) ([]agentReject, error) {
-	if len(uuids) == 0 {
+// what the graph holds (the version journal.ClashWins prefers), and every
+// memory projected earlier that a record of the batch displaced.
+func (e *Engine) mismatches(ctx context.Context, batch []Memory, res ApplyResult) ([]agentReject, error) {
+	if len(res.Mismatched) == 0 && len(res.Displaced) == 0 {
 		return nil, nil
 	}
-	held, err := e.opts.Graph.Get(ctx, uuids)
+	held, err := e.opts.Graph.Get(ctx, res.Mismatched)
 	if err != nil {
 		return nil, err
 	}
 	var out []agentReject
+	inBatch := map[[2]any]bool{}
 	for _, m := range batch {
+		inBatch[[2]any{m.Path, m.Line}] = true
 		n, ok := held[m.UUID]
 		if !ok || n.Hash == m.Hash() {
 			continue
 		}
 		out = append(out, agentReject{agent: m.Agent, Reject: Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
-			Reason: fmt.Sprintf("field %q: %s was already projected with different content (from %s:%d)", "uuid", m.UUID, n.Path, n.Line)}})
+			Reason: journal.ClashReason(m.UUID, n.Path, n.Line)}})
+	}
+	for _, d := range res.Displaced {
+		if inBatch[[2]any{d.Path, d.Line}] {
+			continue
+		}
+		winner := held[d.UUID] // a displaced uuid is Mismatched too
+		out = append(out, agentReject{agent: d.Agent, Reject: Reject{File: d.Path, Line: d.Line, UUID: d.UUID,
+			Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}})
 	}
 	return out, nil
+}
+
+// rejectFor records rejects in the rejects of the agents they are keyed
+// by, in name order. A write that fails is that agent's fault (the others
+// go on); an agent that cannot be loaded is logged and skipped.
+func (e *Engine) rejectFor(byAgent map[string][]Reject, rep *PassReport) {
+	names := make([]string, 0, len(byAgent))
+	for name := range byAgent {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		a, err := e.agent(name)
+		if err != nil {
+			e.lg.Error("record rejects", zap.String("agent", name), zap.Error(err))
+			continue
+		}
+		if err := e.reject(a, byAgent[name], rep); err != nil {
+			e.agentFault(a, err)
+		}
+	}
 }
 
 // reject records rejects in a's rejects file, each line once. A reject the
@@ -494,9 +552,14 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			e.graphDown(err)
 			return
 		}
-		rejects := make([]Reject, len(found))
-		for i, r := range found {
-			rejects[i] = r.Reject
+		var rejects []Reject
+		others := map[string][]Reject{} // displaced lines of other agents' journals
+		for _, r := range found {
+			if r.agent == a.name || r.agent == "" {
+				rejects = append(rejects, r.Reject)
+			} else {
+				others[r.agent] = append(others[r.agent], r.Reject)
+			}
 		}
 		e.recovered(causeGraph)
 		rep.projected(batch)
@@ -505,6 +568,7 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			e.agentFault(a, err)
 			return
 		}
+		e.rejectFor(others, rep)
 		st := a.state.clone()
 		st.OutboxDone = next
 		if next >= a.outboxSize {

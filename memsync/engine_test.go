@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,8 +66,11 @@ func (r *rig) write(agent, name, data string) {
 	}
 }
 
-func line(uuid, agent, text string) string {
-	return fmt.Sprintf(`{"uuid":%q,"ts":"2026-11-20T10:00:00Z","agent":%q,"kind":"fact","text":%q}`+"\n", uuid, agent, text)
+func line(uuid, agent, text string) string { return lineAt(uuid, agent, text, "2026-11-20T10:00:00Z") }
+
+// lineAt is line with another ts.
+func lineAt(uuid, agent, text, ts string) string {
+	return fmt.Sprintf(`{"uuid":%q,"ts":%q,"agent":%q,"kind":"fact","text":%q}`+"\n", uuid, ts, agent, text)
 }
 
 // appendN appends n records through journal.Append and returns their uuids.
@@ -230,7 +234,7 @@ func TestBadInputIsRejectedAndCounted(t *testing.T) {
 			{`{"ts":"2026-11-20T10:00:00Z","agent":"alice","kind":"fact","scope":"public","text":"x"}` + "\n", `"scope"`},
 			{"{\"ts\":\"2026-11-20T10:00:00Z\",\"agent\":\"alice\",\"kind\":\"fact\",\"text\":\"\xff\xfe\"}\n", "UTF-8"},
 			{`{"ts":"2026-11-20T10:00:00Z","agent":"mallory","kind":"fact","text":"impostor"}` + "\n", "cannot write in alice's journal"},
-			{line("dup", "alice", "second version"), "different content"},
+			{lineAt("dup", "alice", "second version", "2026-11-20T11:00:00Z"), "different content"}, // later ts: loses
 			{`{"ts":"2026-11-20T10:00:00Z","agent":"alice","kind":"fact","text":"` + strings.Repeat("x", journal.MaxLineBytes) + `"}` + "\n", "1 MiB"},
 		}
 		r.write("alice", "2026-11-20.jsonl", line("ok1", "alice", "fine")+line("dup", "alice", "first version")+"\n\r\n")
@@ -253,9 +257,14 @@ func TestBadInputIsRejectedAndCounted(t *testing.T) {
 				t.Fatalf("line %d: reject %+v, want reason containing %q", i+5, rj, b.reason)
 			}
 		}
-		r.mustVerify(3)
+		// Every line is accounted for, and the clash keeps verify from
+		// saying ok while the journals hold it.
+		if v := r.verify(); v.OK || v.Conflicts != 1 || v.Lines != 3+len(bad) || v.Projected != 3 || v.Rejected != len(bad) ||
+			v.Unaccounted != 0 || v.Missing != 0 || v.Different != 0 || v.Extra != 0 || !slices.Equal(v.ConflictUUIDs, []string{"dup"}) {
+			t.Fatalf("verify = %+v, want 1 conflict, %d lines: 3 projected, %d rejected", v, 3+len(bad), len(bad))
+		}
 		if n := get(t, r.g, "dup"); n.Text != "first version" {
-			t.Fatalf("dup = %q: the later line must not win", n.Text)
+			t.Fatalf("dup = %q: the version with the later ts must not win", n.Text)
 		}
 		// Reading everything again (a lost state file) records no reject twice.
 		os.Remove(memsync.Layout{Root: r.root}.StateFile("alice"))

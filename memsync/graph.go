@@ -67,10 +67,15 @@ type Node struct {
 
 // ApplyResult tells what a batch did.
 type ApplyResult struct {
-	// Mismatched holds the uuids in the batch that were already projected
-	// with different content (or appeared twice in the batch with different
-	// content: the first one wins). Those records were not written.
+	// Mismatched holds the uuids of the batch that clashed: already
+	// projected with different content, or in the batch twice with
+	// different content. The graph holds the version journal.ClashWins
+	// prefers; every other version is a reject.
 	Mismatched []string
+	// Displaced lists the memories projected before this batch that a
+	// version in the batch won over and replaced: only UUID, Agent, Path
+	// and Line are set.
+	Displaced []Memory
 }
 
 // SearchQuery asks for ranked lexical recall.
@@ -118,7 +123,9 @@ type Stats struct {
 // the target arrives; a superseded memory gets invalid_at (the earliest
 // superseding ts) and replaced_by (that record's uuid), whatever the order in
 // which the two arrive. The projection is a pure function of the set of
-// records applied, not of their order or batching.
+// records applied, not of their order or batching: when two records share a
+// uuid with different content, the graph holds the one journal.ClashWins
+// prefers, replacing (with its edges and mentions) a stored one that loses.
 type Graph interface {
 	// Apply projects a batch. An error wrapping ErrUnavailable means the
 	// graph could not be reached and the whole batch may be retried later;

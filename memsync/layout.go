@@ -1,10 +1,14 @@
 package memsync
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -62,47 +66,197 @@ func (l Layout) Rel(path string) string {
 	return filepath.ToSlash(rel)
 }
 
-// Agents lists the agents of the repository: directories under agents/
-// with a valid agent name, sorted.
+// SequenceFile is agent's host-local high-water file for the uuids
+// journal.Append allocates (journal.AppendOptions.SequenceFile).
+func (l Layout) SequenceFile(agent string) string {
+	return filepath.Join(l.LocalDir(), "sequence", agent)
+}
+
+// IgnoredPath is something under agents/ that looks like memory but that
+// memsync does not read, and why: a directory with an invalid agent name,
+// a symbolic link (never followed: it may lead out of the repository), a
+// .jsonl file not named for a day.
+type IgnoredPath struct {
+	Path   string `json:"path"` // relative to the root, slash-separated
+	Reason string `json:"reason"`
+}
+
+// Reasons of IgnoredPath.
+const (
+	ReasonLink      = "symbolic link: not followed"
+	ReasonAgentName = "not a valid agent name ([A-Za-z0-9][A-Za-z0-9_-]{0,63})"
+	ReasonFileName  = "journal file not named YYYY-MM-DD.jsonl"
+	ReasonNotDir    = "not a directory"
+)
+
+// Agents lists the agents of the repository: real directories (not
+// symbolic links) under agents/ with a valid agent name, sorted. An agent
+// whose memory/, sync/ or cache/ directory is a symbolic link is left out
+// too: memsync writes there, and would write outside the repository.
 func (l Layout) Agents() ([]string, error) {
+	agents, _, err := l.agents()
+	return agents, err
+}
+
+func (l Layout) agents() ([]string, []IgnoredPath, error) {
+	if err := journal.RealDir(l.Root, l.AgentsDir()); err != nil {
+		if ig, ok := l.ignoredDir(err); ok {
+			return nil, []IgnoredPath{ig}, nil
+		}
+		return nil, nil, err
+	}
 	entries, err := os.ReadDir(l.AgentsDir())
 	if os.IsNotExist(err) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []string
+	var ignored []IgnoredPath
 	for _, e := range entries {
-		if e.IsDir() && journal.ValidAgent(e.Name()) {
+		rel := l.Rel(filepath.Join(l.AgentsDir(), e.Name()))
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			ignored = append(ignored, IgnoredPath{rel, ReasonLink})
+		case !e.IsDir():
+		case !journal.ValidAgent(e.Name()):
+			ignored = append(ignored, IgnoredPath{rel, ReasonAgentName})
+		default:
+			ig, err := l.writableDirs(e.Name())
+			if err != nil {
+				return nil, nil, err
+			}
+			if ig != nil {
+				ignored = append(ignored, *ig)
+				continue
+			}
 			out = append(out, e.Name())
 		}
 	}
-	return out, nil
+	return out, ignored, nil
+}
+
+// writableDirs checks the directories memsync writes in for agent: an
+// IgnoredPath when one is reached through a symbolic link.
+func (l Layout) writableDirs(agent string) (*IgnoredPath, error) {
+	for _, dir := range []string{l.SyncDir(agent), l.CacheDir(agent)} {
+		if err := journal.RealDir(l.Root, dir); err != nil {
+			ig, ok := l.ignoredDir(err)
+			if !ok {
+				return nil, err
+			}
+			return &ig, nil
+		}
+	}
+	return nil, nil
+}
+
+// ignoredDir turns journal.RealDir's refusal into an IgnoredPath.
+func (l Layout) ignoredDir(err error) (IgnoredPath, bool) {
+	var le *journal.LinkError
+	if errors.As(err, &le) {
+		return IgnoredPath{l.Rel(le.Path), ReasonLink}, true
+	}
+	var nd *journal.NotDirError
+	if errors.As(err, &nd) {
+		return IgnoredPath{l.Rel(nd.Path), ReasonNotDir}, true
+	}
+	return IgnoredPath{}, false
 }
 
 // JournalFiles lists agent's archived then live journal files, each group
-// in name (date) order.
+// in name (date) order: DayFiles of the archive, then of the journal.
 func (l Layout) JournalFiles(agent string) ([]string, error) {
+	files, _, err := l.journalFiles(agent)
+	return files, err
+}
+
+func (l Layout) journalFiles(agent string) ([]string, []IgnoredPath, error) {
 	var out []string
+	var ignored []IgnoredPath
 	for _, dir := range []string{l.ArchiveDir(agent), l.JournalDir(agent)} {
-		entries, err := os.ReadDir(dir)
-		if os.IsNotExist(err) {
-			continue
-		}
+		files, ig, err := l.DayFiles(dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		var names []string
-		for _, e := range entries {
-			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl") {
-				names = append(names, e.Name())
+		out = append(out, files...)
+		for _, i := range ig {
+			if !slices.Contains(ignored, i) { // a link above both is found twice
+				ignored = append(ignored, i)
 			}
 		}
-		sort.Strings(names)
-		for _, n := range names {
-			out = append(out, filepath.Join(dir, n))
+	}
+	return out, ignored, nil
+}
+
+// DayFiles lists the journal files of dir, a journal or archive directory
+// of this repository, in name (date) order: regular files named
+// YYYY-MM-DD.jsonl. It is the one place that decides which files memsync
+// reads (the engine, offline search, verify, rebuild, compaction): nothing
+// is read through a symbolic link, whether dir or one of the directories
+// above it (up to the root) or the file itself is one. What it leaves out
+// that looks like a journal (a link, a .jsonl file with another name) is
+// returned as ignored. A missing dir has no files.
+func (l Layout) DayFiles(dir string) (files []string, ignored []IgnoredPath, err error) {
+	if err := journal.RealDir(l.Root, dir); err != nil {
+		if ig, ok := l.ignoredDir(err); ok {
+			return nil, []IgnoredPath{ig}, nil
+		}
+		return nil, nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".jsonl") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			ignored = append(ignored, IgnoredPath{l.Rel(path), ReasonLink})
+		case !e.Type().IsRegular():
+		case !IsDayFile(name):
+			ignored = append(ignored, IgnoredPath{l.Rel(path), ReasonFileName})
+		default:
+			files = append(files, path)
 		}
 	}
-	return out, nil
+	sort.Strings(files)
+	return files, ignored, nil
+}
+
+// IsDayFile reports whether name is a journal file's name: YYYY-MM-DD.jsonl
+// of a real date.
+func IsDayFile(name string) bool {
+	day, ok := strings.CutSuffix(name, ".jsonl")
+	if !ok || len(day) != len("2006-01-02") {
+		return false
+	}
+	_, err := time.Parse("2006-01-02", day)
+	return err == nil
+}
+
+// Ignored lists what memsync leaves alone under agents/ (see IgnoredPath),
+// sorted by path.
+func (l Layout) Ignored() ([]IgnoredPath, error) {
+	agents, ignored, err := l.agents()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		_, ig, err := l.journalFiles(a)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", a, err)
+		}
+		ignored = append(ignored, ig...)
+	}
+	sort.Slice(ignored, func(i, j int) bool { return ignored[i].Path < ignored[j].Path })
+	return ignored, nil
 }

@@ -160,7 +160,7 @@ func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[str
 	seen := make([]map[string]bool, len(agents))
 	failed := make([]bool, len(agents))
 	for i, a := range agents {
-		files, err := e.layout.JournalFiles(a.name)
+		files, err := e.journalFiles(a.name)
 		if err != nil {
 			keep(fmt.Errorf("agent %s: list journals: %w", a.name, err))
 			failed[i] = true
@@ -265,7 +265,7 @@ func (r *groupReader) full() bool {
 
 // file reads the complete lines of one journal past cur into groups.
 func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -312,11 +312,17 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 			if err != nil {
 				return fmt.Errorf("read %s: %w", rel, err)
 			}
+			var notOwned error // the agent field or the uuid names another agent
+			if l.Err == nil {
+				notOwned = journal.CheckOwner(&l.Record, a.name)
+			}
 			switch {
-			case l.Err != nil, l.Record.Agent != a.name:
-				rj := Reject{File: rel, Line: l.Number, Offset: l.Offset, Reason: fmt.Sprint(l.Err)}
-				if l.Err == nil {
-					rj.UUID, rj.Reason = l.Record.UUID, fmt.Sprintf("field %q: %q cannot write in %s's journal", "agent", l.Record.Agent, a.name)
+			case l.Err != nil, notOwned != nil:
+				rj := Reject{File: rel, Line: l.Number, Offset: l.Offset}
+				if l.Err != nil {
+					rj.Reason = l.Err.Error()
+				} else {
+					rj.UUID, rj.Reason = l.Record.UUID, notOwned.Error()
 				}
 				if rj.Digest, err = LineDigest(f, l.Offset); err != nil {
 					return fmt.Errorf("read %s: %w", rel, err)
@@ -414,6 +420,9 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 					}
 				}
 			}
+			// A line displaced from another agent's journal (a uuid clash
+			// across agents) is that agent's reject.
+			e.rejectFor(byAgent, rep)
 		}
 	}
 	// Each waiting agent's records go to its outbox in one append, in order.

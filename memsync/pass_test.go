@@ -54,7 +54,7 @@ func TestOneGraphWritePerBatchAcrossAgents(t *testing.T) {
 func TestRejectsOfASharedWriteGoToTheirAgent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, r *rig) {
 		r.write("alice", "2026-11-20.jsonl", line("mem_dup", "alice", "alice said this first"))
-		r.write("bob", "2026-11-20.jsonl", line("mem_dup", "bob", "bob reuses the uuid")+line("mem_bob", "bob", "bob's own"))
+		r.write("bob", "2026-11-20.jsonl", lineAt("mem_dup", "bob", "bob reuses the uuid", "2026-11-20T11:00:00Z")+line("mem_bob", "bob", "bob's own"))
 		rep := r.syncOnce(r.engine())
 		if rep.Rejected != 1 {
 			t.Fatalf("pass = %+v, want 1 reject", rep)
@@ -67,7 +67,7 @@ func TestRejectsOfASharedWriteGoToTheirAgent(t *testing.T) {
 			t.Fatalf("bob's rejects = %+v, want line 1's uuid clash", rs)
 		}
 		if n := get(t, r.g, "mem_dup"); n.Agent != "alice" {
-			t.Fatalf("mem_dup holds %s's record, want alice's (first read)", n.Agent)
+			t.Fatalf("mem_dup holds %s's record, want alice's (the earlier ts)", n.Agent)
 		}
 	})
 }
@@ -161,16 +161,16 @@ func testReadOrder(t *testing.T, graph memsync.Graph, g *orderGraph, want []stri
 	}
 }
 
-// Verify takes the version of a uuid the engine projected first, in the
-// graph's read order: the same uuid in two agents' journals (a tool that
-// wrote its own ids) is bob's on the earlier day by day, alice's (the first
-// agent) agent after agent.
-func TestVerifyFollowsTheReadOrder(t *testing.T) {
+// The version a uuid stands for does not depend on the read order: the
+// same uuid in two agents' journals (a tool that wrote its own ids) is
+// bob's (the earlier ts) whether bob's file is read first (day by day) or
+// alice's is (agent after agent, where bob's replaces it); verify expects
+// that version and reports the conflict.
+func TestClashWinnerIgnoresTheReadOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		byAgent bool
-		owner   string
-	}{{"by day", false, "bob"}, {"by agent", true, "alice"}} {
+	}{{"by day", false}, {"by agent", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			og := &orderGraph{Graph: memsynctest.NewGraph()}
 			var g memsync.Graph = og
@@ -178,20 +178,70 @@ func TestVerifyFollowsTheReadOrder(t *testing.T) {
 				g = byAgentGraph{og}
 			}
 			r := newRig(t, og)
-			r.write("alice", "2026-11-21.jsonl", line("mem_x", "alice", "alice's version"))
+			r.write("alice", "2026-11-21.jsonl", lineAt("mem_x", "alice", "alice's version", "2026-11-21T10:00:00Z"))
 			r.write("bob", "2026-11-20.jsonl", line("mem_x", "bob", "bob's version"))
 			e, err := memsync.New(memsync.Options{Root: r.root, Graph: g})
 			if err != nil {
 				t.Fatal(err)
 			}
 			r.syncOnce(e)
-			if n := get(t, og, "mem_x"); n.Agent != tc.owner {
-				t.Fatalf("mem_x holds %s's record, want %s's", n.Agent, tc.owner)
+			if n := get(t, og, "mem_x"); n.Agent != "bob" {
+				t.Fatalf("mem_x holds %s's record, want bob's", n.Agent)
+			}
+			if rs := r.rejects("alice"); len(rs) != 1 || rs[0].UUID != "mem_x" {
+				t.Fatalf("alice's rejects = %+v, want her mem_x line", rs)
 			}
 			rep, err := memsync.Verify(context.Background(), r.root, g)
-			if err != nil || !rep.OK || rep.JournalRecords != 1 {
-				t.Fatalf("verify = %+v, %v; want ok with 1 record", rep, err)
+			if err != nil || rep.OK || rep.JournalRecords != 1 || rep.Different != 0 || rep.Missing != 0 ||
+				rep.Conflicts != 1 || rep.Projected != 1 || rep.Rejected != 1 || rep.Unaccounted != 0 {
+				t.Fatalf("verify = %+v, %v; want 1 record, 1 conflict, not ok", rep, err)
 			}
 		})
 	}
+}
+
+// A back-dated version of a uuid that arrives after the first one was
+// projected wins it (journal.ClashWins: the earlier ts), on every backend;
+// the line it displaced is the reject, in its agent's rejects.
+func TestBackDatedVersionDisplacesTheProjectedOne(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.write("alice", "2026-11-21.jsonl", lineAt("mem_bd", "alice", "written first", "2026-11-21T10:00:00Z"))
+		r.syncOnce(r.engine())
+		r.write("alice", "2026-11-20.jsonl", lineAt("mem_bd", "alice", "back-dated rewrite", "2026-11-20T10:00:00Z"))
+		if rep := r.syncOnce(r.engine()); rep.Rejected != 1 {
+			t.Fatalf("pass = %+v, want the displaced line rejected", rep)
+		}
+		if n := get(t, r.g, "mem_bd"); n.Text != "back-dated rewrite" || n.Path != "agents/alice/memory/journal/2026-11-20.jsonl" {
+			t.Fatalf("mem_bd = %q from %s, want the back-dated version", n.Text, n.Path)
+		}
+		rs := r.rejects("alice")
+		if len(rs) != 1 || rs[0].File != "agents/alice/memory/journal/2026-11-21.jsonl" || rs[0].Line != 1 ||
+			!strings.Contains(rs[0].Reason, "2026-11-20.jsonl:1") {
+			t.Fatalf("rejects = %+v, want the displaced 2026-11-21 line", rs)
+		}
+		if v := r.verify(); v.Different != 0 || v.Missing != 0 || v.Conflicts != 1 || v.Rejected != 1 || v.Projected != 1 {
+			t.Fatalf("verify = %+v", v)
+		}
+	})
+}
+
+// A version from bob's journal that displaces a memory projected from
+// alice's (a uuid of no agent, written by a tool in both) leaves the reject
+// in alice's rejects, though alice had nothing new to read.
+func TestDisplacedLineIsItsOwnAgentsReject(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		r.write("alice", "2026-11-20.jsonl", lineAt("tool-42", "alice", "alice's version", "2026-11-20T10:00:00Z"))
+		r.syncOnce(r.engine())
+		r.write("bob", "2026-11-20.jsonl", lineAt("tool-42", "bob", "bob's earlier version", "2026-11-20T09:00:00Z"))
+		r.syncOnce(r.engine())
+		if n := get(t, r.g, "tool-42"); n.Agent != "bob" {
+			t.Fatalf("tool-42 holds %s's record, want bob's (the earlier ts)", n.Agent)
+		}
+		if rs := r.rejects("alice"); len(rs) != 1 || rs[0].UUID != "tool-42" || rs[0].File != "agents/alice/memory/journal/2026-11-20.jsonl" {
+			t.Fatalf("alice's rejects = %+v, want her displaced line", rs)
+		}
+		if rs := r.rejects("bob"); len(rs) != 0 {
+			t.Fatalf("bob's rejects = %+v, want none", rs)
+		}
+	})
 }

@@ -47,6 +47,11 @@ type StatusReport struct {
 	Graph  GraphStatus   `json:"graph"`
 	Daemon DaemonStatus  `json:"daemon"`
 	Agents []AgentStatus `json:"agents"`
+	// AutoCommit is "paused: <why>" while git commits are put off because
+	// HEAD is not on a branch; empty otherwise. The command fills it in.
+	AutoCommit string `json:"auto_commit,omitempty"`
+	// Ignored is what memsync does not read under agents/ (Layout.Ignored).
+	Ignored []IgnoredPath `json:"ignored,omitempty"`
 }
 
 // Status reads the journals, the sync files and the graph's counts; it
@@ -96,6 +101,9 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 		}
 		rep.Agents = append(rep.Agents, st)
 	}
+	if rep.Ignored, err = layout.Ignored(); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }
 
@@ -118,7 +126,7 @@ func oldestPending(layout Layout, agent string, state *State) time.Time {
 		if err != nil || fi.Size() <= cur.Offset {
 			continue
 		}
-		f, err := os.Open(path)
+		f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 		if err != nil {
 			continue
 		}

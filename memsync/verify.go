@@ -7,15 +7,19 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/memsync/memsync/journal"
 )
 
-// VerifyReport compares the journals with the graph.
+// VerifyReport compares the journals with the graph, and accounts for
+// every journal line: projected (its record is in the graph, or repeats one
+// that is), or rejected with a reason, or unaccounted for.
 type VerifyReport struct {
 	OK             bool     `json:"ok"`
-	JournalRecords int      `json:"journal_records"`
+	JournalRecords int      `json:"journal_records"` // distinct uuids the journals project
 	GraphRecords   int      `json:"graph_records"`
 	Missing        int      `json:"missing"`
 	Extra          int      `json:"extra"`
@@ -23,19 +27,87 @@ type VerifyReport struct {
 	MissingUUIDs   []string `json:"missing_uuids,omitempty"`   // at most SampleSize
 	ExtraUUIDs     []string `json:"extra_uuids,omitempty"`     // at most SampleSize
 	DifferentUUIDs []string `json:"different_uuids,omitempty"` // at most SampleSize
+
+	// Lines counts every complete, non-blank journal line; each is one of
+	// Projected, Duplicates, Rejected or Unaccounted.
+	Lines      int `json:"lines"`
+	Projected  int `json:"projected"`  // lines whose record the graph holds
+	Duplicates int `json:"duplicates"` // lines repeating a projected record (no-ops)
+	Rejected   int `json:"rejected"`   // lines that can never be projected, with a reason
+	// Unaccounted counts lines that should be in the graph and are not:
+	// the lines of missing and different uuids.
+	Unaccounted int `json:"unaccounted"`
+	// Conflicts counts uuids that lines claim with different content (the
+	// version journal.ClashWins prefers is projected, the others rejected).
+	Conflicts     int            `json:"conflicts"`
+	ConflictUUIDs []string       `json:"conflict_uuids,omitempty"` // at most SampleSize
+	RejectedLines []RejectedLine `json:"rejected_lines,omitempty"` // at most SampleSize
+}
+
+// RejectedLine is a journal line that can never be projected, and why.
+type RejectedLine struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	UUID   string `json:"uuid,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // SampleSize bounds the uuids a VerifyReport lists for each kind of difference.
 const SampleSize = 20
 
 // What the journals say each uuid should hold is kept as a map from a 64-bit
-// digest of the uuid to a digest of its content hash whose lowest bit says
-// whether the graph was seen to hold it: a million records take about 30 MB
-// and nothing for the garbage collector to trace (a collision, about 1 in
-// 10^7 at a billion records, could only hide a difference, never invent one).
-type expected = map[uint64]uint64
+// digest of the uuid to one word: 40 bits of the winning version's content
+// hash, how many lines hold that version, and flags. A million records take
+// about 20 MB and nothing for the garbage collector to trace (a collision
+// of the hash bits, about 1 in 10^12 per memory, could only hide a
+// difference, never invent one).
+type expected = map[uint64]version
 
-const seenBit = 1
+// version is the word expected keeps for a uuid.
+type version uint64
+
+const (
+	flagConflict version = 1 << 0 // another line claims the uuid with other content
+	flagPresent  version = 1 << 1 // the graph holds the uuid
+	flagSeen     version = 1 << 2 // the graph holds this version
+	countShift           = 4
+	countMax             = 1<<20 - 1 // lines holding this version, saturating
+	keyShift             = 24
+)
+
+// newVersion is the word for a content hash held by n lines.
+func newVersion(hash string, n int) version {
+	return contentBits(hashKey(hash)) | version(min(n, countMax))<<countShift
+}
+
+// contentBits keeps the top 40 bits of a hash key, where version holds them.
+func contentBits(k uint64) version {
+	return version(k >> keyShift << keyShift)
+}
+
+// sameContent reports whether v holds the content hash key k (hashKey).
+func (v version) sameContent(k uint64) bool { return uint64(v)>>keyShift == k>>keyShift }
+func (v version) count() int                { return int(v>>countShift) & countMax }
+func (v version) has(f version) bool        { return v&f != 0 }
+
+// addLine counts one more line holding v's content.
+func (v version) addLine() version {
+	if v.count() == countMax {
+		return v
+	}
+	return v + 1<<countShift
+}
+
+// hashKey is the first 64 bits of a Record.Hash (hex); anything else (not a
+// hash memsync writes) gets a digest.
+func hashKey(h string) uint64 {
+	if len(h) >= 16 {
+		if k, err := strconv.ParseUint(h[:16], 16, 64); err == nil {
+			return k
+		}
+	}
+	return digest(h)
+}
 
 // digest is 64-bit FNV-1a.
 func digest(s string) uint64 {
@@ -47,29 +119,34 @@ func digest(s string) uint64 {
 	return h
 }
 
-// contentDigest is digest(hash) with the seen bit clear.
-func contentDigest(hash string) uint64 { return digest(hash) &^ seenBit }
+// journalTally is what verify learns from the journals.
+type journalTally struct {
+	want    expected
+	lines   int // every complete, non-blank line
+	invalid int // lines that are not valid records
+	foreign int // valid records their journal may not project (journal.CheckOwner)
+	records int // valid records their journal may project
+	// foreignLines are the uuid digest and hash key of the foreign lines,
+	// which put their uuid in conflict when it holds other content.
+	foreignLines [][2]uint64
+	conflicts    int // uuids flagged flagConflict
+}
 
-// expectedRecords reads every journal of every agent and returns the first
-// valid version of each uuid in the order the engine projects them (order:
-// the graph's ReadOrder; later versions with other content are rejects).
-// Files are read in parallel, each into a list of digests, merged in order.
-func expectedRecords(layout Layout, order ReadOrder) (expected, error) {
-	agents, err := layout.Agents()
+// lineVersion is a record line's uuid digest and hash key.
+type lineVersion struct{ uuid, hash uint64 }
+
+// readJournals reads every line of every journal of every agent, files in
+// parallel, into one word per uuid. Where lines claim a uuid with different
+// content, the version journal.ClashWins prefers is found by a second
+// read of those uuids' lines (resolveClashes): clashes are rare, and the
+// first read then needs nothing but the hash of each record.
+func readJournals(layout Layout) (*journalTally, error) {
+	agents, files, err := listJournals(layout)
 	if err != nil {
 		return nil, err
 	}
-	var files []journalFile
-	for i, a := range agents {
-		paths, err := layout.JournalFiles(a)
-		if err != nil {
-			return nil, fmt.Errorf("agent %s: list journals: %w", a, err)
-		}
-		files = appendFiles(files, i, paths)
-	}
-	sortFiles(files, order)
-	type pair struct{ uuid, hash uint64 }
-	lists := make([][]pair, len(files))
+	tally := &journalTally{want: expected{}}
+	var mu sync.Mutex
 	errs := make([]error, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -77,12 +154,27 @@ func expectedRecords(layout Layout, order ReadOrder) (expected, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var list []lineVersion
 			for i := range next {
 				f := files[i]
-				errs[i] = eachInFile(layout, agents[f.agent], f.path, func(m Memory) error {
-					lists[i] = append(lists[i], pair{digest(m.UUID), contentDigest(m.Hash())})
+				list = list[:0]
+				var part journalTally
+				errs[i] = eachLine(layout, f.path, func(l journal.Line) error {
+					part.lines++
+					switch {
+					case l.Err != nil:
+						part.invalid++
+					case journal.CheckOwner(&l.Record, agents[f.agent]) != nil:
+						part.foreign++
+						part.foreignLines = append(part.foreignLines, [2]uint64{digest(l.Record.UUID), hashKey(l.Record.Hash())})
+					default:
+						list = append(list, lineVersion{digest(l.Record.UUID), hashKey(l.Record.Hash())})
+					}
 					return nil
 				})
+				mu.Lock()
+				tally.merge(&part, list)
+				mu.Unlock()
 			}
 		}()
 	}
@@ -94,20 +186,97 @@ func expectedRecords(layout Layout, order ReadOrder) (expected, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, l := range lists {
-		n += len(l)
-	}
-	want := make(expected, n)
-	for i, l := range lists {
-		for _, p := range l {
-			if _, ok := want[p.uuid]; !ok {
-				want[p.uuid] = p.hash
-			}
+	if tally.conflicts > 0 {
+		if err := resolveClashes(layout, agents, files, tally.want); err != nil {
+			return nil, err
 		}
-		lists[i] = nil
 	}
-	return want, nil
+	for _, fl := range tally.foreignLines {
+		if w, ok := tally.want[fl[0]]; ok && !w.sameContent(fl[1]) && !w.has(flagConflict) {
+			tally.want[fl[0]] = w | flagConflict
+			tally.conflicts++
+		}
+	}
+	tally.foreignLines = nil
+	return tally, nil
+}
+
+// listJournals lists every agent and every journal file, archives included.
+func listJournals(layout Layout) ([]string, []journalFile, error) {
+	agents, err := layout.Agents()
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []journalFile
+	for i, a := range agents {
+		paths, err := layout.JournalFiles(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: list journals: %w", a, err)
+		}
+		files = appendFiles(files, i, paths)
+	}
+	return agents, files, nil
+}
+
+// merge adds what one file held. A uuid seen with two contents is flagged
+// and keeps either: resolveClashes decides.
+func (t *journalTally) merge(part *journalTally, list []lineVersion) {
+	t.lines += part.lines
+	t.invalid += part.invalid
+	t.foreign += part.foreign
+	t.records += len(list)
+	t.foreignLines = append(t.foreignLines, part.foreignLines...)
+	for _, l := range list {
+		w, ok := t.want[l.uuid]
+		switch {
+		case !ok:
+			t.want[l.uuid] = contentBits(l.hash) | 1<<countShift
+		case w.sameContent(l.hash):
+			t.want[l.uuid] = w.addLine()
+		case !w.has(flagConflict):
+			t.want[l.uuid] = w | flagConflict
+			t.conflicts++
+		}
+	}
+}
+
+// resolveClashes reads the lines of the uuids in conflict again and sets
+// each to the version journal.ClashWins prefers, with the number of lines
+// holding it.
+func resolveClashes(layout Layout, agents []string, files []journalFile, want expected) error {
+	type best struct {
+		v     journal.Version
+		lines int
+	}
+	winners := map[uint64]*best{}
+	for _, f := range files {
+		err := eachLine(layout, f.path, func(l journal.Line) error {
+			if l.Err != nil || journal.CheckOwner(&l.Record, agents[f.agent]) != nil {
+				return nil
+			}
+			k := digest(l.Record.UUID)
+			if w, ok := want[k]; !ok || !w.has(flagConflict) {
+				return nil
+			}
+			v := journal.VersionOf(&l.Record, l.Record.Hash())
+			switch b := winners[k]; {
+			case b == nil:
+				winners[k] = &best{v, 1}
+			case b.v.Hash == v.Hash:
+				b.lines++
+			case journal.ClashWins(v, b.v):
+				*b = best{v, 1}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for k, b := range winners {
+		want[k] = newVersion(b.v.Hash, b.lines) | flagConflict
+	}
+	return nil
 }
 
 // EachRecord calls fn for every valid record the agent owns, archive first,
@@ -126,12 +295,22 @@ func EachRecord(layout Layout, agent string, fn func(Memory) error) error {
 }
 
 func eachInFile(layout Layout, agent, path string, fn func(Memory) error) error {
-	f, err := os.Open(path)
+	rel := layout.Rel(path)
+	return eachLine(layout, path, func(l journal.Line) error {
+		if l.Err != nil || journal.CheckOwner(&l.Record, agent) != nil {
+			return nil
+		}
+		return fn(Memory{Record: l.Record, Path: rel, Line: l.Number})
+	})
+}
+
+// eachLine calls fn for every complete line of the journal file at path.
+func eachLine(layout Layout, path string, fn func(journal.Line) error) error {
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	rel := layout.Rel(path)
 	r := journal.NewReader(f, 0, 0)
 	for {
 		l, err := r.Next()
@@ -139,12 +318,9 @@ func eachInFile(layout Layout, agent, path string, fn func(Memory) error) error 
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("read %s: %w", rel, err)
+			return fmt.Errorf("read %s: %w", layout.Rel(path), err)
 		}
-		if l.Err != nil || l.Record.Agent != agent {
-			continue
-		}
-		if err := fn(Memory{Record: l.Record, Path: rel, Line: l.Number}); err != nil {
+		if err := fn(l); err != nil {
 			return err
 		}
 	}
@@ -152,9 +328,13 @@ func eachInFile(layout Layout, agent, path string, fn func(Memory) error) error 
 
 // Verify compares the journals under root with what g holds: memories
 // missing from the graph, extra ones the journals do not have, and ones
-// whose content differs.
+// whose content differs from the version journal.ClashWins prefers. It
+// accounts for every journal line (VerifyReport.Lines) and counts uuid
+// conflicts; the report is OK only when the graph holds exactly what the
+// journals project, no line is unaccounted for and no uuid is in conflict.
 func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	var rep VerifyReport
+	layout := Layout{Root: root}
 	// The graph's side streams in while the journals are read: its
 	// (uuid, hash) digests, 16 bytes a memory, are compared afterwards.
 	type held struct{ uuid, hash uint64 }
@@ -164,11 +344,11 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	var inGraph []held
 	go func() {
 		graphDone <- g.Hashes(hctx, func(uuid, hash string) error {
-			inGraph = append(inGraph, held{digest(uuid), contentDigest(hash)})
+			inGraph = append(inGraph, held{digest(uuid), hashKey(hash)})
 			return nil
 		})
 	}()
-	want, err := expectedRecords(Layout{Root: root}, readOrder(g))
+	tally, err := readJournals(layout)
 	if err != nil {
 		cancel()
 	}
@@ -179,28 +359,48 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	if gerr != nil {
 		return rep, fmt.Errorf("verify: walk graph: %w", gerr)
 	}
+	want := tally.want
 	rep.JournalRecords = len(want)
 	rep.GraphRecords = len(inGraph)
 	for _, h := range inGraph {
 		w, ok := want[h.uuid]
-		switch {
-		case !ok:
+		if !ok {
 			rep.Extra++
-		case w&^seenBit != h.hash:
-			want[h.uuid] = w | seenBit
-			rep.Different++
-		default:
-			want[h.uuid] = w | seenBit
+			continue
 		}
+		w |= flagPresent
+		if !w.sameContent(h.hash) {
+			rep.Different++
+		} else {
+			w |= flagSeen
+		}
+		want[h.uuid] = w
 	}
 	inGraph = nil
+	winning := 0 // lines holding their uuid's winning version
+	for _, w := range want {
+		n := w.count()
+		winning += n
+		if w.has(flagSeen) {
+			rep.Projected++
+			rep.Duplicates += n - 1
+		} else {
+			rep.Unaccounted += n
+		}
+		if !w.has(flagPresent) {
+			rep.Missing++
+		}
+	}
+	rep.Conflicts = tally.conflicts
+	rep.Lines = tally.lines
+	rep.Rejected = tally.invalid + tally.foreign + tally.records - winning
 	if rep.Extra > 0 || rep.Different > 0 {
 		// Name a sample: a second pass over the graph, for the uuids.
 		err := g.Hashes(ctx, func(uuid, hash string) error {
 			switch w, ok := want[digest(uuid)]; {
 			case !ok:
 				rep.ExtraUUIDs = sample(rep.ExtraUUIDs, uuid)
-			case w&^seenBit != contentDigest(hash):
+			case !w.sameContent(hashKey(hash)):
 				rep.DifferentUUIDs = sample(rep.DifferentUUIDs, uuid)
 			}
 			return nil
@@ -209,27 +409,62 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 			return rep, fmt.Errorf("verify: walk graph: %w", err)
 		}
 	}
-	for _, w := range want {
-		if w&seenBit == 0 {
-			rep.Missing++
+	if rep.Missing > 0 || rep.Conflicts > 0 || rep.Rejected > 0 {
+		if err := nameSamples(layout, want, &rep); err != nil {
+			return rep, fmt.Errorf("verify: read journals: %w", err)
 		}
 	}
-	if rep.Missing > 0 {
-		// Name a sample: a second pass over the journals, in journal order.
-		agents, _ := Layout{Root: root}.Agents()
-		for _, a := range agents {
-			_ = EachRecord(Layout{Root: root}, a, func(m Memory) error {
-				k := digest(m.UUID)
-				if w, ok := want[k]; ok && w&seenBit == 0 && len(rep.MissingUUIDs) < SampleSize {
-					want[k] = w | seenBit
-					rep.MissingUUIDs = append(rep.MissingUUIDs, m.UUID)
+	rep.OK = rep.Missing == 0 && rep.Extra == 0 && rep.Different == 0 && rep.Conflicts == 0 && rep.Unaccounted == 0
+	return rep, nil
+}
+
+// nameSamples reads the journals again, in the order the engine does, to
+// name a sample of the missing uuids, the uuids in conflict and the
+// rejected lines with their reasons.
+func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
+	agents, err := layout.Agents()
+	if err != nil {
+		return err
+	}
+	named := map[uint64]bool{}
+	for _, a := range agents {
+		paths, err := layout.JournalFiles(a)
+		if err != nil {
+			return fmt.Errorf("agent %s: list journals: %w", a, err)
+		}
+		for _, path := range paths {
+			rel := layout.Rel(path)
+			err := eachLine(layout, path, func(l journal.Line) error {
+				reason := ""
+				if l.Err != nil {
+					reason = l.Err.Error()
+				} else {
+					k := digest(l.Record.UUID)
+					w, ok := want[k]
+					if ok && w.has(flagConflict) && !slices.Contains(rep.ConflictUUIDs, l.Record.UUID) {
+						rep.ConflictUUIDs = sample(rep.ConflictUUIDs, l.Record.UUID)
+					}
+					switch err := journal.CheckOwner(&l.Record, a); {
+					case err != nil:
+						reason = err.Error()
+					case !w.sameContent(hashKey(l.Record.Hash())):
+						reason = journal.ClashReason(l.Record.UUID, "", 0)
+					case !w.has(flagPresent) && !named[k] && len(rep.MissingUUIDs) < SampleSize:
+						named[k] = true
+						rep.MissingUUIDs = append(rep.MissingUUIDs, l.Record.UUID)
+					}
+				}
+				if reason != "" && len(rep.RejectedLines) < SampleSize {
+					rep.RejectedLines = append(rep.RejectedLines, RejectedLine{File: rel, Line: l.Number, UUID: l.Record.UUID, Reason: reason})
 				}
 				return nil
 			})
+			if err != nil {
+				return err
+			}
 		}
 	}
-	rep.OK = rep.Missing == 0 && rep.Extra == 0 && rep.Different == 0
-	return rep, nil
+	return nil
 }
 
 func sample(list []string, id string) []string {

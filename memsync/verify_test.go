@@ -43,3 +43,24 @@ func TestVerifyFindsEachKindOfDifference(t *testing.T) {
 		t.Fatalf("after a pass verify = %+v, want only b different and e extra", rep)
 	}
 }
+
+// Every line is counted once: projected, a duplicate of a projected record,
+// rejected (invalid, another agent's, or a clash loser), or unaccounted.
+func TestVerifyAccountsForEveryLine(t *testing.T) {
+	r := newRig(t, memsynctest.NewGraph())
+	r.write("alice", "2026-11-20.jsonl", line("mem_a", "alice", "kept")+line("mem_a", "alice", "kept")+
+		lineAt("mem_a", "alice", "later ts loses", "2026-11-20T11:00:00Z")+"not json\n"+
+		line("mem_20261120T100000Z_bob_0001", "alice", "squatted"))
+	r.syncOnce(r.engine())
+	r.write("alice", "2026-11-20.jsonl", line("mem_new", "alice", "after the pass"))
+	rep := r.verify()
+	want := memsync.VerifyReport{JournalRecords: 2, GraphRecords: 1, Missing: 1, Lines: 6, Projected: 1, Duplicates: 1,
+		Rejected: 3, Unaccounted: 1, Conflicts: 1}
+	if rep.OK || rep.JournalRecords != want.JournalRecords || rep.GraphRecords != want.GraphRecords || rep.Missing != want.Missing ||
+		rep.Lines != want.Lines || rep.Projected != want.Projected || rep.Duplicates != want.Duplicates ||
+		rep.Rejected != want.Rejected || rep.Unaccounted != want.Unaccounted || rep.Conflicts != want.Conflicts ||
+		!slices.Equal(rep.MissingUUIDs, []string{"mem_new"}) || !slices.Equal(rep.ConflictUUIDs, []string{"mem_a"}) ||
+		len(rep.RejectedLines) != 3 {
+		t.Fatalf("verify = %+v\nwant     %+v", rep, want)
+	}
+}

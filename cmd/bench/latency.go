@@ -78,7 +78,7 @@ func appendToVisible(ctx context.Context, g memsync.Graph, tmp string, agents, r
 				rec := m.Record
 				rec.UUID, rec.TS = "", time.Time{}
 				rec.Links, rec.Supersedes, rec.ConflictsWith = nil, nil, nil
-				if _, err := journal.Append(layout.JournalDir(rec.Agent), &rec, journal.AppendOptions{}); err != nil {
+				if _, err := journal.Append(layout.JournalDir(rec.Agent), &rec, journal.AppendOptions{SequenceFile: layout.SequenceFile(rec.Agent)}); err != nil {
 					mu.Lock()
 					appendEr = errors.Join(appendEr, err)
 					mu.Unlock()

@@ -173,7 +173,7 @@ func TestAppendWithBrokenConfig(t *testing.T) {
 		{"invalid", "graph: postgres\n", "graph"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := t.TempDir()
+			repo := initRepo(t, "a")
 			os.WriteFile(filepath.Join(repo, "memsync.yaml"), []byte(tc.yaml), 0o644)
 			cmd := exec.Command(bin, "append", "--repo", repo, "--agent", "a", "--kind", "fact", "--ts", now.Format(time.RFC3339Nano), "still journaling")
 			cmd.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=")

@@ -176,7 +176,7 @@ func TestManyHostsOneMemory(t *testing.T) {
 					cutOff = true
 				case cutOff && elapsed >= 2*dur/3:
 					if !reported {
-						st := statusJSON(t, h[1], envB)
+						st := hostStatus(t, h[1], envB)
 						reported = st.Remote != nil && st.Remote.LastError != ""
 					}
 					if err := os.Rename(away, remote); err != nil {
@@ -247,7 +247,7 @@ func TestManyHostsOneMemory(t *testing.T) {
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Errorf("verify on host %d: %v\n%s", i, err, out)
 				}
-				st := statusJSON(t, repo, envs[i])
+				st := hostStatus(t, repo, envs[i])
 				for _, a := range st.Agents {
 					if a.Rejects != 0 {
 						t.Errorf("host %d: agent %s has %d rejects (a uuid collided?)", i, a.Agent, a.Rejects)
@@ -282,7 +282,7 @@ type remoteStatusJSON struct {
 	} `json:"remote"`
 }
 
-func statusJSON(t *testing.T, repo string, env []string) remoteStatusJSON {
+func hostStatus(t *testing.T, repo string, env []string) remoteStatusJSON {
 	t.Helper()
 	cmd := exec.Command(memsyncBinary(t), "status", "--json", "--repo", repo)
 	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO="), env...)
@@ -319,12 +319,12 @@ func TestManyHostsPersonsConflict(t *testing.T) {
 	}
 	env := []string{"MEMSYNC_GRAPH=embedded"}
 	dA := startDaemon(t, h[0], env)
-	waitFor(t, "host a pushed its edit", func() bool {
+	waitUntil(t, "host a pushed its edit", func() bool {
 		return headOf(t, remote, "HEAD") == headOf(t, h[0], "HEAD") && gitOut(t, h[0], "status", "--porcelain", "--untracked-files=no") == ""
 	})
 	dB := startDaemon(t, h[1], env)
-	waitFor(t, "status on host b reports the conflict", func() bool {
-		st := statusJSON(t, h[1], env)
+	waitUntil(t, "status on host b reports the conflict", func() bool {
+		st := hostStatus(t, h[1], env)
 		return st.Remote != nil && len(st.Remote.Conflicts) == 1 && st.Remote.Conflicts[0] == filepath.ToSlash(memory)
 	})
 	got, _ := os.ReadFile(filepath.Join(h[1], memory))
@@ -337,7 +337,7 @@ func TestManyHostsPersonsConflict(t *testing.T) {
 	}
 	// Journals keep flowing: an append on host b is projected meanwhile.
 	uuid := strings.TrimSpace(runCore(t, env, "append", "--repo", h[1], "--agent", "ann", "--kind", "fact", "written during the conflict"))
-	waitFor(t, "the append projected during the conflict", func() bool {
+	waitUntil(t, "the append projected during the conflict", func() bool {
 		return strings.Contains(runCore(t, env, "show", uuid, "--repo", h[1], "--agent", "ann"), "written during the conflict") &&
 			!strings.Contains(runCore(t, env, "show", uuid, "--repo", h[1], "--agent", "ann"), "not projected")
 	})
@@ -347,18 +347,18 @@ func TestManyHostsPersonsConflict(t *testing.T) {
 	}
 	person(t, h[1], "add", memory)
 	person(t, h[1], "commit", "-q", "--no-edit")
-	waitFor(t, "host a has the resolution and the record", func() bool {
+	waitUntil(t, "host a has the resolution and the record", func() bool {
 		data, _ := os.ReadFile(filepath.Join(h[0], memory))
 		return strings.Contains(string(data), "Tuesday or Thursday") && strings.Contains(strings.Join(hostJournal(t, h[0]), "\n"), uuid)
 	})
-	if st := statusJSON(t, h[1], env); st.Remote == nil || len(st.Remote.Conflicts) != 0 {
+	if st := hostStatus(t, h[1], env); st.Remote == nil || len(st.Remote.Conflicts) != 0 {
 		t.Errorf("status after the resolution: %+v", st.Remote)
 	}
 	dA.stop(t)
 	dB.stop(t)
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !ok() {

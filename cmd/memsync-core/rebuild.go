@@ -139,8 +139,8 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 		if !ok {
 			verdict = "DIFFERS"
 		}
-		fmt.Fprintf(env.Stdout, "verify %s: %d journal records, %d in the graph; missing %d, extra %d, different %d\n",
-			verdict, ver.JournalRecords, ver.GraphRecords, ver.Missing, ver.Extra, ver.Different)
+		fmt.Fprintf(env.Stdout, "verify %s: %d journal records, %d in the graph; missing %d, extra %d, different %d, conflicts %d\n",
+			verdict, ver.JournalRecords, ver.GraphRecords, ver.Missing, ver.Extra, ver.Different, ver.Conflicts)
 		if *fromHistory && ver.Extra > 0 {
 			fmt.Fprintf(env.Stdout, "  the %d extra records are those recovered from history\n", ver.Extra)
 		}

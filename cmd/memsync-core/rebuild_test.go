@@ -196,3 +196,36 @@ func TestProgressLines(t *testing.T) {
 		}
 	}
 }
+
+// A squatted uuid found only in history (a wrote b's next uuid, back-dated,
+// and deleted the line later) is rejected by rebuild --from-history as by
+// every other path: b's record keeps its uuid.
+func TestRebuildFromHistoryRejectsSquattedUUIDs(t *testing.T) {
+	repo := ledgerRepo(t)
+	c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	squat := journal.Record{UUID: "mem_20261118T090000Z_b_0001", TS: t0.Add(-time.Hour), Agent: "a", Kind: journal.KindFact,
+		Scope: journal.ScopePrivate, Text: "squatted from history"}
+	path := filepath.Join(journalDir(repo, "a"), "2026-11-18.jsonl")
+	if err := os.WriteFile(path, append(squat.Canonical(), '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CommitNow(ctx, "squat"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	if _, err := c.CommitNow(ctx, "hide it"); err != nil {
+		t.Fatal(err)
+	}
+	if id := ledgerAppend(t, repo, journal.Record{TS: t0, Agent: "b", Text: "b's own record"}); id != squat.UUID {
+		t.Fatalf("b's append wrote %s, want %s", id, squat.UUID)
+	}
+	mustRun(t, "rebuild", "--from-history", "--yes", "--repo", repo)
+	nodes := strings.Join(graphNodes(t, repo), "\n")
+	if strings.Contains(nodes, "squatted") || !strings.Contains(nodes, "b's own record") {
+		t.Fatalf("graph after rebuild --from-history:\n%s", nodes)
+	}
+}

@@ -17,7 +17,8 @@ import (
 const statusDescription = `Show, per agent: valid journal records, memories projected in the graph,
 outbox entries waiting for the graph, rejected lines, and lag (the age of
 the oldest record not yet projected). Works with or without a running
-daemon, and when the graph is down (it says so).`
+daemon, and when the graph is down (it says so). Lists what it does not read
+under agents/ (symbolic links, misnamed files and directories), and why.`
 
 func runStatus(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
@@ -35,6 +36,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	rep, err := memsync.Status(ctx, repo, g, cfg.graph(), env.Now())
 	if err != nil {
 		return fs.fail("%v", err)
+	}
+	if why := ledger.HeadNotOnBranch(repo); why != "" {
+		rep.AutoCommit = "paused: " + why
 	}
 	remote, err := ledger.RemoteStatus(ctx, repo)
 	if err != nil {
@@ -54,6 +58,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n", rep.Graph.Backend, rep.Graph.Identity, state)
 	fmt.Fprintf(env.Stdout, "daemon: %s\n", daemonLine(rep.Daemon))
+	if rep.AutoCommit != "" {
+		fmt.Fprintf(env.Stdout, "auto-commit %s\n", rep.AutoCommit)
+	}
 	if remote != nil {
 		fmt.Fprintf(env.Stdout, "remote: %s\n", remoteLine(remote, env.Now()))
 	}
@@ -64,6 +71,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0fs\t\n", a.Agent, a.JournalRecords, a.Projected, a.Outbox, a.Rejects, a.LagSeconds)
 	}
 	tw.Flush()
+	for _, ig := range rep.Ignored {
+		fmt.Fprintf(env.Stdout, "ignored: %s: %s\n", ig.Path, ig.Reason)
+	}
 	rejects := 0
 	for _, a := range rep.Agents {
 		rejects += a.Rejects

@@ -13,8 +13,12 @@ import (
 
 const verifyDescription = `Compare the journals (work tree, archives included) with the graph:
 memories missing from the graph, extra ones no journal has, and ones whose
-content differs. Exit 0 when they agree, 1 when they differ or the graph
-cannot be read.`
+content differs. Every journal line is accounted for: projected, a
+duplicate of a projected record, rejected (with a reason), or unaccounted
+(it should be in the graph and is not). A uuid that lines claim with
+different content is a conflict. Exit 0 when the graph holds exactly what
+the journals project and no uuid is in conflict; 1 otherwise, or when the
+graph cannot be read.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
@@ -41,15 +45,20 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		if !rep.OK {
 			verdict = "DIFFERS"
 		}
-		fmt.Fprintf(env.Stdout, "%s: %d journal records, %d in the graph; missing %d, extra %d, different %d\n",
-			verdict, rep.JournalRecords, rep.GraphRecords, rep.Missing, rep.Extra, rep.Different)
+		fmt.Fprintf(env.Stdout, "%s: %d journal records, %d in the graph; missing %d, extra %d, different %d, conflicts %d\n",
+			verdict, rep.JournalRecords, rep.GraphRecords, rep.Missing, rep.Extra, rep.Different, rep.Conflicts)
+		fmt.Fprintf(env.Stdout, "lines %d: projected %d, duplicates %d, rejected %d, unaccounted %d\n",
+			rep.Lines, rep.Projected, rep.Duplicates, rep.Rejected, rep.Unaccounted)
 		for _, l := range []struct {
 			name string
 			ids  []string
-		}{{"missing", rep.MissingUUIDs}, {"extra", rep.ExtraUUIDs}, {"different", rep.DifferentUUIDs}} {
+		}{{"missing", rep.MissingUUIDs}, {"extra", rep.ExtraUUIDs}, {"different", rep.DifferentUUIDs}, {"conflicts", rep.ConflictUUIDs}} {
 			if len(l.ids) > 0 {
 				fmt.Fprintf(env.Stdout, "  %s: %s\n", l.name, strings.Join(l.ids, " "))
 			}
+		}
+		for _, r := range rep.RejectedLines {
+			fmt.Fprintf(env.Stdout, "  rejected %s:%d: %s\n", r.File, r.Line, r.Reason)
 		}
 		if n, err := rejectCount(repo); err == nil && n > 0 {
 			fmt.Fprintf(env.Stdout, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)

@@ -36,7 +36,22 @@ var (
 )
 
 const (
-	sqlExisting = `SELECT uuid, hash FROM memories WHERE uuid IN (SELECT value FROM json_each(?1))`
+	sqlExisting = `SELECT uuid, hash, scope, ts, id, agent, path, line FROM memories WHERE uuid IN (SELECT value FROM json_each(?1))`
+	// Replacing a memory that lost its uuid to another version
+	// (journal.ClashWins): its row, its outgoing edges, its waiting
+	// supersessions and its own supersession go; its SUPERSEDES targets
+	// are recomputed (sqlUnsupersede, then sqlSupersede).
+	sqlStoredRecord     = `SELECT record FROM memories WHERE id = ?1`
+	sqlRemoveMemory     = `DELETE FROM memories WHERE id = ?1`
+	sqlRemoveSuperseded = `DELETE FROM superseded WHERE id = ?1`
+	sqlOldTargets       = `SELECT dst FROM edges WHERE src = ?1 AND type = 'SUPERSEDES'`
+	sqlRemoveEdges      = `DELETE FROM edges WHERE src = ?1`
+	sqlRemoveWaiting    = `DELETE FROM supersede_waiting WHERE src = ?1`
+	// sqlUnsupersede forgets the supersession of the memories in ?1 that
+	// nothing supersedes any more.
+	sqlUnsupersede = `DELETE FROM superseded WHERE id IN (
+		SELECT m.id FROM memories AS m WHERE m.uuid IN (SELECT value FROM json_each(?1))
+		AND NOT EXISTS (SELECT 1 FROM edges AS e WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'))`
 	// sqlMaxID is the last id used: ids go on after the memories a Drop
 	// deleted (meta id_floor), never naming two memories in one file.
 	sqlMaxID = `SELECT MAX(IFNULL((SELECT MAX(id) FROM memories), 0),
@@ -67,9 +82,10 @@ const (
 )
 
 // Apply projects batch in one transaction. Records already projected with the
-// same hash are skipped; with another hash (or repeated in the batch with
-// other content, the first one winning) they are listed in Mismatched and not
-// written. A record that fails journal validation can never be stored: Apply
+// same hash are skipped. A uuid held (or repeated in the batch) with other
+// content is listed in Mismatched, and the store keeps the version
+// journal.ClashWins prefers: a record of the batch that wins replaces the
+// stored memory (listed in Displaced), with its edges and supersession. A record that fails journal validation can never be stored: Apply
 // then writes nothing and returns a *memsync.RecordError naming the first
 // such record. Errors that a retry may cure (disk full, database locked,
 // I/O) wrap memsync.ErrUnavailable.
@@ -94,7 +110,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	if err != nil {
 		return res, g.wrap("apply batch", err)
 	}
-	a := &applier{w: w, p: p, first: make(map[string]string, len(batch)), mismatched: map[string]bool{}}
+	a := &applier{w: w, p: p, held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
 	err = inTx(ctx, w.conn, func() error { return a.run(ctx) })
 	if err != nil {
 		var re *memsync.RecordError
@@ -110,6 +126,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 		g.ix.send(ixJob{gen: g.gen, from: a.firstID, through: a.nextID - 1, rows: &a.ix})
 	}
 	res.Mismatched = a.mismatchedInOrder()
+	res.Displaced = a.displaced
 	g.lg.Debug("applied batch", zap.Int("records", len(batch)), zap.Int("inserted", a.inserted),
 		zap.Int("mismatched", len(res.Mismatched)), zap.Duration("took", time.Since(start)))
 	return res, nil
@@ -120,18 +137,66 @@ type applier struct {
 	w *writer
 	p *preparer
 
-	first      map[string]string // uuid -> hash of its first occurrence in the batch
-	order      []string          // uuids in order of first occurrence
+	held       map[string]stored // what the store holds for each uuid of the batch looked at so far
+	order      []string          // clashing uuids in order of first clash
 	mismatched map[string]bool
-	firstID    int64 // the first id of this batch
+	displaced  []memsync.Memory // memories stored before the batch that it replaced
+	firstID    int64            // the first id of this batch
 	nextID     int64
 	inserted   int
 	ix         ixRows // what the inserted memories add to the search file
 
-	agents     map[string]int
-	agentOrder []string
-	newIDs     []string    // uuids inserted by this batch
-	supersedes [][2]string // [src, dst] of the SUPERSEDES edges it inserted
+	agents      map[string]int
+	agentOrder  []string
+	newIDs      []string    // uuids inserted by this batch
+	supersedes  [][2]string // [src, dst] of the SUPERSEDES edges it inserted
+	resupersede []string    // uuids whose supersession a replacement may have changed
+	fresh       []inserted  // the rows inserted, for the search file
+}
+
+// inserted is a row stored under id.
+type inserted struct {
+	id int64
+	r  *row
+}
+
+// stored is the version of a uuid the store holds: a row this batch
+// inserted, or what lookup found (kept apart: a batch inserts many rows and
+// looks few up).
+type stored struct {
+	id  int64
+	r   *row       // inserted by this batch; nil when stored before it
+	old *oldStored // found by lookup; nil when inserted by this batch
+}
+
+// oldStored is a memory stored before the batch, as lookup read it.
+type oldStored struct {
+	hash    string
+	version journal.Version
+	agent   string
+	path    string
+	line    int
+}
+
+func (s stored) hash() string {
+	if s.r != nil {
+		return s.r.hash
+	}
+	return s.old.hash
+}
+
+func (s stored) version() journal.Version {
+	if s.r != nil {
+		return journal.VersionOf(&s.r.m.Record, s.r.hash)
+	}
+	return s.old.version
+}
+
+func (s stored) agent() string {
+	if s.r != nil {
+		return s.r.m.Agent
+	}
+	return s.old.agent
 }
 
 func (a *applier) run(ctx context.Context) error {
@@ -156,6 +221,13 @@ func (a *applier) run(ctx context.Context) error {
 	}
 	if a.inserted == 0 {
 		return nil
+	}
+	// The search file gets the rows that are still stored: a version that
+	// a later chunk of the batch replaced never reaches it.
+	for _, f := range a.fresh {
+		if a.held[f.r.m.UUID].id == f.id {
+			a.ix.add(f.id, f.r)
+		}
 	}
 	s, err = a.w.stmt(ctx, sqlAgent)
 	if err != nil {
@@ -197,6 +269,12 @@ func (a *applier) supersession(ctx context.Context) error {
 		for _, p := range a.supersedes {
 			candidates = append(candidates, p[1])
 		}
+	}
+	if len(a.resupersede) > 0 {
+		if err := a.exec(ctx, sqlUnsupersede, a.resupersede); err != nil {
+			return fmt.Errorf("supersession: %w", err)
+		}
+		candidates = append(candidates, a.resupersede...)
 	}
 	if len(candidates) == 0 {
 		return nil
@@ -243,47 +321,66 @@ func (a *applier) strings(ctx context.Context, query string, args ...any) ([]str
 	return out, rows.Err()
 }
 
-// chunk writes the rows of one chunk that are new to the batch and to the store.
+// chunk writes the rows of one chunk that are new to the store, or that win
+// their uuid over the version it holds (which is then removed first).
 func (a *applier) chunk(ctx context.Context, rows []row) error {
-	fresh := make([]*row, 0, len(rows))
-	ids := make([]string, 0, len(rows))
+	// One version per uuid within the chunk: the one journal.ClashWins prefers.
+	pick := make(map[string]int, len(rows))
+	var unknown []string
 	for i := range rows {
 		r := &rows[i]
-		if h, ok := a.first[r.m.UUID]; ok {
-			if h != r.hash {
-				a.mismatched[r.m.UUID] = true
+		j, ok := pick[r.m.UUID]
+		if !ok {
+			pick[r.m.UUID] = i
+			if _, held := a.held[r.m.UUID]; !held {
+				unknown = append(unknown, r.m.UUID)
 			}
 			continue
 		}
-		a.first[r.m.UUID] = r.hash
-		a.order = append(a.order, r.m.UUID)
-		fresh = append(fresh, r)
-		ids = append(ids, r.m.UUID)
+		if o := &rows[j]; o.hash != r.hash {
+			a.clash(r.m.UUID)
+			if journal.ClashWins(journal.VersionOf(&r.m.Record, r.hash), journal.VersionOf(&o.m.Record, o.hash)) {
+				pick[r.m.UUID] = i
+			}
+		}
 	}
-	if len(fresh) == 0 {
-		return nil
-	}
-	existing, err := a.lookup(ctx, ids)
-	if err != nil {
-		return err
+	if len(unknown) > 0 {
+		existing, err := a.lookup(ctx, unknown)
+		if err != nil {
+			return err
+		}
+		for id, st := range existing {
+			a.held[id] = st
+		}
 	}
 
-	memArgs := make([]any, 0, len(fresh)*memoriesTable.cols)
+	memArgs := make([]any, 0, len(pick)*memoriesTable.cols)
 	var edgeArgs []any
-	for _, r := range fresh {
+	for i := range rows {
+		r := &rows[i]
 		m := r.m
-		if h, ok := existing[m.UUID]; ok {
-			if h != r.hash {
-				a.mismatched[m.UUID] = true
-			}
+		if pick[m.UUID] != i {
 			continue
+		}
+		if st, ok := a.held[m.UUID]; ok {
+			if st.hash() == r.hash {
+				continue
+			}
+			a.clash(m.UUID)
+			if !journal.ClashWins(journal.VersionOf(&m.Record, r.hash), st.version()) {
+				continue
+			}
+			if err := a.remove(ctx, m.UUID, st); err != nil {
+				return err
+			}
 		}
 		id := a.nextID
 		a.nextID++
 		a.inserted++
+		a.held[m.UUID] = stored{id: id, r: r}
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon)
-		a.ix.add(id, r)
+		a.fresh = append(a.fresh, inserted{id, r})
 		for _, e := range [...]struct {
 			typ string
 			dst []string
@@ -292,10 +389,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 				edgeArgs = append(edgeArgs, m.UUID, e.typ, dst)
 			}
 		}
-		if _, ok := a.agents[m.Agent]; !ok {
-			a.agentOrder = append(a.agentOrder, m.Agent)
-		}
-		a.agents[m.Agent]++
+		a.count(m.Agent, 1)
 		a.newIDs = append(a.newIDs, m.UUID)
 		for _, dst := range m.Supersedes {
 			a.supersedes = append(a.supersedes, [2]string{m.UUID, dst})
@@ -314,8 +408,69 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 	return nil
 }
 
-// lookup returns the hash of each of ids that is already projected.
-func (a *applier) lookup(ctx context.Context, ids []string) (map[string]string, error) {
+// clash notes that uuid is claimed with different content.
+func (a *applier) clash(uuid string) {
+	if !a.mismatched[uuid] {
+		a.mismatched[uuid] = true
+		a.order = append(a.order, uuid)
+	}
+}
+
+// count adds n to agent's memories.
+func (a *applier) count(agent string, n int) {
+	if _, ok := a.agents[agent]; !ok {
+		a.agentOrder = append(a.agentOrder, agent)
+	}
+	a.agents[agent] += n
+}
+
+// remove deletes the memory st that holds uuid, with what it derived: its
+// outgoing edges, the supersessions it waited to make and its own; the
+// targets it superseded, and uuid itself (whose new version gets a new
+// row), have their supersession recomputed at the end of the batch.
+func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
+	targets, err := a.strings(ctx, sqlOldTargets, uuid)
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", uuid, err)
+	}
+	if st.old != nil {
+		// What its full-text row holds, for the indexer to delete it.
+		rec, err := a.strings(ctx, sqlStoredRecord, st.id)
+		if err != nil || len(rec) != 1 {
+			return fmt.Errorf("replace %s: read stored record: %v", uuid, err)
+		}
+		old, err := journal.Parse([]byte(rec[0]))
+		if err != nil {
+			return fmt.Errorf("replace %s: stored record does not parse: %w", uuid, err)
+		}
+		ents := old.AllEntities()
+		a.ix.removed = append(a.ix.removed, ixRemoval{id: st.id, uuid: uuid, text: old.Text,
+			meta: ftsMeta(ents, old.Tags), grp: groupToken(old.GroupID())})
+	}
+	for _, q := range []struct {
+		sql string
+		arg any
+	}{{sqlRemoveMemory, st.id}, {sqlRemoveSuperseded, st.id}, {sqlRemoveEdges, uuid}, {sqlRemoveWaiting, uuid}} {
+		s, err := a.w.stmt(ctx, q.sql)
+		if err != nil {
+			return err
+		}
+		if _, err := s.ExecContext(ctx, q.arg); err != nil {
+			return fmt.Errorf("replace %s: %w", uuid, err)
+		}
+	}
+	a.resupersede = append(append(a.resupersede, uuid), targets...)
+	a.count(st.agent(), -1)
+	if st.old != nil {
+		var d memsync.Memory
+		d.UUID, d.Agent, d.Path, d.Line = uuid, st.old.agent, st.old.path, st.old.line
+		a.displaced = append(a.displaced, d)
+	}
+	return nil
+}
+
+// lookup returns what the store holds for each of ids that is projected.
+func (a *applier) lookup(ctx context.Context, ids []string) (map[string]stored, error) {
 	idsJSON, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
@@ -329,13 +484,22 @@ func (a *applier) lookup(ctx context.Context, ids []string) (map[string]string, 
 		return nil, fmt.Errorf("look up uuids: %w", err)
 	}
 	defer q.Close()
-	existing := map[string]string{}
+	existing := map[string]stored{}
 	for q.Next() {
-		var id, hash string
-		if err := q.Scan(&id, &hash); err != nil {
+		var (
+			id, scope, ts string
+			old           oldStored
+			st            = stored{old: &old}
+		)
+		if err := q.Scan(&id, &old.hash, &scope, &ts, &st.id, &old.agent, &old.path, &old.line); err != nil {
 			return nil, fmt.Errorf("look up uuids: %w", err)
 		}
-		existing[id] = hash
+		t, err := time.Parse(tsLayout, ts)
+		if err != nil {
+			return nil, fmt.Errorf("look up uuids: %s: ts: %w", id, err)
+		}
+		old.version = journal.Version{Scope: journal.Scope(scope), TS: t, Hash: old.hash}
+		existing[id] = st
 	}
 	if err := q.Err(); err != nil {
 		return nil, fmt.Errorf("look up uuids: %w", err)

@@ -106,10 +106,13 @@
 //
 // # Projection rules
 //
-// A record is written once: a uuid already projected is never rewritten (the
-// same hash is a no-op, another hash is reported in ApplyResult.Mismatched).
-// Outgoing edges, mentions and the entity rows come from the record itself,
-// so they are fixed at insert time. The only derived state that changes later
+// A record is written once: the same hash again is a no-op. Another hash for
+// a projected uuid is reported in ApplyResult.Mismatched, and the version
+// journal.ClashWins prefers is kept: a winning newcomer replaces the stored
+// row (a new id; its edges, waiting supersessions and supersession go, its
+// targets' supersession is recomputed, and the indexer deletes its
+// full-text row and mentions). Outgoing edges, mentions and the entity rows
+// come from the record itself, so they are fixed at insert time. The only derived state that changes later
 // is a memory's invalid_at and replaced_by, kept in the superseded table
 // rather than in the memories rows: updated there, they dirtied a page of
 // the wide table and one of memories_filter per superseded memory, at

@@ -109,6 +109,18 @@ type ixRows struct {
 	fts      []any // id, text, meta, grp
 	entities []any // group_id, name (repeats are ignored)
 	mentions []any // uuid, group_id, name
+	// removed are memories stored before that lost their uuid to a
+	// version these rows add (journal.ClashWins): their full-text rows
+	// and mentions go first.
+	removed []ixRemoval
+}
+
+// ixRemoval is what a removed memory's full-text row holds, to delete it
+// (a contentless FTS5 table deletes by the values it indexed).
+type ixRemoval struct {
+	id              int64
+	uuid            string
+	text, meta, grp string
 }
 
 // add appends what r (a prepared record stored with id) adds.
@@ -352,6 +364,11 @@ func (ix *indexer) index(job ixJob) error {
 		if !stale && job.through <= through {
 			return nil // indexed already (by this process or another)
 		}
+		if job.rows != nil {
+			if err := ix.remove(ctx, job.rows.removed); err != nil {
+				return err
+			}
+		}
 		if job.through > through {
 			if job.rows != nil && job.from == through+1 {
 				err = ix.add(ctx, job.rows)
@@ -387,6 +404,29 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 		}
 		if _, err := s.ExecContext(ctx); err != nil {
 			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return nil
+}
+
+// remove deletes the full-text rows and mentions of memories replaced by
+// another version of their uuid. A row the index never got (it was built
+// again from the stored records since) is left alone: FTS5 must only be
+// told to delete what it holds.
+func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
+	for _, r := range removed {
+		var n int
+		if err := ix.w.conn.QueryRowContext(ctx, `SELECT count(*) FROM memories_fts WHERE rowid = ?1`, r.id).Scan(&n); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
+		}
+		if n > 0 {
+			if _, err := ix.w.conn.ExecContext(ctx, `INSERT INTO memories_fts (memories_fts, rowid, text, meta, grp) VALUES ('delete', ?1, ?2, ?3, ?4)`,
+				r.id, r.text, r.meta, r.grp); err != nil {
+				return fmt.Errorf("remove %s: %w", r.uuid, err)
+			}
+		}
+		if _, err := ix.w.conn.ExecContext(ctx, `DELETE FROM mentions WHERE uuid = ?1`, r.uuid); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
 	}
 	return nil

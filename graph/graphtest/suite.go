@@ -31,6 +31,7 @@ func Run(t *testing.T, open Open) {
 		{"SameBatchTwice", testSameBatchTwice},
 		{"ShuffledReplay", testShuffledReplay},
 		{"Mismatch", testMismatch},
+		{"ClashIsPure", testClashIsPure},
 		{"SupersessionBothOrders", testSupersession},
 		{"SecondSuperseder", testSecondSuperseder},
 		{"Conflicts", testConflicts},
@@ -300,22 +301,194 @@ func testShuffledReplay(t *testing.T, g memsync.Graph) {
 func testMismatch(t *testing.T, g memsync.Graph) {
 	orig := mem("m1", "alice", 1, "original")
 	apply(t, g, orig)
-	changed := mem("m1", "alice", 1, "rewritten")
+	changed := mem("m1", "alice", 2, "rewritten") // a later ts: loses
 	res := apply(t, g, changed, mem("m2", "alice", 2, "fine"))
-	if len(res.Mismatched) != 1 || res.Mismatched[0] != "m1" {
-		t.Fatalf("Mismatched = %v, want [m1]", res.Mismatched)
+	if len(res.Mismatched) != 1 || res.Mismatched[0] != "m1" || len(res.Displaced) != 0 {
+		t.Fatalf("Mismatched = %v, Displaced = %v, want [m1] and none", res.Mismatched, res.Displaced)
 	}
 	if n := get(t, g, "m1"); n.Text != "original" {
-		t.Fatalf("m1 text = %q: the later line must not win", n.Text)
+		t.Fatalf("m1 text = %q: the later ts must not win", n.Text)
 	}
 	get(t, g, "m2")
-	// Two versions inside one batch: the first wins.
-	res = apply(t, g, mem("m3", "alice", 3, "first"), mem("m3", "alice", 3, "second"))
-	if len(res.Mismatched) != 1 || res.Mismatched[0] != "m3" {
-		t.Fatalf("in-batch Mismatched = %v, want [m3]", res.Mismatched)
+	// The earlier ts wins even when it arrives second; the stored version
+	// it replaces is reported as displaced.
+	res = apply(t, g, mem("m1", "alice", 0, "back-dated"))
+	if len(res.Mismatched) != 1 || res.Mismatched[0] != "m1" || len(res.Displaced) != 1 ||
+		res.Displaced[0].UUID != "m1" || res.Displaced[0].Line != orig.Line || res.Displaced[0].Agent != "alice" {
+		t.Fatalf("Mismatched = %v, Displaced = %+v, want m1 displaced from line %d", res.Mismatched, res.Displaced, orig.Line)
 	}
-	if n := get(t, g, "m3"); n.Text != "first" {
-		t.Fatalf("m3 text = %q, want first", n.Text)
+	if n := get(t, g, "m1"); n.Text != "back-dated" {
+		t.Fatalf("m1 text = %q, want the back-dated version", n.Text)
+	}
+	// Two versions inside one batch: the rule picks, not the batch order.
+	for _, order := range [][2]int{{0, 1}, {1, 0}} {
+		if err := g.Drop(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		v := []memsync.Memory{mem("m3", "alice", 3, "first"), mem("m3", "alice", 4, "second")}
+		res = apply(t, g, v[order[0]], v[order[1]])
+		if len(res.Mismatched) != 1 || res.Mismatched[0] != "m3" || len(res.Displaced) != 0 {
+			t.Fatalf("in-batch Mismatched = %v, Displaced = %v, want [m3] and none", res.Mismatched, res.Displaced)
+		}
+		if n := get(t, g, "m3"); n.Text != "first" {
+			t.Fatalf("m3 text = %q, want first (the earlier ts)", n.Text)
+		}
+	}
+}
+
+// ClashScenarios are sets of records in which uuids clash (the same uuid
+// with different content), named for what they try: the projection of each
+// must equal the projection of the winners alone (journal.ClashWins),
+// whatever the order and batching.
+func ClashScenarios() []struct {
+	Name    string
+	Records []memsync.Memory
+} {
+	return []struct {
+		Name    string
+		Records []memsync.Memory
+	}{
+		{"private beats an earlier shared rewrite", []memsync.Memory{
+			mem("u_leak", "alice", 5, "secret launch code zebra"),
+			mem("u_leak", "alice", 1, "secret launch code zebra", shared),
+		}},
+		{"earlier ts wins and edges follow it", []memsync.Memory{
+			mem("t_one", "alice", 0, "target one"),
+			mem("t_three", "alice", 0, "target three"),
+			mem("u_edges", "alice", 2, "first version", supers("t_one"), links("t_ghost")),
+			mem("u_edges", "alice", 3, "second version", supers("t_three"), confl("t_two"), links("t_one")),
+			mem("u_later", "bob", 9, "retires the clashing uuid", shared, supers("u_edges")),
+		}},
+		{"another agent at the same ts: smallest hash", []memsync.Memory{
+			mem("u_tool", "alice", 4, "alice's tool wrote this id"),
+			mem("u_tool", "bob", 4, "bob's tool wrote the same id", shared),
+			mem("u_tool", "carol", 4, "carol's tool too"),
+		}},
+	}
+}
+
+// winners keeps, of each uuid, the version journal.ClashWins prefers.
+func winners(recs []memsync.Memory) []memsync.Memory {
+	best := map[string]int{}
+	var order []string
+	for i := range recs {
+		r := &recs[i]
+		j, ok := best[r.UUID]
+		if !ok {
+			best[r.UUID] = i
+			order = append(order, r.UUID)
+			continue
+		}
+		o := &recs[j]
+		if journal.ClashWins(journal.VersionOf(&r.Record, r.Hash()), journal.VersionOf(&o.Record, o.Hash())) {
+			best[r.UUID] = i
+		}
+	}
+	out := make([]memsync.Memory, 0, len(order))
+	for _, id := range order {
+		out = append(out, recs[best[id]])
+	}
+	return out
+}
+
+// testClashIsPure applies every clash scenario in every order of its
+// records, one record per batch and all in one batch, and in shuffled
+// batches, and compares nodes, stats and what other agents' searches
+// find with the projection of the winners alone.
+func testClashIsPure(t *testing.T, g memsync.Graph) {
+	for _, sc := range ClashScenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			if err := g.Drop(ctx(t)); err != nil {
+				t.Fatal(err)
+			}
+			apply(t, g, winners(sc.Records)...)
+			want := strings.Join(Dump(t, g), "\n")
+			wantStats, err := g.Stats(ctx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Who finds what (as sets: a full-text engine may keep a replaced
+			// document in its statistics for a while, which moves scores but
+			// never what a reader may see).
+			seen := func(who string) []string {
+				ids := search(t, g, memsync.SearchQuery{Text: "zebra version tool target retires", Groups: groups(who), All: true, Limit: 50})
+				slices.Sort(ids)
+				return ids
+			}
+			wantSeen := map[string][]string{}
+			for _, who := range []string{"alice", "bob", "carol", "dave"} {
+				wantSeen[who] = seen(who)
+			}
+			check := func(how string) {
+				t.Helper()
+				if got := strings.Join(Dump(t, g), "\n"); got != want {
+					t.Fatalf("%s: projection differs from the winners':\n got %s\nwant %s", how, got, want)
+				}
+				st, err := g.Stats(ctx(t))
+				if err != nil || st.Memories != wantStats.Memories || fmt.Sprint(st.ByAgent) != fmt.Sprint(wantStats.ByAgent) {
+					t.Fatalf("%s: Stats = %+v, %v; want %+v", how, st, err, wantStats)
+				}
+				for who, ids := range wantSeen {
+					if got := seen(who); !slices.Equal(got, ids) {
+						t.Fatalf("%s: %s finds %v, want %v", how, who, got, ids)
+					}
+				}
+			}
+			n := len(sc.Records)
+			perm := make([]int, n)
+			for i := range perm {
+				perm[i] = i
+			}
+			// Every order of up to three records; of more, forward, backward
+			// and a few shuffles (a server backend pays for each Drop).
+			var orders [][]int
+			if n <= 3 {
+				permute(perm, 0, func(p []int) { orders = append(orders, slices.Clone(p)) })
+			} else {
+				orders = append(orders, slices.Clone(perm))
+				slices.Reverse(perm)
+				orders = append(orders, slices.Clone(perm))
+				for seed := int64(1); seed <= 4; seed++ {
+					rand.New(rand.NewSource(seed)).Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+					orders = append(orders, slices.Clone(perm))
+				}
+			}
+			for _, p := range orders {
+				for _, oneBatch := range []bool{false, true} {
+					if err := g.Drop(ctx(t)); err != nil {
+						t.Fatal(err)
+					}
+					batch := make([]memsync.Memory, n)
+					for i, k := range p {
+						batch[i] = sc.Records[k]
+					}
+					if oneBatch {
+						apply(t, g, batch...)
+					} else {
+						for _, m := range batch {
+							apply(t, g, m)
+						}
+					}
+					check(fmt.Sprintf("order %v, one batch %v", p, oneBatch))
+				}
+			}
+			// Replaying everything again changes nothing.
+			apply(t, g, sc.Records...)
+			check("replayed")
+		})
+	}
+}
+
+// permute calls fn with every permutation of p[k:] (p[:k] fixed).
+func permute(p []int, k int, fn func([]int)) {
+	if k == len(p) {
+		fn(p)
+		return
+	}
+	for i := k; i < len(p); i++ {
+		p[k], p[i] = p[i], p[k]
+		permute(p, k+1, fn)
+		p[k], p[i] = p[i], p[k]
 	}
 }
 

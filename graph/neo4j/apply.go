@@ -37,7 +37,66 @@ const (
 	lookupMemories = `CYPHER replan=skip
 UNWIND $uuids AS u
 MATCH (m:Memory {uuid: u})
-RETURN u AS uuid, m.hash AS hash`
+RETURN u AS uuid, m.hash AS hash, m.scope AS scope, m.ts AS ts, m.agent AS agent, m.path AS path, m.line AS line`
+
+	// replaceMemories puts a version that won its uuid (journal.ClashWins)
+	// in place of the stored one: the memory keeps its node, loses its
+	// outgoing relationships (createEdges adds the new version's) and all
+	// its properties, and gets the new ones, its author and its mentions.
+	// It returns the uuids the old version pointed at, whose supersession
+	// (reretire) and placeholders (dropOrphans) may have changed.
+	replaceMemories = `CYPHER replan=skip
+UNWIND $rows AS r
+MATCH (m:Memory {uuid: r.props.uuid})
+CALL {
+  WITH m
+  OPTIONAL MATCH (m)-[e:LINKS_TO|SUPERSEDES|CONFLICTS_WITH|SUPPORTS]->(t)
+  WITH e, t.uuid AS target
+  DELETE e
+  RETURN collect(DISTINCT target) AS targets
+}
+CALL {
+  WITH m
+  MATCH (m)-[x:MENTIONS]->()
+  DELETE x
+}
+CALL {
+  WITH m
+  MATCH ()-[w:WROTE]->(m)
+  DELETE w
+}
+SET m = r.props
+WITH m, r, targets
+MERGE (a:Agent {name: r.agent})
+CREATE (a)-[:WROTE]->(m)
+WITH m, r, targets
+CALL {
+  WITH m, r
+  UNWIND r.ents AS name
+  MERGE (e:Entity {group_id: r.group, name: name})
+  CREATE (m)-[:MENTIONS]->(e)
+}
+RETURN targets`
+
+	// reretire recomputes invalid_at/replaced_by of the memories in
+	// $uuids from scratch, clearing them where nothing supersedes the
+	// memory any more: after a replacement a superseder may be gone, or
+	// have another ts.
+	reretire = `CYPHER replan=skip
+UNWIND $uuids AS u
+MATCH (m:Memory {uuid: u}) WHERE m.hash IS NOT NULL
+OPTIONAL MATCH (s:Memory)-[:SUPERSEDES]->(m)
+WITH m, collect(s) AS ss
+WITH m, reduce(best = null, s IN ss |
+  CASE WHEN best IS NULL OR s.ts < best.ts OR (s.ts = best.ts AND s.uuid < best.uuid) THEN s ELSE best END) AS first
+SET m.invalid_at = first.ts, m.replaced_by = first.uuid`
+
+	// dropOrphans deletes the placeholders among $uuids that no edge
+	// points at any more (a replaced version's targets).
+	dropOrphans = `CYPHER replan=skip
+UNWIND $uuids AS u
+MATCH (m:Memory {uuid: u}) WHERE m.hash IS NULL AND NOT (m)--()
+DELETE m`
 
 	// createMemories merges the chunk's agents and entities once each, then
 	// creates the memories the lookup did not find and fills the
@@ -272,14 +331,15 @@ func prepareAll(batch []memsync.Memory) []prepared {
 // Apply projects batch idempotently. Records are validated first; an invalid
 // one is skipped and reported as a *memsync.RecordError after the rest of the
 // batch is written. A uuid already projected with other content, or repeated
-// in the batch with other content, is left as it is and listed in
-// Mismatched. An error wrapping memsync.ErrUnavailable means the batch (or
+// in the batch with other content, is listed in Mismatched, and the graph
+// keeps the version journal.ClashWins prefers: a record of the batch that
+// wins replaces the stored memory (listed in Displaced). An error wrapping memsync.ErrUnavailable means the batch (or
 // part of it) was not written and may be retried as a whole.
 func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.ApplyResult, error) {
 	start := time.Now()
 	var res memsync.ApplyResult
 	var firstBad error
-	seen := make(map[string]string, len(batch)) // uuid -> hash of the first occurrence
+	seen := make(map[string]int, len(batch)) // uuid -> its row: the version the rule prefers so far
 	rows := make([]prepared, 0, len(batch))
 	for i, p := range prepareAll(batch) {
 		if p.err != nil {
@@ -289,19 +349,23 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 			}
 			continue
 		}
-		if h, ok := seen[p.uuid]; ok {
-			if h != p.hash {
+		if j, ok := seen[p.uuid]; ok {
+			if o := &rows[j]; o.hash != p.hash {
 				res.Mismatched = append(res.Mismatched, p.uuid)
+				if journal.ClashWins(journal.VersionOf(&p.mem.Record, p.hash), journal.VersionOf(&o.mem.Record, o.hash)) {
+					rows[j] = p
+				}
 			}
 			continue
 		}
-		seen[p.uuid] = p.hash
+		seen[p.uuid] = len(rows)
 		rows = append(rows, p)
 	}
 	for start := 0; start < len(rows); start += maxChunk {
 		end := min(start+maxChunk, len(rows))
-		mis, err := g.applyLocating(ctx, rows[start:end])
-		res.Mismatched = append(res.Mismatched, mis...)
+		done, err := g.applyLocating(ctx, rows[start:end])
+		res.Mismatched = append(res.Mismatched, done.mismatched...)
+		res.Displaced = append(res.Displaced, done.displaced...)
 		if err != nil {
 			var re *memsync.RecordError
 			if !errors.As(err, &re) {
@@ -324,96 +388,138 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 // applyLocating writes rows in one transaction; if that fails for good
 // (not for unavailability), it bisects to find the record at fault, writing
 // everything else, and returns a *memsync.RecordError naming it.
-func (g *Graph) applyLocating(ctx context.Context, rows []prepared) ([]string, error) {
-	mis, err := g.applyChunk(ctx, rows)
+func (g *Graph) applyLocating(ctx context.Context, rows []prepared) (chunkResult, error) {
+	done, err := g.applyChunk(ctx, rows)
 	if err == nil {
-		return mis, nil
+		return done, nil
 	}
 	if unavailable(err) || ctx.Err() != nil {
-		return nil, wrap(fmt.Sprintf("apply %d records", len(rows)), err)
+		return chunkResult{}, wrap(fmt.Sprintf("apply %d records", len(rows)), err)
 	}
 	if len(rows) == 1 {
 		m := rows[0].mem
 		g.lg.Error("record refused by neo4j", zap.String("uuid", m.UUID), zap.String("path", m.Path), zap.Int("line", m.Line), zap.Error(err))
-		return nil, &memsync.RecordError{UUID: m.UUID, Err: wrap(fmt.Sprintf("project %s:%d", m.Path, m.Line), err)}
+		return chunkResult{}, &memsync.RecordError{UUID: m.UUID, Err: wrap(fmt.Sprintf("project %s:%d", m.Path, m.Line), err)}
 	}
 	g.lg.Warn("batch refused; bisecting to find the record at fault", zap.Int("records", len(rows)), zap.Error(err))
 	half := len(rows) / 2
 	var firstBad error
+	done = chunkResult{}
 	for _, part := range [][]prepared{rows[:half], rows[half:]} {
-		m, err := g.applyLocating(ctx, part)
-		mis = append(mis, m...)
+		d, err := g.applyLocating(ctx, part)
+		done.mismatched = append(done.mismatched, d.mismatched...)
+		done.displaced = append(done.displaced, d.displaced...)
 		if err != nil {
 			var re *memsync.RecordError
 			if !errors.As(err, &re) {
-				return mis, err
+				return done, err
 			}
 			if firstBad == nil {
 				firstBad = err
 			}
 		}
 	}
-	return mis, firstBad
+	return done, firstBad
+}
+
+// chunkResult is what writing a chunk did besides writing it: the uuids
+// that clashed, and the stored memories a version of the chunk replaced.
+type chunkResult struct {
+	mismatched []string
+	displaced  []memsync.Memory
 }
 
 // errRaced means a concurrent writer projected some uuid of the chunk
 // between its lookup and its write; the chunk is classified again.
 var errRaced = errors.New("a concurrent writer projected part of the chunk")
 
-// applyChunk writes rows in one managed transaction and returns the uuids
-// that were already projected with a different hash.
-func (g *Graph) applyChunk(ctx context.Context, rows []prepared) ([]string, error) {
+// applyChunk writes rows in one managed transaction and says which uuids
+// were already projected with a different hash, and which of those it
+// replaced.
+func (g *Graph) applyChunk(ctx context.Context, rows []prepared) (chunkResult, error) {
 	s := g.session(ctx, neo4jdrv.AccessModeWrite)
 	defer s.Close(ctx)
 	for attempt := 0; ; attempt++ {
-		mis, err := neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]string, error) {
+		done, err := neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) (chunkResult, error) {
 			return writeChunk(ctx, tx, rows)
 		})
 		if errors.Is(err, errRaced) && attempt < 3 {
 			continue
 		}
-		return mis, err
+		return done, err
 	}
+}
+
+// storedVersion is what lookupMemories returned for a projected memory.
+type storedVersion struct {
+	version journal.Version
+	agent   string
+	path    string
+	line    int
 }
 
 // writeChunk is the body of applyChunk's transaction: nodes with their
 // WROTE and MENTIONS edges first, then the other relationships, then the
 // retirement of superseded memories.
-func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prepared) ([]string, error) {
+func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prepared) (chunkResult, error) {
 	uuids := make([]string, len(rows))
 	for i, p := range rows {
 		uuids[i] = p.uuid
 	}
+	var done chunkResult
 	res, err := tx.Run(ctx, lookupMemories, map[string]any{"uuids": uuids})
 	if err != nil {
-		return nil, err
+		return done, err
 	}
-	existing := map[string]any{} // uuid -> hash, nil for a placeholder
+	existing := map[string]*storedVersion{} // nil for a placeholder
 	for res.Next(ctx) {
 		rec := res.Record()
 		u, _ := rec.Values[0].(string)
-		existing[u] = rec.Values[1]
+		h, ok := rec.Values[1].(string)
+		if !ok {
+			existing[u] = nil
+			continue
+		}
+		scope, _ := rec.Values[2].(string)
+		ts, _ := rec.Values[3].(time.Time)
+		agent, _ := rec.Values[4].(string)
+		path, _ := rec.Values[5].(string)
+		line, _ := rec.Values[6].(int64)
+		existing[u] = &storedVersion{version: journal.Version{Scope: journal.Scope(scope), TS: ts, Hash: h},
+			agent: agent, path: path, line: int(line)}
 	}
 	if err := res.Err(); err != nil {
-		return nil, err
+		return done, err
 	}
 	var (
-		mismatched               []string
-		created, filled          []any
-		links, supers, conflicts []any
-		supports                 []any
-		retired                  []string
-		agents                   = map[string]int64{} // name -> position in agentList
-		agentList                []string
-		entities                 = map[[2]string]int64{} // (group, name) -> position in entityList
-		entityList               []any
+		created, filled, replaced []any
+		links, supers, conflicts  []any
+		supports                  []any
+		retired                   []string
+		agents                    = map[string]int64{} // name -> position in agentList
+		agentList                 []string
+		entities                  = map[[2]string]int64{} // (group, name) -> position in entityList
+		entityList                []any
 	)
 	for _, p := range rows {
 		old, found := existing[p.uuid]
 		if old != nil {
-			if old.(string) != p.hash {
-				mismatched = append(mismatched, p.uuid)
+			if old.version.Hash == p.hash {
+				continue
 			}
+			done.mismatched = append(done.mismatched, p.uuid)
+			if !journal.ClashWins(journal.VersionOf(&p.mem.Record, p.hash), old.version) {
+				continue
+			}
+			var d memsync.Memory
+			d.UUID, d.Agent, d.Path, d.Line = p.uuid, old.agent, old.path, old.line
+			done.displaced = append(done.displaced, d)
+			replaced = append(replaced, map[string]any{"agent": p.mem.Agent, "group": p.group, "props": p.props, "ents": nonNilStrings(p.ents)})
+			rec := &p.mem.Record
+			links = appendEdges(links, p.uuid, rec.Links)
+			supers = appendEdges(supers, p.uuid, rec.Supersedes)
+			conflicts = appendEdges(conflicts, p.uuid, rec.ConflictsWith)
+			retired = append(retired, rec.Supersedes...)
 			continue
 		}
 		agent, ok := agents[p.mem.Agent]
@@ -448,37 +554,91 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		supports = appendEdges(supports, p.uuid, rec.Supports())
 		retired = append(retired, rec.Supersedes...)
 	}
-	if len(agentList) == 0 {
-		return mismatched, nil
+	if len(agentList) == 0 && len(replaced) == 0 {
+		return done, nil
 	}
-	res, err = tx.Run(ctx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList),
-		"rows": nonNil(created), "filled": nonNil(filled)})
-	var counts *neo4jdrv.Record
-	if err == nil {
-		counts, err = res.Single(ctx)
+	if len(agentList) > 0 {
+		res, err = tx.Run(ctx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList),
+			"rows": nonNil(created), "filled": nonNil(filled)})
+		var counts *neo4jdrv.Record
+		if err == nil {
+			counts, err = res.Single(ctx)
+		}
+		if isConstraintViolation(err) {
+			return chunkResult{}, errRaced
+		}
+		if err != nil {
+			return chunkResult{}, err
+		}
+		if n, _ := counts.Values[0].(int64); n != int64(len(filled)) {
+			return chunkResult{}, errRaced
+		}
 	}
-	if isConstraintViolation(err) {
-		return nil, errRaced
-	}
-	if err != nil {
-		return nil, err
-	}
-	if n, _ := counts.Values[0].(int64); n != int64(len(filled)) {
-		return nil, errRaced
+	// The uuids a replaced version pointed at: their supersession and
+	// placeholders are looked at again once the new edges are in.
+	var oldTargets []string
+	if len(replaced) > 0 {
+		res, err := tx.Run(ctx, replaceMemories, map[string]any{"rows": replaced})
+		if err != nil {
+			return chunkResult{}, err
+		}
+		n := 0
+		for ; res.Next(ctx); n++ {
+			ts, _ := res.Record().Values[0].([]any)
+			for _, t := range ts {
+				if u, ok := t.(string); ok {
+					oldTargets = append(oldTargets, u)
+				}
+			}
+		}
+		if err := res.Err(); err != nil {
+			return chunkResult{}, err
+		}
+		if n != len(replaced) {
+			return chunkResult{}, errRaced
+		}
 	}
 	if len(links)+len(supers)+len(conflicts)+len(supports) > 0 {
 		err := run(ctx, tx, createEdges, map[string]any{"links": nonNil(links), "supersedes": nonNil(supers),
 			"conflicts": nonNil(conflicts), "supports": nonNil(supports)})
 		if err != nil {
-			return nil, err
+			return chunkResult{}, err
 		}
 	}
 	if retired = sortedUnique(retired); len(retired) > 0 {
 		if err := run(ctx, tx, retire, map[string]any{"uuids": retired}); err != nil {
-			return nil, err
+			return chunkResult{}, err
 		}
 	}
-	return mismatched, nil
+	if len(replaced) > 0 {
+		again := sortedUnique(append(slices.Clone(oldTargets), done.replacedUUIDs()...))
+		if err := run(ctx, tx, reretire, map[string]any{"uuids": again}); err != nil {
+			return chunkResult{}, err
+		}
+		if len(oldTargets) > 0 {
+			if err := run(ctx, tx, dropOrphans, map[string]any{"uuids": sortedUnique(oldTargets)}); err != nil {
+				return chunkResult{}, err
+			}
+		}
+	}
+	return done, nil
+}
+
+// replacedUUIDs are the uuids whose stored version the chunk replaced.
+func (d chunkResult) replacedUUIDs() []string {
+	out := make([]string, len(d.displaced))
+	for i, m := range d.displaced {
+		out[i] = m.UUID
+	}
+	return out
+}
+
+// nonNilStrings makes an empty list a Cypher list rather than null.
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // appendEdges appends a [from, to] row for each distinct target.

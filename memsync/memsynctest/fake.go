@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -50,16 +51,31 @@ func (g *Graph) Apply(_ context.Context, batch []memsync.Memory) (memsync.ApplyR
 	if err := g.check(); err != nil {
 		return res, err
 	}
+	before := map[string]memsync.Node{} // what the batch replaced, as it was
 	for _, m := range batch {
 		h := m.Hash()
 		if n, ok := g.nodes[m.UUID]; ok {
-			if n.Hash != h {
-				res.Mismatched = append(res.Mismatched, m.UUID)
+			if n.Hash == h {
+				continue
 			}
-			continue
+			res.Mismatched = append(res.Mismatched, m.UUID)
+			if !journal.ClashWins(journal.VersionOf(&m.Record, h), journal.VersionOf(&n.Record, n.Hash)) {
+				continue
+			}
+			if _, ok := before[m.UUID]; !ok {
+				before[m.UUID] = n
+			}
 		}
 		g.nodes[m.UUID] = memsync.Node{Memory: m, Hash: h, GroupID: m.GroupID(), Importance: 0.5}
 		g.Writes++
+	}
+	for _, id := range res.Mismatched {
+		if n, ok := before[id]; ok {
+			delete(before, id)
+			var d memsync.Memory
+			d.UUID, d.Agent, d.Path, d.Line = n.UUID, n.Agent, n.Path, n.Line
+			res.Displaced = append(res.Displaced, d)
+		}
 	}
 	g.Applies++
 	return res, nil

@@ -19,8 +19,9 @@
 // a running record count and length, and for each record that contains a
 // query word a small candidate (uuid, ts, term counts, file position). No
 // text is held. Candidates are then taken best first and each is re-read
-// and checked with journal.Parse — validity, authorship, the first version
-// of its uuid winning, supersession by a record the reader may see — until
+// and checked with journal.Parse — validity, authorship (journal.CheckOwner),
+// the version of its uuid that journal.ClashWins prefers, supersession by a
+// record the reader may see — until
 // the limit is filled. Lines that journal.Parse would reject can therefore
 // only nudge the statistics, never appear as hits.
 package offline
@@ -118,7 +119,7 @@ type search struct {
 // It honours q.Kinds, q.Since and q.Limit; a record retired by a record the
 // reader may see (through its supersedes list) is left out unless q.All, and
 // otherwise carries InvalidAt and ReplacedBy as the graph would give them.
-// Only valid records count, each uuid as first written. No groups, or no
+// Only valid records count, each uuid as the graph projects it. No groups, or no
 // words, give no hits. Hits carry the file and line each record came from.
 func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) ([]memsync.Hit, error) {
 	terms := queryTerms(q.Text)
@@ -298,7 +299,7 @@ func (s *search) check(lines *lineReader, c candidate) (memsync.Hit, bool) {
 	if s.kinds != nil && !s.kinds[m.Kind] || !s.q.Since.IsZero() && m.TS.Before(s.q.Since) {
 		return memsync.Hit{}, false
 	}
-	if !s.firstVersion(lines, m, c.pos) {
+	if !s.winningVersion(lines, m, c.pos) {
 		return memsync.Hit{}, false
 	}
 	h := memsync.Hit{Node: memsync.Node{Memory: m}, Score: c.score}
@@ -319,14 +320,26 @@ func (s *search) check(lines *lineReader, c candidate) (memsync.Hit, bool) {
 	return h, true
 }
 
-// firstVersion reports whether the line at pos is the first valid line
-// with m's uuid: a later one is a replay (a no-op) or a reject.
-func (s *search) firstVersion(lines *lineReader, m memsync.Memory, pos linePos) bool {
-	for _, p := range s.dups[maphash.String(s.seed, m.UUID)] {
-		if p.seq >= pos.seq {
-			return true
+// winningVersion reports whether the line at pos holds the version of m's
+// uuid that the graph projects (journal.ClashWins, whatever the line order)
+// and is its first line: another version is a reject, a later copy a
+// replay (a no-op).
+func (s *search) winningVersion(lines *lineReader, m memsync.Memory, pos linePos) bool {
+	dups := s.dups[maphash.String(s.seed, m.UUID)]
+	if len(dups) == 0 {
+		return true
+	}
+	mine := journal.VersionOf(&m.Record, m.Hash())
+	for _, p := range dups {
+		if p.seq == pos.seq {
+			continue
 		}
-		if other, ok := lines.memory(p); ok && other.UUID == m.UUID {
+		other, ok := lines.memory(p)
+		if !ok || other.UUID != m.UUID {
+			continue
+		}
+		theirs := journal.VersionOf(&other.Record, other.Hash())
+		if theirs.Hash == mine.Hash && p.seq < pos.seq || journal.ClashWins(theirs, mine) {
 			return false
 		}
 	}
@@ -367,7 +380,7 @@ func (lr *lineReader) memory(p linePos) (memsync.Memory, bool) {
 	f, ok := lr.open[p.file]
 	if !ok {
 		var err error
-		if f, err = os.Open(lr.files[p.file].path); err != nil {
+		if f, err = journal.OpenNoFollow(lr.files[p.file].path, os.O_RDONLY, 0); err != nil {
 			return memsync.Memory{}, false
 		}
 		lr.open[p.file] = f
@@ -377,7 +390,7 @@ func (lr *lineReader) memory(p linePos) (memsync.Memory, bool) {
 		return memsync.Memory{}, false
 	}
 	rec, err := journal.Parse(lr.buf)
-	if err != nil || rec.Agent != lr.files[p.file].agent {
+	if err != nil || journal.CheckOwner(&rec, lr.files[p.file].agent) != nil {
 		return memsync.Memory{}, false
 	}
 	return memsync.Memory{Record: rec, Path: lr.files[p.file].rel, Line: int(p.line)}, true

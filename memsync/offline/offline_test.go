@@ -281,8 +281,8 @@ func TestSkipsRejectsAndDuplicates(t *testing.T) {
 	appendLine(t, path, `{"ts":"2026-11-20T09:00:00Z","agent":"alice","kind":"fact","text":"broken widget`)
 	appendLine(t, path, `{"ts":"2026-11-20T09:00:00Z","agent":"bob","kind":"fact","text":"impostor widget"}`)
 	appendLine(t, path, `{"ts":"2026-11-20T09:00:00Z","agent":"alice","kind":"bogus","text":"bad kind widget"}`)
-	changed := rec("d1", "alice", 1, "changed widget widget widget")
-	appendLine(t, path, string(changed.Canonical()))   // same uuid, other content: a reject
+	changed := rec("d1", "alice", 2, "changed widget widget widget")
+	appendLine(t, path, string(changed.Canonical()))   // same uuid, other content, later ts: a reject
 	appendLine(t, path, string(first.Canonical()))     // replay: a no-op
 	appendLine(t, path, `{"agent":"alice","kind":"fa`) // torn last line, no newline below
 	hits := find(t, layout, memsync.SearchQuery{Text: "widget", Groups: groups("alice")})
@@ -291,6 +291,52 @@ func TestSkipsRejectsAndDuplicates(t *testing.T) {
 	}
 	if hits := find(t, layout, memsync.SearchQuery{Text: "impostor", Groups: groups("bob")}); len(hits) != 0 {
 		t.Fatalf("a line in alice's journal written as bob must not count: %v", uuids(hits))
+	}
+}
+
+// A uuid clash is resolved as the graph resolves it (journal.ClashWins),
+// not by line order: a private record re-written later as shared in an
+// earlier day's file stays private, so no other agent finds it; the
+// back-dated version of a shared record wins over the first one written.
+func TestClashWinnerNotLineOrder(t *testing.T) {
+	root := t.TempDir()
+	layout := memsync.Layout{Root: root}
+	dir := layout.JournalDir("alice")
+	secret := rec("mem_20261121T090000Z_alice_0001", "alice", 86400, "the launch code is zebra")
+	appendLine(t, filepath.Join(dir, "2026-11-21.jsonl"), string(secret.Canonical()))
+	leak := secret
+	leak.Scope, leak.TS = journal.ScopeShared, clock
+	appendLine(t, filepath.Join(dir, "2026-11-20.jsonl"), string(leak.Canonical()))
+	if hits := find(t, layout, memsync.SearchQuery{Text: "zebra", Groups: groups("bob")}); len(hits) != 0 {
+		t.Fatalf("bob finds alice's private record through its shared rewrite: %+v", hits)
+	}
+	if hits := find(t, layout, memsync.SearchQuery{Text: "zebra", Groups: groups("alice")}); len(hits) != 1 ||
+		hits[0].GroupID != journal.PrivateGroup("alice") || hits[0].Path != "agents/alice/memory/journal/2026-11-21.jsonl" {
+		t.Fatalf("alice finds %+v, want her private record only", hits)
+	}
+	first := rec("e1", "alice", 50, "the deploy window is tuesday", shared)
+	later := rec("e1", "alice", 10, "the deploy window is monday", shared)
+	appendLine(t, filepath.Join(dir, "2026-11-20.jsonl"), string(first.Canonical()))
+	appendLine(t, filepath.Join(dir, "2026-11-20.jsonl"), string(later.Canonical()))
+	if hits := find(t, layout, memsync.SearchQuery{Text: "deploy window", Groups: groups("bob")}); len(hits) != 1 || hits[0].Text != later.Text {
+		t.Fatalf("hits = %+v, want only the earlier-ts version", hits)
+	}
+}
+
+// A line whose uuid names another agent is never a hit: agent a cannot
+// take over b's uuids by writing them first.
+func TestSquattedUUIDIsNotAHit(t *testing.T) {
+	root := t.TempDir()
+	layout := memsync.Layout{Root: root}
+	squat := rec("mem_20261120T090000Z_bob_0001", "alice", 0, "squatted shared walrus", shared)
+	appendLine(t, filepath.Join(layout.JournalDir("alice"), "2026-11-20.jsonl"), string(squat.Canonical()))
+	own := rec("mem_20261120T090000Z_bob_0001", "bob", 5, "bob's own walrus")
+	appendLine(t, filepath.Join(layout.JournalDir("bob"), "2026-11-20.jsonl"), string(own.Canonical()))
+	if hits := find(t, layout, memsync.SearchQuery{Text: "walrus", Groups: groups("carol")}); len(hits) != 0 {
+		t.Fatalf("carol finds %+v, want nothing (the squat is a reject, bob's record is private)", hits)
+	}
+	if hits := find(t, layout, memsync.SearchQuery{Text: "walrus", Groups: groups("bob")}); len(hits) != 1 || hits[0].Agent != "bob" {
+		t.Fatalf("bob finds %+v, want his own record", hits)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // being written). off is the offset of the line's first byte. The slice is
 // only valid during the call.
 func eachLine(path string, fn func(line []byte, number int, off int64) error) error {
-	f, err := os.Open(path)
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

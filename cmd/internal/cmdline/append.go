@@ -103,6 +103,9 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		if err != nil {
 			return fs.UsageErr("--ts: %q is not an RFC 3339 time", tsFlag)
 		}
+		if ts.IsZero() {
+			return fs.UsageErr("--ts: %q is the zero time, not a record's time", tsFlag)
+		}
 		rec.TS = ts
 	}
 	text := positional[0]
@@ -138,7 +141,8 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 	if !newAgent && !cfg.Append.CreateAgents && !isAgent(repo, rec.Agent) {
 		return fs.UsageErr("--agent: %s", unknownAgent(repo, rec.Agent))
 	}
-	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now}
+	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now,
+		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo}
 	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError
@@ -228,3 +232,7 @@ func unknownAgent(repo, agent string) string {
 // without linking the engine and its dependencies into the front binary.
 // TestJournalDirIsTheLayouts keeps the two equal.
 func journalDir(agent string) string { return filepath.Join("agents", agent, "memory", "journal") }
+
+// sequenceFile is agent's uuid high-water file relative to the repository:
+// memsync.Layout.SequenceFile, kept equal by TestJournalDirIsTheLayouts.
+func sequenceFile(agent string) string { return filepath.Join(".memsync", "sequence", agent) }

@@ -13,4 +13,7 @@ func TestJournalDirIsTheLayouts(t *testing.T) {
 	if got, want := filepath.Join("/r", journalDir("a-1")), l.JournalDir("a-1"); got != want {
 		t.Errorf("journalDir %s, memsync.Layout.JournalDir %s", got, want)
 	}
+	if got, want := filepath.Join("/r", sequenceFile("a-1")), l.SequenceFile("a-1"); got != want {
+		t.Errorf("sequenceFile %s, memsync.Layout.SequenceFile %s", got, want)
+	}
 }
