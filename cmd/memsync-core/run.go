@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,7 +30,10 @@ life, and a second one exits 2 naming the first one's pid. It logs a short
 start line and one line per pass that projected something.
 SIGTERM or SIGINT: finish the batch in flight and exit 0. SIGHUP: reload
 memsync.yaml and the environment, reconnect, and go on (a broken memsync.yaml
-is logged and the previous configuration kept).`
+is logged and the previous configuration kept).
+--remote NAME (or sync.remote): every sync.interval (default 1m) also commit,
+fetch NAME, merge (journals as a union of lines; any other conflict is left
+for a person and shown by status) and push, never forcing (SPEC §12).`
 
 func runRun(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "run", "run [--repo DIR] [--graph embedded|neo4j] [--neo4j-uri URI] [flags]", runDescription)
@@ -149,8 +153,10 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		}
 	}
 	if cfg.Sync.Remote != "" {
+		// A misconfigured exchange must not stop the projection: it is
+		// logged, and SIGHUP after fixing it starts the exchange.
 		if err := startExchange(runCtx, &wg, repo, cfg, lg, env); err != nil {
-			return false, err
+			lg.Error("exchange with the remote is off", zap.String("remote", cfg.Sync.Remote), zap.Error(err))
 		}
 	}
 	if compact {
@@ -206,6 +212,9 @@ func openGraphPatiently(ctx context.Context, cfg *Config, repo string, lg *zap.L
 // startExchange runs the exchange with cfg.Sync.Remote beside the engine
 // (SPEC §12): it commits before each exchange, whatever commit_interval says.
 func startExchange(ctx context.Context, wg *sync.WaitGroup, repo string, cfg *Config, lg *zap.Logger, env *Env) error {
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+		return fmt.Errorf("%s is not a git work tree", repo)
+	}
 	c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Logger: lg, Now: env.Now})
 	if err != nil {
 		return err

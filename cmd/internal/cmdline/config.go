@@ -231,11 +231,11 @@ func (c Config) String() string {
 	return fmt.Sprintf("graph=%s neo4j.uri=%s neo4j.user=%s neo4j.database=%s neo4j.password=(%s) "+
 		"append.fsync=%t daemon.batch_size=%d daemon.batch_window=%v daemon.poll_interval=%v "+
 		"daemon.commit_interval=%v compaction.max_day_lines=%d compaction.weekday=%s "+
-		"compaction.summarizer=%q log.format=%s log.level=%s",
+		"compaction.summarizer=%q sync.remote=%q sync.interval=%v log.format=%s log.level=%s",
 		c.Backend(), redactURI(c.Neo4j.URI), c.Neo4j.User, c.Neo4j.Database, pw,
 		c.Append.FSync, c.Daemon.BatchSize, c.Daemon.BatchWindow, c.Daemon.PollInterval,
 		c.Daemon.CommitInterval, c.Compaction.MaxDayLines, c.Compaction.Weekday,
-		c.Compaction.Summarizer, c.Log.Format, c.Log.Level)
+		c.Compaction.Summarizer, c.Sync.Remote, c.Sync.Interval, c.Log.Format, c.Log.Level)
 }
 
 // GoString keeps %#v as safe as %v.
