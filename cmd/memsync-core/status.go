@@ -18,7 +18,9 @@ const statusDescription = `Show, per agent: valid journal records, memories proj
 outbox entries waiting for the graph, rejected lines, and lag (the age of
 the oldest record not yet projected). Works with or without a running
 daemon, and when the graph is down (it says so). Lists what it does not read
-under agents/ (symbolic links, misnamed files and directories), and why.`
+under agents/ (symbolic links, misnamed files and directories), and why.
+With an exchange (run --remote), also the remote: last exchange, commits
+ahead and behind, a merge conflict left for a person, the last error.`
 
 func runStatus(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
