@@ -440,6 +440,10 @@ func runGit(ctx context.Context, root, git string, extra []*os.File, args ...str
 	args = append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
 	cmd := exec.CommandContext(ctx, git, args...)
 	cmd.Dir = root
+	// Stopped (the daemon's SIGTERM), git gets SIGTERM, on which it removes
+	// its lock files; SIGKILL would leave them and block later fetches.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(),
 		"GIT_TERMINAL_PROMPT=0", "GIT_MERGE_AUTOEDIT=no", "LC_ALL=C", "GIT_PAGER=cat",
 		"GIT_AUTHOR_NAME="+AuthorName, "GIT_AUTHOR_EMAIL="+AuthorEmail,
