@@ -302,3 +302,64 @@ func TestExchangeUnderConcurrentAppends(t *testing.T) {
 	t.Logf("%d records appended on two hosts, %d heads seen", len(want), len(seen))
 	assertNoRewrite(t, remote, seen)
 }
+
+// BenchmarkExchange measures one exchange between two hosts through a bare
+// remote on the same disk: idle (nothing to do: commit, fetch, compare),
+// and a merge (each host appended 1,000 records to the same day file since
+// the last exchange: commit, fetch, union merge under the journal locks,
+// push). Figures in docs/benchmarks.md.
+func BenchmarkExchange(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		lines int
+	}{{"idle", 0}, {"merge-1000-each", 1000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			_, h := benchHosts(b)
+			xa, xb := benchExchanger(b, h[0]), benchExchanger(b, h[1])
+			ctx := context.Background()
+			sec := 0
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for n := 0; n < bc.lines; n++ {
+					for j, dir := range h {
+						rec := &journal.Record{TS: day.Add(time.Duration(2*sec+j) * time.Second), Agent: "s", Kind: journal.KindObservation, Text: "bench"}
+						if _, err := journal.Append(filepath.Join(dir, "agents", "s", "memory", "journal"), rec, journal.AppendOptions{NoSync: true}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					sec++
+				}
+				if _, err := xa.ExchangeNow(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := xb.ExchangeNow(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchHosts(b *testing.B) (string, []string) {
+	b.Helper()
+	seed := newRepo(b)
+	remote := filepath.Join(b.TempDir(), "remote.git")
+	git(b, seed, "clone", "-q", "--bare", seed, remote)
+	var clones []string
+	for i := 0; i < 2; i++ {
+		dir := filepath.Join(b.TempDir(), "host")
+		git(b, filepath.Dir(dir), "clone", "-q", remote, dir)
+		clones = append(clones, dir)
+	}
+	return remote, clones
+}
+
+func benchExchanger(b *testing.B, root string) *Exchanger {
+	b.Helper()
+	x, err := NewExchanger(ExchangerOptions{Root: root, Remote: "origin", Committer: committer(b, root)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return x
+}
