@@ -430,14 +430,15 @@ func (x *Exchanger) run(ctx context.Context, extra []*os.File, args ...string) (
 // runGit runs git in root with a fixed identity, no prompts and no pager;
 // extra files are passed to it (to hold their locks while it runs).
 func runGit(ctx context.Context, root, git string, extra []*os.File, args ...string) (string, error) {
-	// No automatic gc or maintenance from memsync's git: it would detach,
-	// outlive the command and (inheriting the journal locks of a merge)
-	// hold appends off for as long as it runs. A person's git still does it.
 	verb := args[0] // for messages: the command after any -c options
 	for i := 0; i+2 < len(args) && args[i] == "-c"; i += 2 {
 		verb = args[i+2]
 	}
-	args = append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
+	// No automatic gc or maintenance and no hooks from memsync's git (the
+	// Committer runs none either): they may detach or linger, outlive the
+	// command and (inheriting the journal locks of a merge) hold appends
+	// off for as long as they run. A person's git still does both.
+	args = append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.hooksPath=" + os.DevNull}, args...)
 	cmd := exec.CommandContext(ctx, git, args...)
 	cmd.Dir = root
 	// Stopped (the daemon's SIGTERM), git gets SIGTERM, on which it removes

@@ -105,6 +105,13 @@ func TestExchangeMergesJournalsAsUnion(t *testing.T) {
 		want = append(want, appendLine(t, a, "a", "from host A", day.Add(time.Duration(2*i)*time.Second)))
 		want = append(want, appendLine(t, b, "a", "from host B", day.Add(time.Duration(2*i+1)*time.Second)))
 	}
+	// A hook would inherit the merge's journal locks and could hold
+	// appends off: memsync's git runs none.
+	hooked := filepath.Join(t.TempDir(), "hook-ran")
+	write(t, b, ".git/hooks/post-merge", "#!/bin/sh\ntouch "+hooked+"\n")
+	if err := os.Chmod(filepath.Join(b, ".git/hooks/post-merge"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	xa, xb := exchanger(t, a), exchanger(t, b)
 	var seen []string
 	st := exchange(t, xa)
@@ -142,6 +149,9 @@ func TestExchangeMergesJournalsAsUnion(t *testing.T) {
 		if st, err := RemoteStatus(context.Background(), dir); err != nil || st == nil || st.Ahead != 0 || st.Behind != 0 || st.LastError != "" {
 			t.Errorf("RemoteStatus(%s) = %+v, %v; want in step, no error", dir, st, err)
 		}
+	}
+	if _, err := os.Stat(hooked); err == nil {
+		t.Errorf("the merge ran a git hook")
 	}
 	assertNoRewrite(t, remote, seen)
 }
