@@ -85,7 +85,7 @@ func hostJournal(t *testing.T, repo string) []string {
 
 // TestManyHostsOneMemory is SPEC §12 end to end: two hosts, each its own
 // daemon (the binary) exchanging through a bare remote every 300 ms, agents
-// appending on both at once (agent "s" on both), host b's daemon killed -9
+// appending on both at once (agent "s" on both, in the same seconds), host b's daemon killed -9
 // at random moments (so during commits, fetches, merges and pushes), host b
 // cut off from the remote for a third of the run. After quiescence both
 // work trees hold the same journal lines, each record once, no uuid
@@ -124,14 +124,20 @@ func TestManyHostsOneMemory(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						dir := core.Layout{Root: repo}.JournalDir(agent)
+						layout := core.Layout{Root: repo}
+						host, err := journal.HostID(repo)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						// As memsync append does: the host's id in every uuid,
+						// so agent s on both hosts in the same second never
+						// collides.
+						opts := journal.AppendOptions{NoSync: true, Host: host, SequenceFile: layout.SequenceFile(agent), Root: repo}
 						for ctx.Err() == nil {
-							// Until uuids carry a host id, the hosts write
-							// agent s in alternate seconds.
-							ts := time.Now().UTC().Truncate(2 * time.Second).Add(time.Duration(i) * time.Second)
-							rec := journal.Record{TS: ts, Agent: agent, Kind: journal.KindObservation, Scope: journal.ScopeShared,
+							rec := journal.Record{Agent: agent, Kind: journal.KindObservation, Scope: journal.ScopeShared,
 								Text: "seen on host " + []string{"a", "b"}[i]}
-							if _, err := journal.Append(dir, &rec, journal.AppendOptions{NoSync: true}); err != nil {
+							if _, err := journal.Append(layout.JournalDir(agent), &rec, opts); err != nil {
 								t.Error(err)
 								return
 							}

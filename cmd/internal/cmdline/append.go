@@ -141,8 +141,12 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 	if !newAgent && !cfg.Append.CreateAgents && !isAgent(repo, rec.Agent) {
 		return fs.UsageErr("--agent: %s", unknownAgent(repo, rec.Agent))
 	}
+	host, err := journal.HostID(repo)
+	if err != nil {
+		return fs.Fail("%v", err)
+	}
 	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now,
-		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo}
+		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo, Host: host}
 	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError
