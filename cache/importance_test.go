@@ -70,3 +70,33 @@ func TestCoreTierWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotFollowUps is SPEC §10's outcome check in the snapshot: the
+// agent's decision older than a week with no outcome is asked about
+// until an outcome links to it; a recent decision and another agent's
+// decision are not.
+func TestSnapshotFollowUps(t *testing.T) {
+	links := func(ids ...string) func(*journal.Record) { return func(r *journal.Record) { r.Links = ids } }
+	batch := []memsync.Memory{
+		mem("mem_d_old", "alice", 0, journal.KindDecision, "Use blue-green deploys.", shared),
+		mem("mem_d_bob", "bob", 0, journal.KindDecision, "Bob's own call", shared),
+		mem("mem_d_new", "alice", 8*daySec, journal.KindDecision, "Move the nightly jobs", shared),
+		mem("mem_last", "alice", 10*daySec, journal.KindReflection, "the newest memory", shared),
+	}
+	const question = "You decided Use blue-green deploys on 2026-11-20. How did it turn out? (`mem_d_old`)"
+	facts := func(batch []memsync.Memory) string {
+		snaps, err := Render(context.Background(), openGraph(t, batch), []string{"alice"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(snaps[0].Files[FactsFile])
+	}
+	got := facts(batch)
+	if !strings.Contains(got, "## Waiting for an outcome (1)\n\n- "+question+"\n") {
+		t.Fatalf("no follow-up:\n%s", got)
+	}
+	outcome := mem("mem_out", "alice", 9*daySec, journal.KindOutcome, "it went fine", shared, links("mem_d_old"))
+	if got := facts(append(batch, outcome)); !strings.Contains(got, "## Waiting for an outcome (0)\n\nNone.\n") {
+		t.Fatalf("follow-up after the outcome:\n%s", got)
+	}
+}

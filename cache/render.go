@@ -567,6 +567,7 @@ func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, 
 		fmt.Fprintf(b, "\n## %s (%d)\n\n", s.heading, total)
 		writeRanked(b, l, total, limit)
 	}
+	wk.writeFollowUps(b, agent, shared, own, latest)
 	aging, _, archived := wk.ranked(shared.aging, own.aging, latest)
 	for _, e := range aging {
 		if e.res.Status == score.Review {
@@ -634,6 +635,44 @@ func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, 
 		}
 	}
 	return nil
+}
+
+// writeFollowUps lists agent's decisions still waiting for an outcome at
+// clock (score.AwaitingOutcome, among the decisions the snapshot keeps),
+// oldest first, each as the question SPEC §10 asks.
+func (wk *walked) writeFollowUps(b *bytes.Buffer, agent string, shared, own *view, clock time.Time) {
+	var open []*entry
+	for _, v := range []*view{shared, own} {
+		l := v.sections[journal.KindDecision]
+		if l == nil {
+			continue
+		}
+		for _, e := range l.heap {
+			if e.agent == agent && score.AwaitingOutcome(e.mem, wk.events[e.uuid], clock) {
+				open = append(open, e)
+			}
+		}
+	}
+	slices.SortFunc(open, func(x, y *entry) int {
+		if newer(y, x) {
+			return -1
+		}
+		if newer(x, y) {
+			return 1
+		}
+		return 0
+	})
+	fmt.Fprintf(b, "\n## Waiting for an outcome (%d)\n\n", len(open))
+	if len(open) == 0 {
+		b.WriteString("None.\n")
+	}
+	for i, e := range open {
+		if i == wk.limit {
+			fmt.Fprintf(b, "… and %d more\n", len(open)-wk.limit)
+			break
+		}
+		fmt.Fprintf(b, "- %s (`%s`)\n", oneLine(score.FollowUpQuestion(e.text, e.ts)), e.uuid)
+	}
 }
 
 // writeRanked writes up to limit scored entries, with their importance,

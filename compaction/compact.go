@@ -165,6 +165,15 @@ func (c *compactor) hook(step string) error {
 	return nil
 }
 
+// Lock takes agent's compaction lock (host-local, in .memsync/) for a job
+// that must not run beside its compaction (the consolidation cycle, which
+// also rewrites MEMORY.md and reads the journals compaction moves):
+// ErrBusy when it is held. The func returned releases it.
+func Lock(root, agent string) (func(), error) {
+	c := &compactor{opts: Options{Root: root, Agent: agent}, layout: memsync.Layout{Root: root}}
+	return c.lock()
+}
+
 // lock takes the agent's compaction lock in .memsync/ (host-local).
 func (c *compactor) lock() (func(), error) {
 	dir := c.layout.LocalDir()

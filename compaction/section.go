@@ -31,7 +31,15 @@ func (e *MarkerError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e
 // it has none. Lines are compared after trimming spaces, so a marker
 // indented by an editor still counts.
 func withSection(path, page, title, body string) (string, error) {
-	section := BeginMarker + "\n" + sectionNote + "\n\n" + strings.TrimRight(body, "\n") + "\n\n" + EndMarker + "\n"
+	return withMarkedSection(path, page, title, body, Markers{BeginMarker, EndMarker, sectionNote})
+}
+
+// Markers delimit a generated section of a page, with the note that
+// follows its begin marker.
+type Markers struct{ Begin, End, Note string }
+
+func withMarkedSection(path, page, title, body string, mk Markers) (string, error) {
+	section := mk.Begin + "\n" + mk.Note + "\n\n" + strings.TrimRight(body, "\n") + "\n\n" + mk.End + "\n"
 	if page == "" {
 		return "# " + title + "\n\n" + section, nil
 	}
@@ -39,17 +47,17 @@ func withSection(path, page, title, body string) (string, error) {
 	begin, end := -1, -1
 	for i, l := range lines {
 		switch strings.TrimSpace(l) {
-		case BeginMarker:
+		case mk.Begin:
 			if begin >= 0 {
-				return "", &MarkerError{path, i + 1, "a second " + BeginMarker}
+				return "", &MarkerError{path, i + 1, "a second " + mk.Begin}
 			}
 			begin = i
-		case EndMarker:
+		case mk.End:
 			if begin < 0 {
-				return "", &MarkerError{path, i + 1, EndMarker + " without " + BeginMarker + " before it"}
+				return "", &MarkerError{path, i + 1, mk.End + " without " + mk.Begin + " before it"}
 			}
 			if end >= 0 {
-				return "", &MarkerError{path, i + 1, "a second " + EndMarker}
+				return "", &MarkerError{path, i + 1, "a second " + mk.End}
 			}
 			end = i
 		}
@@ -62,7 +70,7 @@ func withSection(path, page, title, body string) (string, error) {
 		}
 		return page + sep + section, nil
 	case end < 0:
-		return "", &MarkerError{path, begin + 1, BeginMarker + " has no " + EndMarker + " after it"}
+		return "", &MarkerError{path, begin + 1, mk.Begin + " has no " + mk.End + " after it"}
 	}
 	return strings.Join(lines[:begin], "") + section + strings.Join(lines[end+1:], ""), nil
 }
@@ -70,11 +78,20 @@ func withSection(path, page, title, body string) (string, error) {
 // updatePage rewrites the generated section of the page at path, atomically,
 // and reports whether the file changed.
 func updatePage(path, title, body string) (bool, error) {
+	return UpdateSection(path, title, body, Markers{BeginMarker, EndMarker, sectionNote})
+}
+
+// UpdateSection rewrites the section of the page at path between mk's
+// markers (appended when the page has none; a new page titled title when
+// there is no page), atomically, leaving every other line as it was, and
+// reports whether the file changed. A page whose markers are out of order
+// is left alone (*MarkerError).
+func UpdateSection(path, title, body string, mk Markers) (bool, error) {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}
-	page, err := withSection(path, string(old), title, body)
+	page, err := withMarkedSection(path, string(old), title, body, mk)
 	if err != nil {
 		return false, err
 	}

@@ -9,6 +9,18 @@ const (
 	FieldSupports = "supports"
 	FieldResult   = "result"
 	FieldFeedback = "feedback"
+	// FieldConsolidation marks a record the consolidation cycle (SPEC §10)
+	// wrote and names its action (see the Consolidation* values).
+	FieldConsolidation = "consolidation"
+)
+
+// Consolidation actions (the consolidation field of memsync's own records).
+const (
+	ConsolidationTheme    = "theme"        // a summary of a recurring topic
+	ConsolidationCore     = "propose-core" // a procedure proposed for the core tier
+	ConsolidationPrune    = "prune"        // learning records archived (duplicates, superseded, decayed)
+	ConsolidationVerify   = "verify"       // a core memory contradicted by a newer record, for review
+	ConsolidationFollowUp = "follow-up"    // a decision still waiting for its outcome
 )
 
 // Outcome results (the result field of an outcome record).
@@ -60,6 +72,10 @@ func (r *Record) Result() string { return r.extraString(FieldResult) }
 // Feedback returns r's feedback field (important, wrong, verified,
 // unimportant), "" when absent or not a string.
 func (r *Record) Feedback() string { return r.extraString(FieldFeedback) }
+
+// Consolidation returns r's consolidation field (one of the
+// Consolidation* actions), "" when absent or not a string.
+func (r *Record) Consolidation() string { return r.extraString(FieldConsolidation) }
 
 func (r *Record) extraString(field string) string {
 	raw, ok := r.Extra[field]

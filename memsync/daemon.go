@@ -66,9 +66,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	dirty := map[string]bool{}
 	var lost error // the graph's store vanished: Run returns it
 	pass := func(all bool) {
+		start := time.Now()
 		if lost = e.checkStore(); lost != nil {
 			e.lg.Error("the graph's store was removed or replaced under the daemon: opening it again to project the journals again",
 				zap.Error(lost))
+			e.observePass(start, lost)
 			return
 		}
 		agents, err := e.listAgents()
@@ -86,6 +88,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		_ = e.syncAgents(ctx, todo, &rep) // errors are logged; the agent is tried again next pass
 		clear(dirty)
 		e.notify()
+		e.observePass(start, nil)
 		if rep.Projected+rep.Queued+rep.Rejected > 0 {
 			// One line per pass that did something.
 			lag := time.Duration(0)

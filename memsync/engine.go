@@ -43,6 +43,9 @@ type Options struct {
 	OnSignals func(uuids []string)
 	// Progress is told how many records each graph write carried.
 	Progress func(records int)
+	// Observer is told about graph writes, rejects and passes, for
+	// monitoring; nil: nobody.
+	Observer Observer
 }
 
 // DefaultBackOff retries after 250ms, doubling up to 3 minutes, with ±50%
@@ -70,15 +73,16 @@ type Engine struct {
 	// pause is the retry schedule shared by every agent: the graph being
 	// down affects them all. (A sync file that cannot be written stops its
 	// agent only: agentSync.fault.)
-	pause   backoff.BackOff
-	paused  bool
-	retryAt time.Time
-	cause   string
+	pause    backoff.BackOff
+	paused   bool
+	retryAt  time.Time
+	cause    string
+	pauseErr string // the error behind cause, for Observer
 
 	changed map[string]bool // groups with records projected in this pass
 	// signalled holds the uuids whose signals this pass may have changed.
 	signalled map[string]bool
-	ignored map[string]bool // paths already logged as ignored (IgnoredPath)
+	ignored   map[string]bool // paths already logged as ignored (IgnoredPath)
 
 	// hard bounds graph writes during Run: it outlives Run's context by
 	// ShutdownGrace so that a batch in flight can finish.
@@ -135,11 +139,14 @@ func New(opts Options) (*Engine, error) {
 	if opts.NewBackOff == nil {
 		opts.NewBackOff = DefaultBackOff
 	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
 	return &Engine{
 		opts: opts, lg: opts.Logger, layout: Layout{Root: opts.Root},
 		agents: map[string]*agentSync{}, pause: opts.NewBackOff(), changed: map[string]bool{},
 		signalled: map[string]bool{},
-		ignored: map[string]bool{},
+		ignored:   map[string]bool{},
 	}, nil
 }
 
@@ -372,18 +379,25 @@ func (e *Engine) apply(ctx context.Context, batch []Memory) ([]agentReject, erro
 	}
 	actx, cancel := context.WithTimeout(base, e.opts.ApplyTimeout)
 	defer cancel()
+	start := time.Now()
 	res, err := e.opts.Graph.Apply(actx, batch)
 	var recErr *RecordError
 	if err != nil && !errors.As(err, &recErr) {
+		e.opts.Observer.GraphWrite(batch, time.Since(start), err)
 		return nil, err
 	}
 	if err == nil {
+		e.opts.Observer.GraphWrite(batch, time.Since(start), nil)
 		return e.mismatches(actx, batch, res)
 	}
 	e.lg.Warn("graph refused a record: isolating it", zap.Error(err))
 	var rejects []agentReject
 	for _, m := range batch {
+		one := time.Now()
 		res, err := e.opts.Graph.Apply(actx, []Memory{m})
+		if err == nil || !errors.As(err, &recErr) {
+			e.opts.Observer.GraphWrite([]Memory{m}, time.Since(one), err)
+		}
 		if errors.As(err, &recErr) {
 			rejects = append(rejects, agentReject{agent: m.Agent, Reject: Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
 				Reason: "graph refused the record: " + recErr.Err.Error()}})
@@ -491,6 +505,7 @@ func (e *Engine) reject(a *agentSync, rejects []Reject, rep *PassReport) error {
 		a.rejects[r.File][r.key()] = true
 	}
 	rep.Rejected += len(added)
+	e.opts.Observer.Rejected(a.name, len(added))
 	return nil
 }
 
@@ -637,6 +652,7 @@ func (e *Engine) pauseFor(cause string, err error) {
 		e.lg.Debug(cause+": still failing", zap.Error(err), zap.Duration("retry_in", d))
 	}
 	e.paused, e.cause, e.retryAt = true, cause, e.opts.Now().Add(d)
+	e.pauseErr = err.Error()
 }
 
 // recovered ends a pause for cause ("" for any cause).

@@ -121,7 +121,7 @@ func (p *Promoter) check(ctx context.Context, uuids []string) ([]string, error) 
 			continue
 		}
 		rec := PromotionRecord(n, at)
-		_, err := journal.Append(p.Layout.JournalDir(n.Agent), &rec, journal.AppendOptions{NoSync: p.NoSync, IfAbsent: true})
+		_, err := journal.Append(p.Layout.JournalDir(n.Agent), &rec, journal.AppendOptions{NoSync: p.NoSync, IfAbsent: true, Root: p.Layout.Root})
 		if errors.Is(err, journal.ErrExists) {
 			continue
 		}

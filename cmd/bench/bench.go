@@ -30,6 +30,8 @@ type bench struct {
 	neoVer   string
 	columns  []*column
 	appendMS series // memsync append p50 per run (no graph involved)
+	// memsync hook claude-code SessionStart p50 and p95 per run (no graph involved)
+	hookP50, hookP95 series
 
 	projRepo    string // journals of the projection corpus
 	projMems    []memsync.Memory
@@ -132,7 +134,7 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 		}
 	}
 
-	if o.only["append"] || o.only["idle"] || o.only["rebuild"] {
+	if o.only["append"] || o.only["idle"] || o.only["rebuild"] || o.only["hook"] {
 		if err := b.build(ctx); err != nil {
 			return err
 		}
@@ -159,6 +161,11 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 		b.noteFailure(&b.appendMS, nil)
 	} else {
 		b.appendMS.na = "not run"
+	}
+	if o.only["hook"] {
+		b.measureHook(ctx)
+	} else {
+		b.hookP50.na, b.hookP95.na = "not run", "not run"
 	}
 	b.loadEnd = loadAverage()
 	table, checks := b.table()

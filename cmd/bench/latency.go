@@ -176,11 +176,18 @@ func appendWall(ctx context.Context, bin, tmp string, calls int, seed int64) ([]
 		return nil, fmt.Errorf("memsync init: %v: %s", err, out)
 	}
 	gen := newGenerator(seed, 1, false)
+	seeded, err := seedRecent(repo, "planner-01", gen, gateRecent)
+	if err != nil {
+		return nil, err
+	}
 	times := make([]float64, 0, calls)
 	for i := 0; i < calls; i++ {
 		m := gen.nextMemory()
+		// --tier learning: the surprise gate reads and scores against the
+		// seeded records; --force keeps every record (the gate's work is
+		// the same, and the line count below stays exact).
 		cmd := exec.CommandContext(ctx, bin, "append", "--repo", repo, "--agent", "planner-01",
-			"--kind", string(m.Kind), "--scope", string(m.Scope), m.Text)
+			"--kind", string(m.Kind), "--scope", string(m.Scope), "--tier", "learning", "--force", m.Text)
 		cmd.Env = childEnv()
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
@@ -194,10 +201,34 @@ func appendWall(ctx context.Context, bin, tmp string, calls int, seed int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	if n != calls {
-		return nil, fmt.Errorf("journal holds %d lines after %d appends", n, calls)
+	if n != calls+seeded {
+		return nil, fmt.Errorf("journal holds %d lines after %d appends (and %d seeded)", n, calls, seeded)
 	}
 	return times, nil
+}
+
+// gateRecent is how many records the agent holds before the timed
+// appends: the surprise gate compares each learning record with up to
+// this many recent ones (SPEC §9's p50 target holds at 5,000).
+const gateRecent = 5000
+
+// seedRecent writes n generated records of agent into its journal,
+// dated in the hour before now, in one file write, and returns n.
+func seedRecent(repo, agent string, gen *generator, n int) (int, error) {
+	dir := filepath.Join(repo, "agents", agent, "memory", "journal")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	start := time.Now().UTC().Add(-time.Hour).Truncate(time.Hour)
+	var buf []byte
+	for i := 0; i < n; i++ {
+		rec := gen.nextMemory().Record
+		rec.Agent, rec.TS, rec.Tier = agent, start.Add(time.Duration(i)*time.Millisecond), "learning"
+		rec.UUID = fmt.Sprintf("mem_%s_%s_s%05d", journal.UUIDTime(rec.TS), agent, i)
+		rec.Links, rec.Supersedes, rec.ConflictsWith = nil, nil, nil
+		buf = append(append(buf, rec.Canonical()...), '\n')
+	}
+	return n, os.WriteFile(filepath.Join(dir, journal.FileName(start)), buf, 0o644)
 }
 
 // countLines counts the newlines of every file in dir.

@@ -79,7 +79,7 @@ func (b *bench) table() (string, []check) {
 		{figure: "memsync / naive · memsync / ceiling (rebuild path)"},
 		{figure: fmt.Sprintf("append → visible latency p50 / p99 at a steady %d records/s for %s s (%d agents appending, fsync on; memsync.Engine.Run with the daemon's defaults), ms",
 			o.latencyRate, strings.TrimSuffix(seconds(o.latencyDur.Seconds()), ".0"), o.latencyAgents)},
-		{figure: fmt.Sprintf("`memsync append` wall time per call p50 (%d execs of the built binary, fsync on), ms", o.appendCalls)},
+		{figure: fmt.Sprintf("`memsync append` wall time per call p50 (%d execs of the built binary, fsync on, surprise gate on over %d recent records), ms", o.appendCalls, gateRecent)},
 		{figure: fmt.Sprintf("search p50 / p95 at %s memories (Graph.Search, %d queries of 1–3 corpus words, groups CONSTELLATION + AGENT:<agent>), ms",
 			thousands(float64(o.searchCorpus)), o.searchQueries)},
 		{figure: fmt.Sprintf("search p50 / p95 with ranking at %s memories (memsync.Rank: the same queries, the best max(100, limit) lexical candidates, their signals, score.Evaluate, the blend; as of the newest record), ms",
@@ -90,6 +90,8 @@ func (b *bench) table() (string, []check) {
 			thousands(float64(o.rebuildRecords)), runsNote(o.rebuildRuns, o.runs))},
 		{figure: fmt.Sprintf("daemon idle RSS with %d agents (`memsync run`, caught up and settled, then idle %s s; VmRSS)",
 			o.idleAgents, strings.TrimSuffix(seconds(o.idleWait.Seconds()), ".0"))},
+		{figure: fmt.Sprintf("`memsync hook claude-code SessionStart` wall time per call p50 / p95 at %s memories (%d execs of the built binary, process start included), ms",
+			thousands(float64(o.searchCorpus)), o.hookCalls)},
 	}
 	for i, c := range b.columns {
 		rows[0].cells = append(rows[0].cells, cell("projection throughput", c, c.rebuildPath, thousands, targetProjection[i]))
@@ -125,6 +127,14 @@ func (b *bench) table() (string, []check) {
 			idle += " (peak VmHWM " + mbFormat(c.idleHWM.median()) + ")"
 		}
 		rows[11].cells = append(rows[11].cells, idle)
+		switch {
+		case i == 0:
+			rows[12].cells = append(rows[12].cells, pair("memsync hook SessionStart p95", c, b.hookP50, b.hookP95, millis, targetHook))
+		case b.hookP95.ok():
+			rows[12].cells = append(rows[12].cells, "same command (SessionStart reads the journals, not the graph)")
+		default:
+			rows[12].cells = append(rows[12].cells, "")
+		}
 	}
 	columns := []string{"figure (median of " + plural(o.runs, "run") + ")"}
 	for _, c := range b.columns {
@@ -204,6 +214,9 @@ func (b *bench) report(table string, checks []check) string {
 	}
 	if b.appendMS.na != "not run" {
 		fmt.Fprintf(&w, "- memsync append p50 per run, ms: %s\n", runsList(b.appendMS, millis))
+	}
+	if b.hookP95.na != "not run" {
+		fmt.Fprintf(&w, "- memsync hook SessionStart p50 / p95 per run, ms: %s / %s\n", runsList(b.hookP50, millis), runsList(b.hookP95, millis))
 	}
 	w.WriteString("\n</details>\n")
 	return w.String()

@@ -107,7 +107,8 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now, Host: host}
+	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now,
+		SequenceFile: layout(repo).SequenceFile(writer), Root: repo, Host: host}
 	path, err := journal.Append(journalDir(repo, writer), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError

@@ -48,6 +48,8 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runVerify, true
 	case "compact":
 		return runCompact, true
+	case "consolidate":
+		return runConsolidate, true
 	case "rebuild":
 		return runRebuild, true
 	case "search":
@@ -62,6 +64,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runShow, true
 	case "rejects":
 		return runRejects, true
+	case "hook":
+		return runHook, true
+	case "mcp":
+		return runMCP, true
 	}
 	return nil, false
 }

@@ -121,6 +121,7 @@ func TestOneDaemonPerRepository(t *testing.T) {
 		{[]string{"run", "--repo", repo}, "stop it first (one daemon per repository)"},
 		{[]string{"rebuild", "--yes", "--repo", repo}, "stop it first, rebuild, then start it again"},
 		{[]string{"compact", "--repo", repo}, "stop it first, or let it compact"},
+		{[]string{"consolidate", "--repo", repo}, "stop it first, or let it consolidate"},
 		{[]string{"sync", "--once", "--repo", repo}, "it projects every record already"},
 	} {
 		r := runBin(t, repo, nil, tc.args...)

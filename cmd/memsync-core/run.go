@@ -18,6 +18,8 @@ import (
 	"github.com/memsync/memsync/compaction"
 	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/consolidate"
+	"github.com/memsync/memsync/memsync/metrics"
 )
 
 const runDescription = `Run the memsync daemon in the foreground: tail every agent's journal and
@@ -40,6 +42,8 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	repoFlag := addRepoFlag(fs)
 	noCommit := fs.Bool("no-commit", false, "do not auto-commit journals to git (else every daemon.commit_interval)")
 	noCompact := fs.Bool("no-compact", false, "do not run scheduled compaction (weekly, or when a day passes compaction.max_day_lines)")
+	noConsolidate := fs.Bool("no-consolidate", false, "do not run the consolidation cycle every consolidation.interval")
+	metricsFlag := fs.String("metrics", "", "serve Prometheus /metrics and /healthz on `ADDR`: HOST:PORT, or a bare port on 127.0.0.1 (also daemon.metrics; default off)")
 	remote := fs.String("remote", "", "git remote `NAME` to commit, fetch, merge and push every sync.interval (else sync.remote; SPEC §12)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
@@ -60,6 +64,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	var obs *metrics.Metrics // nil: no metrics; kept across reloads
 	for started := false; ; started = true {
 		prev := cfg
 		if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
@@ -81,7 +86,17 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		if *remote != "" {
 			cfg.Sync.Remote = *remote
 		}
-		reload, err := runDaemon(ctx, env, repo, &cfg, !*noCompact, hup)
+		if *noConsolidate {
+			cfg.Consolidation.Interval = 0
+		}
+		if !started {
+			stop, err := startMetrics(env, &cfg, *metricsFlag, &obs)
+			if err != nil {
+				return fs.fail("%v", err)
+			}
+			defer stop()
+		}
+		reload, err := runDaemon(ctx, env, repo, &cfg, !*noCompact, hup, obs)
 		if err != nil {
 			return fs.fail("%v", err)
 		}
@@ -93,7 +108,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 
 // runDaemon runs one configuration until ctx ends (reload false) or SIGHUP
 // arrives (reload true).
-func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact bool, hup <-chan os.Signal) (reload bool, err error) {
+func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact bool, hup <-chan os.Signal, obs *metrics.Metrics) (reload bool, err error) {
 	lg, err := newLogger(cfg, env.Stderr)
 	if err != nil {
 		return false, err
@@ -115,7 +130,13 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		}
 	}()
 
-	g, err := openGraphPatiently(runCtx, cfg, repo, lg)
+	var observer memsync.Observer
+	if obs != nil {
+		observer = obs
+		obs.Stopped("opening the " + cfg.graph() + " graph")
+		defer obs.Stopped("stopped")
+	}
+	g, err := openGraphPatiently(runCtx, cfg, repo, lg, obs)
 	if err != nil {
 		if runCtx.Err() != nil {
 			return reload, nil
@@ -123,6 +144,11 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		return false, err
 	}
 	defer g.Close()
+	g = withTestFault(env, g)
+	if obs != nil {
+		obs.SetProbe(probeGraph(g))
+		defer obs.SetProbe(nil)
+	}
 	// Snapshots follow the graph, debounced; Close writes what is pending
 	// and runs before the graph closes.
 	regen := cache.NewRegenerator(g, layout(repo), 0, lg)
@@ -131,6 +157,7 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		Root: repo, Graph: g, Logger: lg, Now: env.Now, OnChanged: regen.NotifyGroups,
 		OnSignals: promotions(runCtx, g, repo, cfg, lg, env, nil),
 		BatchSize: cfg.Daemon.BatchSize, BatchWindow: cfg.Daemon.BatchWindow, PollInterval: cfg.Daemon.PollInterval,
+		Observer: observer,
 	})
 	if err != nil {
 		return false, err
@@ -167,6 +194,12 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = s.Run(runCtx) }()
 	}
+	if cfg.Consolidation.Interval > 0 {
+		s := &consolidate.Scheduler{Root: repo, Interval: cfg.Consolidation.Interval,
+			Options: consolidate.Options{NoSync: !cfg.Append.FSync, Now: env.Now, Logger: lg}}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = s.Run(runCtx) }()
+	}
 	if err := eng.Run(runCtx); err != nil {
 		cancel()
 		if errors.Is(err, memsync.ErrStoreLost) {
@@ -185,7 +218,7 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 // openGraphPatiently opens the graph, waiting with backoff while it cannot
 // be reached: the daemon may start before its database does. Journals are
 // durable, so nothing waits in memory meanwhile.
-func openGraphPatiently(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (memsync.Graph, error) {
+func openGraphPatiently(ctx context.Context, cfg *Config, repo string, lg *zap.Logger, obs *metrics.Metrics) (memsync.Graph, error) {
 	b := memsync.DefaultBackOff()
 	for {
 		g, err := openGraph(ctx, cfg, repo, lg)
@@ -201,6 +234,9 @@ func openGraphPatiently(ctx context.Context, cfg *Config, repo string, lg *zap.L
 		}
 		lg.Error("graph unavailable at start: waiting for it (journals keep every record)",
 			zap.Error(err), zap.Duration("retry_in", d))
+		if obs != nil {
+			obs.Stopped("graph unavailable at start: " + oneLineErr(err))
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -290,6 +290,11 @@ func TestImportsStayLight(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/memsync/memsync/memsync/surprise" {
+			// append's surprise gate: it imports journal and the standard
+			// library only (anything heavier would be listed here too).
+			continue
+		}
 		for _, heavy := range []string{"github.com/memsync/memsync/memsync", "github.com/memsync/memsync/graph",
 			"github.com/memsync/memsync/ledger", "github.com/memsync/memsync/cache", "github.com/memsync/memsync/compaction",
 			"go.uber.org/zap", "github.com/go-git/", "modernc.org/", "github.com/neo4j/", "github.com/fsnotify/", "net/http"} {

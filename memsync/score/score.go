@@ -31,8 +31,12 @@
 // doubles it, ≥ 0.9 triples it. Status: superseded once a superseding
 // record's ts is at or before the clock; archived when flagged wrong, below
 // 0.2, past max_age below 0.4, or a low-confidence learning record that
-// nothing referenced within 7 days (§9); review when past max_age with
-// importance 0.4–0.7; active otherwise.
+// nothing referenced within 7 days (§9), or pruned by the consolidation
+// cycle (§10) with no reference since; review when past max_age with
+// importance 0.4–0.7, or a core memory the consolidation cycle found
+// contradicted by a newer record, until verified or flagged important
+// again; active otherwise. Records the consolidation cycle writes (their
+// consolidation field set) never vouch for what they name.
 //
 // Confidence starts from the source type (experienced 0.70, observed 0.65,
 // told 0.60 — also when no source is given —, read 0.55, inferred 0.45),
@@ -143,6 +147,9 @@ type Event struct {
 	Relation Relation
 	Result   string // its result, on an outcome
 	Feedback string // its feedback value, on a feedback record
+	// Consolidation is the action of a record the consolidation cycle
+	// wrote (journal.Consolidation*), "" for every other record.
+	Consolidation string
 	// Visible is false when the reader may not see the record: it still
 	// counts, but explain names it without its uuid.
 	Visible bool
@@ -152,7 +159,7 @@ type Event struct {
 func EventFrom(rel Relation, src *journal.Record) Event {
 	return Event{
 		UUID: src.UUID, TS: src.TS, Agent: src.Agent, Kind: src.Kind, Relation: rel,
-		Result: src.Result(), Feedback: src.Feedback(), Visible: true,
+		Result: src.Result(), Feedback: src.Feedback(), Consolidation: src.Consolidation(), Visible: true,
 	}
 }
 
@@ -179,6 +186,17 @@ type Result struct {
 	FlaggedWrong     bool // the latest flag says wrong
 	FlaggedImportant bool // the latest flag says important
 	Referenced       bool // any reference at all at the clock
+	// Pruned is true when the consolidation cycle archived the memory
+	// (a duplicate, superseded or decayed learning record) and no
+	// reference came after it.
+	Pruned bool
+	// ToReview is true when the consolidation cycle listed the (core)
+	// memory as contradicted by a newer record and no verification or
+	// important flag came after it.
+	ToReview bool
+	// Outcome is true when an outcome record (any result) links to the
+	// memory at the clock.
+	Outcome bool
 }
 
 // Defaults is the max_age of each kind when a record declares none.
@@ -290,9 +308,29 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 		}
 		return "by " + e.Agent
 	}
+	var prunedAt, reviewAt time.Time
 	for _, e := range evs {
 		decayTo(e.TS)
+		if e.Kind == journal.KindOutcome && e.Relation != ConflictsWith {
+			r.Outcome = true
+		}
 		switch {
+		case e.Consolidation != "":
+			// The consolidation cycle's records never vouch; a prune
+			// archives, a verify puts a core memory up for review.
+			switch e.Consolidation {
+			case journal.ConsolidationPrune:
+				if prunedAt.IsZero() {
+					prunedAt = e.TS
+				}
+				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: "+0.00 archived by the consolidation cycle (a later reference brings it back)"})
+			case journal.ConsolidationVerify:
+				if reviewAt.IsZero() {
+					reviewAt = e.TS
+				}
+				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: "+0.00 contradicted by a newer record: listed for review by the consolidation cycle"})
+			}
+			continue
 		case e.Kind == journal.KindPromotion || e.Kind == journal.KindCompaction:
 			continue // memsync's own records restate or absorb; they do not vouch
 		case e.Relation == ConflictsWith:
@@ -356,6 +394,8 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 	decayTo(asOf)
 	r.Importance = round(imp)
 	r.LastReference = last
+	r.Pruned = !prunedAt.IsZero() && last.Before(prunedAt)
+	r.ToReview = !reviewAt.IsZero() && !reconfirmedAfter(evs, reviewAt)
 	r.FlaggedWrong = flag == journal.FeedbackWrong
 	r.FlaggedImportant = flag == journal.FeedbackImportant
 	r.Verified = verification > 0
@@ -383,6 +423,20 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 	return r
 }
 
+// reconfirmedAfter reports whether a verification or an important flag
+// came at or after t: a human looked at the memory again.
+func reconfirmedAfter(evs []Event, t time.Time) bool {
+	for _, e := range evs {
+		if e.TS.Before(t) || e.Kind != journal.KindFeedback || e.Consolidation != "" {
+			continue
+		}
+		if e.Feedback == journal.FeedbackVerified || e.Feedback == journal.FeedbackImportant {
+			return true
+		}
+	}
+	return false
+}
+
 // relationOrder sorts the relations of one record: a conflict first, then
 // supports before links.
 func relationOrder(r Relation) int {
@@ -393,6 +447,30 @@ func relationOrder(r Relation) int {
 		return 1
 	}
 	return 2
+}
+
+// FollowUpAfter is how long a decision may wait for its outcome before it
+// is followed up (SPEC §10's outcome check).
+const FollowUpAfter = 7 * Day
+
+// AwaitingOutcome reports whether m is a decision still waiting for its
+// outcome at asOf: older than FollowUpAfter, no outcome record (any
+// result) links to it at asOf, and not hidden (superseded or archived).
+// Snapshots, packets' open_questions and the consolidation cycle all ask
+// this one function, with the events Evaluate reads.
+func AwaitingOutcome(m Memory, events []Event, asOf time.Time) bool {
+	if m.Kind != journal.KindDecision || asOf.Sub(m.TS) < FollowUpAfter {
+		return false
+	}
+	r := Evaluate(m, events, asOf)
+	return !r.Outcome && !r.Status.Hidden()
+}
+
+// FollowUpQuestion is the question an open follow-up asks of decision
+// text made at ts: "You decided X on DATE. How did it turn out?".
+func FollowUpQuestion(text string, ts time.Time) string {
+	text = strings.TrimRight(strings.TrimSpace(text), ".!")
+	return fmt.Sprintf("You decided %s on %s. How did it turn out?", text, ts.UTC().Format("2006-01-02"))
 }
 
 // Promotion thresholds (SPEC §7).
@@ -494,12 +572,12 @@ func status(m Memory, r Result, asOf time.Time) Status {
 		return Superseded
 	}
 	if m.Tier == "core" {
-		if r.FlaggedWrong {
+		if r.FlaggedWrong || r.ToReview {
 			return Review
 		}
 		return Active
 	}
-	if r.FlaggedWrong || r.Importance < ArchiveBelow {
+	if r.FlaggedWrong || r.Importance < ArchiveBelow || r.Pruned {
 		return Archived
 	}
 	age := asOf.Sub(m.TS)

@@ -307,3 +307,77 @@ func TestPromotedAt(t *testing.T) {
 		})
 	}
 }
+
+func consolidation(at float64, action string) score.Event {
+	e := ev(at, "alice", journal.KindFeedback, score.Links)
+	e.Consolidation = action
+	return e
+}
+
+// TestConsolidationEvents: the consolidation cycle's records (SPEC §10)
+// never vouch for what they name; a prune archives a learning record
+// until a new reference revives it; a verify puts a core memory up for
+// review until a human verifies it again.
+func TestConsolidationEvents(t *testing.T) {
+	learning := mem(journal.KindFact, tier("learning"))
+	core := mem(journal.KindPreference, tier("core"))
+	cases := []struct {
+		name   string
+		m      score.Memory
+		events []score.Event
+		at     float64
+		imp    float64
+		status score.Status
+	}{
+		{"a theme summary linking it does not vouch", learning, []score.Event{consolidation(1, journal.ConsolidationTheme)}, 2, 0.5, score.Active},
+		{"pruned: archived", learning, []score.Event{consolidation(1, journal.ConsolidationPrune)}, 2, 0.5, score.Archived},
+		{"pruned, not yet at the clock", learning, []score.Event{consolidation(3, journal.ConsolidationPrune)}, 2, 0.5, score.Active},
+		{"pruned, then referenced: back", learning, []score.Event{consolidation(1, journal.ConsolidationPrune), link(2, "alice")}, 3, 0.6, score.Active},
+		{"referenced, then pruned: archived", learning, []score.Event{link(1, "alice"), consolidation(2, journal.ConsolidationPrune)}, 3, 0.6, score.Archived},
+		{"core is never pruned", core, []score.Event{consolidation(1, journal.ConsolidationPrune)}, 2, 0.5, score.Active},
+		{"core contradicted: review", core, []score.Event{consolidation(1, journal.ConsolidationVerify)}, 2, 0.5, score.Review},
+		{"core contradicted, then verified: active", core, []score.Event{consolidation(1, journal.ConsolidationVerify), flag(2, "verified")}, 3, 0.65, score.Active},
+		{"core verified before it was contradicted: review", core, []score.Event{flag(1, "verified"), consolidation(2, journal.ConsolidationVerify)}, 3, 0.65, score.Review},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := score.Evaluate(c.m, c.events, day(c.at))
+			if r.Importance != c.imp || r.Status != c.status {
+				t.Errorf("importance %v status %s, want %v %s", r.Importance, r.Status, c.imp, c.status)
+			}
+		})
+	}
+}
+
+// TestAwaitingOutcome is SPEC §10's outcome check: a decision older than
+// a week with no outcome linking to it waits, until an outcome does.
+func TestAwaitingOutcome(t *testing.T) {
+	decision := mem(journal.KindDecision)
+	cases := []struct {
+		name   string
+		m      score.Memory
+		events []score.Event
+		at     float64
+		want   bool
+	}{
+		{"a week old, no outcome", decision, nil, 8, true},
+		{"six days old", decision, nil, 6, false},
+		{"exactly a week", decision, nil, 7, true},
+		{"an outcome links to it", decision, []score.Event{outcome(3, "failure")}, 8, false},
+		{"an outcome after the clock", decision, []score.Event{outcome(9, "success")}, 8, true},
+		{"only referenced", decision, []score.Event{link(2, "alice")}, 8, true},
+		{"not a decision", mem(journal.KindFact), nil, 8, false},
+		{"superseded", mem(journal.KindDecision, retired(2)), nil, 8, false},
+		{"followed up already: still waiting", decision, []score.Event{consolidation(8, journal.ConsolidationFollowUp)}, 9, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := score.AwaitingOutcome(c.m, c.events, day(c.at)); got != c.want {
+				t.Errorf("AwaitingOutcome = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if q := score.FollowUpQuestion("Use #postgres for billing.", t0); q != "You decided Use #postgres for billing on 2026-10-01. How did it turn out?" {
+		t.Errorf("question %q", q)
+	}
+}

@@ -34,7 +34,11 @@ Append one record to agent A's journal for today (UTC),
 agents/A/memory/journal/YYYY-MM-DD.jsonl, and print its uuid
 (mem_<ts>_<A>_<NNNN>). TEXT is the memory itself; "-" reads it from stdin
 (one trailing newline is dropped). The line is written whole under a lock and
-fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
+fsynced, so any number of agents may append at once. A --tier learning
+record passes the surprise gate first: scored against A's recent records,
+0.4–0.7 is written with confidence low, below 0.4 is not written (exit 0;
+it says why); corrections, contradictions, outcomes and --remember always
+are, and --force writes anyway. Kinds: `+KindList()+`.`)
 	repoFlag := AddRepoFlag(fs)
 	var (
 		rec                           journal.Record
@@ -44,6 +48,7 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		entities, tags, links, supers StringList
 		conflicts                     StringList
 		noFsync, asJSON, newAgent     bool
+		force, remember               bool
 	)
 	fs.StringVar(&rec.Agent, "agent", "", "the agent `A` writing the record (required)")
 	fs.StringVar(&kind, "kind", "", "what the record is: `K` is one of the kinds above (required)")
@@ -68,6 +73,8 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 	fs.BoolVar(&noFsync, "no-fsync", false, "do not fsync the line (faster; a power cut may lose it); also append.fsync: false")
 	fs.BoolVar(&newAgent, "new-agent", false, "create A's journal if memsync init never created agent A (else a mistyped --agent is refused); also append.create_agents: true")
 	fs.BoolVar(&asJSON, "json", false, `print {"uuid": ..., "path": ...} instead of the uuid`)
+	fs.BoolVar(&remember, "remember", false, "an explicit \"remember this\": remember: true, stored whatever the surprise gate says")
+	fs.BoolVar(&force, "force", false, "write a learning-tier record even when the surprise gate would skip it")
 	positional, code, done := fs.ParseArgs(args)
 	if done {
 		return code
@@ -116,6 +123,9 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		}
 	}
 	rec.Text = text
+	if remember {
+		rec.Extra = map[string]json.RawMessage{"remember": json.RawMessage("true")}
+	}
 	// Everything is final but ts, which may still be unset (Append makes
 	// it now): validate with a stand-in, before anything touches the disk.
 	probe := rec
@@ -141,6 +151,18 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 	if !newAgent && !cfg.Append.CreateAgents && !isAgent(repo, rec.Agent) {
 		return fs.UsageErr("--agent: %s", unknownAgent(repo, rec.Agent))
 	}
+	gate := applyGate(repo, &rec, force, func(format string, args ...any) {
+		fmt.Fprintf(env.Stderr, "memsync append: warning: "+format+"\n", args...)
+	})
+	if gate.skip {
+		if asJSON {
+			out, _ := json.Marshal(appendJSON{Skipped: true, Surprise: &gate.res.Score, Reason: gate.res.Reason})
+			fmt.Fprintf(env.Stdout, "%s\n", out)
+		} else {
+			fmt.Fprintln(env.Stdout, gate.skippedText())
+		}
+		return ExitOK
+	}
 	host, err := journal.HostID(repo)
 	if err != nil {
 		return fs.Fail("%v", err)
@@ -156,15 +178,26 @@ fsynced, so any number of agents may append at once. Kinds: `+KindList()+`.`)
 		return fs.Fail("%v", err)
 	}
 	if asJSON {
-		out, _ := json.Marshal(struct {
-			UUID string `json:"uuid"`
-			Path string `json:"path"`
-		}{rec.UUID, filepath.ToSlash(filepath.Join(journalDir(rec.Agent), filepath.Base(path)))})
+		doc := appendJSON{UUID: rec.UUID, Path: filepath.ToSlash(filepath.Join(journalDir(rec.Agent), filepath.Base(path)))}
+		if gate.res.Gated {
+			doc.Surprise = &gate.res.Score
+		}
+		out, _ := json.Marshal(doc)
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return ExitOK
 	}
 	fmt.Fprintln(env.Stdout, rec.UUID)
 	return ExitOK
+}
+
+// appendJSON is the document append --json prints (SPEC §5): the record
+// written, or what the surprise gate said of one it kept out.
+type appendJSON struct {
+	UUID     string   `json:"uuid"`
+	Path     string   `json:"path"`
+	Skipped  bool     `json:"skipped,omitempty"`
+	Surprise *float64 `json:"surprise,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
 }
 
 // readText reads the text from r, dropping one trailing newline. More than

@@ -29,6 +29,7 @@ func Commands() []Command {
 		{"status", "per agent: journal records, projected, outbox, rejects, lag"},
 		{"verify", "compare the graph with the journals"},
 		{"compact", "fold old journal lines into MEMORY.md and move them to the archive"},
+		{"consolidate", "the consolidation cycle: themes, core proposals, pruning, contradictions, follow-ups"},
 		{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)"},
 		{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)"},
 		{"show", "one memory by uuid, as an agent sees it: the record, where it lives, its edges and status"},
@@ -36,6 +37,8 @@ func Commands() []Command {
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
 		{"flag", "human feedback on a memory (important, wrong, verified, unimportant), journaled"},
 		{"explain", "why a memory ranks where it does: importance, confidence, status and their events"},
+		{"hook", "Claude Code / Codex session hooks (JSON on stdin, fail-open); hook install adds them"},
+		{"mcp", "an MCP server on stdio bound to one agent: search, remember, explain, flag, status"},
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // Config is memsync's configuration: DefaultConfig, then <repo>/memsync.yaml,
@@ -27,8 +29,11 @@ type Config struct {
 	Append     AppendConfig     `yaml:"append"`
 	Daemon     DaemonConfig     `yaml:"daemon"`
 	Compaction CompactionConfig `yaml:"compaction"`
-	Sync       SyncConfig       `yaml:"sync"`
-	Log        LogConfig        `yaml:"log"`
+	// Consolidation tunes the consolidation cycle (SPEC §10).
+	Consolidation ConsolidationConfig `yaml:"consolidation"`
+	Sync          SyncConfig          `yaml:"sync"`
+	Log           LogConfig           `yaml:"log"`
+	Hooks         HooksConfig         `yaml:"hooks"`
 
 	password string // from $MEMSYNC_NEO4J_PASSWORD; never printed
 }
@@ -55,6 +60,16 @@ type DaemonConfig struct {
 	BatchWindow    time.Duration `yaml:"batch_window"`    // how long a batch may wait to fill
 	PollInterval   time.Duration `yaml:"poll_interval"`   // fallback rescan when no file events arrive
 	CommitInterval time.Duration `yaml:"commit_interval"` // git commit of journals; 0 disables
+	// Metrics is where memsync run serves Prometheus /metrics and /healthz:
+	// host:port, or a bare port (loopback); empty: off.
+	Metrics string `yaml:"metrics"`
+}
+
+// HooksConfig tunes memsync hook.
+type HooksConfig struct {
+	// Agent is the agent a hook speaks for when neither --agent nor
+	// $MEMSYNC_AGENT names one.
+	Agent string `yaml:"agent"`
 }
 
 // CompactionConfig tunes memsync compact.
@@ -68,6 +83,11 @@ type CompactionConfig struct {
 type SyncConfig struct {
 	Remote   string        `yaml:"remote"`   // git remote to pull from and push to; empty: no exchange
 	Interval time.Duration `yaml:"interval"` // how often the daemon exchanges
+}
+
+// ConsolidationConfig tunes memsync consolidate in the daemon.
+type ConsolidationConfig struct {
+	Interval time.Duration `yaml:"interval"` // how often the daemon consolidates every agent; 0 disables
 }
 
 // LogConfig shapes the log on stderr.
@@ -93,9 +113,10 @@ func DefaultConfig() Config {
 			PollInterval:   time.Second,
 			CommitInterval: 5 * time.Minute,
 		},
-		Compaction: CompactionConfig{MaxDayLines: 500, Weekday: "sunday"},
-		Sync:       SyncConfig{Interval: time.Minute},
-		Log:        LogConfig{Format: "auto", Level: "info"},
+		Compaction:    CompactionConfig{MaxDayLines: 500, Weekday: "sunday"},
+		Consolidation: ConsolidationConfig{Interval: 6 * time.Hour},
+		Sync:          SyncConfig{Interval: time.Minute},
+		Log:           LogConfig{Format: "auto", Level: "info"},
 	}
 }
 
@@ -114,7 +135,11 @@ var (
 	errLogFormat       = errors.New("log.format must be auto, json or console")
 	errLogLevel        = errors.New("log.level must be debug, info, warn or error")
 	errPassword        = errors.New("neo4j password")
+	errMetrics         = errors.New("must be HOST:PORT or a bare port (served on 127.0.0.1)")
 )
+
+// errConsolidationInterval is consolidation.interval below zero.
+var errConsolidationInterval = errors.New("consolidation.interval must not be negative (0 disables)")
 
 // Validate checks every field and returns the first fault, wrapping one of
 // the err* sentinels.
@@ -155,6 +180,17 @@ func (c *Config) Validate() error {
 	if c.Daemon.CommitInterval < 0 {
 		return fmt.Errorf("daemon.commit_interval %v: %w", c.Daemon.CommitInterval, errCommitInterval)
 	}
+	if c.Consolidation.Interval < 0 {
+		return fmt.Errorf("consolidation.interval %v: %w", c.Consolidation.Interval, errConsolidationInterval)
+	}
+	if c.Daemon.Metrics != "" {
+		if _, err := MetricsAddr(c.Daemon.Metrics); err != nil {
+			return fmt.Errorf("daemon.metrics %q: %w", c.Daemon.Metrics, err)
+		}
+	}
+	if c.Hooks.Agent != "" && !journal.ValidAgent(c.Hooks.Agent) {
+		return fmt.Errorf("hooks.agent: %s", AgentNameError(c.Hooks.Agent))
+	}
 	if c.Compaction.MaxDayLines < 1 {
 		return fmt.Errorf("compaction.max_day_lines %d: %w", c.Compaction.MaxDayLines, errMaxDayLines)
 	}
@@ -185,6 +221,27 @@ func (c *Config) Backend() string {
 		return GraphNeo4j
 	}
 	return GraphEmbedded
+}
+
+// MetricsAddr is the listen address of daemon.metrics (or --metrics):
+// host:port as given, or a bare port on the loopback interface, so that
+// metrics are never exposed beyond the host unless a host is named.
+func MetricsAddr(s string) (string, error) {
+	if port, err := strconv.Atoi(s); err == nil {
+		if port < 0 || port > 65535 {
+			return "", errMetrics
+		}
+		return "127.0.0.1:" + s, nil
+	}
+	// net.SplitHostPort would do, but the front binary must stay light.
+	i := strings.LastIndex(s, ":")
+	if i < 0 || strings.ContainsAny(s[:i], " /") {
+		return "", errMetrics
+	}
+	if n, err := strconv.Atoi(s[i+1:]); err != nil || n < 0 || n > 65535 {
+		return "", errMetrics
+	}
+	return s, nil
 }
 
 // CompactionWeekday is compaction.weekday as a time.Weekday.
@@ -231,11 +288,11 @@ func (c Config) String() string {
 	return fmt.Sprintf("graph=%s neo4j.uri=%s neo4j.user=%s neo4j.database=%s neo4j.password=(%s) "+
 		"append.fsync=%t daemon.batch_size=%d daemon.batch_window=%v daemon.poll_interval=%v "+
 		"daemon.commit_interval=%v compaction.max_day_lines=%d compaction.weekday=%s "+
-		"compaction.summarizer=%q sync.remote=%q sync.interval=%v log.format=%s log.level=%s",
+		"compaction.summarizer=%q consolidation.interval=%v sync.remote=%q sync.interval=%v log.format=%s log.level=%s daemon.metrics=%q hooks.agent=%q",
 		c.Backend(), redactURI(c.Neo4j.URI), c.Neo4j.User, c.Neo4j.Database, pw,
 		c.Append.FSync, c.Daemon.BatchSize, c.Daemon.BatchWindow, c.Daemon.PollInterval,
 		c.Daemon.CommitInterval, c.Compaction.MaxDayLines, c.Compaction.Weekday,
-		c.Compaction.Summarizer, c.Sync.Remote, c.Sync.Interval, c.Log.Format, c.Log.Level)
+		c.Compaction.Summarizer, c.Consolidation.Interval, c.Sync.Remote, c.Sync.Interval, c.Log.Format, c.Log.Level, c.Daemon.Metrics, c.Hooks.Agent)
 }
 
 // GoString keeps %#v as safe as %v.
@@ -458,11 +515,15 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 #   batch_window: 50ms     # how long a batch may wait to fill
 #   poll_interval: 1s      # rescan journals even without file events
 #   commit_interval: 5m    # git commit of journals; 0 disables
+#   metrics: ""            # Prometheus /metrics and /healthz: HOST:PORT, or a port on 127.0.0.1; empty: off
 
 # compaction:
 #   max_day_lines: 500     # compact a day file early when it grows past this
 #   weekday: sunday        # weekly compaction day
 #   summarizer: ""         # command that writes summaries (stdin: records); empty: built-in
+
+# consolidation:
+#   interval: 6h           # the daemon's consolidation cycle (memsync consolidate); 0 disables
 
 # sync:                    # many hosts, one memory (memsync run --remote NAME)
 #   remote: ""             # git remote to fetch, merge and push; empty: no exchange
@@ -471,6 +532,9 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 # log:
 #   format: auto           # auto (console on a terminal, else json), json, console
 #   level: info            # debug, info, warn, error
+
+# hooks:
+#   agent: ""              # the agent memsync hook speaks for without --agent or MEMSYNC_AGENT
 `
 
 // ConfigFile is the repository's optional memsync.yaml.

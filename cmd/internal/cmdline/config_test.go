@@ -246,3 +246,26 @@ func TestConfigPassword(t *testing.T) {
 		}
 	})
 }
+
+func TestMetricsAddr(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"9464", "127.0.0.1:9464", true},
+		{"0", "127.0.0.1:0", true},
+		{"127.0.0.1:9464", "127.0.0.1:9464", true},
+		{"0.0.0.0:9464", "0.0.0.0:9464", true},
+		{"[::1]:9464", "[::1]:9464", true},
+		{":9464", ":9464", true},
+		{"70000", "", false},
+		{"localhost", "", false},
+		{"host:port", "", false},
+		{"http://x:1", "", false},
+	} {
+		got, err := MetricsAddr(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("MetricsAddr(%q) = %q, %v; want %q ok=%t", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}

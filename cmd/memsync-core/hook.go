@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+const hookDescription = `Run as a session hook of Claude Code or Codex: read the host's hook
+JSON on stdin and answer in the host's own envelope. SessionStart injects the
+agent's core tier, its open follow-ups and its recent memories;
+UserPromptSubmit (opt-in) the few memories that bear on the prompt;
+PreCompact, Stop and SessionEnd remind the agent what to journal and record
+the session's boundary in the agent's sync/sessions.jsonl. The agent is
+--agent, else $MEMSYNC_AGENT, else hooks.agent in memsync.yaml. Fail-open:
+whatever goes wrong (no repository, no graph, bad input, unknown event), it
+exits 0 within a second, prints nothing on stdout and says why on stderr; it
+never exits 2, which would block the host. "memsync hook install" adds these
+hooks to the host's settings.`
+
+// hookHosts are the hosts memsync hooks into.
+var hookHosts = []string{"claude-code", "codex"}
+
+// hookEvents are the events a hook answers.
+var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"}
+
+// hookBudget is how long a hook may take before it gives up (fail-open):
+// hosts wait for their hooks, and the issue asks for an answer within 1 s.
+const hookBudget = 700 * time.Millisecond
+
+// maxHookInput bounds what is read of stdin.
+const maxHookInput = 4 << 20
+
+// hookInput is the JSON a host writes on a hook's stdin; each event sets
+// its own fields, Codex adds model and turn_id. Unknown fields are ignored.
+type hookInput struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	Source         string `json:"source"`  // SessionStart: startup, resume, clear, compact
+	Prompt         string `json:"prompt"`  // UserPromptSubmit
+	Trigger        string `json:"trigger"` // PreCompact: manual, auto
+	Reason         string `json:"reason"`  // SessionEnd
+	Model          string `json:"model"`   // Codex
+	TurnID         string `json:"turn_id"` // Codex
+}
+
+// hookOutput is the envelope both hosts read on stdout: context for the
+// model under hookSpecificOutput (a bare additionalContext is dropped), or
+// a systemMessage shown to the user.
+type hookOutput struct {
+	HookSpecificOutput *hookSpecific `json:"hookSpecificOutput,omitempty"`
+	SystemMessage      string        `json:"systemMessage,omitempty"`
+}
+
+type hookSpecific struct {
+	HookEventName     string `json:"hookEventName"`
+	AdditionalContext string `json:"additionalContext"`
+}
+
+func runHook(ctx context.Context, env *Env, args []string) int {
+	if len(args) > 0 && args[0] == "install" {
+		return runHookInstall(ctx, env, args[1:])
+	}
+	fs := newFlags(env, "hook", "hook claude-code|codex EVENT [--agent A] [--repo DIR] (JSON on stdin)", hookDescription)
+	repoFlag := addRepoFlag(fs)
+	agentFlag := fs.String("agent", "", "the agent `A` the session is (default $MEMSYNC_AGENT, else hooks.agent in memsync.yaml)")
+	var cfg Config
+	addGraphFlags(fs.FlagSet, &cfg)
+	pos, _, done := fs.parse(args)
+	if done {
+		return exitOK // --help, or a bad flag already explained on stderr: never block the host
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stderr, "memsync hook: %s (fail-open: the session goes on without memsync)\n", fmt.Sprintf(format, a...))
+		return exitOK
+	}
+	if len(pos) != 2 {
+		return fail("want HOST EVENT (%s; %s), got %q", strings.Join(hookHosts, "|"), strings.Join(hookEvents, "|"), pos)
+	}
+	host, event := pos[0], pos[1]
+	if !contains(hookHosts, host) {
+		return fail("unknown host %q (want %s)", host, strings.Join(hookHosts, " or "))
+	}
+	if !contains(hookEvents, event) {
+		return fail("event %q is not one memsync answers (%s)", event, strings.Join(hookEvents, ", "))
+	}
+
+	// Everything that may block (stdin, the disk, the graph) runs against
+	// the budget; the answer is written only once it is whole.
+	hctx, cancel := context.WithTimeout(ctx, hookBudget)
+	defer cancel()
+	type answer struct {
+		out  *hookOutput
+		note string
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		out, note, err := hook(hctx, env, host, event, *repoFlag, *agentFlag, fs, &cfg)
+		answered <- answer{out, note, err}
+	}()
+	var a answer
+	select {
+	case a = <-answered:
+	case <-hctx.Done():
+		return fail("gave up after %v", hookBudget)
+	}
+	if a.err != nil {
+		return fail("%s %s: %v", host, event, a.err)
+	}
+	if a.note != "" {
+		fmt.Fprintf(env.Stderr, "memsync hook: %s\n", a.note)
+	}
+	if a.out == nil {
+		return exitOK
+	}
+	data, err := json.Marshal(a.out)
+	if err != nil {
+		return fail("encode answer: %v", err)
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", data)
+	return exitOK
+}
+
+// hook answers one event; a nil output prints nothing.
+func hook(ctx context.Context, env *Env, host, event, repoFlag, agentFlag string, fs *cmdFlags, cfg *Config) (*hookOutput, string, error) {
+	in, err := readHookInput(ctx, env.Stdin)
+	if err != nil {
+		return nil, "", err
+	}
+	if in.HookEventName != "" && in.HookEventName != event {
+		return nil, "", fmt.Errorf("stdin is a %q event, not %s", in.HookEventName, event)
+	}
+	repo, err := existingRepo(env, repoFlag)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := loadConfig(env, repo, fs.FlagSet, cfg); err != nil {
+		return nil, "", err
+	}
+	agent := hookAgent(env, agentFlag, cfg)
+	if agent == "" {
+		return nil, "", errors.New("no agent: pass --agent, set MEMSYNC_AGENT, or hooks.agent in memsync.yaml")
+	}
+	if !validAgent(agent) {
+		return nil, "", errors.New(agentNameError(agent))
+	}
+	l := layout(repo)
+	if st, err := os.Stat(l.MemoryDir(agent)); err != nil || !st.IsDir() {
+		return nil, "", fmt.Errorf("%s is not a memory repository with agent %s (see memsync init)", repo, agent)
+	}
+	switch event {
+	case "SessionStart":
+		text, err := sessionContext(ctx, l, agent, in.SessionID)
+		if err != nil {
+			return nil, "", err
+		}
+		note := recordBoundary(l, agent, host, event, in, env.Now())
+		return contextOutput(event, text), note, nil
+	case "UserPromptSubmit":
+		text, err := promptContext(ctx, cfg, repo, agent, in.Prompt, env.Stderr, env.Now())
+		if err != nil || text == "" {
+			return nil, "", err
+		}
+		return contextOutput(event, text), "", nil
+	default: // PreCompact, Stop, SessionEnd
+		note := recordBoundary(l, agent, host, event, in, env.Now())
+		msg := "memsync: before this context is compacted, journal what is worth keeping. "
+		if event != "PreCompact" {
+			msg = "memsync: if this session decided, learned or corrected something worth keeping, journal it. "
+		}
+		return &hookOutput{SystemMessage: msg + rememberHint(agent, in.SessionID)}, note, nil
+	}
+}
+
+// readHookInput reads and decodes the host's JSON; an empty stdin is an
+// empty input (hosts always send one, a person testing may not).
+func readHookInput(ctx context.Context, r io.Reader) (hookInput, error) {
+	var in hookInput
+	if r == nil {
+		return in, nil
+	}
+	type read struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(r, maxHookInput+1))
+		ch <- read{data, err}
+	}()
+	var got read
+	select {
+	case got = <-ch:
+	case <-ctx.Done():
+		return in, errors.New("stdin did not close in time")
+	}
+	if got.err != nil {
+		return in, fmt.Errorf("read stdin: %w", got.err)
+	}
+	if len(got.data) > maxHookInput {
+		return in, fmt.Errorf("stdin is over %d bytes", maxHookInput)
+	}
+	if strings.TrimSpace(string(got.data)) == "" {
+		return in, nil
+	}
+	if err := json.Unmarshal(got.data, &in); err != nil {
+		return in, fmt.Errorf("stdin is not the host's hook JSON: %w", err)
+	}
+	return in, nil
+}
+
+// hookAgent is the agent a hook speaks for: --agent, $MEMSYNC_AGENT, then
+// hooks.agent.
+func hookAgent(env *Env, flagValue string, cfg *Config) string {
+	for _, a := range []string{flagValue, env.Getenv("MEMSYNC_AGENT"), cfg.Hooks.Agent} {
+		if a != "" {
+			return a
+		}
+	}
+	return ""
+}
+
+func contextOutput(event, text string) *hookOutput {
+	return &hookOutput{HookSpecificOutput: &hookSpecific{HookEventName: event, AdditionalContext: text}}
+}
+
+// maxPromptHits is how many memories a prompt's compact context holds.
+const maxPromptHits = 5
+
+// promptContext is the compact context for one prompt: the few memories
+// agent may see that bear on it (graph, else the journals), or "" when
+// none does.
+func promptContext(ctx context.Context, cfg *Config, repo, agent, prompt string, stderr io.Writer, now time.Time) (string, error) {
+	if strings.TrimSpace(prompt) == "" {
+		return "", nil
+	}
+	q := memsync.SearchQuery{Text: prompt, Limit: maxPromptHits,
+		Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}}
+	hits, _, _, err := recall(ctx, cfg, repo, "hook", stderr, q, now)
+	if err != nil {
+		return "", err
+	}
+	if len(hits) == 0 {
+		return "", nil
+	}
+	b := contextBuilder{limit: maxInjectRunes / 4}
+	b.line("memsync: memories that may bear on this prompt")
+	for _, h := range hits {
+		if !b.line(memoryLine(h.Memory)) {
+			break
+		}
+	}
+	return b.String(), nil
+}
+
+// sessionEvent is one line of an agent's sync/sessions.jsonl: where a
+// session of the agent began, was compacted or ended, so that recall can
+// be scoped to a session. Host-local, like the rest of sync/.
+type sessionEvent struct {
+	Time    time.Time `json:"time"`
+	Host    string    `json:"host"`
+	Event   string    `json:"event"`
+	Session string    `json:"session,omitempty"`
+	Cwd     string    `json:"cwd,omitempty"`
+	Detail  string    `json:"detail,omitempty"` // source, trigger or reason
+}
+
+// sessionsFile is where recordBoundary writes.
+func sessionsFile(l memsync.Layout, agent string) string {
+	return filepath.Join(l.SyncDir(agent), "sessions.jsonl")
+}
+
+// recordBoundary appends the event to agent's sessions file, in one write;
+// a failure is returned as a note for stderr, never an error: the context
+// is worth more than the record.
+func recordBoundary(l memsync.Layout, agent, host, event string, in hookInput, now time.Time) string {
+	if in.SessionID == "" {
+		return ""
+	}
+	ev := sessionEvent{Time: now.UTC(), Host: host, Event: event, Session: in.SessionID, Cwd: in.Cwd,
+		Detail: cmpOr(in.Source, in.Trigger, in.Reason)}
+	line, _ := json.Marshal(ev)
+	path := sessionsFile(l, agent)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "cannot record the session boundary: " + err.Error()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return "cannot record the session boundary: " + err.Error()
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return "cannot record the session boundary: " + err.Error()
+	}
+	return ""
+}
+
+func cmpOr(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// hookRun is one run of the built binary as a host runs a hook.
+type hookRun struct {
+	code           int
+	stdout, stderr string
+	took           time.Duration
+}
+
+func runHookBinary(t *testing.T, stdin []byte, env []string, args ...string) hookRun {
+	t.Helper()
+	cmd := exec.Command(memsyncBinary(t), args...)
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_AGENT=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI="), env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	r := hookRun{stdout: out.String(), stderr: errOut.String(), took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// hookRepo is a repository where planner has a core preference, an open
+// task, a private decision, and critic a private secret; projected once.
+func hookRepo(t *testing.T) string {
+	t.Helper()
+	return hookRepoOn(t, nil)
+}
+
+// hookRepoOn is hookRepo projected into the graph env names.
+func hookRepoOn(t *testing.T, env []string) string {
+	t.Helper()
+	repo := newRepo(t, "planner", "critic")
+	for _, args := range [][]string{
+		{"--agent", "planner", "--kind", "preference", "--tier", "core", "Always write the failing test first"},
+		{"--agent", "planner", "--kind", "task", "Follow up on the #billing migration with @Mira"},
+		{"--agent", "planner", "--kind", "decision", "--why", "cheaper at our size", "Use #postgres for the billing service database"},
+		{"--agent", "planner", "--kind", "observation", "--scope", "shared", "Deploys happen on Tuesdays"},
+		{"--agent", "critic", "--kind", "fact", "critic-private: the billing service database password rotates monthly"},
+	} {
+		if out, err := exec.Command(memsyncBinary(t), append([]string{"append", "--repo", repo, "--no-fsync"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("append: %v\n%s", err, out)
+		}
+	}
+	sync := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo)
+	sync.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI="), env...)
+	if out, err := sync.CombinedOutput(); err != nil {
+		t.Fatalf("sync: %v\n%s", err, out)
+	}
+	return repo
+}
+
+// TestHookRecordedPayloads feeds every recorded payload to the built
+// binary and checks the envelope, its content, privacy and the session
+// boundary it records.
+func TestHookRecordedPayloads(t *testing.T) {
+	repo := hookRepo(t)
+	sessions := filepath.Join(layout(repo).SyncDir("planner"), "sessions.jsonl")
+	for _, host := range hookHosts {
+		files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "hooks", host, "*.json"))
+		if err != nil || len(files) < 4 {
+			t.Fatalf("%s: recorded payloads: %v %v", host, files, err)
+		}
+		for _, file := range files {
+			event := strings.TrimSuffix(filepath.Base(file), ".json")
+			t.Run(host+"/"+event, func(t *testing.T) {
+				payload, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var in hookInput
+				if err := json.Unmarshal(payload, &in); err != nil || in.HookEventName != event || in.SessionID == "" {
+					t.Fatalf("payload %s: %v %+v", file, err, in)
+				}
+				before, _ := os.ReadFile(sessions)
+				r := runHookBinary(t, payload, nil, "hook", host, event, "--repo", repo, "--agent", "planner")
+				if r.code != 0 || r.took >= time.Second {
+					t.Fatalf("exit %d after %v; stderr %s", r.code, r.took, r.stderr)
+				}
+				if strings.Count(r.stdout, "\n") != 1 {
+					t.Fatalf("stdout is not one JSON document: %q", r.stdout)
+				}
+				var out map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+					t.Fatalf("stdout %q: %v", r.stdout, err)
+				}
+				if strings.Contains(r.stdout, "critic-private") {
+					t.Fatalf("planner's hook shows critic's private memory: %s", r.stdout)
+				}
+				switch event {
+				case "SessionStart", "UserPromptSubmit":
+					var env struct {
+						HookSpecificOutput *hookSpecific `json:"hookSpecificOutput"`
+					}
+					json.Unmarshal([]byte(r.stdout), &env)
+					if len(out) != 1 || env.HookSpecificOutput == nil || env.HookSpecificOutput.HookEventName != event {
+						t.Fatalf("not the hookSpecificOutput envelope: %s", r.stdout)
+					}
+					ctx := env.HookSpecificOutput.AdditionalContext
+					if n := utf8.RuneCountInString(ctx); n == 0 || n >= 10000 {
+						t.Fatalf("additionalContext of %d characters", n)
+					}
+					want := []string{"Use #postgres for the billing service"}
+					if event == "SessionStart" {
+						want = []string{"Always write the failing test first", "## Open follow-ups", "#billing migration",
+							"Deploys happen on Tuesdays", "--agent planner --session " + in.SessionID}
+					}
+					for _, w := range want {
+						if !strings.Contains(ctx, w) {
+							t.Errorf("additionalContext lacks %q:\n%s", w, ctx)
+						}
+					}
+				default:
+					var msg struct {
+						SystemMessage string `json:"systemMessage"`
+					}
+					json.Unmarshal([]byte(r.stdout), &msg)
+					if len(out) != 1 || !strings.Contains(msg.SystemMessage, "memsync append --agent planner --session "+in.SessionID) {
+						t.Fatalf("no journaling reminder: %s", r.stdout)
+					}
+				}
+				after, _ := os.ReadFile(sessions)
+				added := strings.TrimPrefix(string(after), string(before))
+				if event == "UserPromptSubmit" {
+					if added != "" {
+						t.Fatalf("a prompt recorded a session boundary: %s", added)
+					}
+					return
+				}
+				var ev sessionEvent
+				if err := json.Unmarshal([]byte(added), &ev); err != nil || ev.Event != event || ev.Session != in.SessionID || ev.Host != host {
+					t.Fatalf("session boundary %q: %v", added, err)
+				}
+			})
+		}
+	}
+}
+
+// TestHookFailsOpen: whatever goes wrong, the hook exits 0 within a
+// second, prints nothing on stdout, and says why on stderr.
+func TestHookFailsOpen(t *testing.T) {
+	repo := hookRepo(t)
+	start, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "claude-code", "SessionStart.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "claude-code", "UserPromptSubmit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		stdin  []byte
+		env    []string
+		args   []string
+		stderr string
+	}{
+		{"no repository", start, nil, []string{"claude-code", "SessionStart", "--agent", "planner", "--repo", filepath.Join(t.TempDir(), "none")}, "does not exist"},
+		{"not a memory repository", start, nil, []string{"claude-code", "SessionStart", "--agent", "planner", "--repo", t.TempDir()}, "not a memory repository"},
+		{"malformed JSON", []byte(`{"session_id": "x", `), nil, []string{"claude-code", "SessionStart", "--agent", "planner", "--repo", repo}, "not the host's hook JSON"},
+		{"not JSON at all", []byte("hello\n"), nil, []string{"codex", "SessionStart", "--agent", "planner", "--repo", repo}, "not the host's hook JSON"},
+		{"unknown event", start, nil, []string{"claude-code", "PreToolUse", "--agent", "planner", "--repo", repo}, "not one memsync answers"},
+		{"unknown host", start, nil, []string{"cursor", "SessionStart", "--agent", "planner", "--repo", repo}, "unknown host"},
+		{"no event", start, nil, []string{"claude-code", "--agent", "planner", "--repo", repo}, "want HOST EVENT"},
+		{"event differs from stdin", start, nil, []string{"claude-code", "PreCompact", "--agent", "planner", "--repo", repo}, "not PreCompact"},
+		{"no agent", start, nil, []string{"claude-code", "SessionStart", "--repo", repo}, "no agent"},
+		{"unknown agent", start, nil, []string{"claude-code", "SessionStart", "--agent", "nobody", "--repo", repo}, "with agent nobody"},
+		{"bad flag", start, nil, []string{"claude-code", "SessionStart", "--frob", "--repo", repo}, "frob"},
+		{"bad configuration", start, []string{"MEMSYNC_GRAPH=bogus"}, []string{"claude-code", "SessionStart", "--agent", "planner", "--repo", repo}, "graph"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runHookBinary(t, tc.stdin, tc.env, append([]string{"hook"}, tc.args...)...)
+			if r.code != 0 || r.took >= time.Second || r.stdout != "" {
+				t.Fatalf("exit %d after %v, stdout %q (want 0, under 1s, empty)", r.code, r.took, r.stdout)
+			}
+			if !strings.Contains(r.stderr, tc.stderr) || !strings.HasPrefix(r.stderr, "memsync hook") {
+				t.Fatalf("stderr %q does not say %q", r.stderr, tc.stderr)
+			}
+		})
+	}
+
+	// The graph down: a prompt is answered from the journals.
+	r := runHookBinary(t, prompt, []string{"MEMSYNC_NEO4J_URI=bolt://127.0.0.1:1"}, "hook", "claude-code", "UserPromptSubmit", "--agent", "planner", "--repo", repo)
+	if r.code != 0 || r.took >= time.Second || !strings.Contains(r.stdout, "Use #postgres") {
+		t.Fatalf("graph down: exit %d after %v stdout %q stderr %q", r.code, r.took, r.stdout, r.stderr)
+	}
+
+	// A host that never closes stdin: the hook gives up in time.
+	cmd := exec.Command(memsyncBinary(t), "hook", "claude-code", "SessionStart", "--agent", "planner", "--repo", repo)
+	cmd.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_AGENT=")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	cmd.Stdin = pr
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	began := time.Now()
+	err = cmd.Run()
+	pr.Close()
+	if took := time.Since(began); err != nil || took >= time.Second || out.Len() != 0 || !strings.Contains(errOut.String(), "gave up") {
+		t.Fatalf("stdin held open: %v after %v, stdout %q stderr %q", err, took, out.String(), errOut.String())
+	}
+}
+
+// TestHookInstall: installing twice leaves one memsync entry per event,
+// keeps every foreign entry and setting, backs the file up once, and
+// --dry-run writes nothing.
+func TestHookInstall(t *testing.T) {
+	foreign := `{
+  "model": "opus",
+  "permissions": {"allow": ["Bash(git status)"]},
+  "hooks": {
+    "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}],
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/guard"}]}]
+  },
+  "zeta": 1
+}
+`
+	for _, tc := range []struct {
+		host, file string
+		args       []string
+		events     []string
+	}{
+		{"claude-code", ".claude/settings.json", []string{"--user"}, []string{"SessionStart", "PreCompact", "SessionEnd"}},
+		{"claude-code", "proj/.claude/settings.json", []string{"--project", "proj", "--prompt"}, []string{"SessionStart", "PreCompact", "SessionEnd", "UserPromptSubmit"}},
+		{"codex", ".codex/hooks.json", nil, []string{"SessionStart", "PreCompact", "Stop"}},
+	} {
+		t.Run(tc.host+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			home := t.TempDir()
+			path := filepath.Join(home, tc.file)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, []byte(foreign), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			install := func(extra ...string) hookRun {
+				args := append([]string{"hook", "install", tc.host, "--agent", "planner"}, tc.args...)
+				for i, a := range args {
+					if a == "proj" {
+						args[i] = filepath.Join(home, "proj")
+					}
+				}
+				r := runHookBinary(t, nil, []string{"HOME=" + home, "CODEX_HOME="}, append(args, extra...)...)
+				if r.code != 0 {
+					t.Fatalf("install: exit %d: %s", r.code, r.stderr)
+				}
+				return r
+			}
+			dry := install("--dry-run")
+			if got, _ := os.ReadFile(path); string(got) != foreign {
+				t.Fatal("--dry-run wrote the file")
+			}
+			install()
+			first, _ := os.ReadFile(path)
+			if dry.stdout != string(first) {
+				t.Fatalf("--dry-run printed\n%s\nbut install wrote\n%s", dry.stdout, first)
+			}
+			install()
+			second, _ := os.ReadFile(path)
+			if !bytes.Equal(first, second) {
+				t.Fatalf("installing twice changed the file:\n%s\n---\n%s", first, second)
+			}
+			backups, _ := filepath.Glob(path + ".memsync-backup-*")
+			if len(backups) != 1 {
+				t.Fatalf("backups %v, want one", backups)
+			}
+			if b, _ := os.ReadFile(backups[0]); string(b) != foreign {
+				t.Fatal("the backup is not the original")
+			}
+			var s struct {
+				Model       string                       `json:"model"`
+				Permissions map[string][]string          `json:"permissions"`
+				Zeta        int                          `json:"zeta"`
+				Hooks       map[string][]json.RawMessage `json:"hooks"`
+			}
+			if err := json.Unmarshal(second, &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Model != "opus" || s.Zeta != 1 || len(s.Permissions["allow"]) != 1 {
+				t.Fatalf("other settings lost:\n%s", second)
+			}
+			text := string(second)
+			for _, f := range []string{`"echo hello"`, `"/usr/local/bin/guard"`, `"matcher": "startup"`} {
+				if strings.Count(text, f) != 1 {
+					t.Fatalf("foreign entry %s not kept once:\n%s", f, text)
+				}
+			}
+			if strings.Index(text, `"model"`) > strings.Index(text, `"zeta"`) {
+				t.Fatalf("keys reordered:\n%s", text)
+			}
+			for _, ev := range tc.events {
+				if n := strings.Count(text, " hook "+tc.host+" "+ev+" --agent planner"); n != 1 {
+					t.Fatalf("%s: %d memsync entries, want 1:\n%s", ev, n, text)
+				}
+			}
+			if n := strings.Count(text, " hook "+tc.host+" "); n != len(tc.events) {
+				t.Fatalf("%d memsync entries, want %d:\n%s", n, len(tc.events), text)
+			}
+		})
+	}
+}

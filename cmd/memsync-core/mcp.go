@@ -1,0 +1,375 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/cmd/internal/cmdline"
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/offline"
+)
+
+const mcpDescription = `Serve memsync to an MCP client (Claude Code, Claude Desktop, OpenClaw,
+Cursor...) over stdio, bound to agent A: tools to search A's memories, remember
+(append to A's journal), read the context a session of A starts with, explain
+and flag a memory A may see, and show A's sync status. No tool argument can widen what it reads beyond the shared
+memories (CONSTELLATION) and A's own (AGENT:A), or write as another agent: the
+agent is this flag, never an argument. A failed call is a tool error; the server
+keeps serving.`
+
+// mcpAgent is what every tool of one server is bound to.
+type mcpAgent struct {
+	env   *Env
+	repo  string
+	agent string
+	flags *cmdFlags // for the graph flags given to mcp
+	cfg   *Config
+}
+
+// mcpTools registers each tool; adding a tool (packet, flag, explain when
+// they exist) is one function and one line here.
+var mcpTools = []func(*mcp.Server, *mcpAgent){
+	addSearchTool,
+	addRememberTool,
+	addContextTool,
+	addExplainTool,
+	addFlagTool,
+	addStatusTool,
+}
+
+func runMCP(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "mcp", "mcp --agent A [--repo DIR] [--graph embedded|neo4j] [flags]", mcpDescription)
+	repoFlag := addRepoFlag(fs)
+	agent := fs.String("agent", "", "the agent `A` the server is bound to (required): it reads shared memories and A's own, and writes only A's journal")
+	var cfg Config
+	addGraphFlags(fs.FlagSet, &cfg)
+	if _, code, done := fs.parse(args); done {
+		return code
+	}
+	switch {
+	case *agent == "":
+		return fs.usageErr("--agent: required")
+	case !validAgent(*agent):
+		return fs.usageErr("--agent: %s", agentNameError(*agent))
+	}
+	repo, err := existingRepo(env, *repoFlag)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
+		return fs.usageErr("%v", err)
+	}
+	if !contains(mustAgents(repo), *agent) {
+		return fs.fail("agent %s does not exist in %s (see memsync init --agent)", *agent, repo)
+	}
+	b := &mcpAgent{env: env, repo: repo, agent: *agent, flags: fs, cfg: &cfg}
+	server := mcp.NewServer(&mcp.Implementation{Name: "memsync", Version: "1"}, &mcp.ServerOptions{
+		Instructions: fmt.Sprintf("memsync is the long-term memory of agent %s. Search it before deciding; remember "+
+			"decisions (with why), preferences, procedures, outcomes and corrections as they happen.", *agent),
+	})
+	for _, add := range mcpTools {
+		add(server, b)
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}}
+	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return fs.fail("%v", err)
+	}
+	return exitOK
+}
+
+func mustAgents(repo string) []string {
+	a, _ := listAgents(repo)
+	return a
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// groups are the only groups a bound server reads.
+func (b *mcpAgent) groups() []string {
+	return []string{journal.SharedGroup, journal.PrivateGroup(b.agent)}
+}
+
+func readOnly() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
+}
+
+// searchIn is the search tool's input.
+type searchIn struct {
+	Query string   `json:"query" jsonschema:"plain words to look for (never query syntax)"`
+	Limit int      `json:"limit,omitempty" jsonschema:"at most this many results (default 10, at most 100)"`
+	Kinds []string `json:"kinds,omitempty" jsonschema:"only memories of these kinds, e.g. decision, preference, procedure, fact"`
+	Since string   `json:"since,omitempty" jsonschema:"only memories at or after this: RFC 3339 time, a date (2026-11-20) or an age (36h, 7d)"`
+	All   bool     `json:"all,omitempty" jsonschema:"include superseded (retired) memories"`
+}
+
+func addSearchTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "search", Title: "Search memory", Annotations: readOnly(),
+		Description: "Ranked recall within the memories this agent may see: shared ones and its own private ones. " +
+			"Answers from the journals when the graph is down (offline: true)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchResult, error) {
+			q := memsync.SearchQuery{Text: in.Query, Limit: in.Limit, All: in.All, Groups: b.groups()}
+			if strings.TrimSpace(q.Text) == "" {
+				return nil, searchResult{}, errors.New("query: required")
+			}
+			if q.Limit == 0 {
+				q.Limit = offline.DefaultLimit
+			}
+			if q.Limit < 1 || q.Limit > 100 {
+				return nil, searchResult{}, fmt.Errorf("limit: must be 1 to 100, not %d", in.Limit)
+			}
+			for _, k := range in.Kinds {
+				if !journal.Kind(k).Valid() {
+					return nil, searchResult{}, fmt.Errorf("kinds: unknown kind %q (one of %s)", k, kindList())
+				}
+				q.Kinds = append(q.Kinds, journal.Kind(k))
+			}
+			if in.Since != "" {
+				t, err := parseSince(in.Since, b.env.Now())
+				if err != nil {
+					return nil, searchResult{}, fmt.Errorf("since: %w", err)
+				}
+				q.Since = t
+			}
+			hits, isOffline, reason, err := recall(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, q, b.env.Now())
+			if err != nil {
+				return nil, searchResult{}, err
+			}
+			res := searchResult{Offline: isOffline, Reason: reason, Results: []searchHit{}}
+			for _, h := range hits {
+				if g := h.Record.GroupID(); g != journal.SharedGroup && g != journal.PrivateGroup(b.agent) {
+					continue // never, whatever a backend answers
+				}
+				res.Results = append(res.Results, newSearchHit(h))
+			}
+			return nil, res, nil
+		})
+}
+
+// rememberIn is the remember tool's input: append's flags, less the agent.
+type rememberIn struct {
+	Text          string   `json:"text" jsonschema:"the memory itself"`
+	Kind          string   `json:"kind" jsonschema:"decision, preference, observation, task, fact, conflict, procedure, reflection, summary, outcome or correction"`
+	Scope         string   `json:"scope,omitempty" jsonschema:"private (default: only this agent sees it) or shared (every agent does)"`
+	Why           string   `json:"why,omitempty" jsonschema:"why this matters (decisions)"`
+	Entities      []string `json:"entities,omitempty" jsonschema:"entities the memory is about, e.g. @Shaun, #moonshot"`
+	Tags          []string `json:"tags,omitempty" jsonschema:"free topic tags"`
+	Links         []string `json:"links,omitempty" jsonschema:"uuids of memories this one builds on"`
+	Supersedes    []string `json:"supersedes,omitempty" jsonschema:"uuids of memories this one replaces"`
+	ConflictsWith []string `json:"conflicts_with,omitempty" jsonschema:"uuids of memories this one contradicts"`
+	SourceType    string   `json:"source_type,omitempty" jsonschema:"how the agent knows: experienced, told, read, inferred or observed"`
+	SourceActor   string   `json:"source_actor,omitempty" jsonschema:"who it came from"`
+	SourceContext string   `json:"source_context,omitempty" jsonschema:"where it came from"`
+	Confidence    string   `json:"confidence,omitempty" jsonschema:"declared confidence: low, medium or high"`
+	MaxAge        string   `json:"max_age,omitempty" jsonschema:"how long it stays relevant: 14d, 30d, 90d, 180d or permanent"`
+	Tier          string   `json:"tier,omitempty" jsonschema:"core (never decays), working or learning"`
+	Session       string   `json:"session,omitempty" jsonschema:"session id, for session-scoped recall"`
+	Task          string   `json:"task,omitempty" jsonschema:"task id, for task-scoped recall"`
+	RefGit        string   `json:"ref_git,omitempty" jsonschema:"evidence: a git commit sha"`
+	RefPath       string   `json:"ref_path,omitempty" jsonschema:"evidence: a file path"`
+}
+
+// rememberOut is what remember wrote.
+type rememberOut struct {
+	UUID string `json:"uuid" jsonschema:"the new memory's uuid"`
+	Path string `json:"path" jsonschema:"the journal file it was appended to"`
+}
+
+func addRememberTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "remember", Title: "Remember",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
+		Description: "Append one memory to this agent's journal (as memsync append does) and return its uuid."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in rememberIn) (*mcp.CallToolResult, rememberOut, error) {
+			var res rememberOut
+			// A text of "-" means stdin to append: give it the text there too.
+			if err := b.run(ctx, cmdline.RunAppend, rememberArgs(b, in), in.Text, &res); err != nil {
+				return nil, rememberOut{}, err
+			}
+			return nil, res, nil
+		})
+}
+
+// rememberArgs is the append command line for in, always as b's agent
+// into b's repository. Every value goes as --flag=value and the text after
+// "--", so no value can be read as another flag.
+func rememberArgs(b *mcpAgent, in rememberIn) []string {
+	args := []string{"--agent=" + b.agent, "--json"}
+	str := func(flag, v string) {
+		if v != "" {
+			args = append(args, "--"+flag+"="+v)
+		}
+	}
+	list := func(flag string, vs []string) {
+		for _, v := range vs {
+			args = append(args, "--"+flag+"="+v)
+		}
+	}
+	str("kind", in.Kind)
+	str("scope", in.Scope)
+	str("why", in.Why)
+	list("entity", in.Entities)
+	list("tag", in.Tags)
+	list("link", in.Links)
+	list("supersedes", in.Supersedes)
+	list("conflicts-with", in.ConflictsWith)
+	str("source-type", in.SourceType)
+	str("source-actor", in.SourceActor)
+	str("source-context", in.SourceContext)
+	str("confidence", in.Confidence)
+	str("max-age", in.MaxAge)
+	str("tier", in.Tier)
+	str("session", in.Session)
+	str("task", in.Task)
+	str("ref-git", in.RefGit)
+	str("ref-path", in.RefPath)
+	return append(args, "--", in.Text)
+}
+
+// contextIn is the session_context tool's input.
+type contextIn struct {
+	Session string `json:"session,omitempty" jsonschema:"the session id, to put in the remember hint"`
+}
+
+type contextOut struct {
+	Context string `json:"context" jsonschema:"the agent's core tier, open follow-ups and recent memories, as text"`
+}
+
+func addContextTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "session_context", Title: "Session context", Annotations: readOnly(),
+		Description: "What a session of this agent starts with: its core tier, open follow-ups and recent memories " +
+			"(what the SessionStart hook injects), for hosts without hooks."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, contextOut, error) {
+			text, err := sessionContext(ctx, layout(b.repo), b.agent, in.Session)
+			if err != nil {
+				return nil, contextOut{}, err
+			}
+			return nil, contextOut{Context: text}, nil
+		})
+}
+
+type statusIn struct{}
+
+type statusOut struct {
+	Graph memsync.GraphStatus `json:"graph"`
+	Agent memsync.AgentStatus `json:"agent"`
+}
+
+func addStatusTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "status", Title: "Sync status", Annotations: readOnly(),
+		Description: "Whether the graph is reachable, and this agent's journal records, projected memories, outbox, rejects and lag."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ statusIn) (*mcp.CallToolResult, statusOut, error) {
+			g, err := openGraph(ctx, b.cfg, b.repo, zap.NewNop())
+			if err != nil {
+				g = unreachable{err: err, identity: b.cfg.graph()}
+			}
+			defer g.Close()
+			rep, err := memsync.Status(ctx, b.repo, g, b.cfg.graph(), b.env.Now())
+			if err != nil {
+				return nil, statusOut{}, err
+			}
+			out := statusOut{Graph: rep.Graph}
+			for _, a := range rep.Agents {
+				if a.Agent == b.agent { // other agents' lines are theirs
+					out.Agent = a
+				}
+			}
+			out.Agent.Agent = b.agent
+			return nil, out, nil
+		})
+}
+
+// run runs a memsync command in-process as b's agent, in b's repository
+// with the graph flags mcp was given, and decodes its --json answer into
+// out. args must already hold --agent (always b's) and --json; values go
+// as --flag=value and positional arguments after "--". A command that
+// fails is an error with what it said on stderr.
+func (b *mcpAgent) run(ctx context.Context, run cmdline.RunFunc, args []string, stdin string, out any) error {
+	full := []string{"--repo=" + b.repo}
+	b.flags.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "graph", "neo4j-uri", "neo4j-user", "neo4j-database":
+			full = append(full, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	var stdout, stderr bytes.Buffer
+	env := *b.env
+	env.Stdin, env.Stdout, env.Stderr = strings.NewReader(stdin), &stdout, &stderr
+	if code := run(ctx, &env, append(full, args...)); code != exitOK {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "memsync ") {
+			msg = msg[i+2:] // "memsync append: " names a command the client never called
+		}
+		return errors.New(msg)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return fmt.Errorf("unexpected answer %q: %w", stdout.String(), err)
+	}
+	return nil
+}
+
+// explainIn is the explain tool's input.
+type explainIn struct {
+	UUID string `json:"uuid" jsonschema:"the memory to explain"`
+	AsOf string `json:"as_of,omitempty" jsonschema:"answer as the memory stood at this RFC 3339 time (default now)"`
+}
+
+func addExplainTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "explain", Title: "Explain a memory", Annotations: readOnly(),
+		Description: "Why a memory this agent may see ranks where it does: importance, confidence, status, " +
+			"max_age, and every event that moved them. A memory it may not see is reported like an unknown uuid."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in explainIn) (*mcp.CallToolResult, explainResult, error) {
+			args := []string{"--agent=" + b.agent, "--json"}
+			if in.AsOf != "" {
+				args = append(args, "--as-of="+in.AsOf)
+			}
+			var res explainResult
+			if err := b.run(ctx, runExplain, append(args, "--", in.UUID), "", &res); err != nil {
+				return nil, explainResult{}, err
+			}
+			return nil, res, nil
+		})
+}
+
+// flagIn is the flag tool's input.
+type flagIn struct {
+	UUID     string `json:"uuid" jsonschema:"the memory to flag; this agent must be able to see it"`
+	Feedback string `json:"feedback" jsonschema:"important, wrong, verified or unimportant"`
+	By       string `json:"by,omitempty" jsonschema:"the person whose feedback this is (default the user running memsync)"`
+	Note     string `json:"note,omitempty" jsonschema:"why, kept in the feedback record"`
+}
+
+func addFlagTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "flag", Title: "Flag a memory",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
+		Description: "Journal a person's feedback on a memory this agent may see (important, wrong, verified, " +
+			"unimportant), as a feedback record in this agent's journal."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in flagIn) (*mcp.CallToolResult, flagResult, error) {
+			if !slices.Contains(journal.Feedbacks, in.Feedback) {
+				return nil, flagResult{}, fmt.Errorf("feedback: %q is not one of %s", in.Feedback, strings.Join(journal.Feedbacks, ", "))
+			}
+			args := []string{"--agent=" + b.agent, "--json", "--" + in.Feedback}
+			if in.By != "" {
+				args = append(args, "--by="+in.By)
+			}
+			if in.Note != "" {
+				args = append(args, "--note="+in.Note)
+			}
+			var res flagResult
+			if err := b.run(ctx, runFlag, append(args, "--", in.UUID), "", &res); err != nil {
+				return nil, flagResult{}, err
+			}
+			return nil, res, nil
+		})
+}

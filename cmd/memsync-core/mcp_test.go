@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpSession starts the built `memsync mcp --agent planner` and connects
+// the SDK's own client to it over stdio.
+func mcpSession(t *testing.T, repo string, env ...string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.Command(memsyncBinary(t), "mcp", "--agent", "planner", "--repo", repo)
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_AGENT=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI="), env...)
+	client := mcp.NewClient(&mcp.Implementation{Name: "memsync-test", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// call calls a tool and returns its result's structured content as JSON
+// and whether it is a tool error; a protocol error fails the test.
+func call(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: protocol error %v", name, args, err)
+	}
+	if res.IsError {
+		var msg []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				msg = append(msg, tc.Text)
+			}
+		}
+		return strings.Join(msg, " "), true
+	}
+	out, _ := json.Marshal(res.StructuredContent)
+	return string(out), false
+}
+
+// journalsOf is every journal line of agent, to prove nothing was written.
+func journalsOf(t *testing.T, repo, agent string) string {
+	t.Helper()
+	var all strings.Builder
+	files, _ := filepath.Glob(filepath.Join(layout(repo).JournalDir(agent), "*.jsonl"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		all.Write(b)
+	}
+	return all.String()
+}
+
+func TestMCPListTools(t *testing.T) {
+	s := mcpSession(t, hookRepo(t))
+	res, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := map[string]bool{"search": true, "session_context": true, "explain": true, "status": true, "remember": false, "flag": false}
+	seen := map[string]bool{}
+	for _, tool := range res.Tools {
+		want, known := readOnly[tool.Name]
+		if !known {
+			t.Errorf("unexpected tool %s", tool.Name)
+			continue
+		}
+		seen[tool.Name] = true
+		if tool.Description == "" || tool.Annotations == nil || tool.Annotations.ReadOnlyHint != want {
+			t.Errorf("%s: description %q, annotations %+v (want read-only %t)", tool.Name, tool.Description, tool.Annotations, want)
+		}
+		raw, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Type       string `json:"type"`
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+			Required             []string `json:"required"`
+			AdditionalProperties any      `json:"additionalProperties"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil || schema.Type != "object" {
+			t.Fatalf("%s: input schema %s: %v", tool.Name, raw, err)
+		}
+		for name, p := range schema.Properties {
+			if p.Description == "" {
+				t.Errorf("%s.%s has no description", tool.Name, name)
+			}
+			if name == "agent" || name == "groups" || name == "repo" {
+				t.Errorf("%s takes %q: the agent, its groups and the repository are the server's", tool.Name, name)
+			}
+		}
+		if tool.Name == "remember" && (len(schema.Properties) < 15 || strings.Join(schema.Required, ",") != "text,kind") {
+			t.Errorf("remember: %d properties, required %v (want append's flags, text and kind required)", len(schema.Properties), schema.Required)
+		}
+	}
+	if len(seen) != len(readOnly) {
+		t.Fatalf("tools %v, want %v", seen, readOnly)
+	}
+}
+
+// TestMCPBoundToAgent calls every tool, and tries every argument that
+// could read critic's private memories or write into critic's journal, on
+// each graph backend.
+func TestMCPBoundToAgent(t *testing.T) {
+	for _, b := range daemonBackends {
+		t.Run(b.name, func(t *testing.T) {
+			env, _ := b.setup(t, "")
+			repo := hookRepoOn(t, env)
+			testMCPBoundToAgent(t, repo, mcpSession(t, repo, env...))
+		})
+	}
+}
+
+func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
+	criticBefore := journalsOf(t, repo, "critic")
+
+	out, isErr := call(t, s, "search", map[string]any{"query": "billing service database"})
+	if isErr || !strings.Contains(out, "Use #postgres") || strings.Contains(out, "critic-private") {
+		t.Fatalf("search: error %t: %s", isErr, out)
+	}
+	for _, args := range []map[string]any{
+		{"query": "critic-private password rotates"},
+		{"query": "password rotates monthly", "all": true, "limit": 100},
+		{"query": "password", "kinds": []string{"fact"}, "since": "2000-01-01"},
+	} {
+		if out, isErr := call(t, s, "search", args); isErr || strings.Contains(out, "critic") {
+			t.Fatalf("search %v: error %t: %s", args, isErr, out)
+		}
+	}
+	// Arguments that would widen the reader are refused as tool errors.
+	for _, args := range []map[string]any{
+		{"query": "password", "agent": "critic"},
+		{"query": "password", "groups": []string{"AGENT:critic"}},
+		{"query": "password", "group_id": "AGENT:critic"},
+		{"query": "password", "repo": "/"},
+		{"query": "password", "limit": 100000},
+		{"query": "password", "kinds": []string{"nonsense"}},
+		{"query": ""},
+	} {
+		if out, isErr := call(t, s, "search", args); !isErr || strings.Contains(out, "rotates") {
+			t.Fatalf("search %v: want a tool error, got %s", args, out)
+		}
+	}
+
+	out, isErr = call(t, s, "remember", map[string]any{"text": "Billing invoices go out on the 1st", "kind": "fact", "scope": "shared",
+		"why": "finance asked", "tags": []string{"billing"}, "entities": []string{"@Mira"}, "source_type": "told", "source_actor": "@Mira",
+		"confidence": "high", "max_age": "90d", "session": "s-1", "task": "t-9"})
+	var wrote rememberOut
+	if isErr || json.Unmarshal([]byte(out), &wrote) != nil || !strings.Contains(wrote.UUID, "_planner_") || !strings.HasPrefix(wrote.Path, "agents/planner/") {
+		t.Fatalf("remember: error %t: %s", isErr, out)
+	}
+	line := journalsOf(t, repo, "planner")
+	for _, f := range []string{`"scope":"shared"`, `"why":"finance asked"`, `"session":"s-1"`, `"task":"t-9"`, `"max_age":"90d"`, `"actor":"@Mira"`} {
+		if !strings.Contains(line, f) {
+			t.Fatalf("remember dropped %s:\n%s", f, line)
+		}
+	}
+	// Nothing an argument says writes as critic: a field naming the
+	// agent is refused, and flag-looking values are values.
+	for _, args := range []map[string]any{
+		{"text": "as critic", "kind": "fact", "agent": "critic"},
+		{"text": "as critic", "kind": "fact", "scope": "--agent=critic"},
+		{"text": "as critic", "kind": "--agent=critic"},
+		{"text": "as critic", "kind": "bogus"},
+		{"text": "", "kind": "fact"},
+		{"kind": "fact"},
+	} {
+		if out, isErr := call(t, s, "remember", args); !isErr {
+			t.Fatalf("remember %v: want a tool error, got %s", args, out)
+		}
+	}
+	for _, args := range []map[string]any{
+		{"text": "--agent=critic", "kind": "fact"},
+		{"text": "-", "kind": "fact"},
+		{"text": "tagged", "kind": "fact", "tags": []string{"--agent=critic", "-- --agent critic"}, "why": "--repo=/tmp"},
+	} {
+		out, isErr := call(t, s, "remember", args)
+		if isErr || !strings.Contains(out, "_planner_") {
+			t.Fatalf("remember %v: error %t: %s", args, isErr, out)
+		}
+	}
+	if got := journalsOf(t, repo, "critic"); got != criticBefore {
+		t.Fatalf("critic's journal changed through planner's server:\n%s", strings.TrimPrefix(got, criticBefore))
+	}
+	if !strings.Contains(journalsOf(t, repo, "planner"), `"text":"--agent=critic"`) {
+		t.Fatal("a flag-looking text was not stored as text")
+	}
+
+	// explain and flag: a memory planner sees answers; critic's private
+	// one is refused exactly like an unknown uuid, and nothing is written.
+	criticUUID := regexp.MustCompile(`mem_[0-9TZ]+_critic_[0-9]+`).FindString(criticBefore)
+	if criticUUID == "" {
+		t.Fatalf("no critic uuid in %q", criticBefore)
+	}
+	out, isErr = call(t, s, "explain", map[string]any{"uuid": wrote.UUID})
+	if isErr || !strings.Contains(out, `"importance"`) || !strings.Contains(out, wrote.UUID) {
+		t.Fatalf("explain: error %t: %s", isErr, out)
+	}
+	unknown, isErr := call(t, s, "explain", map[string]any{"uuid": "mem_20200101T000000Z_critic_0099"})
+	if !isErr {
+		t.Fatalf("explain of an unknown uuid: %s", unknown)
+	}
+	hidden, isErr := call(t, s, "explain", map[string]any{"uuid": criticUUID})
+	if !isErr || strings.Contains(hidden, "rotates") || strings.ReplaceAll(hidden, criticUUID, "U") != strings.ReplaceAll(unknown, "mem_20200101T000000Z_critic_0099", "U") {
+		t.Fatalf("explain of critic's private memory: %q (unknown: %q)", hidden, unknown)
+	}
+	out, isErr = call(t, s, "flag", map[string]any{"uuid": wrote.UUID, "feedback": "important", "by": "Shaun", "note": "keep"})
+	if isErr || !strings.Contains(out, `"feedback":"important"`) || !strings.Contains(out, "agents/planner/") {
+		t.Fatalf("flag: error %t: %s", isErr, out)
+	}
+	for _, args := range []map[string]any{
+		{"uuid": criticUUID, "feedback": "wrong"},
+		{"uuid": wrote.UUID, "feedback": "wrong", "agent": "critic"},
+		{"uuid": wrote.UUID, "feedback": "--agent=critic"},
+		{"uuid": wrote.UUID, "feedback": "important", "by": "x", "note": "--agent=critic", "extra": 1},
+	} {
+		if out, isErr := call(t, s, "flag", args); !isErr {
+			t.Fatalf("flag %v: want a tool error, got %s", args, out)
+		}
+	}
+	if got := journalsOf(t, repo, "critic"); got != criticBefore {
+		t.Fatalf("critic's journal changed through planner's server:\n%s", strings.TrimPrefix(got, criticBefore))
+	}
+
+	out, isErr = call(t, s, "session_context", map[string]any{"session": "s-1"})
+	if isErr || !strings.Contains(out, "Always write the failing test first") || strings.Contains(out, "critic-private") {
+		t.Fatalf("session_context: error %t: %s", isErr, out)
+	}
+	out, isErr = call(t, s, "status", nil)
+	if isErr || !strings.Contains(out, `"agent":"planner"`) || strings.Contains(out, "critic") || !strings.Contains(out, `"reachable":true`) {
+		t.Fatalf("status: error %t: %s", isErr, out)
+	}
+
+	// A call to no tool is a protocol error; the server keeps serving.
+	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "drop_everything"}); err == nil {
+		t.Fatal("an unknown tool answered")
+	}
+	if out, isErr := call(t, s, "search", map[string]any{"query": "Tuesdays"}); isErr || !strings.Contains(out, "Deploys happen on Tuesdays") {
+		t.Fatalf("after bad calls: error %t: %s", isErr, out)
+	}
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// maxInjectRunes caps what a hook injects into a session: Claude Code
+// drops additionalContext beyond 10,000 characters.
+const maxInjectRunes = 9500
+
+// maxItemRunes cuts one memory's text in injected context.
+const maxItemRunes = 400
+
+// contextCaps bound the sections of a session's starting context.
+const (
+	maxFollowUps = 10
+	maxRecent    = 10
+)
+
+// sessionContext is what agent starts session with: its core tier
+// (`tier: core` records, never left out while they fit), its open
+// follow-ups (tasks nothing superseded), then its most recent memories,
+// newest first, in at most maxInjectRunes characters. It reads only
+// agent's own journals, so it holds nothing but CONSTELLATION and
+// AGENT:<agent> memories, and needs no graph.
+//
+// This is the one place that decides what a session starts with: when
+// planner packets (SPEC §8) exist, a packet for the session replaces its
+// body, and both the hooks and the MCP server follow.
+func sessionContext(ctx context.Context, layout memsync.Layout, agent, session string) (string, error) {
+	core, tasks, recent, retired, err := scanForContext(ctx, layout, agent)
+	if err != nil {
+		return "", fmt.Errorf("read %s's journals: %w", agent, err)
+	}
+	live := func(ms []memsync.Memory, n int) []memsync.Memory {
+		seen := map[string]bool{} // a line in both a day's journal and its archive (mid-compaction) counts once
+		ms = slices.DeleteFunc(ms, func(m memsync.Memory) bool {
+			dup := seen[m.UUID]
+			seen[m.UUID] = true
+			return retired[m.UUID] || dup
+		})
+		slices.SortStableFunc(ms, func(a, b memsync.Memory) int { return b.TS.Compare(a.TS) })
+		if n > 0 && len(ms) > n {
+			ms = ms[:n]
+		}
+		return ms
+	}
+	core, tasks, recent = live(core, 0), live(tasks, maxFollowUps), live(recent, maxRecent)
+
+	var b contextBuilder
+	b.limit = maxInjectRunes
+	b.line(fmt.Sprintf("# memsync: the memory of agent %s", agent))
+	b.line(rememberHint(agent, session))
+	b.section("Core (always true for you)", core)
+	b.section("Open follow-ups", tasks)
+	b.section("Recent", recent)
+	return b.String(), nil
+}
+
+// scanForContext reads what sessionContext needs from agent's journals
+// without decoding every line, so that a session starts fast however long
+// the journals: a cheap byte test picks the lines that may be core, a task
+// or a supersession; every possible supersession is decoded (it retires
+// others), the rest are decoded newest first only until each section has
+// more than it can show. The decoded record decides; the byte test only
+// skips lines that cannot qualify.
+func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (core, tasks, recent []memsync.Memory, retired map[string]bool, err error) {
+	files, err := layout.JournalFiles(agent)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var all [][]byte // every complete line, oldest first (files are in date order)
+	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // compacted away meanwhile
+		}
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		i := bytes.LastIndexByte(data, '\n')
+		if i < 0 {
+			continue // a last line without its newline is not written yet
+		}
+		all = append(all, bytes.Split(data[:i], []byte("\n"))...)
+	}
+	parse := func(line []byte) (memsync.Memory, bool) {
+		rec, err := journal.Parse(line)
+		if err != nil || rec.Agent != agent {
+			return memsync.Memory{}, false
+		}
+		return memsync.Memory{Record: rec}, true
+	}
+	retired = map[string]bool{}
+	for _, line := range all {
+		if !bytes.Contains(line, []byte(`"supersedes"`)) {
+			continue
+		}
+		// Only the supersession matters here: a light decode, not a full
+		// validation (an invalid line may retire a memory here that the
+		// graph keeps: rare, and it only leaves that memory out of the
+		// starting context).
+		var r struct {
+			Agent      string   `json:"agent"`
+			Supersedes []string `json:"supersedes"`
+		}
+		if json.Unmarshal(line, &r) == nil && r.Agent == agent {
+			for _, u := range r.Supersedes {
+				retired[u] = true
+			}
+		}
+	}
+	// Newest first; a section stops once it holds more live memories than
+	// it can show (the core tier: more than fit in the budget).
+	const enough = 3 * maxRecent
+	coreEnough := maxInjectRunes / 40
+	for i := len(all) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		line := all[i]
+		wantCore := len(core) < coreEnough && bytes.Contains(line, []byte(`"core"`))
+		wantTask := len(tasks) < enough && bytes.Contains(line, []byte(`"task"`))
+		wantRecent := len(recent) < enough
+		if !wantCore && !wantTask && !wantRecent {
+			if len(core) >= coreEnough && len(tasks) >= enough {
+				break
+			}
+			continue
+		}
+		m, ok := parse(line)
+		if !ok || retired[m.UUID] {
+			continue
+		}
+		switch {
+		case m.Tier == "core":
+			if len(core) < coreEnough {
+				core = append(core, m)
+			}
+		case m.Kind == journal.KindTask:
+			if len(tasks) < enough {
+				tasks = append(tasks, m)
+			}
+		case wantRecent:
+			recent = append(recent, m)
+		}
+	}
+	return core, tasks, recent, retired, nil
+}
+
+// rememberHint says how the agent journals what is worth keeping.
+func rememberHint(agent, session string) string {
+	s := ""
+	if session != "" {
+		s = " --session " + shellQuote(session)
+	}
+	return fmt.Sprintf("Journal what is worth keeping (decisions with why, preferences, procedures, outcomes, corrections) with "+
+		"`memsync append --agent %s%s --kind K [--scope shared] [--why W] \"TEXT\"` or the MCP tool remember.", agent, s)
+}
+
+// contextBuilder writes lines while they fit in limit runes; a section
+// whose items do not all fit says how many were left out.
+type contextBuilder struct {
+	strings.Builder
+	limit, used int
+}
+
+func (b *contextBuilder) line(s string) bool {
+	n := utf8.RuneCountInString(s) + 1
+	if b.used+n > b.limit {
+		return false
+	}
+	b.WriteString(s)
+	b.WriteByte('\n')
+	b.used += n
+	return true
+}
+
+func (b *contextBuilder) section(title string, ms []memsync.Memory) {
+	if len(ms) == 0 {
+		return
+	}
+	if !b.line("\n## " + title) {
+		return
+	}
+	for i, m := range ms {
+		if !b.line(memoryLine(m)) {
+			b.line(fmt.Sprintf("- (%d more left out for space)", len(ms)-i))
+			return
+		}
+	}
+}
+
+// memoryLine is one memory in injected context.
+func memoryLine(m memsync.Memory) string {
+	text := strings.Join(strings.Fields(m.Text), " ")
+	if utf8.RuneCountInString(text) > maxItemRunes {
+		r := []rune(text)
+		text = string(r[:maxItemRunes]) + "…"
+	}
+	scope := ""
+	if m.Scope == journal.ScopeShared {
+		scope = " shared"
+	}
+	line := fmt.Sprintf("- [%s%s %s] %s (%s)", m.Kind, scope, m.TS.UTC().Format(time.DateOnly), text, m.UUID)
+	if m.Why != "" {
+		line += " — why: " + strings.Join(strings.Fields(m.Why), " ")
+	}
+	return line
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == '=' ||
+			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,445 @@
+package surprise
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// Index holds what the gate reads of recent records: per record its uuid,
+// its number of distinct words and whether it is negated, and a posting
+// list from word to record. Scoring against it touches only the postings
+// of the new record's words, so a gate over 5,000 records costs
+// microseconds; Load keeps it on disk, host-local, so that `memsync
+// append` does not read 5,000 journal lines each time.
+type Index struct {
+	parts []indexPart // newest first; ids run on across parts
+	limit int         // only the first limit records count
+}
+
+type indexPart struct {
+	n     int    // records
+	recs  []byte // recSize-byte entries: distinct u32, neg u8, uuid offset u32, uuid length u16
+	uuids []byte // the uuids, end to end
+	post  []byte // postingSize-byte entries (hash, ref), sorted
+}
+
+const recSize = 11
+
+func (p *indexPart) rec(i int) indexRec {
+	e := p.recs[i*recSize:]
+	off, n := binary.LittleEndian.Uint32(e[5:]), binary.LittleEndian.Uint16(e[9:])
+	r := indexRec{distinct: binary.LittleEndian.Uint32(e), neg: e[4] == 1}
+	if int(off)+int(n) <= len(p.uuids) {
+		r.uuid = string(p.uuids[off : int(off)+int(n)])
+	}
+	return r
+}
+
+type indexRec struct {
+	uuid     string
+	distinct uint32 // distinct words of its text (negations and stop words left out)
+	neg      bool
+}
+
+// A posting is a word hash (uint64) and a ref (uint32): the record's
+// index in its part << 1, | 1 when the word is in the text (else it comes
+// from an entity or tag), both little-endian.
+const postingSize = 12
+
+// NewIndex indexes recent (newest first).
+func NewIndex(recent []Prior) *Index {
+	return &Index{parts: []indexPart{buildPart(recent)}, limit: len(recent)}
+}
+
+// Len is the number of records the index holds.
+func (x *Index) Len() int {
+	n := 0
+	for _, p := range x.parts {
+		n += p.n
+	}
+	return min(n, x.limit)
+}
+
+func (x *Index) rec(id uint32) indexRec {
+	for i := range x.parts {
+		p := &x.parts[i]
+		if int(id) < p.n {
+			return p.rec(int(id))
+		}
+		id -= uint32(p.n)
+	}
+	return indexRec{}
+}
+
+// each calls fn with every record (id, counting across parts) that holds
+// word hash h, and whether it is in its text.
+func (x *Index) each(h uint64, fn func(id uint32, text bool)) {
+	offset := uint32(0)
+	for _, p := range x.parts {
+		n := len(p.post) / postingSize
+		// A binary search over the raw bytes (no decoding of the list).
+		lo, hi := 0, n
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if binary.LittleEndian.Uint64(p.post[mid*postingSize:]) < h {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		for j := lo; j < n; j++ {
+			e := p.post[j*postingSize:]
+			if binary.LittleEndian.Uint64(e) != h {
+				break
+			}
+			ref := binary.LittleEndian.Uint32(e[8:])
+			if int(ref>>1) >= p.n {
+				continue // a damaged file: no such record
+			}
+			if id := offset + ref>>1; int(id) < x.limit {
+				fn(id, ref&1 == 1)
+			}
+		}
+		offset += uint32(p.n)
+	}
+}
+
+func buildPart(recent []Prior) indexPart {
+	type posting struct {
+		h   uint64
+		ref uint32
+	}
+	var ps []posting
+	part := indexPart{n: len(recent), recs: make([]byte, 0, len(recent)*recSize)}
+	var words []uint64
+	for i := range recent {
+		pr := &recent[i]
+		words = words[:0]
+		neg := false
+		eachWord(pr.Text, func(h uint64, isNeg bool) {
+			if isNeg {
+				neg = true
+				return
+			}
+			words = append(words, h)
+		})
+		slices.Sort(words)
+		words = slices.Compact(words)
+		part.recs = binary.LittleEndian.AppendUint32(part.recs, uint32(len(words)))
+		part.recs = append(part.recs, boolByte(neg))
+		part.recs = binary.LittleEndian.AppendUint32(part.recs, uint32(len(part.uuids)))
+		part.recs = binary.LittleEndian.AppendUint16(part.recs, uint16(len(pr.UUID)))
+		part.uuids = append(part.uuids, pr.UUID...)
+		for _, h := range words {
+			ps = append(ps, posting{h, uint32(i)<<1 | 1})
+		}
+		for _, e := range pr.Entities {
+			eachWord(e, func(h uint64, _ bool) { ps = append(ps, posting{h, uint32(i) << 1}) })
+		}
+	}
+	slices.SortFunc(ps, func(a, b posting) int {
+		if a.h != b.h {
+			if a.h < b.h {
+				return -1
+			}
+			return 1
+		}
+		return int(a.ref) - int(b.ref)
+	})
+	ps = slices.Compact(ps)
+	part.post = make([]byte, len(ps)*postingSize)
+	for i, p := range ps {
+		binary.LittleEndian.PutUint64(part.post[i*postingSize:], p.h)
+		binary.LittleEndian.PutUint32(part.post[i*postingSize+8:], p.ref)
+	}
+	return part
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// coverage is how much of one journal file an index holds.
+type coverage struct {
+	name string
+	size int64 // bytes read: up to and including the last newline
+	ino  uint64
+}
+
+// rebuildAfter is how many records newer than the index Load reads from
+// the journals before it rebuilds the index instead.
+const rebuildAfter = 256
+
+// Load returns the index of the n newest records of the journal directory
+// journalDir (Recent's records), from the host-local index file at
+// indexPath when it still matches the journals (its files unchanged but
+// for lines appended since, which are read from the journals), else built
+// from the journals and written there for the next call. The index file is
+// a cache: deleted, damaged or stale, it is built again; when it cannot be
+// written the index is still returned.
+func Load(journalDir, indexPath string, n int) (*Index, error) {
+	files, err := journalFiles(journalDir)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := loadIndex(journalDir, indexPath, files, n); ok {
+		return x, nil
+	}
+	recent, cov, err := readRecent(journalDir, files, n)
+	if err != nil {
+		return nil, err
+	}
+	part := buildPart(recent)
+	_ = writeIndex(indexPath, cov, len(recent) >= n, part) // a cache: the next call tries again
+	return &Index{parts: []indexPart{part}, limit: n}, nil
+}
+
+type journalFile struct {
+	name string
+	size int64
+	ino  uint64
+}
+
+// journalFiles lists the day files of dir, oldest first.
+func journalFiles(dir string) ([]journalFile, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("surprise: %w", err)
+	}
+	var out []journalFile
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return nil, fmt.Errorf("surprise: %w", err)
+		}
+		f := journalFile{name: e.Name(), size: info.Size()}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			f.ino = st.Ino
+		}
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b journalFile) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// readRecent reads up to n of the newest records of files, newest first,
+// and what of each file it read.
+func readRecent(dir string, files []journalFile, n int) ([]Prior, []coverage, error) {
+	var out []Prior
+	var cov []coverage
+	for i := len(files) - 1; i >= 0 && len(out) < n; i-- {
+		data, err := os.ReadFile(filepath.Join(dir, files[i].name))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return nil, nil, fmt.Errorf("surprise: %w", err)
+		}
+		whole := int64(bytes.LastIndexByte(data, '\n') + 1)
+		cov = append(cov, coverage{name: files[i].name, size: whole, ino: files[i].ino})
+		out = appendPriors(out, data[:whole], n)
+	}
+	return out, cov, nil
+}
+
+// appendPriors adds the records of the lines in data, last line first,
+// until out holds n.
+func appendPriors(out []Prior, data []byte, n int) []Prior {
+	for end := len(data); end > 0 && len(out) < n; {
+		start := bytes.LastIndexByte(data[:end], '\n') + 1
+		line := data[start:end]
+		end = max(start-1, 0)
+		if p, ok := ParsePrior(line); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+const indexMagic = "memsync-surprise-index 2\n"
+
+// crcTable checksums the index body: a damaged file is rebuilt, never read.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// loadIndex reads the index file and the journal lines appended since it
+// was written; false when it is missing, damaged or no longer matches the
+// journals (a file rewritten, truncated or replaced; an older day file
+// appeared; too many new lines).
+func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	cov, full, part, ok := decodeIndex(data)
+	if !ok || len(cov) == 0 {
+		return nil, false
+	}
+	covered := map[string]coverage{}
+	newest, oldest := cov[0].name, cov[len(cov)-1].name
+	for _, c := range cov {
+		covered[c.name] = c
+	}
+	var extra []Prior
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		c, isCovered := covered[f.name]
+		from := int64(0)
+		switch {
+		case isCovered:
+			if f.ino != c.ino || f.size < c.size || f.size > c.size && f.name != newest {
+				// Rewritten, or lines added to an older day (an import
+				// with --ts): they belong among the indexed records.
+				return nil, false
+			}
+			from = c.size
+			delete(covered, f.name)
+		case f.name > newest:
+		case full && f.name < oldest:
+			continue // older than every record the index holds
+		default:
+			return nil, false
+		}
+		if from == f.size {
+			continue
+		}
+		fh, err := journal.OpenNoFollow(filepath.Join(dir, f.name), os.O_RDONLY, 0)
+		if err != nil {
+			return nil, false
+		}
+		buf := make([]byte, f.size-from)
+		_, err = fh.ReadAt(buf, from)
+		fh.Close()
+		if err != nil {
+			return nil, false
+		}
+		if n := bytes.Count(buf, []byte{'\n'}); n+len(extra) > rebuildAfter {
+			return nil, false
+		}
+		extra = appendPriors(extra, buf, rebuildAfter+1)
+	}
+	if len(covered) > 0 {
+		return nil, false // a covered file is gone
+	}
+	x := &Index{limit: n}
+	if len(extra) > 0 {
+		x.parts = append(x.parts, buildPart(extra))
+	}
+	x.parts = append(x.parts, part)
+	return x, true
+}
+
+// writeIndex writes the index file atomically (temp file, rename); no
+// fsync: it is a cache that is rebuilt when lost.
+func writeIndex(path string, cov []coverage, full bool, part indexPart) error {
+	b := []byte(indexMagic + "0000") // the checksum, set below
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(cov)))
+	for _, c := range cov {
+		b = appendString(b, c.name)
+		b = binary.LittleEndian.AppendUint64(b, uint64(c.size))
+		b = binary.LittleEndian.AppendUint64(b, c.ino)
+	}
+	b = append(b, boolByte(full))
+	b = binary.LittleEndian.AppendUint32(b, uint32(part.n))
+	b = append(b, part.recs...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(part.uuids)))
+	b = append(b, part.uuids...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(part.post)/postingSize))
+	b = append(b, part.post...)
+	body := len(indexMagic) + 4
+	binary.LittleEndian.PutUint32(b[len(indexMagic):], crc32.Checksum(b[body:], crcTable))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + "." + strconv.Itoa(os.Getpid()) + ".memsync-tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(s)))
+	return append(b, s...)
+}
+
+var errShort = errors.New("short index")
+
+// decodeIndex reads an index file; false when it is not one.
+func decodeIndex(data []byte) (cov []coverage, full bool, part indexPart, ok bool) {
+	d := decoder{b: data}
+	if !bytes.HasPrefix(data, []byte(indexMagic)) {
+		return nil, false, part, false
+	}
+	d.b = d.b[len(indexMagic):]
+	if sum := d.u32(); d.err != nil || sum != crc32.Checksum(d.b, crcTable) {
+		return nil, false, part, false
+	}
+	nc := d.u32()
+	if d.err != nil || int(nc) > len(d.b) {
+		return nil, false, part, false
+	}
+	for i := uint32(0); i < nc && d.err == nil; i++ {
+		cov = append(cov, coverage{name: d.str(), size: int64(d.u64()), ino: d.u64()})
+	}
+	full = d.byte() == 1
+	part.n = int(d.u32())
+	if d.err != nil || part.n > len(d.b)/recSize {
+		return nil, false, part, false
+	}
+	part.recs = d.take(part.n * recSize)
+	part.uuids = d.take(int(d.u32()))
+	np := d.u32()
+	if d.err != nil || uint64(len(d.b)) != uint64(np)*postingSize {
+		return nil, false, part, false
+	}
+	part.post = d.b
+	return cov, full, part, true
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) take(n int) []byte {
+	if d.err != nil || n < 0 || len(d.b) < n {
+		d.err = errShort
+		return make([]byte, n)
+	}
+	out := d.b[:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *decoder) byte() byte  { return d.take(1)[0] }
+func (d *decoder) u32() uint32 { return binary.LittleEndian.Uint32(d.take(4)) }
+func (d *decoder) u64() uint64 { return binary.LittleEndian.Uint64(d.take(8)) }
+func (d *decoder) str() string { return string(d.take(int(binary.LittleEndian.Uint16(d.take(2))))) }
