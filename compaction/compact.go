@@ -315,7 +315,13 @@ func (c *compactor) appendRecords(p *plan) ([]string, error) {
 		}
 		rec := &journal.Record{TS: now, Agent: c.opts.Agent, Kind: journal.KindCompaction, Scope: journal.ScopePrivate,
 			Text: t, Extra: map[string]json.RawMessage{AbsorbedField: raw}}
-		opts := journal.AppendOptions{Now: c.opts.Now, Root: c.opts.Root, SequenceFile: c.layout.SequenceFile(c.opts.Agent)}
+		// The host id keeps two hosts compacting the same day in the same
+		// second from writing one uuid twice (SPEC §12).
+		host, err := journal.HostID(c.opts.Root)
+		if err != nil {
+			return uuids, err
+		}
+		opts := journal.AppendOptions{Now: c.opts.Now, Root: c.opts.Root, SequenceFile: c.layout.SequenceFile(c.opts.Agent), Host: host}
 		if _, err := journal.Append(c.layout.JournalDir(c.opts.Agent), rec, opts); err != nil {
 			return uuids, err
 		}

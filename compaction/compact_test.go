@@ -64,6 +64,7 @@ func fixtureJournal18() string {
 // fixture is a repository for agent a with two past days and today.
 func fixture(t testing.TB) string {
 	root := t.TempDir()
+	pinHost(t, root)
 	writeFile(t, root, jpath("2026-11-18"), fixtureJournal18())
 	writeFile(t, root, jpath("2026-11-19"),
 		line(rec{UUID: "p2", TS: ts(-1, 9), Agent: "a", Kind: "preference", Text: "Long answers now", Tags: []string{"style"}})+
@@ -287,6 +288,9 @@ func keys(m map[string]string) []string {
 
 func TestCompactDryRunWritesNothing(t *testing.T) {
 	root := fixture(t)
+	if err := os.RemoveAll(filepath.Join(root, ".memsync")); err != nil { // the pinned host id
+		t.Fatal(err)
+	}
 	snap := snapshot(t, root)
 	o := opts(root)
 	o.DryRun = true
@@ -457,6 +461,7 @@ func TestCompactKeepsConcurrentAppends(t *testing.T) {
 
 func TestCompactOverfullToday(t *testing.T) {
 	root := t.TempDir()
+	pinHost(t, root)
 	var b strings.Builder
 	for i := 0; i < 8; i++ {
 		b.WriteString(line(rec{UUID: fmt.Sprintf("r%d", i), TS: ts(0, 1), Agent: "a", Kind: "fact", Text: fmt.Sprintf("fact %d", i)}))
@@ -495,6 +500,7 @@ func TestCompactOverfullToday(t *testing.T) {
 
 func TestCompactManyRecordsSplitsTheCompactionRecord(t *testing.T) {
 	root := t.TempDir()
+	pinHost(t, root)
 	var b strings.Builder
 	n := 20000
 	for i := 0; i < n; i++ {
@@ -706,4 +712,11 @@ func TestScheduler(t *testing.T) {
 	if err := s.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pinHost gives root a fixed host id (journal.HostFile), so that runs in
+// different directories write the same compaction uuids.
+func pinHost(t testing.TB, root string) {
+	t.Helper()
+	writeFile(t, root, journal.HostFile, "testhost\n")
 }

@@ -104,6 +104,7 @@ func TestCompactKeepsDirectWrites(t *testing.T) {
 	for round := 0; round < 3; round++ {
 		t.Run(fmt.Sprint("round", round), func(t *testing.T) {
 			root := t.TempDir()
+			pinHost(t, root)
 			var seed []byte
 			for i := 0; i < 300; i++ {
 				seed = append(seed, line(rec{UUID: fmt.Sprintf("seed_%03d", i), TS: ts(0, 9), Agent: "a", Kind: "fact", Text: "seed"})...)

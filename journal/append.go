@@ -29,6 +29,11 @@ type AppendOptions struct {
 	// cannot be used, every allocated uuid costs a scan of the whole day
 	// file and its archive.
 	SequenceFile string
+	// Host, when set, is this host's id (HostID): uuids are then allocated
+	// as mem_<second>_<agent>_<host>-<NNNN>, unique across hosts sharing
+	// the repository (SPEC §12), numbered per host. Empty: the older
+	// mem_<second>_<agent>_<NNNN>, unique on one host only.
+	Host string
 	// Root, when set, is the repository dir is in: every directory from
 	// it down to dir must be a real one, not a symbolic link (RealDir).
 	// The day file itself is never written through a link.
@@ -64,11 +69,18 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 	if rec.Scope == "" {
 		rec.Scope = ScopePrivate
 	}
+	hostPart := ""
+	if opts.Host != "" {
+		if !ValidHostID(opts.Host) {
+			return "", fmt.Errorf("append: host id %q is not 1-16 characters of a-z and 0-9", opts.Host)
+		}
+		hostPart = opts.Host + "-"
+	}
 	probe := *rec
 	if probe.UUID == "" {
 		// An allocated uuid has this shape and length; the line limit is
 		// checked with it so that nothing is created for an oversized record.
-		probe.UUID = fmt.Sprintf("mem_%s_%s_9999", UUIDTime(rec.TS), rec.Agent)
+		probe.UUID = fmt.Sprintf("mem_%s_%s_%s9999", UUIDTime(rec.TS), rec.Agent, hostPart)
 	}
 	if err := probe.Validate(); err != nil {
 		return "", err
@@ -107,7 +119,7 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 	}
 	if rec.UUID == "" {
 		sec := UUIDTime(rec.TS)
-		prefix := fmt.Sprintf("mem_%s_%s_", sec, rec.Agent)
+		prefix := fmt.Sprintf("mem_%s_%s_%s", sec, rec.Agent, hostPart)
 		n, err := reserveSequence(f, size, dir, FileName(rec.TS), prefix, sec, explicitTS, opts.SequenceFile)
 		if err != nil {
 			return "", fmt.Errorf("append: %w", err)

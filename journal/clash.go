@@ -15,8 +15,10 @@ import (
 
 // UUIDOwner returns the agent that a uuid of the forms memsync writes names:
 // mem_<YYYYMMDDTHHMMSSZ>_<agent>_<NNNN> (memsync append, four digits or
-// more) and mem_<YYYYMMDDTHHMMSSZ>_<agent>_h<16 hex> (DerivedUUID). Any
-// other uuid names no agent (ok false). A new uuid form that memsync writes
+// more), mem_<YYYYMMDDTHHMMSSZ>_<agent>_<host>-<NNNN> (memsync append with
+// a host id, AppendOptions.Host) and
+// mem_<YYYYMMDDTHHMMSSZ>_<agent>_h<16 hex> (DerivedUUID). Any other uuid
+// names no agent (ok false). A new uuid form that memsync writes
 // must be recognised here, or lines carrying it are judged by ClashWins only.
 func UUIDOwner(uuid string) (agent string, ok bool) {
 	const prefix = "mem_"
@@ -33,7 +35,7 @@ func UUIDOwner(uuid string) (agent string, ok bool) {
 		return "", false
 	}
 	agent, suffix := rest[:cut], rest[cut+1:]
-	if !ValidAgent(agent) || !(isSequence(suffix) || isDerivedSuffix(suffix)) {
+	if !ValidAgent(agent) || !(isSequence(suffix) || isHostSequence(suffix) || isDerivedSuffix(suffix)) {
 		return "", false
 	}
 	return agent, true
@@ -65,6 +67,13 @@ func isSequence(s string) bool {
 		}
 	}
 	return true
+}
+
+// isHostSequence: a host id, "-" and a sequence, as Append writes with
+// AppendOptions.Host.
+func isHostSequence(s string) bool {
+	host, seq, ok := strings.Cut(s, "-")
+	return ok && ValidHostID(host) && isSequence(seq)
 }
 
 // isDerivedSuffix: "h" and 16 lowercase hex digits, as DerivedUUID writes.

@@ -17,6 +17,12 @@ func TestUUIDOwner(t *testing.T) {
 		{"mem_20261121T101500Z_planner_12345", "planner", true},
 		{"mem_20261121T101500Z_my_agent-2_0007", "my_agent-2", true},
 		{"mem_20261121T101500Z_b_h0123456789abcdef", "b", true},
+		{"mem_20261121T101500Z_planner_x7k2q9ab-0001", "planner", true}, // with a host id (SPEC §12)
+		{"mem_20261121T101500Z_my_agent-2_x7k2q9ab-0007", "my_agent-2", true},
+		{"mem_20261121T101500Z_b_X7K2-0001", "", false}, // host ids are lowercase
+		{"mem_20261121T101500Z_b_x7k2-001", "", false},  // three digits
+		{"mem_20261121T101500Z_b_-0001", "", false},     // no host
+		{"mem_20261121T101500Z_b_x7k2-0001-2", "", false},
 		{"mem_20261121T101500Z_b_001", "", false},               // three digits: not what append writes
 		{"mem_20261121T101500Z_b_h0123456789ABCDEF", "", false}, // DerivedUUID writes lowercase hex
 		{"mem_20261121T101500Z_b_note", "", false},

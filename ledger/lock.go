@@ -26,7 +26,7 @@ type indexLock struct {
 func (r *repo) lockIndex() (*indexLock, error) {
 	target := filepath.Join(r.gitDir, "index")
 	path := target + ".lock"
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := createLock(path)
 	if errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("%w: %s exists", ErrLocked, path)
 	}
@@ -62,6 +62,7 @@ func (l *indexLock) commit() error {
 	if err := os.Rename(l.path, l.target); err != nil {
 		return err
 	}
+	removeLockOwner(l.path)
 	l.done = true
 	return syncDir(filepath.Dir(l.target))
 }
@@ -73,6 +74,7 @@ func (l *indexLock) abandon() {
 	}
 	l.f.Close()
 	os.Remove(l.path)
+	removeLockOwner(l.path)
 	l.done = true
 }
 
@@ -93,7 +95,7 @@ func (r *repo) updateRef(h *head, commit plumbing.Hash, msg string, now time.Tim
 		return err
 	}
 	lockPath := path + ".lock"
-	f, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := createLock(lockPath)
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%w: %s exists", ErrLocked, lockPath)
 	}
@@ -106,6 +108,7 @@ func (r *repo) updateRef(h *head, commit plumbing.Hash, msg string, now time.Tim
 			f.Close()
 			os.Remove(lockPath)
 		}
+		removeLockOwner(lockPath)
 	}()
 	current := plumbing.ZeroHash
 	if h.ref == plumbing.HEAD {

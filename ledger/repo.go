@@ -24,6 +24,7 @@ type repo struct {
 	gitDir    string // HEAD, index and per-worktree state
 	commonDir string // objects and refs (gitDir unless this is a linked worktree)
 	store     *filesystem.Storage
+	held      map[string]bool // journals whose lock the caller holds (see Committer.commit)
 }
 
 // openRepo opens the repository whose work tree is root. root/.git may be

@@ -54,7 +54,23 @@ func initRepo(t *testing.T, agents ...string) string {
 	if r := cli(t, args...); r.code != 0 {
 		t.Fatalf("init: %d %s", r.code, r.stderr)
 	}
+	pinHost(t, dir)
 	return dir
+}
+
+// testHost is the host id the tests pin (journal.HostFile), so that the
+// uuids append writes are known: mem_<second>_<agent>_testhost-<NNNN>.
+const testHost = "testhost"
+
+func pinHost(t *testing.T, repo string) {
+	t.Helper()
+	path := filepath.Join(repo, filepath.FromSlash(journal.HostFile))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(testHost+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestAppendAllFlags(t *testing.T) {
@@ -71,11 +87,11 @@ func TestAppendAllFlags(t *testing.T) {
 	if r.code != exitOK || r.stderr != "" {
 		t.Fatalf("append: %d %q", r.code, r.stderr)
 	}
-	if r.stdout != "mem_20261121T091500Z_alice_0001\n" {
+	if r.stdout != "mem_20261121T091500Z_alice_testhost-0001\n" {
 		t.Fatalf("stdout %q", r.stdout)
 	}
 	recs := journalLines(t, repo, "alice", "2026-11-21")
-	want := `{"uuid":"mem_20261121T091500Z_alice_0001","ts":"2026-11-21T09:15:00.25Z","agent":"alice","kind":"decision","scope":"shared",` +
+	want := `{"uuid":"mem_20261121T091500Z_alice_testhost-0001","ts":"2026-11-21T09:15:00.25Z","agent":"alice","kind":"decision","scope":"shared",` +
 		`"text":"Chose #postgres over @Mira's idea","refs":[{"git":"4f2a9c1","path":"docs/db.md"}],"entities":["@Shaun","Acme Corp"],` +
 		`"tags":["db","infra"],"links":["mem_20261120T080000Z_alice_0003"],"supersedes":["mem_20261101T000000Z_alice_0001"],` +
 		`"conflicts_with":["mem_20261115T120000Z_bob_0002","mem_20261115T120000Z_bob_0003"],` +
@@ -93,7 +109,7 @@ func TestAppendOutputsAndSequence(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("%d %s", r.code, r.stderr)
 	}
-	if r.stdout != `{"uuid":"mem_20261121T091500Z_alice_0001","path":"agents/alice/memory/journal/2026-11-21.jsonl"}`+"\n" {
+	if r.stdout != `{"uuid":"mem_20261121T091500Z_alice_testhost-0001","path":"agents/alice/memory/journal/2026-11-21.jsonl"}`+"\n" {
 		t.Fatalf("--json: %q", r.stdout)
 	}
 	var doc struct{ UUID, Path string }
@@ -102,7 +118,7 @@ func TestAppendOutputsAndSequence(t *testing.T) {
 	}
 	// Same second: the sequence goes on; text before the flags is fine.
 	r = iv.run(t, "append", "second", "--repo", repo, "--agent", "alice", "--kind", "fact")
-	if r.stdout != "mem_20261121T091500Z_alice_0002\n" {
+	if r.stdout != "mem_20261121T091500Z_alice_testhost-0002\n" {
 		t.Fatalf("second: %q %q", r.stdout, r.stderr)
 	}
 	// "--" lets the text start with a dash.
@@ -112,7 +128,7 @@ func TestAppendOutputsAndSequence(t *testing.T) {
 	}
 	// An explicit --ts with an offset lands on its UTC day and second.
 	r = iv.run(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--ts", "2026-11-21T22:00:01-05:00", "late")
-	if r.stdout != "mem_20261122T030001Z_alice_0001\n" {
+	if r.stdout != "mem_20261122T030001Z_alice_testhost-0001\n" {
 		t.Fatalf("--ts: %q %q", r.stdout, r.stderr)
 	}
 	if got := journalLines(t, repo, "alice", "2026-11-22"); len(got) != 1 || got[0].Text != "late" {

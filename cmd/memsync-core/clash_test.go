@@ -152,9 +152,11 @@ func hitUUIDs(doc searchResult) []string {
 func TestUUIDSquattingIsRejected(t *testing.T) {
 	eachClashBackend(t, []string{"a", "b", "c"}, func(t *testing.T, r *clashRig) {
 		const ts = "2026-11-21T09:00:00Z"
+		pinHost(t, r.repo)
 		uuids := make([]string, 3)
 		for i := range uuids {
-			uuids[i] = fmt.Sprintf("mem_20261121T090000Z_b_%04d", i+1)
+			// b's host id is in every uuid b writes: as predictable.
+			uuids[i] = fmt.Sprintf("mem_20261121T090000Z_b_%s-%04d", testHost, i+1)
 			r.write("a", "2026-11-20", journal.Record{UUID: uuids[i], TS: time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC), Agent: "a",
 				Kind: journal.KindFact, Scope: journal.ScopeShared, Text: fmt.Sprintf("squatted walrus %d", i)})
 		}

@@ -103,8 +103,12 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 		Source: &journal.Source{Type: "told", Actor: actor},
 		Extra:  map[string]json.RawMessage{journal.FieldFeedback: fb},
 	}
+	host, err := journal.HostID(repo)
+	if err != nil {
+		return c.fail("%v", err)
+	}
 	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now,
-		SequenceFile: layout(repo).SequenceFile(writer), Root: repo}
+		SequenceFile: layout(repo).SequenceFile(writer), Root: repo, Host: host}
 	path, err := journal.Append(journalDir(repo, writer), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+
+	"github.com/memsync/memsync/ledger"
 )
 
 // gitignoreLines keep host-local state out of git (SPEC §2).
@@ -19,9 +21,11 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 Create a memory repository, or complete one: for each --agent the layout
 agents/NAME/memory/{MEMORY.md, entities/, journal/, journal/archive/, cache/,
 sync/}; a commented memsync.yaml listing every option at its default; a
-.gitignore that keeps .memsync/ and every sync/ directory out of git; and a
-git repository when DIR is not inside one already. Existing files are never
-overwritten (missing .gitignore lines are appended), so running init again
+.gitignore that keeps .memsync/ and every sync/ directory out of git; a
+.gitattributes line "*.jsonl merge=union" (journals merge as a union of
+lines); and a git repository when DIR is not inside one already. Existing
+files are never overwritten (missing .gitignore and .gitattributes lines are
+appended), so running init again
 changes nothing. Prints each path it creates.`)
 	repoFlag := addRepoFlag(fs)
 	var agents stringList
@@ -75,6 +79,9 @@ func (in *initializer) run(agents []string) error {
 		return err
 	}
 	if err := in.gitignore(); err != nil {
+		return err
+	}
+	if err := in.gitattributes(); err != nil {
 		return err
 	}
 	if err := in.mkdir(layout(in.repo).AgentsDir()); err != nil {
@@ -136,7 +143,20 @@ func (in *initializer) writeNew(path string, data []byte) error {
 
 // gitignore appends the lines of gitignoreLines that .gitignore lacks.
 func (in *initializer) gitignore() error {
-	path := filepath.Join(in.repo, ".gitignore")
+	return in.ensureLines(".gitignore", "# host-local memsync state, never committed\n", gitignoreLines)
+}
+
+// gitattributes makes journals merge as a union of lines, in memsync's
+// exchange (SPEC §12) and in people's own git alike.
+func (in *initializer) gitattributes() error {
+	return in.ensureLines(".gitattributes", "# journals are append-only: a merge keeps both sides' lines\n",
+		[]string{strings.TrimSpace(ledger.JournalAttributes)})
+}
+
+// ensureLines appends to the repository's file name the lines it lacks,
+// after header when the file is new or empty.
+func (in *initializer) ensureLines(name, header string, lines []string) error {
+	path := filepath.Join(in.repo, name)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -147,10 +167,10 @@ func (in *initializer) gitignore() error {
 	}
 	var add strings.Builder
 	if len(data) == 0 {
-		add.WriteString("# host-local memsync state, never committed\n")
+		add.WriteString(header)
 	}
 	missing := 0
-	for _, l := range gitignoreLines {
+	for _, l := range lines {
 		// "/.memsync/" means the same to git as ".memsync/" at the root.
 		if !have[l] && !have["/"+l] {
 			add.WriteString(l + "\n")

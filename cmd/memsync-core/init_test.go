@@ -71,7 +71,7 @@ func TestInitCreatesLayout(t *testing.T) {
 	}
 	// Every option of Config is in the template.
 	for _, key := range []string{"graph:", "uri:", "user:", "database:", "password_file:", "fsync:", "batch_size:",
-		"batch_window:", "poll_interval:", "commit_interval:", "max_day_lines:", "weekday:", "summarizer:", "format:", "level:"} {
+		"batch_window:", "poll_interval:", "commit_interval:", "max_day_lines:", "weekday:", "summarizer:", "format:", "level:", "remote:", "interval:"} {
 		if !strings.Contains(string(cfg), "# "+key) && !strings.Contains(string(cfg), "#   "+key) {
 			t.Errorf("memsync.yaml lacks %s", key)
 		}
@@ -81,6 +81,9 @@ func TestInitCreatesLayout(t *testing.T) {
 		if !strings.Contains(string(gi), "\n"+l+"\n") {
 			t.Errorf(".gitignore lacks %s:\n%s", l, gi)
 		}
+	}
+	if ga, _ := os.ReadFile(filepath.Join(repo, ".gitattributes")); !strings.Contains(string(ga), "\n*.jsonl merge=union\n") {
+		t.Errorf(".gitattributes lacks the journals' union merge:\n%s", ga)
 	}
 	if _, err := git.PlainOpen(repo); err != nil {
 		t.Errorf("not a git repository: %v", err)

@@ -201,7 +201,7 @@ func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
 
 	// explain and flag: a memory planner sees answers; critic's private
 	// one is refused exactly like an unknown uuid, and nothing is written.
-	criticUUID := regexp.MustCompile(`mem_[0-9TZ]+_critic_[0-9]+`).FindString(criticBefore)
+	criticUUID := regexp.MustCompile(`mem_[0-9TZ]+_critic_([a-z0-9]+-)?[0-9]+`).FindString(criticBefore)
 	if criticUUID == "" {
 		t.Fatalf("no critic uuid in %q", criticBefore)
 	}

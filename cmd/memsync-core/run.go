@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,7 +32,10 @@ life, and a second one exits 2 naming the first one's pid. It logs a short
 start line and one line per pass that projected something.
 SIGTERM or SIGINT: finish the batch in flight and exit 0. SIGHUP: reload
 memsync.yaml and the environment, reconnect, and go on (a broken memsync.yaml
-is logged and the previous configuration kept).`
+is logged and the previous configuration kept).
+--remote NAME (or sync.remote): every sync.interval (default 1m) also commit,
+fetch NAME, merge (journals as a union of lines; any other conflict is left
+for a person and shown by status) and push, never forcing (SPEC §12).`
 
 func runRun(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "run", "run [--repo DIR] [--graph embedded|neo4j] [--neo4j-uri URI] [flags]", runDescription)
@@ -40,6 +44,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	noCompact := fs.Bool("no-compact", false, "do not run scheduled compaction (weekly, or when a day passes compaction.max_day_lines)")
 	noConsolidate := fs.Bool("no-consolidate", false, "do not run the consolidation cycle every consolidation.interval")
 	metricsFlag := fs.String("metrics", "", "serve Prometheus /metrics and /healthz on `ADDR`: HOST:PORT, or a bare port on 127.0.0.1 (also daemon.metrics; default off)")
+	remote := fs.String("remote", "", "git remote `NAME` to commit, fetch, merge and push every sync.interval (else sync.remote; SPEC §12)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
 	if _, code, done := fs.parse(args); done {
@@ -77,6 +82,9 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		}
 		if *noCommit {
 			cfg.Daemon.CommitInterval = 0
+		}
+		if *remote != "" {
+			cfg.Sync.Remote = *remote
 		}
 		if *noConsolidate {
 			cfg.Consolidation.Interval = 0
@@ -171,6 +179,13 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 			go func() { defer wg.Done(); _ = c.Run(runCtx) }()
 		}
 	}
+	if cfg.Sync.Remote != "" {
+		// A misconfigured exchange must not stop the projection: it is
+		// logged, and SIGHUP after fixing it starts the exchange.
+		if err := startExchange(runCtx, &wg, repo, cfg, lg, env); err != nil {
+			lg.Error("exchange with the remote is off", zap.String("remote", cfg.Sync.Remote), zap.Error(err))
+		}
+	}
 	if compact {
 		s := &compaction.Scheduler{Root: repo, Weekday: cfg.CompactionWeekday(), Options: compaction.Options{
 			MaxDayLines: cfg.Compaction.MaxDayLines, Summarizer: summarizerArgv(cfg),
@@ -228,4 +243,25 @@ func openGraphPatiently(ctx context.Context, cfg *Config, repo string, lg *zap.L
 		case <-time.After(d):
 		}
 	}
+}
+
+// startExchange runs the exchange with cfg.Sync.Remote beside the engine
+// (SPEC §12): it commits before each exchange, whatever commit_interval says.
+func startExchange(ctx context.Context, wg *sync.WaitGroup, repo string, cfg *Config, lg *zap.Logger, env *Env) error {
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+		return fmt.Errorf("%s is not a git work tree", repo)
+	}
+	c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Logger: lg, Now: env.Now})
+	if err != nil {
+		return err
+	}
+	x, err := ledger.NewExchanger(ledger.ExchangerOptions{
+		Root: repo, Remote: cfg.Sync.Remote, Committer: c, Interval: cfg.Sync.Interval, Logger: lg, Now: env.Now,
+	})
+	if err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = x.Run(ctx) }()
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -17,7 +18,9 @@ const statusDescription = `Show, per agent: valid journal records, memories proj
 outbox entries waiting for the graph, rejected lines, and lag (the age of
 the oldest record not yet projected). Works with or without a running
 daemon, and when the graph is down (it says so). Lists what it does not read
-under agents/ (symbolic links, misnamed files and directories), and why.`
+under agents/ (symbolic links, misnamed files and directories), and why.
+With an exchange (run --remote), also the remote: last exchange, commits
+ahead and behind, a merge conflict left for a person, the last error.`
 
 func runStatus(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "status", "status [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", statusDescription)
@@ -39,8 +42,15 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	if why := ledger.HeadNotOnBranch(repo); why != "" {
 		rep.AutoCommit = "paused: " + why
 	}
+	remote, err := ledger.RemoteStatus(ctx, repo)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
 	if *asJSON {
-		out, _ := json.MarshalIndent(rep, "", "  ")
+		out, _ := json.MarshalIndent(struct {
+			memsync.StatusReport
+			Remote *ledger.ExchangeStatus `json:"remote,omitempty"`
+		}{rep, remote}, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}
@@ -52,6 +62,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "daemon: %s\n", daemonLine(rep.Daemon))
 	if rep.AutoCommit != "" {
 		fmt.Fprintf(env.Stdout, "auto-commit %s\n", rep.AutoCommit)
+	}
+	if remote != nil {
+		fmt.Fprintf(env.Stdout, "remote: %s\n", remoteLine(remote, env.Now()))
 	}
 	fmt.Fprintln(env.Stdout)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
@@ -86,4 +99,24 @@ func daemonLine(d memsync.DaemonStatus) string {
 		return "not running; " + h.String() + " holds the daemon lock"
 	}
 	return "running" + strings.TrimPrefix(h.String(), "a daemon")
+}
+
+// remoteLine is the exchange with the git remote in one line (SPEC §12):
+// the last exchange, ahead/behind, a conflict left for a person, the last error.
+func remoteLine(st *ledger.ExchangeStatus, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s, ", st.Remote, st.Branch)
+	if st.LastSuccess.IsZero() {
+		b.WriteString("never exchanged")
+	} else {
+		fmt.Fprintf(&b, "last exchange %s (%s ago)", st.LastSuccess.Format(time.RFC3339), now.Sub(st.LastSuccess).Round(time.Second))
+	}
+	fmt.Fprintf(&b, ", %d ahead, %d behind", st.Ahead, st.Behind)
+	if len(st.Conflicts) > 0 {
+		fmt.Fprintf(&b, "\n  MERGE CONFLICT for a person to resolve and commit: %s", strings.Join(st.Conflicts, ", "))
+	}
+	if st.LastError != "" {
+		fmt.Fprintf(&b, "\n  last error (%s): %s", st.LastAttempt.Format(time.RFC3339), st.LastError)
+	}
+	return b.String()
 }

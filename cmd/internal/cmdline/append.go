@@ -163,8 +163,12 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 		}
 		return ExitOK
 	}
+	host, err := journal.HostID(repo)
+	if err != nil {
+		return fs.Fail("%v", err)
+	}
 	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now,
-		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo}
+		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo, Host: host}
 	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError

@@ -31,6 +31,7 @@ type Config struct {
 	Compaction CompactionConfig `yaml:"compaction"`
 	// Consolidation tunes the consolidation cycle (SPEC §10).
 	Consolidation ConsolidationConfig `yaml:"consolidation"`
+	Sync          SyncConfig          `yaml:"sync"`
 	Log           LogConfig           `yaml:"log"`
 	Hooks         HooksConfig         `yaml:"hooks"`
 
@@ -78,6 +79,12 @@ type CompactionConfig struct {
 	Summarizer  string `yaml:"summarizer"`    // command that summarizes; empty: built-in
 }
 
+// SyncConfig is the exchange with a git remote (SPEC §12; memsync run --remote).
+type SyncConfig struct {
+	Remote   string        `yaml:"remote"`   // git remote to pull from and push to; empty: no exchange
+	Interval time.Duration `yaml:"interval"` // how often the daemon exchanges
+}
+
 // ConsolidationConfig tunes memsync consolidate in the daemon.
 type ConsolidationConfig struct {
 	Interval time.Duration `yaml:"interval"` // how often the daemon consolidates every agent; 0 disables
@@ -108,6 +115,7 @@ func DefaultConfig() Config {
 		},
 		Compaction:    CompactionConfig{MaxDayLines: 500, Weekday: "sunday"},
 		Consolidation: ConsolidationConfig{Interval: 6 * time.Hour},
+		Sync:          SyncConfig{Interval: time.Minute},
 		Log:           LogConfig{Format: "auto", Level: "info"},
 	}
 }
@@ -120,6 +128,7 @@ var (
 	errNeo4jURIMissing = errors.New("graph neo4j needs neo4j.uri (or MEMSYNC_NEO4J_URI, --neo4j-uri)")
 	errBatchSize       = errors.New("daemon.batch_size must be at least 1")
 	errDuration        = errors.New("must be a positive duration")
+	errSyncInterval    = errors.New("sync.interval must not be negative")
 	errCommitInterval  = errors.New("daemon.commit_interval must not be negative (0 disables)")
 	errMaxDayLines     = errors.New("compaction.max_day_lines must be at least 1")
 	errWeekday         = errors.New("compaction.weekday must be a day name (sunday ... saturday)")
@@ -164,6 +173,9 @@ func (c *Config) Validate() error {
 		if d.v <= 0 {
 			return fmt.Errorf("%s %v: %w", d.name, d.v, errDuration)
 		}
+	}
+	if c.Sync.Interval < 0 {
+		return fmt.Errorf("sync.interval %v: %w", c.Sync.Interval, errSyncInterval)
 	}
 	if c.Daemon.CommitInterval < 0 {
 		return fmt.Errorf("daemon.commit_interval %v: %w", c.Daemon.CommitInterval, errCommitInterval)
@@ -276,11 +288,11 @@ func (c Config) String() string {
 	return fmt.Sprintf("graph=%s neo4j.uri=%s neo4j.user=%s neo4j.database=%s neo4j.password=(%s) "+
 		"append.fsync=%t daemon.batch_size=%d daemon.batch_window=%v daemon.poll_interval=%v "+
 		"daemon.commit_interval=%v compaction.max_day_lines=%d compaction.weekday=%s "+
-		"compaction.summarizer=%q consolidation.interval=%v log.format=%s log.level=%s daemon.metrics=%q hooks.agent=%q",
+		"compaction.summarizer=%q consolidation.interval=%v sync.remote=%q sync.interval=%v log.format=%s log.level=%s daemon.metrics=%q hooks.agent=%q",
 		c.Backend(), redactURI(c.Neo4j.URI), c.Neo4j.User, c.Neo4j.Database, pw,
 		c.Append.FSync, c.Daemon.BatchSize, c.Daemon.BatchWindow, c.Daemon.PollInterval,
 		c.Daemon.CommitInterval, c.Compaction.MaxDayLines, c.Compaction.Weekday,
-		c.Compaction.Summarizer, c.Consolidation.Interval, c.Log.Format, c.Log.Level, c.Daemon.Metrics, c.Hooks.Agent)
+		c.Compaction.Summarizer, c.Consolidation.Interval, c.Sync.Remote, c.Sync.Interval, c.Log.Format, c.Log.Level, c.Daemon.Metrics, c.Hooks.Agent)
 }
 
 // GoString keeps %#v as safe as %v.
@@ -512,6 +524,10 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 
 # consolidation:
 #   interval: 6h           # the daemon's consolidation cycle (memsync consolidate); 0 disables
+
+# sync:                    # many hosts, one memory (memsync run --remote NAME)
+#   remote: ""             # git remote to fetch, merge and push; empty: no exchange
+#   interval: 1m           # how often the daemon exchanges with it
 
 # log:
 #   format: auto           # auto (console on a terminal, else json), json, console

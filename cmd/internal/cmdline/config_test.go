@@ -45,7 +45,8 @@ func TestConfigDefaults(t *testing.T) {
 	d := cfg.Daemon
 	if cfg.Graph != "embedded" || !cfg.Append.FSync || d.BatchSize != 1000 || d.BatchWindow != 50*time.Millisecond ||
 		d.PollInterval != time.Second || d.CommitInterval != 5*time.Minute || cfg.Compaction.MaxDayLines != 500 ||
-		cfg.CompactionWeekday() != time.Sunday || cfg.Compaction.Summarizer != "" || cfg.Log.Format != "auto" || cfg.Log.Level != "info" {
+		cfg.CompactionWeekday() != time.Sunday || cfg.Compaction.Summarizer != "" || cfg.Log.Format != "auto" || cfg.Log.Level != "info" ||
+		cfg.Sync.Remote != "" || cfg.Sync.Interval != time.Minute {
 		t.Fatalf("defaults: %s", cfg)
 	}
 }
@@ -86,6 +87,9 @@ daemon:
   commit_interval: 0
 compaction:
   weekday: Friday
+sync:
+  remote: origin
+  interval: 30s
 log:
   format: json
 `
@@ -95,7 +99,8 @@ log:
 	}
 	if cfg.Graph != "embedded" || cfg.Neo4j.URI != "bolt://file:7687" || cfg.Neo4j.User != "fileuser" || cfg.Append.FSync ||
 		cfg.Daemon.BatchSize != 10 || cfg.Daemon.BatchWindow != 5*time.Millisecond || cfg.Daemon.CommitInterval != 0 ||
-		cfg.Daemon.PollInterval != time.Second || cfg.CompactionWeekday() != time.Friday || cfg.Log.Format != "json" {
+		cfg.Daemon.PollInterval != time.Second || cfg.CompactionWeekday() != time.Friday || cfg.Log.Format != "json" ||
+		cfg.Sync.Remote != "origin" || cfg.Sync.Interval != 30*time.Second {
 		t.Fatalf("file: %s", cfg)
 	}
 	env := map[string]string{"MEMSYNC_GRAPH": "neo4j", "MEMSYNC_NEO4J_URI": "neo4j://env:7687", "MEMSYNC_NEO4J_DATABASE": "envdb"}
@@ -167,6 +172,7 @@ func TestConfigErrors(t *testing.T) {
 		{"batch window", "daemon:\n  batch_window: 0s\n", nil, nil, errDuration, "daemon.batch_window"},
 		{"poll interval", "daemon:\n  poll_interval: -1s\n", nil, nil, errDuration, "daemon.poll_interval"},
 		{"commit interval", "daemon:\n  commit_interval: -1m\n", nil, nil, errCommitInterval, "daemon.commit_interval"},
+		{"sync interval", "sync:\n  interval: -1m\n", nil, nil, errSyncInterval, "sync.interval"},
 		{"max day lines", "compaction:\n  max_day_lines: 0\n", nil, nil, errMaxDayLines, "compaction.max_day_lines"},
 		{"weekday", "compaction:\n  weekday: someday\n", nil, nil, errWeekday, `"someday"`},
 		{"log format", "log:\n  format: xml\n", nil, nil, errLogFormat, `"xml"`},
