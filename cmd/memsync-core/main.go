@@ -58,6 +58,8 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runFlag, true
 	case "explain":
 		return runExplain, true
+	case "packet":
+		return runPacket, true
 	}
 	return nil, false
 }

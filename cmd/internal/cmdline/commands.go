@@ -34,6 +34,7 @@ func Commands() []Command {
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
 		{"flag", "human feedback on a memory (important, wrong, verified, unimportant), journaled"},
 		{"explain", "why a memory ranks where it does: importance, confidence, status and their events"},
+		{"packet", "a working-memory packet for one step of an agent, routed by its role (SPEC §8)"},
 	}
 }
 
