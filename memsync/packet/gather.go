@@ -80,19 +80,19 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 	// Once each, visible, not after the clock.
 	seen := map[string]bool{}
 	var keep []memsync.Node
-	var retired []string
+	var named []string
 	for _, n := range nodes {
 		if seen[n.UUID] || !slices.Contains(groups, n.Record.GroupID()) || n.TS.After(req.AsOf) {
 			continue
 		}
 		seen[n.UUID] = true
 		keep = append(keep, n)
-		retired = append(retired, n.Record.Supersedes...)
+		named = append(append(append(named, n.Record.Supersedes...), n.Record.Links...), n.Record.Supports()...)
 	}
-	// The memories candidates retire, so an item can name what it replaces
-	// (they are never items themselves).
+	// The memories candidates retire or build on, so an item can name them
+	// when the reader may see them (retired ones are never items).
 	var missing []string
-	for _, id := range retired {
+	for _, id := range named {
 		if !seen[id] && !slices.Contains(missing, id) {
 			missing = append(missing, id)
 		}
@@ -100,7 +100,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 	if len(missing) > 0 {
 		got, err := r.Get(ctx, missing)
 		if err != nil {
-			return nil, fmt.Errorf("packet: read retired memories: %w", err)
+			return nil, fmt.Errorf("packet: read linked memories: %w", err)
 		}
 		for _, id := range missing {
 			if n, ok := got[id]; ok && slices.Contains(groups, n.Record.GroupID()) && !n.TS.After(req.AsOf) {

@@ -224,6 +224,7 @@ type Item struct {
 	Confidence float64  `json:"confidence,omitempty"`
 	Status     string   `json:"status,omitempty"`
 	Replaces   []string `json:"replaces,omitempty"`
+	BuildsOn   []string `json:"builds_on,omitempty"`
 }
 
 // BlockScore is how stage one scored a block.
@@ -391,14 +392,14 @@ func Build(req Request, cands []memsync.Scored) Packet {
 
 	// The candidates that may be in a packet at all, once each.
 	seen := map[string]bool{}
-	visible := map[string]bool{}
+	visible := map[string]journal.Kind{}
 	var sigs []signals
 	for _, c := range cands {
 		if seen[c.UUID] || !slices.Contains(groups, c.Record.GroupID()) || c.TS.After(req.AsOf) {
 			continue
 		}
 		seen[c.UUID] = true
-		visible[c.UUID] = true
+		visible[c.UUID] = c.Kind
 		if _, ok := ClassOf(c.Kind); !ok || c.Result.Status.Hidden() {
 			continue
 		}
@@ -498,7 +499,7 @@ func Build(req Request, cands []memsync.Scored) Packet {
 		if len(*f) >= caps[s.class] {
 			continue
 		}
-		*f = append(*f, item(s, why(s, q), visible))
+		*f = append(*f, item(s, why(s, q, visible), visible))
 		if picked < CapSelected {
 			p.SelectedMemoryIDs = append(p.SelectedMemoryIDs, s.UUID)
 			picked++
@@ -555,7 +556,7 @@ func rank(s signals, block float64) float64 {
 }
 
 // why is the short reason an item was chosen.
-func why(s signals, q [4]terms) string {
+func why(s signals, q [4]terms, visible map[string]journal.Kind) string {
 	var r []string
 	switch s.block {
 	case TaskScoped:
@@ -592,11 +593,17 @@ func why(s signals, q [4]terms) string {
 		}
 		r = append(r, "contradicted by "+by)
 	}
+	for _, id := range append(slices.Clone(s.Record.Links), s.Record.Supports()...) {
+		if visible[id] == journal.KindReflection {
+			r = append(r, "learned from reflection "+id)
+			break
+		}
+	}
 	r = append(r, fmt.Sprintf("importance %.2f", s.Result.Importance))
 	return strings.Join(r, "; ")
 }
 
-func item(s signals, why string, visible map[string]bool) Item {
+func item(s signals, why string, visible map[string]journal.Kind) Item {
 	it := Item{
 		UUID: s.UUID, Kind: string(s.Kind), Agent: s.Agent, TS: s.TS.UTC().Format(time.RFC3339Nano),
 		Text: cut(s.Text), Why: why, Block: string(s.block), Score: s.score,
@@ -604,17 +611,20 @@ func item(s signals, why string, visible map[string]bool) Item {
 	}
 	// The memories it retires, when the reader may see them (a forward link
 	// is the old one's replaced_by; this is the same link read backwards).
-	for _, id := range s.Supersedes {
-		if visible[id] {
-			it.Replaces = append(it.Replaces, id)
-		}
-	}
 	for _, id := range s.Record.Supersedes {
-		if visible[id] && !slices.Contains(it.Replaces, id) {
+		if _, ok := visible[id]; ok && !slices.Contains(it.Replaces, id) {
 			it.Replaces = append(it.Replaces, id)
 		}
 	}
 	slices.Sort(it.Replaces)
+	// What it builds on, among what the reader may see: a procedure that
+	// links a reflection is that lesson made reusable.
+	for _, id := range append(slices.Clone(s.Record.Links), s.Record.Supports()...) {
+		if _, ok := visible[id]; ok && !slices.Contains(it.BuildsOn, id) {
+			it.BuildsOn = append(it.BuildsOn, id)
+		}
+	}
+	slices.Sort(it.BuildsOn)
 	return it
 }
 
