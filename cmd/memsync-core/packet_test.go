@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
@@ -108,7 +110,7 @@ func everyItem(p packet.Packet) []packet.Item {
 }
 
 func withSession(s string) func(*journal.Record) { return func(r *journal.Record) { r.Session = s } }
-func withTask(s string) func(*journal.Record) { return func(r *journal.Record) { r.Task = s } }
+func withTask(s string) func(*journal.Record)    { return func(r *journal.Record) { r.Task = s } }
 func supersedes(ids ...string) func(*journal.Record) {
 	return func(r *journal.Record) { r.Supersedes = ids }
 }
@@ -116,7 +118,7 @@ func conflictsWith(ids ...string) func(*journal.Record) {
 	return func(r *journal.Record) { r.ConflictsWith = ids }
 }
 func supports(ids ...string) func(*journal.Record) { return extra(journal.FieldSupports, ids) }
-func coreTier(r *journal.Record) { r.Tier = "core" }
+func coreTier(r *journal.Record)                   { r.Tier = "core" }
 
 // TestPacketPlannerReusesDurablePreference: a preference written weeks
 // ago, in another session, is in a planner's hard constraints for a new
@@ -307,4 +309,239 @@ func TestPacketSupportedProcedureOutranksStronger(t *testing.T) {
 			t.Fatalf("why: %q", after.ProceduresToFollow[0].Why)
 		}
 	})
+}
+
+// TestPacketDenseMemoryCaps: thousands of preferences, procedures and
+// reflections that all match the goal, more core memories than the core
+// cap, and many decisions waiting for outcomes: every cap holds, every
+// item carries uuid, kind, agent, ts and why, and the markdown stays
+// under 4 KB with its uuids.
+func TestPacketDenseMemoryCaps(t *testing.T) {
+	long := strings.Repeat(" with a long tail of words that matter to nobody", 6)
+	var recs []journal.Record
+	kinds := []journal.Kind{journal.KindPreference, journal.KindProcedure, journal.KindReflection, journal.KindObservation, journal.KindSummary}
+	n := 0
+	for i := 0; i < 600; i++ {
+		for _, k := range kinds {
+			n++
+			recs = append(recs, srec(fmt.Sprintf("mem_dense_%s_%04d", k, i), []string{"alice", "bob", "carol"}[i%3], n,
+				fmt.Sprintf("%s %d: ship the search release carefully%s", k, i, long), sShared, ofKind(k)))
+		}
+	}
+	for i := 0; i < 12; i++ {
+		n++
+		recs = append(recs, srec(fmt.Sprintf("mem_dense_core_%02d", i), "alice", n, fmt.Sprintf("core rule %d: answer in english%s", i, long), ofKind(journal.KindPreference), coreTier))
+	}
+	for i := 0; i < 40; i++ {
+		n++
+		recs = append(recs, srec(fmt.Sprintf("mem_dense_decision_%02d", i), "bob", n, fmt.Sprintf("decision %d: ship the search release on a monday%s", i, long), sShared, ofKind(journal.KindDecision)))
+	}
+	onEveryBackend(t, recs, func(t *testing.T, pr packetRun) {
+		for _, role := range packet.Roles {
+			args := []string{"--role", string(role), "--agent", "alice", "--goal", "ship the search release", "--as-of", asOfDay(30),
+				"--constraint", "carefully", "--failure", "release broke search", "--question", "who signs off the release?", "--question", "is the index rebuilt?"}
+			p := pr.json(t, args...)
+			for _, c := range []struct {
+				name  string
+				items []packet.Item
+				cap   int
+			}{
+				{"core", p.Core, packet.CapCore}, {"hard_constraints", p.HardConstraints, 4}, {"procedures_to_follow", p.ProceduresToFollow, 3},
+				{"pitfalls_to_avoid", p.PitfallsToAvoid, 3}, {"relevant_facts", p.RelevantFacts, 3}, {"open_questions", p.OpenQuestions, 5},
+			} {
+				if len(c.items) > c.cap {
+					t.Errorf("%s: %s holds %d, cap %d", role, c.name, len(c.items), c.cap)
+				}
+			}
+			if len(p.Core) != packet.CapCore || len(p.HardConstraints) != 4 || len(p.OpenQuestions) != 5 {
+				t.Errorf("%s: core %d, hard constraints %d, open questions %d: want every cap filled", role, len(p.Core), len(p.HardConstraints), len(p.OpenQuestions))
+			}
+			if len(p.SelectedMemoryIDs) > len(p.Core)+5 {
+				t.Errorf("%s: %d selected ids", role, len(p.SelectedMemoryIDs))
+			}
+			if p.OpenQuestions[0].Text != "who signs off the release?" || p.OpenQuestions[0].UUID != "" || p.OpenQuestions[2].UUID == "" ||
+				!strings.HasPrefix(p.OpenQuestions[2].Text, `You decided "decision`) {
+				t.Errorf("%s: open questions %+v", role, p.OpenQuestions)
+			}
+			for _, it := range everyItem(p) {
+				if it.UUID == "" && it.Kind == "question" {
+					continue
+				}
+				if it.UUID == "" || it.Kind == "" || it.Agent == "" || it.TS == "" || it.Why == "" || utf8.RuneCountInString(it.Text) > packet.MaxText {
+					t.Errorf("%s: incomplete item %+v", role, it)
+				}
+			}
+			code, md, errOut := pr.raw(t, append(args, "--markdown")...)
+			if code != 0 || len(md) >= 4096 {
+				t.Fatalf("%s: markdown: exit %d, %d bytes\n%s%s", role, code, len(md), md, errOut)
+			}
+			for _, id := range p.SelectedMemoryIDs {
+				if !strings.Contains(md, id) {
+					t.Errorf("%s: markdown lacks %s:\n%s", role, id, md)
+				}
+			}
+		}
+	})
+}
+
+// TestPacketGroupIsolation: a packet for alice never holds bob's private
+// memories, whatever their task, session, words, tier or links say, and
+// whatever they do to alice's memories (support, contradict, supersede).
+func TestPacketGroupIsolation(t *testing.T) {
+	recs := []journal.Record{
+		srec("mem_a_pref", "alice", 0, "deploy the payments service only after a green build", sShared, ofKind(journal.KindPreference), withTask("T1"), withSession("S1")),
+		srec("mem_a_proc", "alice", 0, "payments deploy: build, test, canary, fleet", ofKind(journal.KindProcedure), withTask("T1"), at(1)),
+		srec("mem_a_old", "alice", 0, "payments deploy needs a manual approval", sShared, ofKind(journal.KindPreference), at(1)),
+		// bob's private memories: every door into alice's packet.
+		srec("mem_bsecret_task", "bob", 0, "BOBSECRET deploy the payments service task notes", ofKind(journal.KindProcedure), withTask("T1"), withSession("S1"), at(2)),
+		srec("mem_bsecret_core", "bob", 0, "BOBSECRET core rule for the payments deploy", ofKind(journal.KindPreference), coreTier, withTask("T1"), at(2)),
+		srec("mem_bsecret_refl", "bob", 0, "BOBSECRET payments deploy pitfall", ofKind(journal.KindReflection), withSession("S1"), at(2)),
+		srec("mem_bsecret_dec", "bob", 0, "BOBSECRET decided to deploy payments on sundays", ofKind(journal.KindDecision), withTask("T1"), at(2)),
+		srec("mem_bsecret_fact", "bob", 0, "BOBSECRET payments deploy fact", withTask("T1"), withSession("S1"), at(2)),
+		srec("mem_bsecret_sup", "bob", 0, "BOBSECRET supports the payments procedure", ofKind(journal.KindObservation), supports("mem_a_proc"), linksTo("mem_a_pref"), at(3)),
+		srec("mem_bsecret_con", "bob", 0, "BOBSECRET payments deploy contradiction", ofKind(journal.KindPreference), conflictsWith("mem_a_pref"), at(3)),
+		srec("mem_bsecret_rep", "bob", 0, "BOBSECRET payments deploy replacement", ofKind(journal.KindPreference), supersedes("mem_a_old"), at(3)),
+		// alice's own record naming bob's private ones.
+		srec("mem_a_links", "alice", 0, "payments deploy follow-up", ofKind(journal.KindProcedure), linksTo("mem_bsecret_task", "mem_bsecret_refl"), supports("mem_bsecret_fact"), supersedes("mem_bsecret_dec"), withTask("T1"), at(4)),
+	}
+	onEveryBackend(t, recs, func(t *testing.T, pr packetRun) {
+		for _, role := range packet.Roles {
+			for _, format := range []string{"--json", "--markdown"} {
+				args := []string{"--role", string(role), "--agent", "alice", "--goal", "deploy the payments service BOBSECRET bsecret", "--task", "T1", "--session", "S1",
+					"--constraint", "payments", "--failure", "payments deploy failed", "--question", "payments?", "--as-of", asOfDay(20), format}
+				code, out, errOut := pr.raw(t, args...)
+				if code != 0 {
+					t.Fatalf("%s %s: exit %d: %s", role, format, code, errOut)
+				}
+				// The goal is echoed; past it, nothing of bob's.
+				body := strings.Replace(out, "deploy the payments service BOBSECRET bsecret", "", 1)
+				if strings.Contains(body, "BOBSECRET") || strings.Contains(body, "bsecret") || strings.Contains(errOut, "bsecret") {
+					t.Fatalf("%s %s: alice's packet shows bob's private memory:\n%s", role, format, out)
+				}
+			}
+		}
+		// alice still gets her own, and bob his.
+		p := pr.json(t, "--role", "executor", "--agent", "alice", "--goal", "deploy the payments service", "--task", "T1", "--as-of", asOfDay(20))
+		if !slices.Contains(ids(p.ProceduresToFollow), "mem_a_proc") || !slices.Contains(ids(p.HardConstraints), "mem_a_pref") {
+			t.Fatalf("alice's own: %+v", p)
+		}
+		if p := pr.json(t, "--role", "executor", "--agent", "bob", "--goal", "deploy the payments service", "--task", "T1", "--as-of", asOfDay(20)); !slices.Equal(ids(p.Core), []string{"mem_bsecret_core"}) {
+			t.Fatalf("bob's core: %v", ids(p.Core))
+		}
+	})
+}
+
+// TestPacketCoreAndOpenQuestions: the core tier is in every role's packet
+// whatever the goal; open questions are the --questions, then decisions a
+// week old that no outcome names (not younger ones, not answered ones).
+func TestPacketCoreAndOpenQuestions(t *testing.T) {
+	recs := []journal.Record{
+		srec("mem_core", "alice", 0, "always answer in french", ofKind(journal.KindFact), coreTier),
+		srec("mem_dec_open", "alice", 0, "move the queue to kafka", sShared, ofKind(journal.KindDecision)),
+		srec("mem_dec_done", "alice", 0, "move the cache to redis", sShared, ofKind(journal.KindDecision), at(1)),
+		srec("mem_outcome", "bob", 0, "redis halved the latency", sShared, ofKind(journal.KindOutcome), linksTo("mem_dec_done"), extra(journal.FieldResult, journal.ResultSuccess), at(5)),
+		srec("mem_dec_young", "alice", 0, "move the logs to loki", sShared, ofKind(journal.KindDecision), at(8)),
+	}
+	onEveryBackend(t, recs, func(t *testing.T, pr packetRun) {
+		for _, role := range packet.Roles {
+			p := pr.json(t, "--role", string(role), "--agent", "alice", "--goal", "unrelated words entirely", "--question", "what next?", "--as-of", asOfDay(10))
+			if !slices.Equal(ids(p.Core), []string{"mem_core"}) || p.SelectedMemoryIDs[0] != "mem_core" {
+				t.Fatalf("%s: core %v selected %v", role, ids(p.Core), p.SelectedMemoryIDs)
+			}
+			if !slices.Equal(ids(p.OpenQuestions), []string{"", "mem_dec_open"}) ||
+				p.OpenQuestions[1].Text != `You decided "move the queue to kafka" on 2026-11-20. How did it turn out?` {
+				t.Fatalf("%s: open questions %+v", role, p.OpenQuestions)
+			}
+		}
+	})
+}
+
+// TestPacketBadInput: an unknown role, an empty goal, an unknown agent
+// (and the other usage faults) are one line on stderr, exit 2, nothing on
+// stdout.
+func TestPacketBadInput(t *testing.T) {
+	recs := []journal.Record{srec("mem_x", "alice", 0, "something", sShared)}
+	for _, b := range []packetBackend{packetBackends[0], packetBackends[2]} {
+		t.Run(b.name, func(t *testing.T) {
+			env := b.env(t)
+			repo := searchRepo(t, recs...)
+			for _, tc := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"--role", "boss", "--agent", "alice", "--goal", "g"}, `--role: unknown role "boss"`},
+				{[]string{"--agent", "alice", "--goal", "g"}, "--role: required"},
+				{[]string{"--role", "planner", "--agent", "alice"}, "--goal: required"},
+				{[]string{"--role", "planner", "--agent", "alice", "--goal", "  \t"}, "--goal: required"},
+				{[]string{"--role", "planner", "--goal", "g"}, "--agent: required"},
+				{[]string{"--role", "planner", "--agent", "zed", "--goal", "g"}, `--agent: unknown agent "zed"`},
+				{[]string{"--role", "planner", "--agent", "../etc", "--goal", "g"}, "--agent: invalid agent name"},
+				{[]string{"--role", "planner", "--agent", "alice", "--goal", "g", "--json", "--markdown"}, "choose one"},
+				{[]string{"--role", "planner", "--agent", "alice", "--goal", "g", "--as-of", "yesterday"}, "--as-of"},
+				{[]string{"--role", "planner", "--agent", "alice", "--goal", "g", "stray"}, "unexpected argument"},
+			} {
+				code, out, errOut := binRun(t, env, append([]string{"packet", "--repo", repo}, tc.args...)...)
+				if code != exitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "memsync packet: ") || !strings.Contains(errOut, tc.want) {
+					t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out, errOut, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestPacketDeterministic: the same memory, request and clock give
+// byte-identical packets, run after run; and the embedded store, Neo4j and
+// the journals give the same packet.
+func TestPacketDeterministic(t *testing.T) {
+	var recs []journal.Record
+	for i := 0; i < 60; i++ {
+		k := []journal.Kind{journal.KindPreference, journal.KindProcedure, journal.KindReflection, journal.KindFact, journal.KindSummary, journal.KindDecision}[i%6]
+		opts := []func(*journal.Record){sShared, ofKind(k), at(i % 20)}
+		if i%7 == 0 && i > 0 {
+			opts = append(opts, supports(fmt.Sprintf("mem_det_%02d", i-1)))
+		}
+		if i%11 == 0 && i > 0 {
+			opts = append(opts, conflictsWith(fmt.Sprintf("mem_det_%02d", i-5)))
+		}
+		if i%4 == 0 {
+			opts = append(opts, withTask("T7"))
+		}
+		recs = append(recs, srec(fmt.Sprintf("mem_det_%02d", i), []string{"alice", "bob"}[i%2], i, fmt.Sprintf("note %d about the search index rebuild and its ranking", i), opts...))
+	}
+	outputs := map[string]string{}
+	onEveryBackend(t, recs, func(t *testing.T, pr packetRun) {
+		for _, role := range packet.Roles {
+			for _, format := range []string{"--json", "--markdown"} {
+				args := []string{"--role", string(role), "--agent", "alice", "--goal", "rebuild the search index", "--task", "T7", "--failure", "ranking", "--as-of", asOfDay(25), format}
+				var first string
+				for i := 0; i < 3; i++ {
+					code, out, errOut := pr.raw(t, args...)
+					if code != 0 {
+						t.Fatalf("exit %d: %s", code, errOut)
+					}
+					if i == 0 {
+						first = out
+					} else if out != first {
+						t.Fatalf("%s %s: run %d differs:\n%s\n---\n%s", role, format, i, first, out)
+					}
+				}
+				if format == "--json" {
+					var p packet.Packet
+					json.Unmarshal([]byte(first), &p)
+					p.Offline, p.OfflineReason = false, ""
+					b, _ := json.Marshal(p)
+					first = string(b)
+				} else {
+					first = strings.Replace(first, " (offline: from the journals)", "", 1)
+				}
+				outputs[pr.b.name+" "+string(role)+format] = first
+			}
+		}
+	})
+	for key, out := range outputs {
+		emb := outputs["embedded "+strings.SplitN(key, " ", 2)[1]]
+		if out != emb {
+			t.Errorf("%s differs from the embedded store's:\n%s\n---\n%s", key, out, emb)
+		}
+	}
 }

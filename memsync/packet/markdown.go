@@ -5,20 +5,36 @@ import (
 	"strings"
 )
 
-// MarkdownText is how many runes of an item's text Markdown keeps: the
-// packet is pasted into a prompt, and the uuid leads to the whole record.
-const MarkdownText = 140
+// MarkdownBudget is the size Markdown keeps a packet under, in bytes: it
+// is pasted into a prompt, and each uuid leads to the whole record.
+const MarkdownBudget = 4000
+
+// markdownTexts are the item text lengths, in runes, that Markdown tries
+// in turn until the packet fits its budget.
+var markdownTexts = []int{160, 120, 90, 70, 50, 35}
 
 // Markdown renders p as a hook pastes it into a prompt: a title line,
-// then one headed section per non-empty field, one line per item with its
-// uuid (to cite), kind, agent and day, then why it was chosen. With every
-// field at its cap it stays under 4 KB.
+// then one headed section per non-empty field, one line per item: its
+// text, its uuid (to cite) and kind, and why it was chosen. Texts are cut
+// as short as needed (down to 35 runes) to keep the whole under
+// MarkdownBudget.
 func Markdown(p Packet) string {
+	var out string
+	for _, n := range markdownTexts {
+		if out = markdown(p, n); len(out) <= MarkdownBudget {
+			break
+		}
+	}
+	return out
+}
+
+func markdown(p Packet, textRunes int) string {
+	whyRunes := min(textRunes/2, 70)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Working memory: %s for %s\n", p.Role, p.Agent)
-	fmt.Fprintf(&b, "Goal: %s\n", oneLine(cutTo(p.Goal, 200)))
+	fmt.Fprintf(&b, "Goal: %s\n", oneLine(cutTo(p.Goal, textRunes)))
 	if p.Task != "" || p.Session != "" {
-		fmt.Fprintf(&b, "Scope:%s%s\n", prefixed(" task ", p.Task), prefixed(" session ", p.Session))
+		fmt.Fprintf(&b, "Scope:%s%s\n", prefixed(" task ", cutTo(p.Task, textRunes)), prefixed(" session ", cutTo(p.Session, textRunes)))
 	}
 	asOf := "As of " + p.AsOf
 	if p.Offline {
@@ -41,16 +57,12 @@ func Markdown(p Packet) string {
 		}
 		fmt.Fprintf(&b, "\n## %s\n", s.title)
 		for _, it := range s.items {
-			text := oneLine(cutTo(it.Text, MarkdownText))
+			text := oneLine(cutTo(it.Text, textRunes))
 			if it.UUID == "" {
 				fmt.Fprintf(&b, "- %s\n", text)
 				continue
 			}
-			day := it.TS
-			if len(day) >= 10 {
-				day = day[:10]
-			}
-			fmt.Fprintf(&b, "- %s [%s %s %s %s] (%s)\n", text, it.UUID, it.Kind, it.Agent, day, cutTo(it.Why, 90))
+			fmt.Fprintf(&b, "- %s [%s %s] (%s)\n", text, it.UUID, it.Kind, oneLine(cutTo(it.Why, whyRunes)))
 		}
 	}
 	if len(p.SelectedMemoryIDs) > 0 {

@@ -165,7 +165,7 @@ const (
 	CapRelevantFacts   = 3
 	CapOpenQuestions   = 5
 	CapSelected        = 5
-	CapCore            = 8
+	CapCore            = 5
 	// MaxText is the longest item text a packet carries, in runes; a
 	// longer one is cut with "…" (the uuid leads to the whole).
 	MaxText = 400
