@@ -52,6 +52,7 @@ type options struct {
 	latencyDur     time.Duration
 	latencyAgents  int
 	appendCalls    int
+	packetCommands int // `memsync packet` execs per run
 	cpuProfile     string
 	only           map[string]bool
 	args           []string // the command line, for the report
@@ -113,6 +114,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&latencySec, "latency-seconds", 0, "how long the appenders run (default 10, quick 3)")
 	fs.IntVar(&o.latencyAgents, "latency-agents", 10, "agents the appenders write as")
 	fs.IntVar(&o.appendCalls, "append-calls", 0, "memsync append execs (default 200, quick 100)")
+	fs.IntVar(&o.packetCommands, "packet-commands", 0, "memsync packet execs per run of the search figure (default 60, quick 20)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the projection (rebuild path): the last run's CPU into `prefix`-<backend>.pprof; then one more run, not counted, sampling memsync's goroutines into prefix-<backend>.wall.txt and the Neo4j server's transactions into prefix-neo4j.server.txt")
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.StringVar(&only, "only", "", "run only these figures (comma-separated): "+strings.Join(figures, ","))
@@ -159,6 +161,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	def(&o.rebuildRecords, 1_000_000, 10_000)
 	def(&o.idleAgents, 100, 20)
 	def(&o.appendCalls, 200, 100)
+	def(&o.packetCommands, 60, 20)
 	if latencySec == 0 {
 		latencySec = map[bool]float64{false: 10, true: 3}[o.quick]
 	}
@@ -171,7 +174,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	for name, v := range map[string]int{"--runs": o.runs, "--rebuild-runs": o.rebuildRuns, "--records": o.records, "--search-corpus": o.searchCorpus,
 		"--search-queries": o.searchQueries, "--rebuild-records": o.rebuildRecords, "--agents": o.agents,
 		"--idle-agents": o.idleAgents, "--idle-records": o.idlePerAgent, "--latency-rate": o.latencyRate,
-		"--latency-agents": o.latencyAgents, "--append-calls": o.appendCalls, "--naive-records": o.naiveRecords} {
+		"--latency-agents": o.latencyAgents, "--append-calls": o.appendCalls, "--naive-records": o.naiveRecords,
+		"--packet-commands": o.packetCommands} {
 		if v <= 0 {
 			return nil, fmt.Errorf("%s must be positive", name)
 		}

@@ -9,27 +9,26 @@ import (
 // is pasted into a prompt, and each uuid leads to the whole record.
 const MarkdownBudget = 4000
 
-// markdownTexts are the item text lengths, in runes, that Markdown tries
-// in turn until the packet fits its budget.
-var markdownTexts = []int{160, 120, 90, 70, 50, 35}
+// markdownCuts are the lengths, in runes, of item texts and reasons that
+// Markdown tries in turn until the packet fits its budget (0: no reason).
+var markdownCuts = []struct{ text, why int }{{160, 70}, {120, 60}, {90, 45}, {70, 35}, {50, 25}, {35, 0}, {20, 0}}
 
 // Markdown renders p as a hook pastes it into a prompt: a title line,
 // then one headed section per non-empty field, one line per item: its
 // text, its uuid (to cite) and kind, and why it was chosen. Texts are cut
-// as short as needed (down to 35 runes) to keep the whole under
-// MarkdownBudget.
+// (and reasons dropped) as needed to keep the whole under MarkdownBudget;
+// uuids are never cut.
 func Markdown(p Packet) string {
 	var out string
-	for _, n := range markdownTexts {
-		if out = markdown(p, n); len(out) <= MarkdownBudget {
+	for _, c := range markdownCuts {
+		if out = markdown(p, c.text, c.why); len(out) <= MarkdownBudget {
 			break
 		}
 	}
 	return out
 }
 
-func markdown(p Packet, textRunes int) string {
-	whyRunes := min(textRunes/2, 70)
+func markdown(p Packet, textRunes, whyRunes int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Working memory: %s for %s\n", p.Role, p.Agent)
 	fmt.Fprintf(&b, "Goal: %s\n", oneLine(cutTo(p.Goal, textRunes)))
@@ -62,7 +61,11 @@ func markdown(p Packet, textRunes int) string {
 				fmt.Fprintf(&b, "- %s\n", text)
 				continue
 			}
-			fmt.Fprintf(&b, "- %s [%s %s] (%s)\n", text, it.UUID, it.Kind, oneLine(cutTo(it.Why, whyRunes)))
+			fmt.Fprintf(&b, "- %s [%s %s]", text, it.UUID, it.Kind)
+			if whyRunes > 0 {
+				fmt.Fprintf(&b, " (%s)", oneLine(cutTo(it.Why, whyRunes)))
+			}
+			b.WriteByte('\n')
 		}
 	}
 	if len(p.SelectedMemoryIDs) > 0 {
