@@ -12,9 +12,9 @@ import (
 
 // How many candidates each source gives (stage one's pool).
 const (
-	lexicalPerClass = 40
-	scopedLimit     = 40
-	durableLimit    = 40
+	lexicalPerClass = 20
+	scopedLimit     = 30
+	durableLimit    = 20
 	recentLimit     = 15
 	decisionLimit   = 20
 )
