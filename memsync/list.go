@@ -13,12 +13,19 @@ import (
 type ListQuery struct {
 	Groups  []string       // the group_ids the reader may see; an empty list sees nothing
 	Kinds   []journal.Kind // empty: every kind
-	Task    string         // non-empty: only records of this task
-	Session string         // non-empty: only records of this session
+	Task    string         // non-empty: only records of this task (see ScopeWindow)
+	Session string         // non-empty: only records of this session (see ScopeWindow)
 	Core    bool           // only core-tier records
 	Until   time.Time      // zero: no bound; else only records with ts at or before it
 	Limit   int            // at most this many, newest first (ts, then uuid, descending); 0 means 10
 }
+
+// ScopeWindow bounds task and session matching: a ListQuery with a Task or
+// Session finds them among the newest ScopeWindow records of each group at
+// or before Until. Tasks and sessions are working context, so their records
+// are recent; the bound keeps a lookup cheap without an index that every
+// write would pay for.
+const ScopeWindow = 1000
 
 // Lister is a store that lists memories by their fields (ListQuery). Both
 // graphs and the offline path are Listers; a reader that is not one gives

@@ -2,6 +2,8 @@ package neo4j
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/memsync/memsync/memsync"
@@ -9,18 +11,43 @@ import (
 
 var _ memsync.Lister = (*Graph)(nil)
 
-// listQuery lists memories by their fields, newest first; every value is a
-// parameter. The (group_id, ts) index serves the groups and the bound.
-const listQuery = `
-MATCH (m:Memory) WHERE m.group_id IN $groups AND m.hash IS NOT NULL
-  AND ($kinds IS NULL OR m.kind IN $kinds)
-  AND ($task = '' OR m.task = $task)
-  AND ($session = '' OR m.session = $session)
-  AND (NOT $core OR m.tier = 'core')
-  AND ($until IS NULL OR m.ts <= $until)
-WITH m ORDER BY m.ts DESC, m.uuid DESC LIMIT $limit` + nodeColumns
+// farFuture bounds ts when a ListQuery sets no bound: a range on ts lets
+// the (group_id, ts) index give the order.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// List returns the memories meeting q, newest first (memsync.ListQuery).
+// listQuery is the statement for one group of q: fixed text, every value a
+// parameter. The core tier is read through its index; otherwise the
+// (group_id, ts) index gives the group's memories newest first, and a task
+// or session is matched among the newest memsync.ScopeWindow of them.
+func listQuery(q memsync.ListQuery) string {
+	base := []string{"m.group_id = $group", "m.ts <= $until", "m.hash IS NOT NULL"}
+	if q.Core {
+		base = append(base, "m.tier = 'core'")
+	}
+	var filter []string
+	if q.Task != "" {
+		filter = append(filter, "m.task = $task")
+	}
+	if q.Session != "" {
+		filter = append(filter, "m.session = $session")
+	}
+	if len(q.Kinds) > 0 {
+		filter = append(filter, "m.kind IN $kinds")
+	}
+	match := "MATCH (m:Memory) WHERE " + strings.Join(base, " AND ")
+	if q.Task != "" || q.Session != "" {
+		match += "\nWITH m ORDER BY m.ts DESC, m.uuid DESC LIMIT $window"
+		if len(filter) > 0 {
+			match += "\nWITH m WHERE " + strings.Join(filter, " AND ")
+		}
+	} else if len(filter) > 0 {
+		match += " AND " + strings.Join(filter, " AND ")
+	}
+	return match + "\nWITH m ORDER BY m.ts DESC, m.uuid DESC LIMIT $limit" + nodeColumns
+}
+
+// List returns the memories meeting q, newest first (memsync.ListQuery):
+// newest first within each group, merged.
 func (g *Graph) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, error) {
 	if len(q.Groups) == 0 {
 		return nil, nil
@@ -29,23 +56,31 @@ func (g *Graph) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, 
 	if limit <= 0 {
 		limit = 10
 	}
-	params := map[string]any{
-		"groups": q.Groups, "kinds": nil, "task": q.Task, "session": q.Session,
-		"core": q.Core, "until": nil, "limit": int64(limit),
-	}
-	if len(q.Kinds) > 0 {
-		kinds := make([]string, len(q.Kinds))
-		for i, k := range q.Kinds {
-			kinds[i] = string(k)
-		}
-		params["kinds"] = kinds
-	}
+	until := farFuture
 	if !q.Until.IsZero() {
-		params["until"] = q.Until.UTC().Truncate(time.Nanosecond)
+		until = q.Until.UTC()
 	}
-	nodes, err := g.readNodes(ctx, listQuery, params)
-	if err != nil {
-		return nil, wrap("list", err)
+	kinds := make([]string, len(q.Kinds))
+	for i, k := range q.Kinds {
+		kinds[i] = string(k)
 	}
-	return nodes, nil
+	query := listQuery(q)
+	groups := slices.Clone(q.Groups)
+	slices.Sort(groups)
+	var out []memsync.Node
+	for _, group := range slices.Compact(groups) {
+		nodes, err := g.readNodes(ctx, query, map[string]any{
+			"group": group, "until": until, "task": q.Task, "session": q.Session, "kinds": kinds, "limit": int64(limit),
+			"window": int64(memsync.ScopeWindow),
+		})
+		if err != nil {
+			return nil, wrap("list", err)
+		}
+		out = append(out, nodes...)
+	}
+	slices.SortFunc(out, memsync.NewerFirst)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }

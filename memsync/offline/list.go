@@ -11,9 +11,10 @@ import (
 
 var _ memsync.Lister = Journals{}
 
-// List returns the valid records meeting q, newest first, as the graph's
-// List would (each uuid as first written, supersession derived by Get). It
-// reads every journal of the repository.
+// List returns the valid records meeting q, newest first, as the graphs'
+// List does (each uuid as first written, supersession derived by Get, task
+// and session matched within memsync.ScopeWindow). It reads every journal
+// of the repository.
 func (j Journals) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, error) {
 	if len(q.Groups) == 0 {
 		return nil, nil
@@ -26,8 +27,11 @@ func (j Journals) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node
 	if err != nil {
 		return nil, fmt.Errorf("offline list: %w", err)
 	}
+	// Every visible record at or before Until, newest first per group, so
+	// that task and session match within memsync.ScopeWindow as the graphs do.
+	base := memsync.ListQuery{Groups: q.Groups, Until: q.Until}
 	seen := map[string]bool{}
-	var out []memsync.Node
+	byGroup := map[string][]memsync.Node{}
 	for _, agent := range agents {
 		paths, err := j.Layout.JournalFiles(agent)
 		if err != nil {
@@ -45,13 +49,25 @@ func (j Journals) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node
 				}
 				seen[rec.UUID] = true
 				n := memsync.Node{Memory: memsync.Memory{Record: rec, Path: rel, Line: number}}
-				if q.Matches(&n) {
-					out = append(out, n)
+				if base.Matches(&n) {
+					byGroup[rec.GroupID()] = append(byGroup[rec.GroupID()], n)
 				}
 				return nil
 			})
 			if err != nil {
 				return nil, fmt.Errorf("offline list: read %s: %w", rel, err)
+			}
+		}
+	}
+	var out []memsync.Node
+	for _, nodes := range byGroup {
+		slices.SortFunc(nodes, memsync.NewerFirst)
+		if (q.Task != "" || q.Session != "") && len(nodes) > memsync.ScopeWindow {
+			nodes = nodes[:memsync.ScopeWindow]
+		}
+		for i := range nodes {
+			if q.Matches(&nodes[i]) {
+				out = append(out, nodes[i])
 			}
 		}
 	}

@@ -12,43 +12,44 @@ import (
 
 // How many candidates each source gives (stage one's pool).
 const (
-	lexicalPerClass = 20
-	scopedLimit     = 30
-	durableLimit    = 20
-	recentLimit     = 15
-	decisionLimit   = 20
+	lexicalPool   = memsync.PoolSize
+	scopedLimit   = 30
+	durableLimit  = 20
+	recentLimit   = 15
+	decisionLimit = 20
 )
 
 // Gather collects a packet's candidates from r, scored at req.AsOf:
-// lexical recall of the goal, constraints, failures and questions for each
-// class the role reads; and, when r is a memsync.Lister, the task's and
+// lexical recall of the goal, constraints, failures and questions among
+// the kinds the role reads; and, when r is a memsync.Lister, the task's and
 // the session's memories, the core tier, the newest durable preferences
 // and procedures, the newest records the role reads, and the decisions old
 // enough to wait for an outcome. Every read names only the agent's groups.
 func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Scored, error) {
 	groups := req.Groups()
 	text := strings.Join(append(append(append([]string{req.Goal}, req.Constraints...), req.Failures...), req.Questions...), " ")
-	var nodes []memsync.Node
+	var read []Class
 	for _, c := range Classes {
-		if !req.Role.Reads(c) {
-			continue
-		}
-		hits, err := r.Search(ctx, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPerClass, Kinds: c.Kinds(), All: true})
-		if err != nil {
-			return nil, fmt.Errorf("packet: recall %ss: %w", c, err)
-		}
-		for _, h := range hits {
-			nodes = append(nodes, h.Node)
+		if req.Role.Reads(c) {
+			read = append(read, c)
 		}
 	}
+	// One lexical pool of the kinds the role reads (one full-text query,
+	// not one per class: most of a packet's time is its searches); the
+	// lists below bring each class's durable and newest memories.
+	hits, err := r.Search(ctx, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPool, Kinds: kindsOf(read), All: true})
+	if err != nil {
+		return nil, fmt.Errorf("packet: recall: %w", err)
+	}
+	var nodes []memsync.Node
+	for _, h := range hits {
+		nodes = append(nodes, h.Node)
+	}
 	if l, ok := r.(memsync.Lister); ok {
-		var read, durable = []Class{}, []Class{}
-		for _, c := range Classes {
-			if req.Role.Reads(c) {
-				read = append(read, c)
-				if c == Preference || c == Procedure {
-					durable = append(durable, c)
-				}
+		var durable []Class
+		for _, c := range read {
+			if c == Preference || c == Procedure {
+				durable = append(durable, c)
 			}
 		}
 		queries := []memsync.ListQuery{
