@@ -82,7 +82,7 @@ func (b *bench) table() (string, []check) {
 			thousands(float64(o.searchCorpus)), o.searchQueries)},
 		{figure: fmt.Sprintf("search p50 / p95 with ranking at %s memories (memsync.Rank: the same queries, the best max(100, limit) lexical candidates, their signals, score.Evaluate, the blend; as of the newest record), ms",
 			thousands(float64(o.searchCorpus)))},
-		{figure: fmt.Sprintf("working-memory packet p50 / p95 at %s memories (packet.BuildPacket in process: recall per class, the lists, signals, score.Evaluate, routing; the same queries as goals, the four roles in turn), ms",
+		{figure: fmt.Sprintf("working-memory packet p50 / p95 at %s memories (packet.BuildPacket in process: one lexical pool, the lists, signals, score.Evaluate, routing; the same queries as goals, the four roles in turn, a task each), ms",
 			thousands(float64(o.searchCorpus)))},
 		{figure: fmt.Sprintf("`memsync packet --json` through the built binary p50 / p95 at %s memories (%d execs) · process start alone (`memsync packet --help`) p50, ms",
 			thousands(float64(o.searchCorpus)), o.packetCommands)},
