@@ -20,8 +20,7 @@ const (
 )
 
 // Gather collects a packet's candidates from r, scored at req.AsOf:
-// lexical recall of the goal, constraints, failures and questions among
-// the kinds the role reads; and, when r is a memsync.Lister, the task's and
+// lexical recall of the goal, constraints, failures and questions; and, when r is a memsync.Lister, the task's and
 // the session's memories, the core tier, the newest durable preferences
 // and procedures, the newest records the role reads, and the decisions old
 // enough to wait for an outcome. Every read names only the agent's groups.
@@ -34,10 +33,12 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 			read = append(read, c)
 		}
 	}
-	// One lexical pool of the kinds the role reads (one full-text query,
-	// not one per class: most of a packet's time is its searches); the
-	// lists below bring each class's durable and newest memories.
-	hits, err := r.Search(ctx, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPool, Kinds: kindsOf(read), All: true})
+	// One lexical pool (one full-text query, not one per class: most of a
+	// packet's time is its searches), of every kind: a kind filter makes
+	// Neo4j's full-text search widen its top-k again and again. Build
+	// routes by kind; the lists below bring each class's durable and
+	// newest memories.
+	hits, err := r.Search(ctx, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPool, All: true})
 	if err != nil {
 		return nil, fmt.Errorf("packet: recall: %w", err)
 	}
