@@ -15,6 +15,12 @@ var _ memsync.Lister = (*Graph)(nil)
 // the (group_id, ts) index give the order.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// tieSlack is how many more rows than asked a group's query reads, so
+// that memories sharing the last ts still sort by uuid (in Go): ordering
+// by the index's keys alone lets the (group_id, ts) index give the order,
+// where uuid as a further key made Neo4j read and sort the whole group.
+const tieSlack = 32
+
 // listQuery is the statement for one group of q: fixed text, every value a
 // parameter. The core tier is read through its index; otherwise the
 // (group_id, ts) index gives the group's memories newest first, and a task
@@ -34,16 +40,24 @@ func listQuery(q memsync.ListQuery) string {
 	if len(q.Kinds) > 0 {
 		filter = append(filter, "m.kind IN $kinds")
 	}
-	match := "MATCH (m:Memory) WHERE " + strings.Join(base, " AND ")
+	// Ordering by the index's two keys (group_id is fixed) lets the index
+	// give the order, so the seek stops at the limit; by ts alone Neo4j
+	// reads the whole group and keeps a top-k.
+	order := "m.group_id DESC, m.ts DESC"
+	match := "MATCH (m:Memory) USING INDEX m:Memory(group_id, ts) WHERE " + strings.Join(base, " AND ")
+	if q.Core {
+		// The core tier is small: its own index, then a sort.
+		match = "MATCH (m:Memory) WHERE " + strings.Join(base, " AND ")
+	}
 	if q.Task != "" || q.Session != "" {
-		match += "\nWITH m ORDER BY m.ts DESC, m.uuid DESC LIMIT $window"
+		match += "\nWITH m ORDER BY " + order + " LIMIT $window"
 		if len(filter) > 0 {
 			match += "\nWITH m WHERE " + strings.Join(filter, " AND ")
 		}
 	} else if len(filter) > 0 {
 		match += " AND " + strings.Join(filter, " AND ")
 	}
-	return match + "\nWITH m ORDER BY m.ts DESC, m.uuid DESC LIMIT $limit" + nodeColumns
+	return match + "\nWITH m ORDER BY " + order + " LIMIT $limit" + nodeColumns
 }
 
 // List returns the memories meeting q, newest first (memsync.ListQuery):
@@ -70,7 +84,7 @@ func (g *Graph) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, 
 	var out []memsync.Node
 	for _, group := range slices.Compact(groups) {
 		nodes, err := g.readNodes(ctx, query, map[string]any{
-			"group": group, "until": until, "task": q.Task, "session": q.Session, "kinds": kinds, "limit": int64(limit),
+			"group": group, "until": until, "task": q.Task, "session": q.Session, "kinds": kinds, "limit": int64(limit + tieSlack),
 			"window": int64(memsync.ScopeWindow),
 		})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -67,16 +68,28 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 		if req.Session != "" {
 			queries = append(queries, memsync.ListQuery{Session: req.Session, Limit: scopedLimit})
 		}
-		for _, q := range queries {
+		// The lists are independent reads: concurrently, each its own
+		// query (a Neo4j round trip each), merged in query order.
+		lists := make([][]memsync.Node, len(queries))
+		errs := make([]error, len(queries))
+		var wg sync.WaitGroup
+		for i, q := range queries {
 			q.Groups = groups
 			if q.Until.IsZero() {
 				q.Until = req.AsOf
 			}
-			list, err := l.List(ctx, q)
-			if err != nil {
-				return nil, fmt.Errorf("packet: list candidates: %w", err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lists[i], errs[i] = l.List(ctx, q)
+			}()
+		}
+		wg.Wait()
+		for i := range queries {
+			if errs[i] != nil {
+				return nil, fmt.Errorf("packet: list candidates: %w", errs[i])
 			}
-			nodes = append(nodes, list...)
+			nodes = append(nodes, lists[i]...)
 		}
 	}
 	// Once each, visible, not after the clock.
