@@ -44,8 +44,9 @@ func packetLatencies(ctx context.Context, g memsync.Graph, reqs []packet.Request
 
 // packetCommandLatencies runs `memsync packet --json` through the built
 // binary for each request against g (the embedded store is reached through
-// a repository whose .memsync is g's directory), and `memsync packet
-// --help` as often, which starts the process and parses flags but reads
+// a repository whose .memsync is g's directory; every agent gets its
+// directory, since the command refuses an unknown agent), and `memsync
+// packet --help` as often, which starts the process and parses flags but reads
 // nothing: the process start. Both in ms.
 func (b *bench) packetCommandLatencies(ctx context.Context, c *column, g memsync.Graph, agents []string, reqs []packet.Request) (cmd, start []float64, err error) {
 	if b.bin == "" {
@@ -117,7 +118,7 @@ func (b *bench) measurePacket(ctx context.Context, c *column, g memsync.Graph, a
 	}
 	cmdReqs := reqs[:min(len(reqs), b.opts.packetCommands)]
 	for run := 0; run < b.opts.runs; run++ {
-		cmd, start, err := b.packetCommandLatencies(ctx, c, g, agentsOf(cmdReqs, agents), cmdReqs)
+		cmd, start, err := b.packetCommandLatencies(ctx, c, g, agents, cmdReqs)
 		if err != nil {
 			c.packetCmdP50.err, c.packetCmdP95.err = err, err
 			b.noteFailure(&c.packetCmdP50, c)
@@ -130,7 +131,3 @@ func (b *bench) measurePacket(ctx context.Context, c *column, g memsync.Graph, a
 			millis(percentile(cmd, 50)), millis(percentile(cmd, 95)), millis(percentile(start, 50)))
 	}
 }
-
-// agentsOf is every agent the corpus has (the command refuses an agent
-// with no directory).
-func agentsOf(_ []packet.Request, agents []string) []string { return agents }
