@@ -57,6 +57,7 @@ type options struct {
 	latencyAgents       int
 	appendCalls         int
 	hookCalls           int
+	packetCommands      int // `memsync packet` execs per run
 	cpuProfile          string
 	recallData          string // the LoCoMo dev set
 	recallConversations int    // 0: all
@@ -121,6 +122,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.latencyAgents, "latency-agents", 10, "agents the appenders write as")
 	fs.IntVar(&o.appendCalls, "append-calls", 0, "memsync append execs (default 200, quick 100)")
 	fs.IntVar(&o.hookCalls, "hook-calls", 0, "memsync hook SessionStart execs, at --search-corpus memories (default 100, quick 20)")
+	fs.IntVar(&o.packetCommands, "packet-commands", 0, "memsync packet execs per run of the search figure (default 60, quick 20)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the projection (rebuild path): the last run's CPU into `prefix`-<backend>.pprof; then one more run, not counted, sampling memsync's goroutines into prefix-<backend>.wall.txt and the Neo4j server's transactions into prefix-neo4j.server.txt")
 	fs.StringVar(&o.recallData, "recall-data", defaultRecallData, "the LoCoMo development set (JSON) the recall figure reads")
 	fs.IntVar(&o.recallConversations, "recall-conversations", 0, "conversations of the recall figure (0: all; CI's smoke run uses 1)")
@@ -170,6 +172,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	def(&o.idleAgents, 100, 20)
 	def(&o.appendCalls, 200, 100)
 	def(&o.hookCalls, 100, 20)
+	def(&o.packetCommands, 60, 20)
 	if latencySec == 0 {
 		latencySec = map[bool]float64{false: 10, true: 3}[o.quick]
 	}
@@ -182,7 +185,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	for name, v := range map[string]int{"--runs": o.runs, "--rebuild-runs": o.rebuildRuns, "--records": o.records, "--search-corpus": o.searchCorpus,
 		"--search-queries": o.searchQueries, "--rebuild-records": o.rebuildRecords, "--agents": o.agents,
 		"--idle-agents": o.idleAgents, "--idle-records": o.idlePerAgent, "--latency-rate": o.latencyRate,
-		"--latency-agents": o.latencyAgents, "--append-calls": o.appendCalls, "--naive-records": o.naiveRecords, "--hook-calls": o.hookCalls} {
+		"--latency-agents": o.latencyAgents, "--append-calls": o.appendCalls, "--naive-records": o.naiveRecords, "--hook-calls": o.hookCalls,
+		"--packet-commands": o.packetCommands} {
 		if v <= 0 {
 			return nil, fmt.Errorf("%s must be positive", name)
 		}

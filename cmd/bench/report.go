@@ -16,6 +16,7 @@ var (
 	targetLatencyP99 = [2]*target{atMost(250, "p99 ≤ 250 ms"), atMost(250, "p99 ≤ 250 ms")}
 	targetAppend     = atMost(5, "≤ 5 ms")
 	targetSearchP95  = [2]*target{below(25, "p95 < 25 ms"), below(50, "p95 < 50 ms")}
+	targetPacketP95  = [2]*target{atMost(50, "p95 ≤ 50 ms"), atMost(50, "p95 ≤ 50 ms")}
 	targetRebuild    = [2]*target{below(60, "< 60 s"), below(120, "< 120 s")}
 	targetPeakRSS    = [2]*target{atMost(300, "≤ 300 MB"), atMost(300, "≤ 300 MB")}
 	targetIdleRSS    = [2]*target{atMost(40, "≤ 40 MB"), atMost(40, "≤ 40 MB")}
@@ -84,6 +85,10 @@ func (b *bench) table() (string, []check) {
 			thousands(float64(o.searchCorpus)), o.searchQueries)},
 		{figure: fmt.Sprintf("search p50 / p95 with ranking at %s memories (memsync.Rank: the same queries, the best max(100, limit) lexical candidates, their signals, score.Evaluate, the blend; as of the newest record), ms",
 			thousands(float64(o.searchCorpus)))},
+		{figure: fmt.Sprintf("working-memory packet p50 / p95 at %s memories (packet.BuildPacket in process: one lexical pool, the lists, signals, score.Evaluate, routing; the same queries as goals, the four roles in turn, a task each), ms",
+			thousands(float64(o.searchCorpus)))},
+		{figure: fmt.Sprintf("`memsync packet --json` through the built binary p50 / p95 at %s memories (%d execs) · process start alone (`memsync packet --help`) p50, ms",
+			thousands(float64(o.searchCorpus)), o.packetCommands)},
 		{figure: fmt.Sprintf("importance of all %s memories after the rebuild (Walk, Graph.Incoming per 1,000, score.Evaluate: what a full re-rank costs; the rebuild itself computes no importance), s",
 			thousands(float64(o.rebuildRecords)))},
 		{figure: fmt.Sprintf("rebuild of %s records: `memsync rebuild --yes` wall s (the rebuild itself, then its verify pass) · peak RSS (sampled peak while rebuilding / verifying)%s",
@@ -120,20 +125,26 @@ func (b *bench) table() (string, []check) {
 			}
 		}
 		rows[8].cells = append(rows[8].cells, pair("ranked search p95", c, c.rankP50, c.rankP95, millis, nil))
-		rows[9].cells = append(rows[9].cells, cell("importance of every memory", c, c.importanceSec, func(v float64) string { return seconds(v) + " s" }, nil))
-		rows[10].cells = append(rows[10].cells, rebuild)
+		rows[9].cells = append(rows[9].cells, pair("packet p95", c, c.packetP50, c.packetP95, millis, targetPacketP95[i]))
+		packetCmd := pair("packet command p95", c, c.packetCmdP50, c.packetCmdP95, millis, nil)
+		if c.na == "" && c.processStart.ok() {
+			packetCmd += " · start " + millis(c.processStart.median())
+		}
+		rows[10].cells = append(rows[10].cells, packetCmd)
+		rows[11].cells = append(rows[11].cells, cell("importance of every memory", c, c.importanceSec, func(v float64) string { return seconds(v) + " s" }, nil))
+		rows[12].cells = append(rows[12].cells, rebuild)
 		idle := cell("daemon idle RSS", c, c.idleMB, mbFormat, targetIdleRSS[i])
 		if c.na == "" && c.idleMB.ok() && c.idleHWM.ok() {
 			idle += " (peak VmHWM " + mbFormat(c.idleHWM.median()) + ")"
 		}
-		rows[11].cells = append(rows[11].cells, idle)
+		rows[13].cells = append(rows[13].cells, idle)
 		switch {
 		case i == 0:
-			rows[12].cells = append(rows[12].cells, pair("memsync hook SessionStart p95", c, b.hookP50, b.hookP95, millis, targetHook))
+			rows[14].cells = append(rows[14].cells, pair("memsync hook SessionStart p95", c, b.hookP50, b.hookP95, millis, targetHook))
 		case b.hookP95.ok():
-			rows[12].cells = append(rows[12].cells, "same command (SessionStart reads the journals, not the graph)")
+			rows[14].cells = append(rows[14].cells, "same command (SessionStart reads the journals, not the graph)")
 		default:
-			rows[12].cells = append(rows[12].cells, "")
+			rows[14].cells = append(rows[14].cells, "")
 		}
 	}
 	columns := []string{"figure (median of " + plural(o.runs, "run") + ")"}
@@ -187,6 +198,11 @@ func (b *bench) report(table string, checks []check) string {
 			{"search p95", c.searchP95, ms},
 			{"ranked search p50", c.rankP50, ms},
 			{"ranked search p95", c.rankP95, ms},
+			{"packet p50", c.packetP50, ms},
+			{"packet p95", c.packetP95, ms},
+			{"packet command p50", c.packetCmdP50, ms},
+			{"packet command p95", c.packetCmdP95, ms},
+			{"process start (packet --help) p50", c.processStart, ms},
 			{"importance of every memory after rebuild, s", c.importanceSec, seconds},
 			{"rebuild wall, s", c.rebuildWall, seconds},
 			{"rebuild phase (as the command reports it), s", c.rebuildPhase, seconds},

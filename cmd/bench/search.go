@@ -98,6 +98,7 @@ func (b *bench) measureSearch(ctx context.Context, c *column) error {
 			b.logf("%s ranked search run %d: p50 %s ms, p95 %s ms, max %s ms", name, run+1,
 				millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)))
 		}
+		b.measurePacket(ctx, c, g, agents, queries, asOf)
 		return nil
 	})
 	if err != nil {

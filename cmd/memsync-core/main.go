@@ -68,6 +68,8 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runHook, true
 	case "mcp":
 		return runMCP, true
+	case "packet":
+		return runPacket, true
 	}
 	return nil, false
 }

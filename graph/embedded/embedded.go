@@ -124,6 +124,11 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	if err == nil {
 		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
 	}
+	for _, q := range sqlCreateList {
+		if err == nil {
+			_, err = g.w.conn.ExecContext(ctx, q)
+		}
+	}
 	var last int64
 	if err == nil {
 		g.gen, err = loadGeneration(ctx, g.w.conn)

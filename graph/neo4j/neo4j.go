@@ -66,6 +66,8 @@ var schema = []string{
 	"CREATE CONSTRAINT " + ConstraintEntityKey + " IF NOT EXISTS FOR (e:Entity) REQUIRE (e.group_id, e.name) IS UNIQUE",
 	"CREATE INDEX " + IndexMemoryGroupTS + " IF NOT EXISTS FOR (m:Memory) ON (m.group_id, m.ts)",
 	"CREATE INDEX " + IndexMemorySession + " IF NOT EXISTS FOR (m:Memory) ON (m.session, m.ts)",
+	// Packets list the core tier's memories (List).
+	"CREATE INDEX memsync_memory_tier IF NOT EXISTS FOR (m:Memory) ON (m.tier)",
 	createTextIndex,
 }
 

@@ -39,6 +39,7 @@ func Commands() []Command {
 		{"explain", "why a memory ranks where it does: importance, confidence, status and their events"},
 		{"hook", "Claude Code / Codex session hooks (JSON on stdin, fail-open); hook install adds them"},
 		{"mcp", "an MCP server on stdio bound to one agent: search, remember, explain, flag, status"},
+		{"packet", "a working-memory packet for one step of an agent, routed by its role (SPEC §8)"},
 	}
 }
 

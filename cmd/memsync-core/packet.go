@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/packet"
+)
+
+const packetDescription = `A working-memory packet (SPEC §8): the few hard constraints, procedures,
+pitfalls and facts that matter for this step of agent A in this role, not a
+flat top-k. Candidates come from the --task and --session, lexical recall of
+the goal, constraints, failures and questions, the durable memories (core
+tier, preferences, procedures) and the most recent records; they are grouped
+into four blocks (task_scoped, session_scoped, durable_global,
+recent_fallback), the best blocks are selected, and memories are ranked only
+inside them by overlap, scope, importance, confidence, outcomes, freshness,
+SUPPORTS and contradiction (SPEC §7's scores). Roles read kinds: planner →
+preference, procedure, summary; executor → preference, procedure, episode,
+reflection; critic → reflection, preference, summary; responder →
+preference, summary, procedure. Caps: 4 hard constraints, 3 procedures, 3
+pitfalls, 3 facts, 5 open questions (the --questions, then decisions a week
+old with no outcome), 5 selected ids besides the core tier, which is always
+in. Archived and superseded memories never are. The same memory, request
+and --as-of give the same bytes. When the graph cannot be reached the
+packet comes from the journals, with "offline": true and a note on stderr.
+Output: markdown (default, for a prompt) or --json (one document).`
+
+func runPacket(ctx context.Context, env *Env, args []string) int {
+	c := newRepoCmd(env, "packet", "packet --role planner|executor|critic|responder --agent A --goal TEXT [--task T] [--session S] [--constraint C]... [--failure F]... [--question Q]... [--as-of T] [--json|--markdown] [--repo DIR] [flags]", packetDescription)
+	role := c.String("role", "", "the step's `ROLE`: planner, executor, critic or responder (required)")
+	agent := c.String("agent", "", "the agent `A` the packet is for (required): it sees shared memories and its own private ones")
+	goal := c.String("goal", "", "what the step is for, in words (`TEXT`, required)")
+	task := c.String("task", "", "the task id `T`: its memories are task-scoped candidates")
+	session := c.String("session", "", "the session id `S`: its memories are session-scoped candidates")
+	var constraints, failures, questions stringList
+	c.Var(&constraints, "constraint", "a constraint `C` of the step (repeatable)")
+	c.Var(&failures, "failure", "a recent failure `F` (repeatable)")
+	c.Var(&questions, "question", "an open question `Q` (repeatable)")
+	asOf := c.String("as-of", "", "build the packet as the memory stood at `T`, RFC 3339 (default now)")
+	asJSON := c.Bool("json", false, "print one JSON document")
+	asMarkdown := c.Bool("markdown", false, "print markdown (the default)")
+	positional, code, done := c.parse(args)
+	if done {
+		return code
+	}
+	if len(positional) > 0 {
+		return c.usageErr("unexpected argument %q (the goal goes in --goal)", positional[0])
+	}
+	if *asJSON && *asMarkdown {
+		return c.usageErr("--json and --markdown: choose one")
+	}
+	clock, err := parseAsOf(*asOf, env.Now())
+	if err != nil {
+		return c.usageErr("--as-of: %v", err)
+	}
+	req := packet.Request{
+		Role: packet.Role(*role), Agent: *agent, Goal: *goal, Task: *task, Session: *session,
+		Constraints: constraints, Failures: failures, Questions: questions, AsOf: clock,
+	}
+	if *role == "" {
+		return c.usageErr("--role: required (planner, executor, critic or responder)")
+	}
+	if err := req.Validate(); err != nil {
+		return c.usageErr("%v", err)
+	}
+	repo, err := existingRepo(env, *c.repoFlag)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
+		return c.usageErr("%v", err)
+	}
+	agents, err := listAgents(repo)
+	if err != nil {
+		return c.fail("list agents: %v", err)
+	}
+	if !slices.Contains(agents, *agent) {
+		return c.usageErr("--agent: unknown agent %q (no agents/%s in %s)", *agent, *agent, repo)
+	}
+
+	r, isOffline, reason, closeReader := openReader(ctx, &c.cfg, repo, "packet", env.Stderr)
+	defer closeReader()
+	p, err := packet.BuildPacket(ctx, r, req)
+	if err != nil && !isOffline && !errors.Is(err, packet.ErrUnknownRole) {
+		if ctx.Err() != nil {
+			return c.fail("%v", ctx.Err())
+		}
+		// Reads never hard-fail: whatever kept the graph from answering,
+		// the journals can.
+		reason = fmt.Sprintf("%s graph: %v", c.cfg.graph(), err)
+		fmt.Fprintf(env.Stderr, "memsync packet: graph unavailable (%v); answering offline from the journals\n", oneLineErr(err))
+		isOffline = true
+		p, err = packet.BuildPacket(ctx, offline.Journals{Layout: layout(repo)}, req)
+	}
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	p.Offline, p.OfflineReason = isOffline, reason
+	if *asJSON {
+		out, _ := json.MarshalIndent(p, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return exitOK
+	}
+	fmt.Fprint(env.Stdout, packet.Markdown(p))
+	return exitOK
+}

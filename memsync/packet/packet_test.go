@@ -1,0 +1,167 @@
+package packet
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/score"
+)
+
+var clock = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+
+// scored evaluates rec with events at asOf, as ScoreNodes would.
+func scored(rec journal.Record, asOf time.Time, events ...score.Event) memsync.Scored {
+	n := memsync.Node{Memory: memsync.Memory{Record: rec}}
+	m := score.FromRecord(&n.Record, time.Time{}, "")
+	r := score.Evaluate(m, events, asOf)
+	return memsync.Scored{Node: n, Result: r, Freshness: score.Freshness(m, r, asOf)}
+}
+
+func rec(uuid, agent string, kind journal.Kind, scope journal.Scope, day int, text string) journal.Record {
+	return journal.Record{UUID: uuid, Agent: agent, Kind: kind, Scope: scope, TS: clock.Add(time.Duration(day) * score.Day), Text: text}
+}
+
+// Build is a function of the set of candidates: any order, duplicates
+// included, gives the same packet.
+func TestBuildOrderIndependent(t *testing.T) {
+	asOf := clock.Add(30 * score.Day)
+	var cands []memsync.Scored
+	kinds := []journal.Kind{journal.KindPreference, journal.KindProcedure, journal.KindReflection, journal.KindFact, journal.KindSummary, journal.KindDecision}
+	for i := 0; i < 80; i++ {
+		r := rec(fmt.Sprintf("mem_%03d", i), "alice", kinds[i%len(kinds)], journal.ScopeShared, i%25, fmt.Sprintf("ship the release step %d", i%9))
+		if i%5 == 0 {
+			r.Task = "T1"
+		}
+		cands = append(cands, scored(r, asOf))
+	}
+	req := Request{Role: Executor, Agent: "alice", Goal: "ship the release", Task: "T1", AsOf: asOf}
+	want, _ := json.Marshal(Build(req, cands))
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 20; i++ {
+		shuffled := append([]memsync.Scored(nil), cands...)
+		shuffled = append(shuffled, cands[rng.Intn(len(cands))])
+		rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
+		if got, _ := json.Marshal(Build(req, shuffled)); string(got) != string(want) {
+			t.Fatalf("shuffle %d changed the packet:\n%s\n%s", i, got, want)
+		}
+	}
+}
+
+// Build leaves out what the agent may not see, what comes after the clock,
+// and what is archived or superseded, whatever a caller hands it.
+func TestBuildLeavesOut(t *testing.T) {
+	asOf := clock.Add(10 * score.Day)
+	priv := rec("mem_bob", "bob", journal.KindPreference, journal.ScopePrivate, 0, "ship the release BOBSECRET")
+	priv.Tier = "core"
+	late := rec("mem_late", "alice", journal.KindPreference, journal.ScopeShared, 11, "ship the release later")
+	wrong := rec("mem_wrong", "alice", journal.KindPreference, journal.ScopeShared, 0, "ship the release wrongly")
+	flag := score.Event{UUID: "mem_flag", TS: clock.Add(score.Day), Agent: "alice", Kind: journal.KindFeedback, Relation: score.Links, Feedback: journal.FeedbackWrong, Visible: true}
+	old := rec("mem_old", "alice", journal.KindPreference, journal.ScopeShared, 0, "ship the release old way")
+	oldScored := scored(old, asOf)
+	oldScored.Result.Status = score.Superseded
+	ok := rec("mem_ok", "alice", journal.KindPreference, journal.ScopeShared, 0, "ship the release")
+	p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: asOf},
+		[]memsync.Scored{scored(priv, asOf), scored(late, asOf), scored(wrong, asOf, flag), oldScored, scored(ok, asOf)})
+	b, _ := json.Marshal(p)
+	for _, id := range []string{"mem_bob", "BOBSECRET", "mem_late", "mem_wrong", "mem_old"} {
+		if strings.Contains(string(b), id) {
+			t.Errorf("packet holds %s: %s", id, b)
+		}
+	}
+	if len(p.HardConstraints) != 1 || p.HardConstraints[0].UUID != "mem_ok" {
+		t.Fatalf("hard constraints %+v", p.HardConstraints)
+	}
+}
+
+func TestAwaitingOutcome(t *testing.T) {
+	dec := rec("mem_dec", "alice", journal.KindDecision, journal.ScopeShared, 0, "use kafka")
+	outcome := score.Event{UUID: "mem_out", TS: clock.Add(2 * score.Day), Agent: "bob", Kind: journal.KindOutcome, Relation: score.Links, Result: journal.ResultFailure, Visible: false}
+	link := score.Event{UUID: "mem_ref", TS: clock.Add(2 * score.Day), Agent: "bob", Kind: journal.KindTask, Relation: score.Links, Visible: true}
+	fact := dec
+	fact.Kind = journal.KindFact
+	for _, tc := range []struct {
+		name   string
+		r      journal.Record
+		events []score.Event
+		days   int
+		want   bool
+	}{
+		{"a week old, no outcome", dec, nil, 7, true},
+		{"six days old", dec, nil, 6, false},
+		{"referenced, but no outcome", dec, []score.Event{link}, 8, true},
+		{"a failed outcome is an outcome", dec, []score.Event{outcome}, 8, false},
+		{"not a decision", fact, nil, 30, false},
+		{"archived", dec, nil, 200, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asOf := clock.Add(time.Duration(tc.days) * score.Day)
+			s := scored(tc.r, asOf, tc.events...)
+			if got := AwaitingOutcome(tc.r.Kind, tc.r.TS, s.Result, asOf); got != tc.want {
+				t.Fatalf("AwaitingOutcome = %v, want %v (%+v)", got, tc.want, s.Result)
+			}
+		})
+	}
+}
+
+func TestParseRoleAndRouting(t *testing.T) {
+	for _, tc := range []struct {
+		role  Role
+		reads []Class
+	}{
+		{Planner, []Class{Preference, Procedure, Summary}},
+		{Executor, []Class{Preference, Procedure, Reflection, Episode}},
+		{Critic, []Class{Preference, Reflection, Summary}},
+		{Responder, []Class{Preference, Procedure, Summary}},
+	} {
+		if r, err := ParseRole(string(tc.role)); err != nil || r != tc.role {
+			t.Fatalf("ParseRole(%q) = %q, %v", tc.role, r, err)
+		}
+		var got []Class
+		for _, c := range Classes {
+			if tc.role.Reads(c) {
+				got = append(got, c)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.reads) {
+			t.Errorf("%s reads %v, want %v", tc.role, got, tc.reads)
+		}
+	}
+	if _, err := ParseRole("boss"); err == nil {
+		t.Fatal("ParseRole(boss) accepted")
+	}
+	for k, want := range map[journal.Kind]Class{journal.KindCompaction: Summary, journal.KindOutcome: Episode, journal.KindConflict: Episode, journal.KindPromotion: Episode} {
+		if c, ok := ClassOf(k); !ok || c != want {
+			t.Errorf("ClassOf(%s) = %s", k, c)
+		}
+	}
+	if _, ok := ClassOf(journal.KindFeedback); ok {
+		t.Error("feedback is a class")
+	}
+}
+
+// Markdown stays under its budget with every field full of long texts.
+func TestMarkdownBudget(t *testing.T) {
+	long := strings.Repeat("ü", 300) + strings.Repeat(" word", 200)
+	it := Item{UUID: "mem_20261120T090000Z_averylongagentname_0001", Kind: "preference", Agent: "a", TS: "2026-11-20T09:00:00Z", Text: long, Why: long}
+	fill := func(n int) []Item {
+		out := make([]Item, n)
+		for i := range out {
+			out[i] = it
+		}
+		return out
+	}
+	p := Packet{Role: "executor", Agent: "averylongagentname", Goal: long, Task: long, Session: long, AsOf: "2026-11-20T09:00:00Z",
+		Core: fill(CapCore), HardConstraints: fill(CapHardConstraints), ProceduresToFollow: fill(CapProcedures),
+		PitfallsToAvoid: fill(CapPitfalls), RelevantFacts: fill(CapRelevantFacts), OpenQuestions: fill(CapOpenQuestions),
+		SelectedMemoryIDs: []string{it.UUID, it.UUID, it.UUID, it.UUID, it.UUID, it.UUID, it.UUID, it.UUID, it.UUID, it.UUID}}
+	md := Markdown(p)
+	if len(md) > MarkdownBudget || strings.Count(md, it.UUID) < 23 {
+		t.Fatalf("%d bytes:\n%s", len(md), md)
+	}
+}
