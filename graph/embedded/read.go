@@ -275,15 +275,13 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if err != nil {
 		return nil, err
 	}
-	// Records are read only where the rule needs them: the sources (for
-	// their session), every candidate when the query asks "when" (for
-	// whether it names a time), and the hits returned.
+	// The rule reads every candidate's record (in two batched reads, not
+	// one per hit): the sources' sessions, and each candidate's text for
+	// whether it names a time and which query terms it holds.
 	nodes := map[int64]memsync.Node{}
 	need := make([]int64, 0, len(lexical))
-	for i, c := range lexical {
-		if i < recall.Sources || rq.When {
-			need = append(need, c.id)
-		}
+	for _, c := range lexical {
+		need = append(need, c.id)
 	}
 	if err := g.readNodes(ctx, need, nodes); err != nil {
 		return nil, err
@@ -310,16 +308,18 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 			cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts})
 		}
 	}
-	if rq.When {
-		need = need[:0]
-		for _, c := range near {
-			need = append(need, c.id)
-		}
-		if err := g.readNodes(ctx, need, nodes); err != nil {
-			return nil, err
-		}
-		for i := range cands {
-			cands[i].Timed = recall.Timed(nodes[byUUID[cands[i].UUID]].Text)
+	need = need[:0]
+	for _, c := range near {
+		need = append(need, c.id)
+	}
+	if err := g.readNodes(ctx, need, nodes); err != nil {
+		return nil, err
+	}
+	for i := range cands {
+		text := nodes[byUUID[cands[i].UUID]].Text
+		cands[i].Timed = recall.Timed(text)
+		if cands[i].Lexical > 0 {
+			cands[i].Match = recall.Matched(rq, text)
 		}
 	}
 	ranked := recall.Rank(rq, cands, links)

@@ -147,20 +147,21 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 			cands = append(cands, c)
 		}
 	}
-	// Records are read only where the rule needs them: every candidate
-	// when the query asks "when" (whether it names a time), and the hits
-	// returned.
-	nodes := map[string]memsync.Node{}
-	if rq.When {
-		uuids := make([]string, len(cands))
-		for i, c := range cands {
-			uuids[i] = c.UUID
-		}
-		if nodes, err = g.Get(ctx, uuids); err != nil {
-			return nil, err
-		}
-		for i := range cands {
-			cands[i].Timed = recall.Timed(nodes[cands[i].UUID].Text)
+	// Every candidate's record is read in one batch: the rule needs its
+	// text (whether it names a time, which query terms it holds).
+	uuids := make([]string, len(cands))
+	for i, c := range cands {
+		uuids[i] = c.UUID
+	}
+	nodes, err := g.Get(ctx, uuids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cands {
+		text := nodes[cands[i].UUID].Text
+		cands[i].Timed = recall.Timed(text)
+		if cands[i].Lexical > 0 {
+			cands[i].Match = recall.Matched(rq, text)
 		}
 	}
 	ranked := recall.Rank(rq, cands, links)

@@ -301,7 +301,7 @@ func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
 	cands := make([]recall.Candidate, 0, len(lexical))
 	for _, h := range lexical {
 		byUUID[h.UUID] = h
-		cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score, Timed: recall.Timed(h.Text)})
+		cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score, Timed: recall.Timed(h.Text), Match: recall.Matched(s.query, h.Text)})
 	}
 	links, neighbours, err := s.neighbours(ctx, lines, recall.SourceHits(lexical))
 	if err != nil {

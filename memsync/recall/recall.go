@@ -13,15 +13,18 @@
 // in time, up to Window on each side (a question's answer is often the
 // turn after it, or the one before). Then, for a memory m,
 //
-//	base(m)  = lexical(m) × (1 + TimeBoost if the query asks "when" and m's text names a time)
+//	base(m)  = lexical(m) × cover(m) × (1 + TimeBoost if the query asks "when" and m's text names a time)
 //	score(m) = base(m) + Alpha × max over lexical hits h next to m of base(h) / distance(h, m)
 //
-// and memories are ordered by score (higher first), then newest first,
+// where cover(m) is the share of the query's terms m holds, each weighted
+// by its rarity among the lexical hits (see Cover), and memories are
+// ordered by score (higher first), then newest first,
 // then uuid. The score is a plain number per hit, so that later factors
 // (importance, confidence) can multiply into it.
 package recall
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +41,7 @@ const (
 	// Window is how many neighbours each side of a source join.
 	Window = 2
 	// Alpha is how much of a neighbour's strength a memory inherits.
-	Alpha = 0.7
+	Alpha = 0.6
 	// TimeBoost lifts memories that name a time when the query asks "when".
 	TimeBoost = 0.5
 )
@@ -107,7 +110,8 @@ type Candidate struct {
 	UUID    string
 	TS      time.Time
 	Lexical float64
-	Timed   bool // Timed(text)
+	Timed   bool   // Timed(text)
+	Match   uint64 // Matched(q, text); 0 when unknown (the hit then counts as covering every term)
 }
 
 // Link says that To is Dist (1..Window) memories away from the lexical hit From.
@@ -132,10 +136,14 @@ func SourceHits[T any](hits []T) []T { return hits[:min(len(hits), Sources)] }
 // lexical hit among cands, or to one that is not among cands, are ignored.
 func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 	base := make(map[string]float64, len(cands))
+	cover := Cover(q, cands)
 	for _, c := range cands {
 		b := c.Lexical
 		if q.When && c.Timed {
 			b *= 1 + TimeBoost
+		}
+		if c.Match != 0 {
+			b *= cover[c.UUID]
 		}
 		base[c.UUID] = b
 	}
@@ -183,6 +191,64 @@ func Links(from string, before, after []string) []Link {
 		for k, to := range side[:min(len(side), Window)] {
 			out = append(out, Link{From: from, To: to, Dist: k + 1})
 		}
+	}
+	return out
+}
+
+// Matched is the set of q's terms that text holds: bit i for q.Terms[i]
+// (a query has at most analysis.MaxQueryTerms = 64 terms).
+func Matched(q Query, text string) uint64 {
+	var m uint64
+	for _, t := range analysis.Terms(text) {
+		for i, qt := range q.Terms[:min(len(q.Terms), 64)] {
+			if t == qt {
+				m |= 1 << i
+			}
+		}
+	}
+	return m
+}
+
+// Cover is, for each lexical hit of cands whose Match is known, the share
+// of the query it covers: the weights of the query terms it holds over the
+// weights of all of them. A term's weight is its rarity among the lexical
+// hits, ln(1 + (H+1)/(h+1)) for H hits of which h hold it, so a hit that
+// holds the query's rare words (a name, an object) beats one that repeats
+// its common ones (a speaker's name on half of the turns). It depends on
+// the hits alone, which are the same for every limit up to Pool.
+func Cover(q Query, cands []Candidate) map[string]float64 {
+	n := min(len(q.Terms), 64)
+	df := make([]int, n)
+	hits := 0
+	for _, c := range cands {
+		if c.Lexical <= 0 || c.Match == 0 {
+			continue
+		}
+		hits++
+		for i := range n {
+			if c.Match&(1<<i) != 0 {
+				df[i]++
+			}
+		}
+	}
+	w := make([]float64, n)
+	total := 0.0
+	for i := range w {
+		w[i] = math.Log(1 + float64(hits+1)/float64(df[i]+1))
+		total += w[i]
+	}
+	out := make(map[string]float64, hits)
+	for _, c := range cands {
+		if c.Lexical <= 0 || c.Match == 0 || total == 0 {
+			continue
+		}
+		s := 0.0
+		for i := range n {
+			if c.Match&(1<<i) != 0 {
+				s += w[i]
+			}
+		}
+		out[c.UUID] = s / total
 	}
 	return out
 }

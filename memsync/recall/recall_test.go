@@ -69,6 +69,16 @@ func TestRank(t *testing.T) {
 		{"a when question favours a memory that names a time", Query{When: true}, []Candidate{
 			{UUID: "plain", TS: at(2), Lexical: 1.2}, {UUID: "dated", TS: at(1), Lexical: 1, Timed: true},
 		}, nil, []string{"dated", "plain"}},
+		{"a hit holding more of the query outranks a stronger one holding less", Query{Terms: []string{"carolin", "adopt", "dog"}}, []Candidate{
+			{UUID: "one", TS: at(2), Lexical: 1.5, Match: 0b001}, {UUID: "all", TS: at(1), Lexical: 1, Match: 0b111},
+		}, nil, []string{"all", "one"}},
+		{"a rare query term weighs more than a common one", Query{Terms: []string{"carolin", "adopt"}}, []Candidate{
+			{UUID: "name1", TS: at(4), Lexical: 1, Match: 0b01}, {UUID: "name2", TS: at(3), Lexical: 1, Match: 0b01},
+			{UUID: "name3", TS: at(2), Lexical: 1, Match: 0b01}, {UUID: "rare", TS: at(1), Lexical: 1, Match: 0b10},
+		}, nil, []string{"rare", "name1", "name2", "name3"}},
+		{"a hit whose terms are unknown (Match 0) keeps its lexical score", Query{Terms: []string{"a", "b"}}, []Candidate{
+			{UUID: "known", TS: at(2), Lexical: 1.5, Match: 0b01}, {UUID: "unknown", TS: at(1), Lexical: 1},
+		}, nil, []string{"unknown", "known"}},
 		{"other questions do not", Query{}, []Candidate{
 			{UUID: "plain", TS: at(2), Lexical: 1.2}, {UUID: "dated", TS: at(1), Lexical: 1, Timed: true},
 		}, nil, []string{"plain", "dated"}},
@@ -80,6 +90,37 @@ func TestRank(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestMatched(t *testing.T) {
+	q := ParseQuery("When did Caroline adopt the dogs?")
+	for text, want := range map[string]uint64{
+		"Caroline: we adopted a dog last week!": 0b111,
+		"Melanie: dogs are great":               0b100,
+		"Caroline: hi":                          0b001,
+		"nothing here":                          0,
+	} {
+		if got := Matched(q, text); got != want {
+			t.Errorf("Matched(%q) = %b, want %b", text, got, want)
+		}
+	}
+}
+
+func TestCover(t *testing.T) {
+	q := Query{Terms: []string{"x", "y"}}
+	cov := Cover(q, []Candidate{
+		{UUID: "x1", Lexical: 1, Match: 0b01}, {UUID: "x2", Lexical: 1, Match: 0b01},
+		{UUID: "xy", Lexical: 1, Match: 0b11}, {UUID: "near", Match: 0b10}, {UUID: "unknown", Lexical: 1},
+	})
+	if cov["xy"] != 1 || !(cov["x1"] > 0 && cov["x1"] < 0.5) || cov["x1"] != cov["x2"] {
+		t.Errorf("Cover = %v: want xy 1, x1 = x2 below one half (x is the commoner term)", cov)
+	}
+	if _, ok := cov["near"]; ok {
+		t.Errorf("Cover gave a share to a neighbour that is not a lexical hit")
+	}
+	if _, ok := cov["unknown"]; ok {
+		t.Errorf("Cover gave a share to a hit of unknown terms")
 	}
 }
 
