@@ -371,7 +371,9 @@ func TestHookSessionStartWholeCoreTier(t *testing.T) {
 			t.Fatalf("append: %v\n%s", err, out)
 		}
 	}
-	if out, err := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo).CombinedOutput(); err != nil {
+	sync := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo)
+	sync.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI=") // the embedded graph, as runHookBinary
+	if out, err := sync.CombinedOutput(); err != nil {
 		t.Fatalf("sync: %v\n%s", err, out)
 	}
 	start, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "claude-code", "SessionStart.json"))
