@@ -251,7 +251,7 @@ const maxPromptGoalRunes = 2000
 // and reflections as well as preferences and procedures. Its core tier is
 // left out (SessionStart injected it), so a prompt that bears on no memory
 // gets "" and the host's context nothing. When no packet can be built in
-// sessionPacketBudget, the few memories ranked search finds (graph, else
+// time (packetContext), the few memories ranked search finds (graph, else
 // the journals) stand in.
 func promptContext(ctx context.Context, cfg *Config, repo, agent, session, prompt string, stderr io.Writer, now time.Time) (string, error) {
 	if strings.TrimSpace(prompt) == "" {
@@ -261,7 +261,7 @@ func promptContext(ctx context.Context, cfg *Config, repo, agent, session, promp
 	if r := []rune(goal); len(r) > maxPromptGoalRunes {
 		goal = string(r[:maxPromptGoalRunes])
 	}
-	pctx, cancel := context.WithTimeout(ctx, sessionPacketBudget)
+	pctx, cancel := packetContext(ctx)
 	p, err := readPacket(pctx, cfg, repo, "hook", stderr, packet.Request{Role: packet.Executor, Agent: agent,
 		Goal: goal, Session: session, AsOf: now.UTC()})
 	cancel()

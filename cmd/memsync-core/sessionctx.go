@@ -31,10 +31,24 @@ const (
 	maxRecent    = 10
 )
 
-// sessionPacketBudget is how long the session's packet may take before
-// the starting context goes on without it (the hook's whole budget is
-// hookBudget).
+// sessionPacketBudget is how long a hook's packet may take before the
+// hook answers without it (the hook's whole budget is hookBudget).
 const sessionPacketBudget = 450 * time.Millisecond
+
+// packetMargin is what a hook keeps of its budget after a packet gives up,
+// to answer without it.
+const packetMargin = 100 * time.Millisecond
+
+// packetContext bounds a hook's packet: sessionPacketBudget, and never so
+// late that the hook's own deadline leaves no packetMargin to answer
+// without it.
+func packetContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := sessionPacketBudget
+	if d, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(d)-packetMargin)
+	}
+	return context.WithTimeout(ctx, budget)
+}
 
 // sessionGoal is the goal of a session's planner packet: the session and
 // where it runs (a project directory's words match memories about it).
@@ -56,8 +70,8 @@ func sessionGoal(session, cwd string) string {
 // agent's core tier (`tier: core` records, never left out while they fit)
 // and its open follow-ups (tasks nothing superseded), each without what
 // the packet already holds. It holds nothing but CONSTELLATION and
-// AGENT:<agent> memories. When no packet can be built in
-// sessionPacketBudget (the reason goes to stderr), the context is the core
+// AGENT:<agent> memories. When no packet can be built in time
+// (packetContext; the reason goes to stderr), the context is the core
 // tier, the follow-ups and the most recent memories from agent's own
 // journals, so a session never starts without its core.
 //
@@ -83,7 +97,7 @@ func sessionContext(ctx context.Context, cfg *Config, repo, agent, session, cwd 
 		return ms
 	}
 
-	pctx, cancel := context.WithTimeout(ctx, sessionPacketBudget)
+	pctx, cancel := packetContext(ctx)
 	p, perr := readPacket(pctx, cfg, repo, "hook", stderr, packet.Request{Role: packet.Planner, Agent: agent,
 		Goal: sessionGoal(session, cwd), Session: session, AsOf: now.UTC()})
 	cancel()
