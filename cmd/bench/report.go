@@ -142,7 +142,7 @@ func (b *bench) table() (string, []check) {
 		case i == 0:
 			rows[14].cells = append(rows[14].cells, pair("memsync hook SessionStart p95", c, b.hookP50, b.hookP95, millis, targetHook))
 		case b.hookP95.ok():
-			rows[14].cells = append(rows[14].cells, "same command (SessionStart reads the journals, not the graph)")
+			rows[14].cells = append(rows[14].cells, "not run (the figure reads the embedded graph)")
 		default:
 			rows[14].cells = append(rows[14].cells, "")
 		}

@@ -13,12 +13,14 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/packet"
 )
 
 const hookDescription = `Run as a session hook of Claude Code or Codex: read the host's hook
-JSON on stdin and answer in the host's own envelope. SessionStart injects the
-agent's core tier, its open follow-ups and its recent memories;
-UserPromptSubmit (opt-in) the few memories that bear on the prompt;
+JSON on stdin and answer in the host's own envelope. SessionStart injects a
+planner packet for the session (see memsync packet), the rest of the agent's
+core tier and its open follow-ups; UserPromptSubmit (opt-in) a compact
+executor packet with the prompt as its goal (the core tier left out);
 PreCompact, Stop and SessionEnd remind the agent what to journal and record
 the session's boundary in the agent's sync/sessions.jsonl. The agent is
 --agent, else $MEMSYNC_AGENT, else hooks.agent in memsync.yaml. Fail-open:
@@ -162,14 +164,14 @@ func hook(ctx context.Context, env *Env, host, event, repoFlag, agentFlag string
 	}
 	switch event {
 	case "SessionStart":
-		text, err := sessionContext(ctx, l, agent, in.SessionID)
+		text, err := sessionContext(ctx, cfg, repo, agent, in.SessionID, in.Cwd, env.Stderr, env.Now())
 		if err != nil {
 			return nil, "", err
 		}
 		note := recordBoundary(l, agent, host, event, in, env.Now())
 		return contextOutput(event, text), note, nil
 	case "UserPromptSubmit":
-		text, err := promptContext(ctx, cfg, repo, agent, in.Prompt, env.Stderr, env.Now())
+		text, err := promptContext(ctx, cfg, repo, agent, in.SessionID, in.Prompt, env.Stderr, env.Now())
 		if err != nil || text == "" {
 			return nil, "", err
 		}
@@ -236,16 +238,44 @@ func contextOutput(event, text string) *hookOutput {
 	return &hookOutput{HookSpecificOutput: &hookSpecific{HookEventName: event, AdditionalContext: text}}
 }
 
-// maxPromptHits is how many memories a prompt's compact context holds.
+// maxPromptHits is how many memories a prompt's compact context holds
+// when it falls back to ranked search.
 const maxPromptHits = 5
 
-// promptContext is the compact context for one prompt: the few memories
-// agent may see that bear on it (graph, else the journals), or "" when
-// none does.
-func promptContext(ctx context.Context, cfg *Config, repo, agent, prompt string, stderr io.Writer, now time.Time) (string, error) {
+// maxPromptGoalRunes is how much of a prompt becomes its packet's goal.
+const maxPromptGoalRunes = 2000
+
+// promptContext is the compact context for one prompt: an executor packet
+// (SPEC §8) with the prompt as its goal, in session: the step after a
+// prompt is doing what it asks, and the executor reads decisions, facts
+// and reflections as well as preferences and procedures. Its core tier is
+// left out (SessionStart injected it), so a prompt that bears on no memory
+// gets "" and the host's context nothing. When no packet can be built in
+// time (packetContext), the few memories ranked search finds (graph, else
+// the journals) stand in.
+func promptContext(ctx context.Context, cfg *Config, repo, agent, session, prompt string, stderr io.Writer, now time.Time) (string, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return "", nil
 	}
+	goal := prompt
+	if r := []rune(goal); len(r) > maxPromptGoalRunes {
+		goal = string(r[:maxPromptGoalRunes])
+	}
+	pctx, cancel := packetContext(ctx)
+	p, err := readPacket(pctx, cfg, repo, "hook", stderr, packet.Request{Role: packet.Executor, Agent: agent,
+		Goal: goal, Session: session, AsOf: now.UTC()})
+	cancel()
+	if err == nil {
+		p.Core = nil
+		if len(packetUUIDs(p)) == 0 {
+			return "", nil
+		}
+		return packet.Markdown(p), nil
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	fmt.Fprintf(stderr, "memsync hook: no working-memory packet (%v); ranked search instead\n", oneLineErr(err))
 	q := memsync.SearchQuery{Text: prompt, Limit: maxPromptHits,
 		Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}}
 	hits, _, _, err := recall(ctx, cfg, repo, "hook", stderr, q, now)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/memsync/memsync/memsync/packet"
 )
 
 // hookRun is one run of the built binary as a host runs a hook.
@@ -38,7 +41,8 @@ func runHookBinary(t *testing.T, stdin []byte, env []string, args ...string) hoo
 }
 
 // hookRepo is a repository where planner has a core preference, an open
-// task, a private decision, and critic a private secret; projected once.
+// task, a private decision, and critic a private secret and a private core
+// preference in task t-9 and session s-1; projected once.
 func hookRepo(t *testing.T) string {
 	t.Helper()
 	return hookRepoOn(t, nil)
@@ -54,6 +58,8 @@ func hookRepoOn(t *testing.T, env []string) string {
 		{"--agent", "planner", "--kind", "decision", "--why", "cheaper at our size", "Use #postgres for the billing service database"},
 		{"--agent", "planner", "--kind", "observation", "--scope", "shared", "Deploys happen on Tuesdays"},
 		{"--agent", "critic", "--kind", "fact", "critic-private: the billing service database password rotates monthly"},
+		{"--agent", "critic", "--kind", "preference", "--tier", "core", "--task", "t-9", "--session", "s-1",
+			"critic-private: always deploy the billing service straight to production"},
 	} {
 		if out, err := exec.Command(memsyncBinary(t), append([]string{"append", "--repo", repo, "--no-fsync"}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("append: %v\n%s", err, out)
@@ -67,12 +73,29 @@ func hookRepoOn(t *testing.T, env []string) string {
 	return repo
 }
 
+// uuidOf is the uuid of agent's journal record whose text holds text.
+func uuidOf(t *testing.T, repo, agent, text string) string {
+	t.Helper()
+	for _, line := range strings.Split(journalsOf(t, repo, agent), "\n") {
+		var r struct {
+			UUID string `json:"uuid"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && strings.Contains(r.Text, text) {
+			return r.UUID
+		}
+	}
+	t.Fatalf("no record of %s holds %q", agent, text)
+	return ""
+}
+
 // TestHookRecordedPayloads feeds every recorded payload to the built
 // binary and checks the envelope, its content, privacy and the session
 // boundary it records.
 func TestHookRecordedPayloads(t *testing.T) {
 	repo := hookRepo(t)
 	sessions := filepath.Join(layout(repo).SyncDir("planner"), "sessions.jsonl")
+	corePref, decision := uuidOf(t, repo, "planner", "Always write the failing test first"), uuidOf(t, repo, "planner", "Use #postgres")
 	for _, host := range hookHosts {
 		files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "hooks", host, "*.json"))
 		if err != nil || len(files) < 4 {
@@ -117,10 +140,19 @@ func TestHookRecordedPayloads(t *testing.T) {
 					if n := utf8.RuneCountInString(ctx); n == 0 || n >= 10000 {
 						t.Fatalf("additionalContext of %d characters", n)
 					}
-					want := []string{"Use #postgres for the billing service"}
+					// The prompt's executor packet holds the decision it
+					// asks about; the session's planner packet holds the
+					// core preference (by its uuid) and is scoped to the
+					// session, and the open follow-up follows it.
+					want := []string{"# Working memory: executor for planner", "Use #postgres for the billing service",
+						"[" + decision + " decision]", "Scope: session " + in.SessionID}
 					if event == "SessionStart" {
-						want = []string{"Always write the failing test first", "## Open follow-ups", "#billing migration",
-							"Deploys happen on Tuesdays", "--agent planner --session " + in.SessionID}
+						want = []string{"# Working memory: planner for planner", "Goal: start of session " + in.SessionID + " in " + in.Cwd,
+							"Scope: session " + in.SessionID, "## Core", "Always write the failing test first [" + corePref + " preference]",
+							"## Open follow-ups", "#billing migration", "--agent planner --session " + in.SessionID}
+					}
+					if strings.Count(ctx, "Always write the failing test first") > 1 {
+						t.Errorf("the core preference shows twice:\n%s", ctx)
 					}
 					for _, w := range want {
 						if !strings.Contains(ctx, w) {
@@ -199,6 +231,14 @@ func TestHookFailsOpen(t *testing.T) {
 	// The graph down: a prompt is answered from the journals.
 	r := runHookBinary(t, prompt, []string{"MEMSYNC_NEO4J_URI=bolt://127.0.0.1:1"}, "hook", "claude-code", "UserPromptSubmit", "--agent", "planner", "--repo", repo)
 	if r.code != 0 || r.took >= time.Second || !strings.Contains(r.stdout, "Use #postgres") {
+		t.Fatalf("graph down: exit %d after %v stdout %q stderr %q", r.code, r.took, r.stdout, r.stderr)
+	}
+
+	// The graph down: a session starts with a packet from the journals.
+	r = runHookBinary(t, start, []string{"MEMSYNC_NEO4J_URI=bolt://127.0.0.1:1"}, "hook", "claude-code", "SessionStart", "--agent", "planner", "--repo", repo)
+	if r.code != 0 || r.took >= time.Second || !strings.Contains(r.stdout, "(offline: from the journals)") ||
+		!strings.Contains(r.stdout, "Always write the failing test first") || !strings.Contains(r.stdout, "#billing migration") ||
+		strings.Contains(r.stdout, "critic-private") || !strings.Contains(r.stderr, "answering offline") {
 		t.Fatalf("graph down: exit %d after %v stdout %q stderr %q", r.code, r.took, r.stdout, r.stderr)
 	}
 
@@ -315,5 +355,46 @@ func TestHookInstall(t *testing.T) {
 				t.Fatalf("%d memsync entries, want %d:\n%s", n, len(tc.events), text)
 			}
 		})
+	}
+}
+
+// TestHookSessionStartWholeCoreTier: the session's packet carries the
+// first of the core tier (packet.CapCore; facts, which a planner packet
+// reads nowhere else); the rest follows it, and no core memory shows twice.
+func TestHookSessionStartWholeCoreTier(t *testing.T) {
+	repo := newRepo(t, "planner")
+	const n = 8
+	for i := range n {
+		args := []string{"append", "--repo", repo, "--no-fsync", "--agent", "planner", "--kind", "fact", "--tier", "core",
+			fmt.Sprintf("core rule number %d", i)}
+		if out, err := exec.Command(memsyncBinary(t), args...).CombinedOutput(); err != nil {
+			t.Fatalf("append: %v\n%s", err, out)
+		}
+	}
+	sync := exec.Command(memsyncBinary(t), "sync", "--once", "--repo", repo)
+	sync.Env = append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI=") // the embedded graph, as runHookBinary
+	if out, err := sync.CombinedOutput(); err != nil {
+		t.Fatalf("sync: %v\n%s", err, out)
+	}
+	start, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "claude-code", "SessionStart.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runHookBinary(t, start, nil, "hook", "claude-code", "SessionStart", "--agent", "planner", "--repo", repo)
+	var env struct {
+		HookSpecificOutput hookSpecific `json:"hookSpecificOutput"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &env) != nil {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	ctx := env.HookSpecificOutput.AdditionalContext
+	for i := range n {
+		if c := strings.Count(ctx, fmt.Sprintf("core rule number %d", i)); c != 1 {
+			t.Errorf("core rule %d shows %d times", i, c)
+		}
+	}
+	packetPart, rest, ok := strings.Cut(ctx, "## More core")
+	if !ok || !strings.Contains(packetPart, "# Working memory: planner for planner") || strings.Count(rest, "core rule number") != n-packet.CapCore {
+		t.Fatalf("want %d core memories in the packet and the rest after it:\n%s", packet.CapCore, ctx)
 	}
 }

@@ -18,11 +18,13 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/packet"
 )
 
 const mcpDescription = `Serve memsync to an MCP client (Claude Code, Claude Desktop, OpenClaw,
 Cursor...) over stdio, bound to agent A: tools to search A's memories, remember
-(append to A's journal), read the context a session of A starts with, explain
+(append to A's journal), build A's working-memory packet for a step, read the
+context a session of A starts with, explain
 and flag a memory A may see, and show A's sync status. No tool argument can widen what it reads beyond the shared
 memories (CONSTELLATION) and A's own (AGENT:A), or write as another agent: the
 agent is this flag, never an argument. A failed call is a tool error; the server
@@ -43,6 +45,7 @@ var mcpTools = []func(*mcp.Server, *mcpAgent){
 	addSearchTool,
 	addRememberTool,
 	addContextTool,
+	addPacketTool,
 	addExplainTool,
 	addFlagTool,
 	addStatusTool,
@@ -239,23 +242,65 @@ func rememberArgs(b *mcpAgent, in rememberIn) []string {
 
 // contextIn is the session_context tool's input.
 type contextIn struct {
-	Session string `json:"session,omitempty" jsonschema:"the session id, to put in the remember hint"`
+	Session string `json:"session,omitempty" jsonschema:"the session id: scopes the packet and goes in the remember hint"`
 }
 
 type contextOut struct {
-	Context string `json:"context" jsonschema:"the agent's core tier, open follow-ups and recent memories, as text"`
+	Context string `json:"context" jsonschema:"a planner packet for the session, the rest of the core tier and the open follow-ups, as markdown"`
 }
 
 func addContextTool(s *mcp.Server, b *mcpAgent) {
 	mcp.AddTool(s, &mcp.Tool{Name: "session_context", Title: "Session context", Annotations: readOnly(),
-		Description: "What a session of this agent starts with: its core tier, open follow-ups and recent memories " +
+		Description: "What a session of this agent starts with: a planner packet for the session, the rest of its core tier " +
+			"and its open follow-ups " +
 			"(what the SessionStart hook injects), for hosts without hooks."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, contextOut, error) {
-			text, err := sessionContext(ctx, layout(b.repo), b.agent, in.Session)
+			text, err := sessionContext(ctx, b.cfg, b.repo, b.agent, in.Session, "", b.env.Stderr, b.env.Now())
 			if err != nil {
 				return nil, contextOut{}, err
 			}
 			return nil, contextOut{Context: text}, nil
+		})
+}
+
+// packetIn is the packet tool's input: the packet command's flags, less
+// the agent.
+type packetIn struct {
+	Role        string   `json:"role" jsonschema:"the step's role: planner, executor, critic or responder"`
+	Goal        string   `json:"goal" jsonschema:"what the step is for, in words"`
+	Task        string   `json:"task,omitempty" jsonschema:"the task id: its memories are task-scoped candidates"`
+	Session     string   `json:"session,omitempty" jsonschema:"the session id: its memories are session-scoped candidates"`
+	Constraints []string `json:"constraints,omitempty" jsonschema:"constraints of the step"`
+	Failures    []string `json:"failures,omitempty" jsonschema:"recent failures"`
+	Questions   []string `json:"questions,omitempty" jsonschema:"open questions"`
+	AsOf        string   `json:"as_of,omitempty" jsonschema:"build the packet as the memory stood at this RFC 3339 time (default now)"`
+}
+
+func addPacketTool(s *mcp.Server, b *mcpAgent) {
+	mcp.AddTool(s, &mcp.Tool{Name: "packet", Title: "Working-memory packet", Annotations: readOnly(),
+		Description: "The few hard constraints, procedures, pitfalls, facts and open questions that matter for this step of " +
+			"this agent in this role (planner, executor, critic or responder), the core tier always in, each with its uuid " +
+			"and why it was chosen (as memsync packet builds it). Structured content is the packet; the text is its markdown. " +
+			"Built from the journals when the graph is down (offline: true)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in packetIn) (*mcp.CallToolResult, packet.Packet, error) {
+			role, err := packet.ParseRole(in.Role)
+			if err != nil {
+				return nil, packet.Packet{}, fmt.Errorf("role: %w", err)
+			}
+			if strings.TrimSpace(in.Goal) == "" {
+				return nil, packet.Packet{}, errors.New("goal: required, and not blank")
+			}
+			asOf, err := parseAsOf(in.AsOf, b.env.Now())
+			if err != nil {
+				return nil, packet.Packet{}, fmt.Errorf("as_of: %w", err)
+			}
+			req := packet.Request{Role: role, Agent: b.agent, Goal: in.Goal, Task: in.Task, Session: in.Session,
+				Constraints: in.Constraints, Failures: in.Failures, Questions: in.Questions, AsOf: asOf}
+			p, err := readPacket(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, req)
+			if err != nil {
+				return nil, packet.Packet{}, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: packet.Markdown(p)}}}, p, nil
 		})
 }
 

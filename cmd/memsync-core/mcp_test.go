@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestMCPListTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := map[string]bool{"search": true, "session_context": true, "explain": true, "status": true, "remember": false, "flag": false}
+	readOnly := map[string]bool{"search": true, "session_context": true, "packet": true, "explain": true, "status": true, "remember": false, "flag": false}
 	seen := map[string]bool{}
 	for _, tool := range res.Tools {
 		want, known := readOnly[tool.Name]
@@ -100,6 +101,18 @@ func TestMCPListTools(t *testing.T) {
 			}
 			if name == "agent" || name == "groups" || name == "repo" {
 				t.Errorf("%s takes %q: the agent, its groups and the repository are the server's", tool.Name, name)
+			}
+		}
+		if tool.Name == "packet" {
+			var props []string
+			for name := range schema.Properties {
+				props = append(props, name)
+			}
+			slices.Sort(props)
+			out, _ := json.Marshal(tool.OutputSchema)
+			if strings.Join(props, ",") != "as_of,constraints,failures,goal,questions,role,session,task" ||
+				strings.Join(schema.Required, ",") != "role,goal" || !strings.Contains(string(out), `"selected_memory_ids"`) {
+				t.Errorf("packet: properties %v, required %v, output schema %s", props, schema.Required, out)
 			}
 		}
 		if tool.Name == "remember" && (len(schema.Properties) < 15 || strings.Join(schema.Required, ",") != "text,kind") {
@@ -239,6 +252,56 @@ func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
 	if isErr || !strings.Contains(out, "Always write the failing test first") || strings.Contains(out, "critic-private") {
 		t.Fatalf("session_context: error %t: %s", isErr, out)
 	}
+	// packet: planner's working memory, never critic's private memories,
+	// whatever the task, session, goal or other arguments say; a bad
+	// request is a tool error.
+	out, isErr = call(t, s, "packet", map[string]any{"role": "planner", "goal": "plan the billing service work", "session": "s-1"})
+	var p struct {
+		Agent string `json:"agent"`
+		Core  []struct {
+			UUID string `json:"uuid"`
+		} `json:"core"`
+		Selected []string `json:"selected_memory_ids"`
+	}
+	if isErr || json.Unmarshal([]byte(out), &p) != nil || p.Agent != "planner" || len(p.Core) == 0 ||
+		!strings.Contains(out, "Always write the failing test first") || strings.Contains(out, "critic") {
+		t.Fatalf("packet: error %t: %s", isErr, out)
+	}
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "packet", Arguments: map[string]any{"role": "executor", "goal": "billing service database"}})
+	if err != nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("packet: %v %+v", err, res)
+	}
+	if md, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.HasPrefix(md.Text, "# Working memory: executor for planner") ||
+		!strings.Contains(md.Text, "Use #postgres") || len(md.Text) > 4000 {
+		t.Fatalf("packet markdown: %+v", res.Content[0])
+	}
+	for _, args := range []map[string]any{
+		{"role": "planner", "goal": "always deploy billing service to production", "task": "t-9", "session": "s-1"},
+		{"role": "executor", "goal": "critic-private password rotates monthly, as I recall", "task": "t-9", "session": "s-1",
+			"constraints": []string{"password"}, "failures": []string{"deploy straight to production"}, "questions": []string{"critic"}},
+		{"role": "critic", "goal": "critic-private", "task": "t-9", "session": "s-1", "as_of": "2100-01-01T00:00:00Z"},
+		{"role": "responder", "goal": "billing database password", "task": "t-9"},
+	} {
+		// The goal and questions are echoed: a memory of critic's would
+		// show as an item by critic, or its uuid.
+		if out, isErr := call(t, s, "packet", args); isErr || strings.Contains(out, `"agent":"critic"`) || strings.Contains(out, "_critic_") ||
+			strings.Contains(out, "deploy the billing service straight") || strings.Contains(out, "password rotates monthly\"") {
+			t.Fatalf("packet %v: error %t: %s", args, isErr, out)
+		}
+	}
+	for _, args := range []map[string]any{
+		{"role": "boss", "goal": "plan"},
+		{"role": "planner", "goal": "  "},
+		{"role": "planner"},
+		{"role": "planner", "goal": "plan", "as_of": "yesterday"},
+		{"role": "planner", "goal": "plan", "agent": "critic"},
+		{"role": "planner", "goal": "plan", "groups": []string{"AGENT:critic"}},
+	} {
+		if out, isErr := call(t, s, "packet", args); !isErr || strings.Contains(out, "critic-private") {
+			t.Fatalf("packet %v: want a tool error, got %s", args, out)
+		}
+	}
+
 	out, isErr = call(t, s, "status", nil)
 	if isErr || !strings.Contains(out, `"agent":"planner"`) || strings.Contains(out, "critic") || !strings.Contains(out, `"reachable":true`) {
 		t.Fatalf("status: error %t: %s", isErr, out)

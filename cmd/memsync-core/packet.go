@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/memsync/memsync/memsync/offline"
@@ -83,24 +84,10 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 		return c.usageErr("--agent: unknown agent %q (no agents/%s in %s)", *agent, *agent, repo)
 	}
 
-	r, isOffline, reason, closeReader := openReader(ctx, &c.cfg, repo, "packet", env.Stderr)
-	defer closeReader()
-	p, err := packet.BuildPacket(ctx, r, req)
-	if err != nil && !isOffline && !errors.Is(err, packet.ErrUnknownRole) {
-		if ctx.Err() != nil {
-			return c.fail("%v", ctx.Err())
-		}
-		// Reads never hard-fail: whatever kept the graph from answering,
-		// the journals can.
-		reason = fmt.Sprintf("%s graph: %v", c.cfg.graph(), err)
-		fmt.Fprintf(env.Stderr, "memsync packet: graph unavailable (%v); answering offline from the journals\n", oneLineErr(err))
-		isOffline = true
-		p, err = packet.BuildPacket(ctx, offline.Journals{Layout: layout(repo)}, req)
-	}
+	p, err := readPacket(ctx, &c.cfg, repo, "packet", env.Stderr, req)
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	p.Offline, p.OfflineReason = isOffline, reason
 	if *asJSON {
 		out, _ := json.MarshalIndent(p, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
@@ -108,4 +95,30 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprint(env.Stdout, packet.Markdown(p))
 	return exitOK
+}
+
+// readPacket builds req's packet from the configured graph or, when the
+// graph cannot be reached or fails while answering, from the journals
+// (Offline set, a note on stderr naming cmd), with the same privacy: the
+// one way the packet command, the hooks and the MCP server build one.
+func readPacket(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, req packet.Request) (packet.Packet, error) {
+	r, isOffline, reason, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
+	defer closeReader()
+	p, err := packet.BuildPacket(ctx, r, req)
+	if err != nil && !isOffline && !errors.Is(err, packet.ErrUnknownRole) {
+		if ctx.Err() != nil {
+			return packet.Packet{}, ctx.Err()
+		}
+		// Reads never hard-fail: whatever kept the graph from answering,
+		// the journals can.
+		reason = fmt.Sprintf("%s graph: %v", cfg.graph(), err)
+		fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals\n", cmd, oneLineErr(err))
+		isOffline = true
+		p, err = packet.BuildPacket(ctx, offline.Journals{Layout: layout(repo)}, req)
+	}
+	if err != nil {
+		return packet.Packet{}, err
+	}
+	p.Offline, p.OfflineReason = isOffline, reason
+	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/packet"
 )
 
 // maxInjectRunes caps what a hook injects into a session: Claude Code
@@ -29,27 +31,64 @@ const (
 	maxRecent    = 10
 )
 
-// sessionContext is what agent starts session with: its core tier
-// (`tier: core` records, never left out while they fit), its open
-// follow-ups (tasks nothing superseded), then its most recent memories,
-// newest first, in at most maxInjectRunes characters. It reads only
-// agent's own journals, so it holds nothing but CONSTELLATION and
-// AGENT:<agent> memories, and needs no graph.
+// sessionPacketBudget is how long a hook's packet may take before the
+// hook answers without it (the hook's whole budget is hookBudget).
+const sessionPacketBudget = 450 * time.Millisecond
+
+// packetMargin is what a hook keeps of its budget after a packet gives up,
+// to answer without it.
+const packetMargin = 100 * time.Millisecond
+
+// packetContext bounds a hook's packet: sessionPacketBudget, and never so
+// late that the hook's own deadline leaves no packetMargin to answer
+// without it.
+func packetContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := sessionPacketBudget
+	if d, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(d)-packetMargin)
+	}
+	return context.WithTimeout(ctx, budget)
+}
+
+// sessionGoal is the goal of a session's planner packet: the session and
+// where it runs (a project directory's words match memories about it).
+func sessionGoal(session, cwd string) string {
+	g := "start of session"
+	if session != "" {
+		g += " " + session
+	}
+	if cwd != "" {
+		g += " in " + cwd
+	}
+	return g
+}
+
+// sessionContext is what agent starts session (in directory cwd) with, in
+// at most maxInjectRunes characters: a planner packet for the session
+// (SPEC §8, built as the packet command builds it: the graph, else the
+// journals; it carries the first of the core tier), then the rest of the
+// agent's core tier (`tier: core` records, never left out while they fit)
+// and its open follow-ups (tasks nothing superseded), each without what
+// the packet already holds. It holds nothing but CONSTELLATION and
+// AGENT:<agent> memories. When no packet can be built in time
+// (packetContext; the reason goes to stderr), the context is the core
+// tier, the follow-ups and the most recent memories from agent's own
+// journals, so a session never starts without its core.
 //
-// This is the one place that decides what a session starts with: when
-// planner packets (SPEC §8) exist, a packet for the session replaces its
-// body, and both the hooks and the MCP server follow.
-func sessionContext(ctx context.Context, layout memsync.Layout, agent, session string) (string, error) {
-	core, tasks, recent, retired, err := scanForContext(ctx, layout, agent)
+// This is the one place that decides what a session starts with: the
+// SessionStart hook and the MCP tool session_context both call it.
+func sessionContext(ctx context.Context, cfg *Config, repo, agent, session, cwd string, stderr io.Writer, now time.Time) (string, error) {
+	core, tasks, recent, retired, err := scanForContext(ctx, layout(repo), agent)
 	if err != nil {
 		return "", fmt.Errorf("read %s's journals: %w", agent, err)
 	}
+	var inPacket map[string]bool
 	live := func(ms []memsync.Memory, n int) []memsync.Memory {
 		seen := map[string]bool{} // a line in both a day's journal and its archive (mid-compaction) counts once
 		ms = slices.DeleteFunc(ms, func(m memsync.Memory) bool {
 			dup := seen[m.UUID]
 			seen[m.UUID] = true
-			return retired[m.UUID] || dup
+			return retired[m.UUID] || dup || inPacket[m.UUID]
 		})
 		slices.SortStableFunc(ms, func(a, b memsync.Memory) int { return b.TS.Compare(a.TS) })
 		if n > 0 && len(ms) > n {
@@ -57,16 +96,50 @@ func sessionContext(ctx context.Context, layout memsync.Layout, agent, session s
 		}
 		return ms
 	}
-	core, tasks, recent = live(core, 0), live(tasks, maxFollowUps), live(recent, maxRecent)
+
+	pctx, cancel := packetContext(ctx)
+	p, perr := readPacket(pctx, cfg, repo, "hook", stderr, packet.Request{Role: packet.Planner, Agent: agent,
+		Goal: sessionGoal(session, cwd), Session: session, AsOf: now.UTC()})
+	cancel()
 
 	var b contextBuilder
 	b.limit = maxInjectRunes
 	b.line(fmt.Sprintf("# memsync: the memory of agent %s", agent))
 	b.line(rememberHint(agent, session))
-	b.section("Core (always true for you)", core)
+	if perr != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		fmt.Fprintf(stderr, "memsync hook: no working-memory packet (%v); starting from the journals\n", oneLineErr(perr))
+		core, tasks, recent = live(core, 0), live(tasks, maxFollowUps), live(recent, maxRecent)
+		b.section("Core (always true for you)", core)
+		b.section("Open follow-ups", tasks)
+		b.section("Recent", recent)
+		return b.String(), nil
+	}
+	inPacket = packetUUIDs(p)
+	b.text("\n" + packet.Markdown(p))
+	core, tasks = live(core, 0), live(tasks, maxFollowUps)
+	title := "More core (always true for you)"
+	if len(p.Core) == 0 { // a graph not yet projected, say
+		title = "Core (always true for you)"
+	}
+	b.section(title, core)
 	b.section("Open follow-ups", tasks)
-	b.section("Recent", recent)
 	return b.String(), nil
+}
+
+// packetUUIDs are the memories a packet shows.
+func packetUUIDs(p packet.Packet) map[string]bool {
+	in := map[string]bool{}
+	for _, items := range [][]packet.Item{p.Core, p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions} {
+		for _, it := range items {
+			if it.UUID != "" {
+				in[it.UUID] = true
+			}
+		}
+	}
+	return in
 }
 
 // scanForContext reads what sessionContext needs from agent's journals
@@ -181,6 +254,19 @@ type contextBuilder struct {
 }
 
 func (b *contextBuilder) line(s string) bool {
+	n := utf8.RuneCountInString(s) + 1
+	if b.used+n > b.limit {
+		return false
+	}
+	b.WriteString(s)
+	b.WriteByte('\n')
+	b.used += n
+	return true
+}
+
+// text writes a block of lines whole if it fits.
+func (b *contextBuilder) text(s string) bool {
+	s = strings.TrimRight(s, "\n")
 	n := utf8.RuneCountInString(s) + 1
 	if b.used+n > b.limit {
 		return false
