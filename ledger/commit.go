@@ -77,6 +77,8 @@ type Committer struct {
 
 	mu     sync.Mutex
 	paused string // why auto-commit is paused (HEAD not on a branch), or ""
+
+	afterSnapshot func() // tests: runs between hashing the work tree and locking the index
 }
 
 // Result is what one commit attempt did.
@@ -173,6 +175,11 @@ func (c *Committer) commit(ctx context.Context, message string, held map[string]
 	// Hash the work tree's owned files before taking the index lock, so
 	// that the lock is held for milliseconds, not for as long as hashing
 	// large journals takes. Blobs written now are harmless if unused.
+	// Under the lock, what changed meanwhile is hashed again (fresh).
+	var snapHead plumbing.Hash
+	if h, err := r.readHead(); err == nil {
+		snapHead = h.commit
+	}
 	old, oldTime, err := r.readIndex()
 	if err != nil {
 		return Result{}, fmt.Errorf("commit: %w", err)
@@ -202,6 +209,9 @@ func (c *Committer) commit(ctx context.Context, message string, held map[string]
 		snaps[rel] = s
 	}
 
+	if c.afterSnapshot != nil {
+		c.afterSnapshot()
+	}
 	lock, err := r.lockIndex()
 	if err != nil {
 		return Result{}, err
@@ -219,6 +229,10 @@ func (c *Committer) commit(ctx context.Context, message string, held map[string]
 			// Detached (or moved off the branch) since it was checked.
 			return Result{}, c.pause(r.headNotOnBranch())
 		}
+		if err := r.fresh(snaps, head.commit != snapHead); err != nil {
+			return Result{}, fmt.Errorf("commit: %w", err)
+		}
+		snapHead = head.commit
 		changes, err := r.changes(head, snaps)
 		if err != nil {
 			return Result{}, fmt.Errorf("commit: %w", err)
@@ -499,6 +513,37 @@ func (r *repo) snapshot(rel string, cached *index.Entry, indexTime time.Time) (*
 		return nil, fmt.Errorf("changed while being committed (rewritten in place?); will try again")
 	}
 	return s, nil
+}
+
+// fresh hashes again, under the index lock, every snapshot the work tree
+// no longer matches: a file replaced since it was read (git's merge,
+// checkout or pull writes a new file, and an unlinked inode still reads as
+// it was) and, when HEAD moved since the snapshots were taken, a file
+// changed in any way. A snapshot taken before a merge wrote the union of
+// both sides and moved HEAD would otherwise be committed on the merge,
+// deleting the other side's lines from history, and from the journals of
+// every host that merges that commit. Journals only grow in place, so while
+// HEAD stays put an older snapshot of the same file is still a sound commit.
+// A file gone since is dropped (a deletion, as changes sees it).
+func (r *repo) fresh(snaps map[string]*snapshot, headMoved bool) error {
+	for rel, s := range snaps {
+		var st syscall.Stat_t
+		err := syscall.Lstat(filepath.Join(r.root, filepath.FromSlash(rel)), &st)
+		if err == nil && st.Dev == s.st.Dev && st.Ino == s.st.Ino &&
+			(!headMoved || st.Size == s.st.Size && st.Mtim == s.st.Mtim && st.Ctim == s.st.Ctim) {
+			continue
+		}
+		ns, err := r.snapshot(rel, nil, time.Time{})
+		if errors.Is(err, os.ErrNotExist) {
+			delete(snaps, rel)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		snaps[rel] = ns
+	}
+	return nil
 }
 
 func statMatches(e *index.Entry, st *syscall.Stat_t) bool {
