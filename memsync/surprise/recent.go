@@ -3,6 +3,7 @@ package surprise
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // DefaultRecent is how many of an agent's latest records the gate
@@ -27,7 +28,8 @@ func Recent(journalDir string, n int) ([]Prior, error) {
 // for a line without text or of one of memsync's bookkeeping kinds.
 func ParsePrior(line []byte) (Prior, bool) {
 	text, ok := stringField(line, "text")
-	if !ok || text == "" {
+	if !ok || text == "" || !utf8.ValidString(text) {
+		// A line that is not valid UTF-8 is a reject, never a record.
 		return Prior{}, false
 	}
 	switch kind, _ := stringField(line, "kind"); kind {

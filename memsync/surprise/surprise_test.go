@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync/surprise"
@@ -158,6 +159,13 @@ func FuzzParsePrior(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		p, ok := surprise.ParsePrior([]byte(line))
+		if !utf8.ValidString(line) {
+			// The journal rejects such a line; the gate must not score it.
+			if ok && !utf8.ValidString(p.Text) {
+				t.Errorf("ParsePrior(%q) = %+v: text that is not UTF-8", line, p)
+			}
+			return
+		}
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) != nil {
 			return
