@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
@@ -71,3 +72,24 @@ func localDir(repo string) string              { return layout(repo).LocalDir() 
 func configFile(repo string) string            { return cmdline.ConfigFile(repo) }
 func relPath(repo, path string) string         { return layout(repo).Rel(path) }
 func listAgents(repo string) ([]string, error) { return layout(repo).Agents() }
+
+// selectAgents is the agents a per-agent command (compact, consolidate)
+// works on: those named by --agent, each checked, or every agent.
+func selectAgents(fs *cmdFlags, repo string, named []string) (agents []string, code int, done bool) {
+	if len(named) == 0 {
+		all, err := listAgents(repo)
+		if err != nil {
+			return nil, fs.fail("list agents: %v", err), true
+		}
+		return all, 0, false
+	}
+	for _, a := range named {
+		if !validAgent(a) {
+			return nil, fs.usageErr("%s", agentNameError(a)), true
+		}
+		if _, err := os.Stat(memoryDir(repo, a)); err != nil {
+			return nil, fs.usageErr("agent %s has no memory directory %s", a, relPath(repo, memoryDir(repo, a))), true
+		}
+	}
+	return named, 0, false
+}

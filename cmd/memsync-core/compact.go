@@ -65,20 +65,9 @@ func runCompact(ctx context.Context, env *Env, args []string) int {
 		// The report on stdout says what compaction's info lines would.
 		lg = lg.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))
 	}
-	if len(agents) == 0 {
-		all, err := listAgents(repo)
-		if err != nil {
-			return fs.fail("list agents: %v", err)
-		}
-		agents = all
-	}
-	for _, a := range agents {
-		if !validAgent(a) {
-			return fs.usageErr("%s", agentNameError(a))
-		}
-		if _, err := os.Stat(memoryDir(repo, a)); err != nil {
-			return fs.usageErr("agent %s has no memory directory %s", a, relPath(repo, memoryDir(repo, a)))
-		}
+	agents, code, done := selectAgents(fs, repo, agents)
+	if done {
+		return code
 	}
 	if !*dryRun {
 		lock, code, done := lockRepo(fs, repo, "compact",

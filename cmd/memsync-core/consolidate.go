@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/memsync/memsync/memsync/consolidate"
 )
@@ -45,7 +44,7 @@ func runConsolidate(ctx context.Context, env *Env, args []string) int {
 	}
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.usageErr("%v", err)
 	}
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)
@@ -54,20 +53,9 @@ func runConsolidate(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	if len(agents) == 0 {
-		all, err := listAgents(repo)
-		if err != nil {
-			return fs.fail("list agents: %v", err)
-		}
-		agents = all
-	}
-	for _, a := range agents {
-		if !validAgent(a) {
-			return fs.usageErr("%s", agentNameError(a))
-		}
-		if _, err := os.Stat(memoryDir(repo, a)); err != nil {
-			return fs.usageErr("agent %s has no memory directory %s", a, relPath(repo, memoryDir(repo, a)))
-		}
+	agents, code, done := selectAgents(fs, repo, agents)
+	if done {
+		return code
 	}
 	if !*dryRun {
 		lock, code, done := lockRepo(fs, repo, "consolidate",

@@ -69,7 +69,7 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	}
 	repo, err := existingRepo(env, *c.repoFlag)
 	if err != nil {
-		return c.fail("%v", err)
+		return c.usageErr("%v", err)
 	}
 	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
 		return c.usageErr("%v", err)

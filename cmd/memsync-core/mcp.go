@@ -68,7 +68,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
-		return fs.fail("%v", err)
+		return fs.usageErr("%v", err)
 	}
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)

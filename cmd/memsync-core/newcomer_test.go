@@ -63,6 +63,11 @@ func TestOutsideARepository(t *testing.T) {
 		{"cache"},
 		{"show", "mem_20261121T091500Z_a_0001", "--agent", "a"},
 		{"rejects"},
+		{"consolidate"},
+		{"flag", "mem_20261121T091500Z_a_0001", "--important", "--agent", "a"},
+		{"explain", "mem_20261121T091500Z_a_0001", "--agent", "a"},
+		{"packet", "--role", "planner", "--agent", "a", "--goal", "plan"},
+		{"mcp", "--agent", "a"},
 	} {
 		r := runBin(t, dir, nil, args...)
 		want := "memsync " + args[0] + ": " + dir + ` is not a memory repository (no memsync.yaml or agents/ in it): ` +
