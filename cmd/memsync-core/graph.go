@@ -46,6 +46,25 @@ func openGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (m
 	}
 }
 
+// openReadGraph opens the configured graph for a read command (search,
+// packet, show, explain). The embedded store is opened read-only
+// (embedded.OpenReadOnly: no schema work, no indexer, nothing written),
+// unless it needs a writer's work first (no file yet, a migration, a
+// search file behind the memories): then as openGraph does.
+func openReadGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (memsync.Graph, error) {
+	if cfg.graph() != graphNeo4j {
+		g, err := embedded.OpenReadOnly(layout(repo).LocalDir(), lg)
+		if err == nil {
+			return g, nil
+		}
+		if !errors.Is(err, embedded.ErrNotReadable) {
+			return nil, err
+		}
+		lg.Debug("embedded graph not readable as it is: opening it as a writer", zap.Error(err))
+	}
+	return openGraph(ctx, cfg, repo, lg)
+}
+
 // isUnavailable says whether err means the graph could not be reached.
 func isUnavailable(err error) bool {
 	return errors.Is(err, memsync.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
