@@ -23,10 +23,9 @@ RETURN name, state,
    AND options.indexConfig['fulltext.analyzer'] = 'whitespace', false) AS current`
 
 // OpenReadOnly connects for a short-lived read command (search, packet,
-// show, explain): one round trip resolves the database and one reads the
-// schema's state, where Open also verifies connectivity apart, creates
-// every constraint and index (a write transaction each) and waits for the
-// indexes. It returns an error wrapping ErrNotReadable when the schema is
+// show, explain): it verifies connectivity, resolves the database and
+// reads the schema's state, where Open also creates every constraint and
+// index (a write transaction each) and waits for the indexes. It returns an error wrapping ErrNotReadable when the schema is
 // not all there and online (Open then does what is needed), and one
 // wrapping memsync.ErrUnavailable when the server cannot be reached.
 func OpenReadOnly(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
@@ -37,6 +36,11 @@ func OpenReadOnly(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, erro
 	fail := func(err error) (*Graph, error) {
 		_ = g.driver.Close(context.Background())
 		return nil, err
+	}
+	// An unreachable server fails here at once; a read transaction would
+	// retry it for the driver's whole retry time.
+	if err := g.driver.VerifyConnectivity(ctx); err != nil {
+		return fail(wrap("connect to "+hostPort, err))
 	}
 	db, err := g.resolveDatabase(ctx)
 	if err != nil {
