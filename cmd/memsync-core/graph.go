@@ -46,6 +46,46 @@ func openGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (m
 	}
 }
 
+// openReadGraph opens the configured graph for a read command (search,
+// packet, show, explain) without the writer's work at open: the embedded
+// store read-only (embedded.OpenReadOnly: no schema work, no indexer,
+// nothing written), Neo4j without creating its schema
+// (neo4j.OpenReadOnly). When the store needs that work first (no file yet,
+// a migration, a search file behind, an index missing), it opens as
+// openGraph does.
+func openReadGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (memsync.Graph, error) {
+	var err error
+	if cfg.graph() == graphNeo4j {
+		var pw string
+		if pw, err = cfg.Neo4jPassword(); err != nil {
+			return nil, err
+		}
+		user := cfg.Neo4j.User
+		if pw == "" {
+			user = "" // a server without auth (the test server) takes no credentials
+		}
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		var g *neo4j.Graph
+		g, err = neo4j.OpenReadOnly(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database}, lg)
+		if err == nil {
+			return g, nil
+		}
+		if !errors.Is(err, neo4j.ErrNotReadable) {
+			return nil, err
+		}
+	} else {
+		var g *embedded.Graph
+		// Whatever keeps the read-only open from serving, the writer's open
+		// either cures it or says what is wrong.
+		if g, err = embedded.OpenReadOnly(layout(repo).LocalDir(), lg); err == nil {
+			return g, nil
+		}
+	}
+	lg.Debug("graph not readable as it is: opening it as a writer", zap.Error(err))
+	return openGraph(ctx, cfg, repo, lg)
+}
+
 // isUnavailable says whether err means the graph could not be reached.
 func isUnavailable(err error) bool {
 	return errors.Is(err, memsync.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)

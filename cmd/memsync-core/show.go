@@ -115,7 +115,7 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 // showFromGraph looks uuid up in the graph; found is false when the graph
 // lacks it or the reader may not see it (the two are not told apart).
 func showFromGraph(ctx context.Context, cfg *Config, repo, uuid string, visible func(string) bool) (showJSON, bool, error) {
-	g, err := openGraph(ctx, cfg, repo, zap.NewNop())
+	g, err := openReadGraph(ctx, cfg, repo, zap.NewNop())
 	if err != nil {
 		return showJSON{}, false, fmt.Errorf("open %s graph: %w", cfg.graph(), err)
 	}

@@ -16,7 +16,7 @@ import (
 // cannot be reached, the journals themselves (offline is then true and a
 // note goes to stderr): reads never hard-fail. close releases it.
 func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer) (r memsync.Searcher, isOffline bool, reason string, close func()) {
-	g, err := openGraph(ctx, cfg, repo, zap.NewNop())
+	g, err := openReadGraph(ctx, cfg, repo, zap.NewNop())
 	if err == nil {
 		// A graph that opens may still be unreachable (Neo4j down): ask
 		// it something cheap first, so that the answer is all-graph or

@@ -389,6 +389,9 @@ func (g *Graph) writerLocked(ctx context.Context) (*writer, error) {
 	if g.closed {
 		return nil, errClosed
 	}
+	if g.wdb == nil {
+		return nil, errReadOnly
+	}
 	if g.w == nil {
 		w, err := openWriter(ctx, g.wdb)
 		if err != nil {

@@ -530,6 +530,9 @@ func (g *Graph) candidates(ctx context.Context, ids []int64) ([]candidate, error
 // the search goes on over what is indexed (recall degrades, it does not
 // fail) and the indexer tries again from the stored records.
 func (g *Graph) awaitIndex(ctx context.Context) error {
+	if g.ix == nil {
+		return nil // read-only: OpenReadOnly found the search file at the memories
+	}
 	if err := g.ix.wait(ctx); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("embedded: search: waiting for the full-text index: %w", err)
@@ -543,6 +546,9 @@ func (g *Graph) awaitIndex(ctx context.Context) error {
 // Flush waits until every memory applied so far is in the full-text index,
 // and returns the error of the indexing that failed, if the last one did.
 func (g *Graph) Flush(ctx context.Context) error {
+	if g.ix == nil {
+		return nil
+	}
 	if err := g.ix.wait(ctx); err != nil {
 		return g.wrap("flush full-text index", err)
 	}

@@ -59,6 +59,9 @@ const (
 // analyzer on Memory.text and Memory.keywords); Open drops it.
 const legacyTextIndex = "memsync_memory_text"
 
+// indexMemoryTier is the index of the memories' tier.
+const indexMemoryTier = "memsync_memory_tier"
+
 // schema is created at Open, in order, each statement idempotent.
 var schema = []string{
 	"CREATE CONSTRAINT " + ConstraintMemoryUUID + " IF NOT EXISTS FOR (m:Memory) REQUIRE m.uuid IS UNIQUE",
@@ -67,7 +70,7 @@ var schema = []string{
 	"CREATE INDEX " + IndexMemoryGroupTS + " IF NOT EXISTS FOR (m:Memory) ON (m.group_id, m.ts)",
 	"CREATE INDEX " + IndexMemorySession + " IF NOT EXISTS FOR (m:Memory) ON (m.session, m.ts)",
 	// Packets list the core tier's memories (List).
-	"CREATE INDEX memsync_memory_tier IF NOT EXISTS FOR (m:Memory) ON (m.tier)",
+	"CREATE INDEX " + indexMemoryTier + " IF NOT EXISTS FOR (m:Memory) ON (m.tier)",
 	createTextIndex,
 }
 
@@ -125,6 +128,34 @@ var _ memsync.Graph = (*Graph)(nil)
 // concurrent creator). An unreachable server yields an error wrapping
 // memsync.ErrUnavailable. A nil logger logs nothing.
 func Open(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
+	g, hostPort, err := newGraph(cfg, lg)
+	if err != nil {
+		return nil, err
+	}
+	lg = g.lg
+	drv := g.driver
+	fail := func(op string, err error) (*Graph, error) {
+		_ = drv.Close(context.Background())
+		return nil, wrap(fmt.Sprintf("%s %s", op, hostPort), err)
+	}
+	if err := drv.VerifyConnectivity(ctx); err != nil {
+		return fail("connect to", err)
+	}
+	db, err := g.resolveDatabase(ctx)
+	if err != nil {
+		return fail("resolve database on", err)
+	}
+	g.database = db
+	g.identity = "neo4j:" + hostPort + "/" + db
+	if err := g.createSchema(ctx); err != nil {
+		return fail("create schema on", err)
+	}
+	lg.Info("neo4j graph open", zap.String("identity", g.identity))
+	return g, nil
+}
+
+// newGraph checks cfg and makes the driver; it connects to nothing yet.
+func newGraph(cfg Config, lg *zap.Logger) (*Graph, string, error) {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
@@ -132,10 +163,10 @@ func Open(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
 	if err != nil || u.Host == "" {
 		// The parse error may echo the URI; it has no credentials in the
 		// supported form, but say nothing more than needed.
-		return nil, fmt.Errorf("neo4j: invalid URI (want bolt://host:port)")
+		return nil, "", fmt.Errorf("neo4j: invalid URI (want bolt://host:port)")
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("neo4j: credentials in the URI are not supported: use the user and password settings")
+		return nil, "", fmt.Errorf("neo4j: credentials in the URI are not supported: use the user and password settings")
 	}
 	hostPort := u.Host
 	if u.Port() == "" {
@@ -155,27 +186,9 @@ func Open(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("neo4j: create driver for %s: %w", hostPort, err)
+		return nil, "", fmt.Errorf("neo4j: create driver for %s: %w", hostPort, err)
 	}
-	g := &Graph{driver: drv, database: cfg.Database, lg: lg}
-	fail := func(op string, err error) (*Graph, error) {
-		_ = drv.Close(context.Background())
-		return nil, wrap(fmt.Sprintf("%s %s", op, hostPort), err)
-	}
-	if err := drv.VerifyConnectivity(ctx); err != nil {
-		return fail("connect to", err)
-	}
-	db, err := g.resolveDatabase(ctx)
-	if err != nil {
-		return fail("resolve database on", err)
-	}
-	g.database = db
-	g.identity = "neo4j:" + hostPort + "/" + db
-	if err := g.createSchema(ctx); err != nil {
-		return fail("create schema on", err)
-	}
-	lg.Info("neo4j graph open", zap.String("identity", g.identity))
-	return g, nil
+	return &Graph{driver: drv, database: cfg.Database, lg: lg}, hostPort, nil
 }
 
 // resolveDatabase asks the server which database a session lands on, so that
