@@ -46,6 +46,7 @@ func Run(t *testing.T, open Open) {
 		{"SignalsShuffled", testSignalsShuffled},
 		{"IncomingBeforeTarget", testIncomingBeforeTarget},
 		{"Recall", testRecall},
+		{"List", testList},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -15,18 +15,15 @@ var _ memsync.Lister = (*Graph)(nil)
 // the (group_id, ts) index give the order.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// tieSlack is how many more rows than asked a group's query reads, so
-// that memories sharing the last ts still sort by uuid (in Go): ordering
-// by the index's keys alone lets the (group_id, ts) index give the order,
-// where uuid as a further key made Neo4j read and sort the whole group.
-const tieSlack = 32
-
-// listQuery is the statement for one group of q: fixed text, every value a
-// parameter. The core tier is read through its index; otherwise the
-// (group_id, ts) index gives the group's memories newest first, and a task
-// or session is matched among the newest memsync.ScopeWindow of them.
+// listQuery is the statement for q over every group of $groups: fixed
+// text, every value a parameter, one row per memory with its group. The
+// core tier is read through its index; otherwise the (group_id, ts) index
+// gives each group's memories newest first, and a task or session is
+// matched among the newest memsync.ScopeWindow of them. Each group gives
+// at most $limit rows, in ts order only: List asks for one more than it
+// needs and settles ties at the cut itself.
 func listQuery(q memsync.ListQuery) string {
-	base := []string{"m.group_id = $group", "m.ts <= $until", "m.hash IS NOT NULL"}
+	base := []string{"m.group_id = group", "m.ts <= $until", "m.hash IS NOT NULL"}
 	if q.Core {
 		base = append(base, "m.tier = 'core'")
 	}
@@ -50,18 +47,22 @@ func listQuery(q memsync.ListQuery) string {
 		match = "MATCH (m:Memory) WHERE " + strings.Join(base, " AND ")
 	}
 	if q.Task != "" || q.Session != "" {
-		match += "\nWITH m ORDER BY " + order + " LIMIT $window"
+		match += "\n  WITH m ORDER BY " + order + " LIMIT $window"
 		if len(filter) > 0 {
-			match += "\nWITH m WHERE " + strings.Join(filter, " AND ")
+			match += "\n  WITH m WHERE " + strings.Join(filter, " AND ")
 		}
 	} else if len(filter) > 0 {
 		match += " AND " + strings.Join(filter, " AND ")
 	}
-	return match + "\nWITH m ORDER BY " + order + " LIMIT $limit" + nodeColumns
+	return "UNWIND $groups AS group\nCALL {\n  WITH group\n  " + match +
+		"\n  WITH m ORDER BY " + order + " LIMIT $limit\n  RETURN m\n}\nWITH m" + nodeColumns
 }
 
 // List returns the memories meeting q, newest first (memsync.ListQuery):
-// newest first within each group, merged.
+// newest first within each group, merged. One statement reads every
+// group; a group whose cut falls inside a run of memories of one ts is
+// read again with a wider limit, so that the run's order is memsync's
+// (uuid), not the server's.
 func (g *Graph) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, error) {
 	if len(q.Groups) == 0 {
 		return nil, nil
@@ -79,18 +80,45 @@ func (g *Graph) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, 
 		kinds[i] = string(k)
 	}
 	query := listQuery(q)
-	groups := slices.Clone(q.Groups)
-	slices.Sort(groups)
-	var out []memsync.Node
-	for _, group := range slices.Compact(groups) {
+	read := func(groups []string, n int) (map[string][]memsync.Node, error) {
 		nodes, err := g.readNodes(ctx, query, map[string]any{
-			"group": group, "until": until, "task": q.Task, "session": q.Session, "kinds": kinds, "limit": int64(limit + tieSlack),
-			"window": int64(memsync.ScopeWindow),
+			"groups": groups, "until": until, "task": q.Task, "session": q.Session, "kinds": kinds,
+			"limit": int64(n + 1), "window": int64(memsync.ScopeWindow),
 		})
 		if err != nil {
 			return nil, wrap("list", err)
 		}
-		out = append(out, nodes...)
+		by := map[string][]memsync.Node{}
+		for _, n := range nodes {
+			by[n.GroupID] = append(by[n.GroupID], n)
+		}
+		return by, nil
+	}
+	groups := slices.Clone(q.Groups)
+	slices.Sort(groups)
+	groups = slices.Compact(groups)
+	by, err := read(groups, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []memsync.Node
+	for _, group := range groups {
+		nodes, n := by[group], limit
+		for {
+			slices.SortFunc(nodes, memsync.NewerFirst)
+			// Asked for n+1: more than n rows and the last two of one
+			// ts mean the run may go on past what was read.
+			if len(nodes) <= n || !nodes[n].TS.Equal(nodes[n-1].TS) {
+				break
+			}
+			n *= 4
+			again, err := read([]string{group}, n)
+			if err != nil {
+				return nil, err
+			}
+			nodes = again[group]
+		}
+		out = append(out, nodes[:min(len(nodes), limit)]...)
 	}
 	slices.SortFunc(out, memsync.NewerFirst)
 	if len(out) > limit {
