@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,87 +28,31 @@ never touched. --dry-run prints what would be absorbed and writes nothing.
 It refuses to run (exit 2) while a daemon runs on the repository: the
 daemon compacts by itself.`
 
-// compactJSON is the document compact --json prints.
-type compactJSON struct {
-	DryRun bool                `json:"dry_run"`
-	Agents []compaction.Report `json:"agents"`
-	Errors []string            `json:"errors,omitempty"`
-}
-
 func runCompact(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "compact", "compact [--agent A]... [--dry-run] [--json] [--no-commit] [--repo DIR]", compactDescription)
-	repoFlag := addRepoFlag(fs)
-	var agents stringList
-	fs.Var(&agents, "agent", "compact only agent `A` (repeatable; default every agent)")
-	dryRun := fs.Bool("dry-run", false, "print what would be absorbed; write nothing")
-	asJSON := fs.Bool("json", false, "print one JSON document")
-	noCommit := fs.Bool("no-commit", false, "leave the result for the daemon's auto-commit")
-	var cfg Config
-	if pos, code, done := fs.parse(args); done {
-		return code
-	} else if len(pos) > 0 {
-		return fs.usageErr("unexpected argument %q", pos[0])
-	}
-	repo, err := existingRepo(env, *repoFlag)
-	if err != nil {
-		return fs.usageErr("%v", err)
-	}
-	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
-		return fs.usageErr("%v", err)
-	}
-	lg, err := newLogger(&cfg, env.Stderr)
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	if cfg.Log.Level != "debug" {
-		// The report on stdout says what compaction's info lines would.
-		lg = lg.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))
-	}
-	agents, code, done := selectAgents(fs, repo, agents)
+	p := newAgentPass(env, "compact", "compact [--agent A]... [--dry-run] [--json] [--no-commit] [--repo DIR]", compactDescription,
+		"compact", "print what would be absorbed; write nothing")
+	noCommit := p.Bool("no-commit", false, "leave the result for the daemon's auto-commit")
+	repo, lg, agents, release, code, done := p.start(args,
+		"stop it first, or let it compact (on compaction.weekday, or when a day passes compaction.max_day_lines)")
+	defer release()
 	if done {
 		return code
 	}
-	if !*dryRun {
-		lock, code, done := lockRepo(fs, repo, "compact",
-			"stop it first, or let it compact (on compaction.weekday, or when a day passes compaction.max_day_lines)")
-		if done {
-			return code
-		}
-		defer lock.Release() //nolint:errcheck // nothing to do about it
+	if p.cfg.Log.Level != "debug" {
+		// The report on stdout says what compaction's info lines would.
+		lg = lg.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel))
 	}
 	var commit func(context.Context, string) error
-	if !*dryRun && !*noCommit {
+	if !*p.dryRun && !*noCommit {
 		commit = gitCommit(repo, lg, env.Now)
 	}
-	summarizer := summarizerArgv(&cfg)
-	doc := compactJSON{DryRun: *dryRun, Agents: []compaction.Report{}}
-	failed := false
-	for _, a := range agents {
-		rep, err := compaction.Compact(ctx, compaction.Options{
-			Root: repo, Agent: a, MaxDayLines: cfg.Compaction.MaxDayLines, Summarizer: summarizer,
-			Commit: commit, DryRun: *dryRun, Now: env.Now, Logger: lg,
+	summarizer := summarizerArgv(&p.cfg)
+	return runAgentPass(p, agents, func(a string) (compaction.Report, error) {
+		return compaction.Compact(ctx, compaction.Options{
+			Root: repo, Agent: a, MaxDayLines: p.cfg.Compaction.MaxDayLines, Summarizer: summarizer,
+			Commit: commit, DryRun: *p.dryRun, Now: env.Now, Logger: lg,
 		})
-		if err != nil {
-			failed = true
-			doc.Errors = append(doc.Errors, err.Error())
-			if !*asJSON {
-				fmt.Fprintf(env.Stderr, "memsync compact: %v\n", err)
-			}
-			continue
-		}
-		doc.Agents = append(doc.Agents, rep)
-		if !*asJSON {
-			printCompactReport(env.Stdout, rep)
-		}
-	}
-	if *asJSON {
-		out, _ := json.MarshalIndent(doc, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-	}
-	if failed {
-		return exitFail
-	}
-	return exitOK
+	}, printCompactReport)
 }
 
 // summarizerArgv is the configured external summarizer as a shell command.

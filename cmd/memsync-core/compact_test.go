@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memsync/memsync/compaction"
 	"github.com/memsync/memsync/journal"
 )
 
@@ -54,7 +55,7 @@ func TestCompactCommand(t *testing.T) {
 	}
 
 	r = iv.run(t, "compact", "--json", "--repo", repo)
-	var doc compactJSON
+	var doc passJSON[compaction.Report]
 	if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil || len(doc.Agents) != 2 {
 		t.Fatalf("compact: %d %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
 	}

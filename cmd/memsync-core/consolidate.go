@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -22,76 +21,19 @@ run finishes. It needs no graph. The daemon runs it every
 consolidation.interval (default 6h; memsync run --no-consolidate turns it
 off). --dry-run prints what it would journal and writes nothing.`
 
-// consolidateJSON is the document consolidate --json prints.
-type consolidateJSON struct {
-	DryRun bool                 `json:"dry_run"`
-	Agents []consolidate.Report `json:"agents"`
-	Errors []string             `json:"errors,omitempty"`
-}
-
 func runConsolidate(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "consolidate", "consolidate [--agent A]... [--dry-run] [--json] [--repo DIR]", consolidateDescription)
-	repoFlag := addRepoFlag(fs)
-	var agents stringList
-	fs.Var(&agents, "agent", "consolidate only agent `A` (repeatable; default every agent)")
-	dryRun := fs.Bool("dry-run", false, "print what would be journaled; write nothing")
-	asJSON := fs.Bool("json", false, "print one JSON document")
-	var cfg Config
-	if pos, code, done := fs.parse(args); done {
-		return code
-	} else if len(pos) > 0 {
-		return fs.usageErr("unexpected argument %q", pos[0])
-	}
-	repo, err := existingRepo(env, *repoFlag)
-	if err != nil {
-		return fs.usageErr("%v", err)
-	}
-	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
-		return fs.usageErr("%v", err)
-	}
-	lg, err := newLogger(&cfg, env.Stderr)
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	agents, code, done := selectAgents(fs, repo, agents)
+	p := newAgentPass(env, "consolidate", "consolidate [--agent A]... [--dry-run] [--json] [--repo DIR]", consolidateDescription,
+		"consolidate", "print what would be journaled; write nothing")
+	repo, lg, agents, release, code, done := p.start(args, "stop it first, or let it consolidate (every consolidation.interval)")
+	defer release()
 	if done {
 		return code
 	}
-	if !*dryRun {
-		lock, code, done := lockRepo(fs, repo, "consolidate",
-			"stop it first, or let it consolidate (every consolidation.interval)")
-		if done {
-			return code
-		}
-		defer lock.Release() //nolint:errcheck // nothing to do about it
-	}
-	doc := consolidateJSON{DryRun: *dryRun, Agents: []consolidate.Report{}}
-	failed := false
-	for _, a := range agents {
-		rep, err := consolidate.Run(ctx, consolidate.Options{
-			Root: repo, Agent: a, DryRun: *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now, Logger: lg,
+	return runAgentPass(p, agents, func(a string) (consolidate.Report, error) {
+		return consolidate.Run(ctx, consolidate.Options{
+			Root: repo, Agent: a, DryRun: *p.dryRun, NoSync: !p.cfg.Append.FSync, Now: env.Now, Logger: lg,
 		})
-		if err != nil {
-			failed = true
-			doc.Errors = append(doc.Errors, err.Error())
-			if !*asJSON {
-				fmt.Fprintf(env.Stderr, "memsync consolidate: %v\n", err)
-			}
-			continue
-		}
-		doc.Agents = append(doc.Agents, rep)
-		if !*asJSON {
-			printConsolidateReport(env.Stdout, rep)
-		}
-	}
-	if *asJSON {
-		out, _ := json.MarshalIndent(doc, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-	}
-	if failed {
-		return exitFail
-	}
-	return exitOK
+	}, printConsolidateReport)
 }
 
 func printConsolidateReport(w io.Writer, rep consolidate.Report) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memsync/memsync/memsync/consolidate"
 )
 
 // TestConsolidateCommand runs memsync consolidate through the built
@@ -52,7 +54,7 @@ func TestConsolidateCommand(t *testing.T) {
 		return out
 	}
 	before := files()
-	var doc consolidateJSON
+	var doc passJSON[consolidate.Report]
 	if err := json.Unmarshal([]byte(run("consolidate", "--agent", "ada", "--dry-run", "--json")), &doc); err != nil {
 		t.Fatal(err)
 	}
