@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -303,7 +304,14 @@ func TestStalePagesRemoved(t *testing.T) {
 	// writer at work) that must stay.
 	old := filepath.Join(pages, tempPrefix+"x.md.1")
 	fresh := filepath.Join(pages, tempPrefix+"y.md.2")
-	for _, p := range []string{old, fresh} {
+	// And journal.WriteAtomic's: a dead writer's (removed), a live one's (kept).
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(pages, fmt.Sprintf("z.md.%d-9%s", dead.Process.Pid, journal.TempSuffix))
+	writing := filepath.Join(pages, fmt.Sprintf("w.md.%d-9%s", os.Getpid(), journal.TempSuffix))
+	for _, p := range []string{old, fresh, orphan, writing} {
 		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -320,12 +328,16 @@ func TestStalePagesRemoved(t *testing.T) {
 	want := []string{
 		"agents/alice/memory/cache/GRAPHITI_ENTITIES/" + tempPrefix + "x.md.1",
 		"agents/alice/memory/cache/GRAPHITI_ENTITIES/oldtopic.md",
+		"agents/alice/memory/cache/GRAPHITI_ENTITIES/" + filepath.Base(orphan),
 	}
 	if !slices.Equal(res[0].Removed, want) {
 		t.Fatalf("removed %q, want %q", res[0].Removed, want)
 	}
 	if !slices.Equal(res[0].Written, []string{"agents/alice/memory/cache/GRAPHITI_FACTS.md"}) || res[0].Unchanged != 1 {
 		t.Fatalf("result %+v", res[0])
+	}
+	if _, err := os.Stat(writing); err != nil {
+		t.Fatalf("a live writer's temp file was removed: %v", err)
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Fatalf("a fresh temp file was removed: %v", err)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,9 +18,10 @@ import (
 	"github.com/memsync/memsync/memsync"
 )
 
-// tempPrefix starts the name of a file being written; such a file left by a
-// crash is removed by a later Generate once it is staleTemp old (a younger
-// one may belong to a writer still at work).
+// tempPrefix started the name of a file being written before
+// journal.WriteAtomic; such a file left by a crash is removed by a later
+// Generate once it is staleTemp old. Files being written now end in
+// journal.TempSuffix and are removed once their writer is gone.
 const (
 	tempPrefix = ".memsync-tmp-"
 	staleTemp  = 10 * time.Minute
@@ -121,7 +121,7 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 			res.Unchanged++
 			return nil
 		}
-		if err := writeAtomic(path, data); err != nil {
+		if err := journal.Replace(path, data); err != nil {
 			return fmt.Errorf("cache: write %s: %w", w.layout.Rel(path), diskFull(err))
 		}
 		dirty[filepath.Dir(path)] = true
@@ -146,6 +146,9 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 			rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
 			stale := false
 			switch {
+			case strings.HasSuffix(name, journal.TempSuffix):
+				info, err := e.Info()
+				stale = err == nil && journal.StaleTemp(name, info.ModTime(), time.Now())
 			case strings.HasPrefix(name, tempPrefix):
 				info, err := e.Info()
 				stale = err == nil && time.Since(info.ModTime()) > staleTemp
@@ -168,7 +171,7 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := journal.SyncDir(d); err != nil {
 			return res, fmt.Errorf("cache: sync %s: %w", w.layout.Rel(d), err)
 		}
 	}
@@ -195,50 +198,6 @@ func holds(path string, data []byte, scratch *[]byte) bool {
 	buf := (*scratch)[:len(data)+1]
 	n, _ := io.ReadFull(f, buf)
 	return n == len(data) && bytes.Equal(buf[:n], data)
-}
-
-// writeAtomic replaces path with data through a temp file in the same
-// directory, synced before the rename, so that path is always either the
-// old file or the new one, whole.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }
 
 // diskFull names a full disk in err's message.

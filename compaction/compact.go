@@ -136,7 +136,7 @@ func Compact(ctx context.Context, opts Options) (Report, error) {
 				dirs = append(dirs, d)
 			}
 		}
-		sweepTemp(c.lg, dirs...)
+		sweepTemp(c.lg, time.Now(), dirs...)
 	}
 	err := c.run(ctx, &rep)
 	if err != nil {
@@ -360,7 +360,7 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 		return 0, err
 	}
 	if statErr != nil {
-		if err := syncDir(filepath.Dir(adir)); err != nil {
+		if err := journal.SyncDir(filepath.Dir(adir)); err != nil {
 			return 0, err
 		}
 	}
@@ -414,7 +414,7 @@ func (c *compactor) archive(name string, absorb, archived map[string]bool) (int,
 	if err := dst.Close(); err != nil {
 		return 0, err
 	}
-	return copied, syncDir(adir)
+	return copied, journal.SyncDir(adir)
 }
 
 // removeArchived blanks, in place, the lines of journal/<name> whose record

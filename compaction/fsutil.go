@@ -15,19 +15,9 @@ import (
 	"github.com/memsync/memsync/journal"
 )
 
-// tmpSuffix ends every temporary file compaction writes. Journals end in
-// .jsonl and pages in .md, so neither the engine nor the committer ever takes
-// a temporary file for one of them.
-const tmpSuffix = ".compact.tmp"
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// oldTmpSuffix ended the temporary files of compactions before
+// journal.WriteAtomic (one fixed name per file); a leftover is still swept.
+const oldTmpSuffix = ".compact.tmp"
 
 func flock(f *os.File, how int) error {
 	for {
@@ -71,48 +61,20 @@ func lockJournal(path string) (*os.File, error) {
 	}
 }
 
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, fsynced, renamed over path, and the directory fsynced.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+tmpSuffix)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
-}
-
-// sweepTemp removes temporary files a crashed compaction left in dirs.
-func sweepTemp(lg *zap.Logger, dirs ...string) {
+// sweepTemp removes temporary files crashed writers left in dirs
+// (journal.StaleTemp, and an older compaction's fixed names).
+func sweepTemp(lg *zap.Logger, now time.Time, dirs ...string) {
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), tmpSuffix) {
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			if strings.HasSuffix(e.Name(), oldTmpSuffix) || journal.StaleTemp(e.Name(), fi.ModTime(), now) {
 				p := filepath.Join(dir, e.Name())
 				if err := os.Remove(p); err == nil {
 					lg.Info("removed a temporary file left by an interrupted compaction", zap.String("path", p))
@@ -150,7 +112,7 @@ func repairTail(lg *zap.Logger, path string, now time.Time) error {
 		return err
 	}
 	aside := fmt.Sprintf("%s.torn-%d", path, now.UnixNano())
-	if err := writeAtomic(aside, torn); err != nil {
+	if err := journal.WriteAtomic(aside, torn); err != nil {
 		return fmt.Errorf("keep torn tail of %s: %w", path, err)
 	}
 	if err := f.Truncate(keep); err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // The markers around the generated section of MEMORY.md and entity pages.
@@ -98,5 +100,5 @@ func UpdateSection(path, title, body string, mk Markers) (bool, error) {
 	if page == string(old) {
 		return false, nil
 	}
-	return true, writeAtomic(path, []byte(page))
+	return true, journal.WriteAtomic(path, []byte(page))
 }

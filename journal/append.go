@@ -153,7 +153,7 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 		}
 		if size == 0 {
 			// The file may be new: its directory entry must survive too.
-			if err := syncDir(dir); err != nil {
+			if err := SyncDir(dir); err != nil {
 				return "", fmt.Errorf("append: fsync %s: %w", dir, err)
 			}
 		}
@@ -196,15 +196,6 @@ func openLocked(path string) (*os.File, error) {
 			return nil, fmt.Errorf("append: %w", err)
 		}
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func flock(f *os.File) error {

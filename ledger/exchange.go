@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // DefaultExchangeInterval is how often the daemon exchanges with the remote
@@ -397,7 +399,7 @@ func (x *Exchanger) attributesFile() (string, error) {
 	if data, err := os.ReadFile(path); err == nil && string(data) == JournalAttributes {
 		return path, nil
 	}
-	if err := writeFileAtomic(path, []byte(JournalAttributes)); err != nil {
+	if err := journal.WriteAtomic(path, []byte(JournalAttributes)); err != nil {
 		return "", fmt.Errorf("exchange: %w", err)
 	}
 	return path, nil
@@ -468,7 +470,7 @@ func (x *Exchanger) writeStatus(st *ExchangeStatus) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	return journal.WriteAtomic(path, append(data, '\n'))
 }
 
 func readExchangeFile(root string) (*ExchangeStatus, error) {
@@ -506,25 +508,4 @@ func RemoteStatus(ctx context.Context, root string) (*ExchangeStatus, error) {
 		st.Conflicts = nil
 	}
 	return st, nil
-}
-
-// writeFileAtomic replaces path with data: a temp file, fsync, rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.memsync-tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

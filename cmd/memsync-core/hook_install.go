@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/memsync/memsync/journal"
 )
 
 const hookInstallDescription = `Add memsync's hooks to a host's settings: Claude Code's
@@ -101,7 +103,7 @@ func runHookInstall(_ context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintf(env.Stdout, "backed up %s to %s\n", path, backup)
 	}
-	if err := writeFileAtomic(path, updated); err != nil {
+	if err := journal.WriteAtomic(path, updated); err != nil {
 		return fs.fail("%v", err)
 	}
 	fmt.Fprintf(env.Stdout, "%s: installed memsync's %s hooks (%s)\n", path, host, strings.Join(events, ", "))
@@ -346,33 +348,4 @@ func (o *object) marshal() json.RawMessage {
 	}
 	b.WriteByte('}')
 	return b.Bytes()
-}
-
-// writeFileAtomic replaces path with data through a temp file and rename.
-func writeFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.memsync-tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -1,0 +1,98 @@
+package journal
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// WriteAtomic replaces the file whole, keeps its permission bits, creates
+// the directory, and leaves no temporary file behind.
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new", "settings.json")
+	if err := WriteAtomic(path, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("new file: %v, %v; want mode 0644", st, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomic(path, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != "two" {
+		t.Fatalf("read %q, %v; want two", data, err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v after a replace, want 0600 kept", st.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("directory holds %v, want the file alone", entries)
+	}
+}
+
+// Writers replacing one file at once never take each other's temporary
+// file: every call succeeds and the file is one of theirs, whole.
+func TestWriteAtomicConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*50)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				errs <- WriteAtomic(path, []byte(strings.Repeat(fmt.Sprint(w), 1000+i)))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	if len(data) < 1000 || strings.Count(string(data), string(data[:1])) != len(data) {
+		t.Fatalf("file is torn or mixed: %d bytes", len(data))
+	}
+}
+
+// StaleTemp: a temporary file is the sweeper's once its writer is gone or
+// it is an hour old; a live writer's recent file, and any other name, never.
+func TestStaleTemp(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	live := os.Getpid()
+	for _, tc := range []struct {
+		name string
+		age  time.Duration
+		want bool
+	}{
+		{fmt.Sprintf("state.json.%d-123%s", live, TempSuffix), time.Minute, false},
+		{fmt.Sprintf("state.json.%d-123%s", live, TempSuffix), 2 * time.Hour, true},
+		{fmt.Sprintf("state.json.%d-123%s", dead.Process.Pid, TempSuffix), 0, true},
+		{"state.json" + TempSuffix, 0, true}, // an older memsync's fixed name
+		{"state.json.x-123" + TempSuffix, 0, true},
+		{"state.json", 2 * time.Hour, false},
+		{fmt.Sprintf("2026-11-20.%d-123.jsonl", dead.Process.Pid), 2 * time.Hour, false},
+	} {
+		if got := StaleTemp(tc.name, now.Add(-tc.age), now); got != tc.want {
+			t.Errorf("StaleTemp(%q, %v old) = %v, want %v", tc.name, tc.age, got, tc.want)
+		}
+	}
+}
