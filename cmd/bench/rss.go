@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memsync/memsync/cache"
 	"io"
 	"os"
 	"os/exec"
@@ -299,20 +300,25 @@ func daemonIdleRSS(ctx context.Context, b *backend, bin string, agents, perAgent
 		}
 	}
 	res.caughtUp = time.Since(start)
-	// Caught up is not idle yet: snapshots are regenerated after the last
-	// batch, spaced by their cost. Idle is a second in which the process
-	// used (almost) no CPU; then it idles for idle more.
+	// Caught up is not idle yet: snapshots are regenerated
+	// cache.DefaultDelay after the last batch, spaced by their cost. Idle
+	// is settleSeconds seconds in a row in which the process used (almost)
+	// no CPU, longer than that delay (a one-second check used to pass
+	// before the snapshots began, and the RSS was read in their midst);
+	// then it idles for idle more.
+	settleSeconds := int((cache.DefaultDelay + time.Second) / time.Second)
 	pid := cmd.Process.Pid
 	quiet := time.Now().Add(2 * time.Minute)
-	for last := procCPU(pid); ; {
+	for last, still := procCPU(pid), 0; still < settleSeconds; {
 		select {
 		case err := <-exited:
 			return res, fmt.Errorf("memsync run exited: %v", err)
 		case <-time.After(time.Second):
 		}
 		now := procCPU(pid)
-		if now-last <= 20*time.Millisecond {
-			break
+		still++
+		if now-last > 20*time.Millisecond {
+			still = 0
 		}
 		last = now
 		if time.Now().After(quiet) {
