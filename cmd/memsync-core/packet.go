@@ -114,7 +114,7 @@ func readPacket(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Wr
 		reason = fmt.Sprintf("%s graph: %v", cfg.graph(), err)
 		fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals\n", cmd, oneLineErr(err))
 		isOffline = true
-		p, err = packet.BuildPacket(ctx, offline.Journals{Layout: layout(repo)}, req)
+		p, err = packet.BuildPacket(ctx, offline.NewJournals(layout(repo)), req)
 	}
 	if err != nil {
 		return packet.Packet{}, err

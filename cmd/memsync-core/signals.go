@@ -30,7 +30,7 @@ func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Wr
 		err = fmt.Errorf("open %s graph: %w", cfg.graph(), err)
 	}
 	fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals\n", cmd, oneLineErr(err))
-	return offline.Journals{Layout: layout(repo)}, true, err.Error(), func() {}
+	return offline.NewJournals(layout(repo)), true, err.Error(), func() {}
 }
 
 // parseAsOf reads --as-of: an RFC 3339 time; empty means now.

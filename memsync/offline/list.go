@@ -14,7 +14,7 @@ var _ memsync.Lister = Journals{}
 // List returns the valid records meeting q, newest first, as the graphs'
 // List does (each uuid as first written, supersession derived by Get, task
 // and session matched within memsync.ScopeWindow). It reads every journal
-// of the repository.
+// of the repository, once for all its calls when j came from NewJournals.
 func (j Journals) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, error) {
 	if len(q.Groups) == 0 {
 		return nil, nil
@@ -22,6 +22,11 @@ func (j Journals) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 10
+	}
+	if m, err := j.loaded(ctx); err != nil {
+		return nil, err
+	} else if m != nil {
+		return m.list(q, limit), nil
 	}
 	agents, err := j.Layout.Agents()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // over a graph.
 type Journals struct {
 	Layout memsync.Layout
+	memo   *memo // set by NewJournals: one read of the journals for every List
 }
 
 var _ memsync.Searcher = Journals{}
@@ -29,6 +30,9 @@ func (j Journals) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.
 // invalid_at and replaced_by from every valid record superseding it, as
 // the graph derives them.
 func (j Journals) Get(ctx context.Context, uuids []string) (map[string]memsync.Node, error) {
+	if m := j.ready(); m != nil {
+		return m.get(uuids), nil
+	}
 	nodes, _, err := j.scan(ctx, uuids)
 	return nodes, err
 }
@@ -36,6 +40,9 @@ func (j Journals) Get(ctx context.Context, uuids []string) (map[string]memsync.N
 // Incoming returns every valid record naming one of uuids through links,
 // supports or conflicts_with, as the graph's edges would.
 func (j Journals) Incoming(ctx context.Context, uuids []string) ([]memsync.Reference, error) {
+	if m := j.ready(); m != nil {
+		return m.incoming(uuids), nil
+	}
 	_, refs, err := j.scan(ctx, uuids)
 	return refs, err
 }

@@ -1,0 +1,168 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// NewJournals returns Journals for one request that lists several times
+// (a packet: the task's, the session's, the core tier, the newest of some
+// kinds, the decisions awaiting an outcome): its first List reads and
+// parses every journal once, and its later Lists, Gets and Incomings
+// answer from that read. The zero Journals reads the journals on every
+// call, which suits a single search. Either answers the same.
+func NewJournals(layout memsync.Layout) Journals {
+	return Journals{Layout: layout, memo: &memo{}}
+}
+
+// memo is every valid record of the repository, read once: each uuid as
+// first written (by its journal's owner), completed as the graph derives
+// it, supersession applied, by uuid and per group newest first.
+type memo struct {
+	once    sync.Once
+	done    atomic.Bool // read without error
+	err     error
+	nodes   []memsync.Node // in reading order
+	byUUID  map[string]int
+	byGroup map[string][]int // newest first (memsync.NewerFirst)
+}
+
+// loaded is j's memo, read on first use; nil when j has none.
+func (j Journals) loaded(ctx context.Context) (*memo, error) {
+	if j.memo == nil {
+		return nil, nil
+	}
+	j.memo.once.Do(func() {
+		j.memo.err = j.memo.read(ctx, j.Layout)
+		j.memo.done.Store(j.memo.err == nil)
+	})
+	return j.memo, j.memo.err
+}
+
+// ready is j's memo when a List has read it already, else nil: Get and
+// Incoming alone read less by scanning for their uuids (Journals.scan).
+func (j Journals) ready() *memo {
+	if j.memo == nil || !j.memo.done.Load() {
+		return nil
+	}
+	return j.memo
+}
+
+func (m *memo) read(ctx context.Context, layout memsync.Layout) error {
+	agents, err := layout.Agents()
+	if err != nil {
+		return fmt.Errorf("offline list: %w", err)
+	}
+	byUUID := map[string]int{}
+	var nodes []memsync.Node
+	for _, agent := range agents {
+		paths, err := layout.JournalFiles(agent)
+		if err != nil {
+			return fmt.Errorf("offline list: %s: %w", agent, err)
+		}
+		for _, path := range paths {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rel := layout.Rel(path)
+			err := eachLine(path, func(line []byte, number int, _ int64) error {
+				rec, err := journal.Parse(line)
+				if err != nil || rec.Agent != agent {
+					return nil
+				}
+				if _, dup := byUUID[rec.UUID]; dup {
+					return nil
+				}
+				n := memsync.Node{Memory: memsync.Memory{Record: rec, Path: rel, Line: number}}
+				complete(&n)
+				byUUID[rec.UUID] = len(nodes)
+				nodes = append(nodes, n)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("offline list: read %s: %w", rel, err)
+			}
+		}
+	}
+	// Supersession from every record naming a target, as Get derives it.
+	for _, src := range nodes {
+		for _, id := range src.Record.Supersedes {
+			i, ok := byUUID[id]
+			if !ok {
+				continue
+			}
+			n := &nodes[i]
+			if n.ReplacedBy == "" || src.TS.Before(n.InvalidAt) || src.TS.Equal(n.InvalidAt) && src.UUID < n.ReplacedBy {
+				n.InvalidAt, n.ReplacedBy = src.TS, src.UUID
+			}
+		}
+	}
+	byGroup := map[string][]int{}
+	for i := range nodes {
+		g := nodes[i].GroupID
+		byGroup[g] = append(byGroup[g], i)
+	}
+	for _, idx := range byGroup {
+		slices.SortFunc(idx, func(a, b int) int { return memsync.NewerFirst(nodes[a], nodes[b]) })
+	}
+	m.nodes, m.byUUID, m.byGroup = nodes, byUUID, byGroup
+	return nil
+}
+
+// list is List over the memo.
+func (m *memo) list(q memsync.ListQuery, limit int) []memsync.Node {
+	var out []memsync.Node
+	groups := slices.Clone(q.Groups)
+	slices.Sort(groups)
+	for _, g := range slices.Compact(groups) {
+		window := 0
+		for _, i := range m.byGroup[g] {
+			n := &m.nodes[i]
+			if !q.Until.IsZero() && n.TS.After(q.Until) {
+				continue
+			}
+			if (q.Task != "" || q.Session != "") && window >= memsync.ScopeWindow {
+				break
+			}
+			window++
+			if q.Matches(n) {
+				out = append(out, *n)
+			}
+		}
+	}
+	slices.SortFunc(out, memsync.NewerFirst)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// get is Get over the memo.
+func (m *memo) get(uuids []string) map[string]memsync.Node {
+	out := make(map[string]memsync.Node, len(uuids))
+	for _, id := range uuids {
+		if i, ok := m.byUUID[id]; ok {
+			out[id] = m.nodes[i]
+		}
+	}
+	return out
+}
+
+// incoming is Incoming over the memo.
+func (m *memo) incoming(uuids []string) []memsync.Reference {
+	want := make(map[string]bool, len(uuids))
+	for _, id := range uuids {
+		want[id] = true
+	}
+	var refs []memsync.Reference
+	for _, src := range m.nodes {
+		refs = append(refs, memsync.References(src, want)...)
+	}
+	return refs
+}
