@@ -175,6 +175,12 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	// Whatever the search file lacks (new, behind after a crash, another
 	// generation) is indexed from the stored records, in the background.
 	g.ix.send(ixJob{gen: g.gen, through: last, exact: true})
+	// A store left by a crash may hold a full WAL: checkpoint it once the
+	// opener has been quiet as long as after a write, even if it never
+	// writes (a daemon restarted with nothing new to project).
+	g.mu.Lock()
+	g.wrote()
+	g.mu.Unlock()
 	lg.Debug("embedded graph open", zap.Int("schema_version", SchemaVersion))
 	return g, nil
 }

@@ -85,3 +85,61 @@ func TestIdleCheckpointsTheWALs(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A store a crash left with its WAL full (copied, -wal and all, while
+// open) is checkpointed by the next writer's open once it has been quiet
+// for IdleRelease, though it writes nothing: a daemon restarted with
+// nothing to project must not leave every reader a 64 MiB WAL.
+func TestOpenCheckpointsALeftoverWAL(t *testing.T) {
+	g := openTest(t)
+	var batch []memsync.Memory
+	for i := range 300 {
+		batch = append(batch, mem(fmt.Sprintf("mem_%04d", i), i, fmt.Sprintf("note %d before the crash", i)))
+	}
+	apply(t, g, batch...)
+	crashed := t.TempDir()
+	for _, name := range []string{FileName, FileName + "-wal"} {
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(g.Path()), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(crashed, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fileAlone := func() int64 {
+		data, err := os.ReadFile(filepath.Join(crashed, FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, FileName), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int64
+		if err := db.QueryRow(`SELECT count(*) FROM memories`).Scan(&n); err != nil {
+			return -1
+		}
+		return n
+	}
+	if n := fileAlone(); n == 300 {
+		t.Fatal("the copied file alone already holds every memory: nothing left in the WAL to test with")
+	}
+	reopened, err := Open(crashed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reopened.Close()
+	deadline := time.Now().Add(IdleRelease + 5*time.Second)
+	for fileAlone() != 300 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v after the open the file alone holds %d memories, want 300", IdleRelease+5*time.Second, fileAlone())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
