@@ -17,10 +17,15 @@ import (
 // note goes to stderr): reads never hard-fail. close releases it.
 func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer) (r memsync.Searcher, isOffline bool, reason string, close func()) {
 	g, err := openReadGraph(ctx, cfg, repo, zap.NewNop())
+	if err == nil && cfg.graph() == graphNeo4j {
+		// Neo4j's opens have just read from the server (the schema's
+		// state): that was the probe.
+		return g, false, "", func() { g.Close() }
+	}
 	if err == nil {
-		// A graph that opens may still be unreachable (Neo4j down): ask
-		// it something cheap first, so that the answer is all-graph or
-		// all-offline, never a mix.
+		// A graph that opens may still be unreachable: ask it something
+		// cheap first, so that the answer is all-graph or all-offline,
+		// never a mix.
 		if _, err = g.Get(ctx, []string{"mem_probe"}); err == nil {
 			return g, false, "", func() { g.Close() }
 		}

@@ -23,8 +23,8 @@ RETURN name, state,
    AND options.indexConfig['fulltext.analyzer'] = 'whitespace', false) AS current`
 
 // OpenReadOnly connects for a short-lived read command (search, packet,
-// show, explain): it verifies connectivity, resolves the database and
-// reads the schema's state, where Open also creates every constraint and
+// show, explain): it verifies connectivity, then reads the schema's state
+// and resolves the database in one read transaction, where Open also creates every constraint and
 // index (a write transaction each) and waits for the indexes. It returns an error wrapping ErrNotReadable when the schema is
 // not all there and online (Open then does what is needed), and one
 // wrapping memsync.ErrUnavailable when the server cannot be reached.
@@ -42,26 +42,42 @@ func OpenReadOnly(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, erro
 	if err := g.driver.VerifyConnectivity(ctx); err != nil {
 		return fail(wrap("connect to "+hostPort, err))
 	}
-	db, err := g.resolveDatabase(ctx)
-	if err != nil {
-		return fail(wrap("resolve database on "+hostPort, err))
-	}
-	g.database = db
-	g.identity = "neo4j:" + hostPort + "/" + db
+	// One read transaction both reads the schema's state and names the
+	// database the session landed on (its summary), which every later
+	// session then names: a round trip less than resolveDatabase and a
+	// read after it.
 	want := []string{ConstraintMemoryUUID, ConstraintAgentName, ConstraintEntityKey,
 		IndexMemoryGroupTS, IndexMemorySession, indexMemoryTier, IndexMemoryText}
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
-	rows, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]*neo4jdrv.Record, error) {
+	type answer struct {
+		rows []*neo4jdrv.Record
+		db   string
+	}
+	a, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) (answer, error) {
 		res, err := tx.Run(ctx, readSchema, map[string]any{"names": append(want, legacyTextIndex)})
 		if err != nil {
-			return nil, err
+			return answer{}, err
 		}
-		return res.Collect(ctx)
+		rows, err := res.Collect(ctx)
+		if err != nil {
+			return answer{}, err
+		}
+		sum, err := res.Consume(ctx)
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{rows: rows, db: sum.Database().Name()}, nil
 	})
 	if err != nil {
 		return fail(wrap("read schema on "+hostPort, err))
 	}
+	if a.db == "" {
+		return fail(wrap("resolve database on "+hostPort, errors.New("server did not name the database")))
+	}
+	g.database = a.db
+	g.identity = "neo4j:" + hostPort + "/" + a.db
+	rows := a.rows
 	if err := schemaReady(rows, want); err != nil {
 		return fail(fmt.Errorf("neo4j: open %s read-only: %w: %w", g.identity, err, ErrNotReadable))
 	}
