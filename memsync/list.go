@@ -2,6 +2,7 @@ package memsync
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/memsync/memsync/journal"
@@ -22,7 +23,7 @@ type ListQuery struct {
 
 // ScopeWindow bounds task and session matching: a ListQuery with a Task or
 // Session finds them among the newest ScopeWindow records of each group at
-// or before Until. Tasks and sessions are working context, so their records
+// or before Until (of the core tier, when Core is set). Tasks and sessions are working context, so their records
 // are recent; the bound keeps a lookup cheap without an index that every
 // write would pay for.
 const ScopeWindow = 1000
@@ -65,6 +66,50 @@ func NewerFirst(a, b Node) int {
 		return 1
 	}
 	return 0
+}
+
+// ListFrom answers q from memories in hand: newest holds each group's
+// memories newest first (NewerFirst), whatever their ts (those after
+// q.Until are passed over). Per group of q it takes those at or before
+// Until (of the core tier when q.Core), matches a task or session among
+// the newest ScopeWindow of them,
+// then merges the groups newest first and cuts to the limit (10 when
+// q.Limit is 0). It is ListQuery's meaning in one place: the offline
+// path lists with it, and the conformance suite holds the graphs' List
+// to it.
+func ListFrom(newest map[string][]Node, q ListQuery) []Node {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	scoped := q.Task != "" || q.Session != ""
+	var out []Node
+	seen := map[string]bool{}
+	for _, g := range q.Groups {
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		window := 0
+		for i := range newest[g] {
+			n := &newest[g][i]
+			if !q.Until.IsZero() && n.TS.After(q.Until) || q.Core && n.Record.Tier != "core" {
+				continue
+			}
+			if scoped && window >= ScopeWindow {
+				break
+			}
+			window++
+			if q.Matches(n) {
+				out = append(out, *n)
+			}
+		}
+	}
+	slices.SortFunc(out, NewerFirst)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
 }
 
 func containsString(list []string, s string) bool {

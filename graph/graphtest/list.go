@@ -10,34 +10,18 @@ import (
 	"github.com/memsync/memsync/memsync"
 )
 
-// ListOracle is memsync.ListQuery's meaning over memories in hand: per
-// group, newest first (ts, then uuid), task and session matched within
-// the group's newest memsync.ScopeWindow, the groups merged and cut to
-// the limit. It returns the uuids in order.
+// ListOracle is memsync.ListQuery's meaning over memories in hand
+// (memsync.ListFrom), as uuids in order.
 func ListOracle(all []memsync.Memory, q memsync.ListQuery) []string {
 	byGroup := map[string][]memsync.Node{}
-	base := memsync.ListQuery{Groups: q.Groups, Until: q.Until, Core: q.Core}
 	for _, m := range all {
-		n := memsync.Node{Memory: m}
-		if base.Matches(&n) {
-			byGroup[m.Record.GroupID()] = append(byGroup[m.Record.GroupID()], n)
-		}
+		byGroup[m.Record.GroupID()] = append(byGroup[m.Record.GroupID()], memsync.Node{Memory: m})
 	}
-	var out []memsync.Node
 	for _, nodes := range byGroup {
 		slices.SortFunc(nodes, memsync.NewerFirst)
-		if (q.Task != "" || q.Session != "") && len(nodes) > memsync.ScopeWindow {
-			nodes = nodes[:memsync.ScopeWindow]
-		}
-		for i := range nodes {
-			if q.Matches(&nodes[i]) {
-				out = append(out, nodes[i])
-			}
-		}
 	}
-	slices.SortFunc(out, memsync.NewerFirst)
 	ids := []string{}
-	for _, n := range out[:min(len(out), q.Limit)] {
+	for _, n := range memsync.ListFrom(byGroup, q) {
 		ids = append(ids, n.UUID)
 	}
 	return ids
@@ -105,6 +89,8 @@ func testList(t *testing.T, g memsync.Graph) {
 		{Groups: alice, Limit: 4, Task: "T1"},
 		{Groups: alice, Limit: 500, Session: "S1", Until: mid},
 		{Groups: alice, Limit: 500, Task: "T1", Session: "S1", Kinds: []journal.Kind{journal.KindPreference}},
+		{Groups: alice, Limit: 500, Task: "T1", Core: true},
+		{Groups: alice, Limit: 10, Core: true, Task: "T1", Until: mid},
 		{Groups: nil, Limit: 10},
 	} {
 		got, err := l.List(ctx(t), q)

@@ -19,14 +19,10 @@ func (j Journals) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node
 	if len(q.Groups) == 0 {
 		return nil, nil
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 10
-	}
 	if m, err := j.loaded(ctx); err != nil {
 		return nil, err
 	} else if m != nil {
-		return m.list(q, limit), nil
+		return memsync.ListFrom(m.byGroup, q), nil
 	}
 	agents, err := j.Layout.Agents()
 	if err != nil {
@@ -64,22 +60,10 @@ func (j Journals) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node
 			}
 		}
 	}
-	var out []memsync.Node
 	for _, nodes := range byGroup {
 		slices.SortFunc(nodes, memsync.NewerFirst)
-		if (q.Task != "" || q.Session != "") && len(nodes) > memsync.ScopeWindow {
-			nodes = nodes[:memsync.ScopeWindow]
-		}
-		for i := range nodes {
-			if q.Matches(&nodes[i]) {
-				out = append(out, nodes[i])
-			}
-		}
 	}
-	slices.SortFunc(out, memsync.NewerFirst)
-	if len(out) > limit {
-		out = out[:limit]
-	}
+	out := memsync.ListFrom(byGroup, q)
 	// Supersession comes from the records that name them, as Get derives it.
 	ids := make([]string, len(out))
 	for i, n := range out {

@@ -30,7 +30,7 @@ type memo struct {
 	err     error
 	nodes   []memsync.Node // in reading order
 	byUUID  map[string]int
-	byGroup map[string][]int // newest first (memsync.NewerFirst)
+	byGroup map[string][]memsync.Node // newest first (memsync.NewerFirst)
 }
 
 // loaded is j's memo, read on first use; nil when j has none.
@@ -103,44 +103,15 @@ func (m *memo) read(ctx context.Context, layout memsync.Layout) error {
 			}
 		}
 	}
-	byGroup := map[string][]int{}
-	for i := range nodes {
-		g := nodes[i].GroupID
-		byGroup[g] = append(byGroup[g], i)
+	byGroup := map[string][]memsync.Node{}
+	for _, n := range nodes {
+		byGroup[n.GroupID] = append(byGroup[n.GroupID], n)
 	}
-	for _, idx := range byGroup {
-		slices.SortFunc(idx, func(a, b int) int { return memsync.NewerFirst(nodes[a], nodes[b]) })
+	for _, g := range byGroup {
+		slices.SortFunc(g, memsync.NewerFirst)
 	}
 	m.nodes, m.byUUID, m.byGroup = nodes, byUUID, byGroup
 	return nil
-}
-
-// list is List over the memo.
-func (m *memo) list(q memsync.ListQuery, limit int) []memsync.Node {
-	var out []memsync.Node
-	groups := slices.Clone(q.Groups)
-	slices.Sort(groups)
-	for _, g := range slices.Compact(groups) {
-		window := 0
-		for _, i := range m.byGroup[g] {
-			n := &m.nodes[i]
-			if !q.Until.IsZero() && n.TS.After(q.Until) {
-				continue
-			}
-			if (q.Task != "" || q.Session != "") && window >= memsync.ScopeWindow {
-				break
-			}
-			window++
-			if q.Matches(n) {
-				out = append(out, *n)
-			}
-		}
-	}
-	slices.SortFunc(out, memsync.NewerFirst)
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out
 }
 
 // get is Get over the memo.
