@@ -138,6 +138,8 @@ func (r *repo) updateRef(h *head, commit plumbing.Hash, msg string, now time.Tim
 		return err
 	}
 	renamed = true
+	// At once: the record now names the ref's own file (see lockowner.go).
+	removeLockOwner(lockPath)
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return err
 	}

@@ -8,16 +8,25 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // A memsync process killed (kill -9, a power cut) while it holds one of
 // git's lock files (.git/index.lock, a ref's .lock) would leave it behind
 // and block every later commit, memsync's and the person's, as a killed git
 // does. So memsync records, beside each lock it creates, an owner file with
-// its pid and the lock's inode; a lock whose owner file names a process
-// that is gone and the very same inode is memsync's own leftover and is
-// removed. A lock without such a record is a person's (or git's) and is
-// never touched.
+// its pid and the lock's identity (inode and birth time); a lock whose
+// owner file names a process that is gone and the very same file is
+// memsync's own leftover and is removed. A lock without such a record is a
+// person's (or git's) and is never touched.
+//
+// The inode alone does not name a file over time: a process killed after
+// renaming its lock into place (the index, a ref) but before forgetting
+// the record leaves a record whose inode is that of the index or ref; once
+// git replaces that file, the file system may give the freed inode to the
+// next lock git creates, and a live git's lock would pass for a dead
+// memsync's. The birth time (statx) tells them apart.
 
 // ownerFile is where the owner of lock is recorded: in the directory of
 // the lock's repository data, never among the refs (git would read a
@@ -60,13 +69,13 @@ func tryLock(lock string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+	id, err := identify(tmp)
+	if err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return nil, err
 	}
-	if err := os.WriteFile(owner, fmt.Appendf(nil, "%d %d\n", os.Getpid(), st.Ino), 0o644); err != nil {
+	if err := os.WriteFile(owner, fmt.Appendf(nil, "%d %d %d\n", os.Getpid(), id.ino, id.born), 0o644); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return nil, err
@@ -95,13 +104,14 @@ func removeDeadOwnersLock(lock string) bool {
 		return false
 	}
 	var pid int
-	var ino uint64
-	if _, err := fmt.Sscanf(string(data), "%d %d", &pid, &ino); err != nil || pid <= 0 {
+	var rec fileID
+	n, _ := fmt.Sscanf(string(data), "%d %d %d", &pid, &rec.ino, &rec.born)
+	if n < 2 || pid <= 0 {
 		return false
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(lock, &st); err != nil || st.Ino != ino {
-		return false
+	id, err := identify(lock)
+	if err != nil || id.ino != rec.ino || n == 3 && id.born != rec.born {
+		return false // another file at the lock's path (an older record, without a birth time, is judged by its inode)
 	}
 	if pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
 		return false // alive (or not ours to judge)
@@ -111,4 +121,25 @@ func removeDeadOwnersLock(lock string) bool {
 	}
 	removeLockOwner(lock)
 	return true
+}
+
+// fileID tells one file from another at a path over time: its inode, and
+// its birth time in ns (0 where the file system keeps none), since a
+// file system reuses the inodes of deleted files.
+type fileID struct {
+	ino  uint64
+	born int64
+}
+
+// identify reads path's fileID without following a link.
+func identify(path string) (fileID, error) {
+	var stx unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &stx); err != nil {
+		return fileID{}, err
+	}
+	id := fileID{ino: stx.Ino}
+	if stx.Mask&unix.STATX_BTIME != 0 {
+		id.born = stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
+	}
+	return id, nil
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
@@ -22,13 +21,18 @@ func TestStaleLockOfKilledMemsync(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		lock     string // relative to .git
-		owner    func(ino uint64) string
+		owner    func(id fileID) string
 		unlocked bool
 	}{
-		{"index lock of a dead memsync", "index.lock", func(ino uint64) string { return fmt.Sprintf("%d %d\n", dead.Process.Pid, ino) }, true},
-		{"ref lock of a dead memsync", "refs/heads/main.lock", func(ino uint64) string { return fmt.Sprintf("%d %d\n", dead.Process.Pid, ino) }, true},
-		{"a live owner", "index.lock", func(ino uint64) string { return fmt.Sprintf("%d %d\n", os.Getppid(), ino) }, false},
-		{"another file at the lock's path", "index.lock", func(ino uint64) string { return fmt.Sprintf("%d %d\n", dead.Process.Pid, ino+1) }, false},
+		{"index lock of a dead memsync", "index.lock", func(id fileID) string { return fmt.Sprintf("%d %d %d\n", dead.Process.Pid, id.ino, id.born) }, true},
+		{"ref lock of a dead memsync", "refs/heads/main.lock", func(id fileID) string { return fmt.Sprintf("%d %d %d\n", dead.Process.Pid, id.ino, id.born) }, true},
+		{"a record of an older memsync (no birth time)", "index.lock", func(id fileID) string { return fmt.Sprintf("%d %d\n", dead.Process.Pid, id.ino) }, true},
+		{"a live owner", "index.lock", func(id fileID) string { return fmt.Sprintf("%d %d %d\n", os.Getppid(), id.ino, id.born) }, false},
+		{"another file at the lock's path", "index.lock", func(id fileID) string { return fmt.Sprintf("%d %d %d\n", dead.Process.Pid, id.ino+1, id.born) }, false},
+		// A dead memsync's record outlived its lock (renamed into place as
+		// the index), git replaced the index, and git's next lock got the
+		// freed inode: the same inode, born later. Git's live lock stays.
+		{"a reused inode (a live git's lock)", "index.lock", func(id fileID) string { return fmt.Sprintf("%d %d %d\n", dead.Process.Pid, id.ino, id.born-1) }, false},
 		{"a person's lock (no owner record)", "index.lock", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,11 +41,14 @@ func TestStaleLockOfKilledMemsync(t *testing.T) {
 			lock := filepath.Join(dir, ".git", filepath.FromSlash(tc.lock))
 			write(t, filepath.Dir(lock), filepath.Base(lock), "")
 			if tc.owner != nil {
-				var st syscall.Stat_t
-				if err := syscall.Stat(lock, &st); err != nil {
+				id, err := identify(lock)
+				if err != nil {
 					t.Fatal(err)
 				}
-				write(t, filepath.Dir(ownerFile(lock)), filepath.Base(ownerFile(lock)), tc.owner(st.Ino))
+				if id.born == 0 {
+					t.Skip("the file system keeps no birth time")
+				}
+				write(t, filepath.Dir(ownerFile(lock)), filepath.Base(ownerFile(lock)), tc.owner(id))
 			}
 			res, err := committer(t, dir).CommitNow(context.Background(), "")
 			if tc.unlocked {
