@@ -109,3 +109,49 @@ func testList(t *testing.T, g memsync.Graph) {
 		}
 	}
 }
+
+// testListWindowEdge: a task is matched among the group's newest
+// memsync.ScopeWindow memories, and when the window's edge falls inside a
+// run of memories of one second, the window takes the run's largest uuids
+// (ts, then uuid, as everywhere), not whichever the store meets first.
+func testListWindowEdge(t *testing.T, g memsync.Graph) {
+	l, ok := g.(memsync.Lister)
+	if !ok {
+		t.Skip("not a memsync.Lister")
+	}
+	var all []memsync.Memory
+	add := func(sec int, task string) {
+		i := len(all)
+		all = append(all, mem(fmt.Sprintf("mem_%05d_%d", (i*7919)%100000, i), "alice", sec, fmt.Sprintf("record %d", i),
+			shared, func(r *journal.Record) { r.Task = task }))
+	}
+	for i := range 50 {
+		add(i, "T0")
+	}
+	for range 200 { // the run the window's edge falls in
+		add(100, "T1")
+	}
+	for i := range memsync.ScopeWindow - 150 {
+		add(200+i, "T0")
+	}
+	for i := 0; i < len(all); i += 500 {
+		apply(t, g, all[i:min(i+500, len(all))]...)
+	}
+	for _, q := range []memsync.ListQuery{
+		{Groups: groups("alice"), Limit: 500, Task: "T1"},
+		{Groups: groups("alice"), Limit: 20, Task: "T1"},
+		{Groups: groups("alice"), Limit: 500, Task: "T0"},
+	} {
+		got, err := l.List(ctx(t), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, n := range got {
+			ids = append(ids, n.UUID)
+		}
+		if want := ListOracle(all, q); !slices.Equal(ids, want) {
+			t.Errorf("List(%+v) = %d %v\nwant %d %v", q, len(ids), ids, len(want), want)
+		}
+	}
+}

@@ -47,6 +47,7 @@ func Run(t *testing.T, open Open) {
 		{"IncomingBeforeTarget", testIncomingBeforeTarget},
 		{"Recall", testRecall},
 		{"List", testList},
+		{"ListWindowEdge", testListWindowEdge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -47,7 +47,23 @@ func listQuery(q memsync.ListQuery) string {
 		match = "MATCH (m:Memory) WHERE " + strings.Join(base, " AND ")
 	}
 	if q.Task != "" || q.Session != "" {
-		match += "\n  WITH m ORDER BY " + order + " LIMIT $window"
+		// The window is the group's newest $window memories in memsync's
+		// order (ts, then uuid): when its edge falls inside a run of
+		// memories of one ts, the run is read whole through the index and
+		// the window takes its largest uuids, not whichever the index
+		// gives first.
+		run := make([]string, len(base))
+		for i, c := range base {
+			run[i] = strings.ReplaceAll(c, "m.", "t.")
+		}
+		match += "\n  WITH group, m ORDER BY " + order + " LIMIT $window" +
+			"\n  WITH group, collect(m) AS w" +
+			"\n  WITH group, w, CASE WHEN size(w) = $window THEN w[-1].ts END AS edge" +
+			"\n  CALL {\n    WITH group, edge" +
+			"\n    MATCH (t:Memory) WHERE edge IS NOT NULL AND " + strings.Join(run, " AND ") + " AND t.ts = edge" +
+			"\n    WITH t ORDER BY t.uuid DESC\n    RETURN collect(t) AS run\n  }" +
+			"\n  WITH [x IN w WHERE edge IS NULL OR x.ts > edge] AS above, run" +
+			"\n  UNWIND above + run[0..($window - size(above))] AS m"
 		if len(filter) > 0 {
 			match += "\n  WITH m WHERE " + strings.Join(filter, " AND ")
 		}
