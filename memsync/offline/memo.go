@@ -16,7 +16,8 @@ import (
 // kinds, the decisions awaiting an outcome): its first List reads and
 // parses every journal once, and its later Lists, Gets and Incomings
 // answer from that read. The zero Journals reads the journals on every
-// call, which suits a single search. Either answers the same.
+// List, and scans them for the uuids of each Get and Incoming, which
+// suits a single search. Either answers the same.
 func NewJournals(layout memsync.Layout) Journals {
 	return Journals{Layout: layout, memo: &memo{}}
 }
@@ -33,11 +34,8 @@ type memo struct {
 	byGroup map[string][]memsync.Node // newest first (memsync.NewerFirst)
 }
 
-// loaded is j's memo, read on first use; nil when j has none.
+// loaded is j's memo (j came from NewJournals), read on first use.
 func (j Journals) loaded(ctx context.Context) (*memo, error) {
-	if j.memo == nil {
-		return nil, nil
-	}
 	j.memo.once.Do(func() {
 		j.memo.err = j.memo.read(ctx, j.Layout)
 		j.memo.done.Store(j.memo.err == nil)
