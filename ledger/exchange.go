@@ -467,9 +467,6 @@ func (x *Exchanger) writeStatus(st *ExchangeStatus) error {
 		return err
 	}
 	path := filepath.Join(x.opts.Root, filepath.FromSlash(ExchangeFile))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	return journal.WriteAtomic(path, append(data, '\n'))
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // indexLock is git's own lock on the index: .git/index.lock, created
@@ -64,7 +66,7 @@ func (l *indexLock) commit() error {
 	}
 	removeLockOwner(l.path)
 	l.done = true
-	return syncDir(filepath.Dir(l.target))
+	return journal.SyncDir(filepath.Dir(l.target))
 }
 
 // abandon releases the lock without touching the index (a no-op after commit).
@@ -140,7 +142,7 @@ func (r *repo) updateRef(h *head, commit plumbing.Hash, msg string, now time.Tim
 	renamed = true
 	// At once: the record now names the ref's own file (see lockowner.go).
 	removeLockOwner(lockPath)
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := journal.SyncDir(filepath.Dir(path)); err != nil {
 		return err
 	}
 	subject, _, _ := strings.Cut(msg, "\n")
@@ -176,13 +178,4 @@ func (r *repo) appendReflog(ref plumbing.ReferenceName, entry string) {
 	}
 	f.WriteString(entry)
 	f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

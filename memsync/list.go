@@ -23,9 +23,9 @@ type ListQuery struct {
 
 // ScopeWindow bounds task and session matching: a ListQuery with a Task or
 // Session finds them among the newest ScopeWindow records of each group at
-// or before Until (of the core tier, when Core is set). Tasks and sessions are working context, so their records
-// are recent; the bound keeps a lookup cheap without an index that every
-// write would pay for.
+// or before Until (of the core tier, when Core is set). Tasks and sessions
+// are working context, so their records are recent; the bound keeps a
+// lookup cheap without an index that every write would pay for.
 const ScopeWindow = 1000
 
 // Lister is a store that lists memories by their fields (ListQuery). Both
@@ -72,9 +72,8 @@ func NewerFirst(a, b Node) int {
 // memories newest first (NewerFirst), whatever their ts (those after
 // q.Until are passed over). Per group of q it takes those at or before
 // Until (of the core tier when q.Core), matches a task or session among
-// the newest ScopeWindow of them,
-// then merges the groups newest first and cuts to the limit (10 when
-// q.Limit is 0). It is ListQuery's meaning in one place: the offline
+// the newest ScopeWindow of them, then merges the groups newest first and
+// cuts to the limit (10 when q.Limit is 0). It is ListQuery's meaning in one place: the offline
 // path lists with it, and the conformance suite holds the graphs' List
 // to it.
 func ListFrom(newest map[string][]Node, q ListQuery) []Node {

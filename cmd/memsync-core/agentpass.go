@@ -26,10 +26,10 @@ type agentPass struct {
 
 // newAgentPass defines the shared flags; the command may add its own
 // before start.
-func newAgentPass(env *Env, name, synopsis, description, verb, dryRunHelp string) *agentPass {
+func newAgentPass(env *Env, name, synopsis, description, dryRunHelp string) *agentPass {
 	p := &agentPass{cmdFlags: newFlags(env, name, synopsis, description)}
 	p.repoFlag = addRepoFlag(p.cmdFlags)
-	p.Var(&p.named, "agent", verb+" only agent `A` (repeatable; default every agent)")
+	p.Var(&p.named, "agent", name+" only agent `A` (repeatable; default every agent)")
 	p.dryRun = p.Bool("dry-run", false, dryRunHelp)
 	p.asJSON = p.Bool("json", false, "print one JSON document")
 	return p

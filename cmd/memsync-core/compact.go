@@ -30,7 +30,7 @@ daemon compacts by itself.`
 
 func runCompact(ctx context.Context, env *Env, args []string) int {
 	p := newAgentPass(env, "compact", "compact [--agent A]... [--dry-run] [--json] [--no-commit] [--repo DIR]", compactDescription,
-		"compact", "print what would be absorbed; write nothing")
+		"print what would be absorbed; write nothing")
 	noCommit := p.Bool("no-commit", false, "leave the result for the daemon's auto-commit")
 	repo, lg, agents, release, code, done := p.start(args,
 		"stop it first, or let it compact (on compaction.weekday, or when a day passes compaction.max_day_lines)")

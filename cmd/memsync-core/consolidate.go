@@ -23,7 +23,7 @@ off). --dry-run prints what it would journal and writes nothing.`
 
 func runConsolidate(ctx context.Context, env *Env, args []string) int {
 	p := newAgentPass(env, "consolidate", "consolidate [--agent A]... [--dry-run] [--json] [--repo DIR]", consolidateDescription,
-		"consolidate", "print what would be journaled; write nothing")
+		"print what would be journaled; write nothing")
 	repo, lg, agents, release, code, done := p.start(args, "stop it first, or let it consolidate (every consolidation.interval)")
 	defer release()
 	if done {

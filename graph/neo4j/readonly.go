@@ -24,10 +24,11 @@ RETURN name, state,
 
 // OpenReadOnly connects for a short-lived read command (search, packet,
 // show, explain): it verifies connectivity, then reads the schema's state
-// and resolves the database in one read transaction, where Open also creates every constraint and
-// index (a write transaction each) and waits for the indexes. It returns an error wrapping ErrNotReadable when the schema is
-// not all there and online (Open then does what is needed), and one
-// wrapping memsync.ErrUnavailable when the server cannot be reached.
+// and resolves the database in one read transaction, where Open also
+// creates every constraint and index (a write transaction each) and waits
+// for the indexes. It returns an error wrapping ErrNotReadable when the
+// schema is not all there and online (Open then does what is needed), and
+// one wrapping memsync.ErrUnavailable when the server cannot be reached.
 func OpenReadOnly(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
 	g, hostPort, err := newGraph(cfg, lg)
 	if err != nil {
@@ -77,8 +78,7 @@ func OpenReadOnly(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, erro
 	}
 	g.database = a.db
 	g.identity = "neo4j:" + hostPort + "/" + a.db
-	rows := a.rows
-	if err := schemaReady(rows, want); err != nil {
+	if err := schemaReady(a.rows, want); err != nil {
 		return fail(fmt.Errorf("neo4j: open %s read-only: %w: %w", g.identity, err, ErrNotReadable))
 	}
 	return g, nil
