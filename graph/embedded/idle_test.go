@@ -54,28 +54,9 @@ func TestIdleCheckpointsTheWALs(t *testing.T) {
 	if _, err := g.Search(context.Background(), memsync.SearchQuery{Text: "idle", Groups: []string{journal.SharedGroup}}); err != nil {
 		t.Fatal(err)
 	}
-	count := func(file, query string) int64 {
-		dir := t.TempDir()
-		data, err := os.ReadFile(filepath.Join(filepath.Dir(g.Path()), file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		var n int64
-		if err := db.QueryRow(query).Scan(&n); err != nil {
-			return -1 // the file alone does not even hold the table yet
-		}
-		return n
-	}
-	memories := func() int64 { return count(FileName, `SELECT count(*) FROM memories`) }
-	indexed := func() int64 { return count(SearchFileName, `SELECT through FROM indexed`) }
+	dir := filepath.Dir(g.Path())
+	memories := func() int64 { return fileAlone(t, filepath.Join(dir, FileName), `SELECT count(*) FROM memories`) }
+	indexed := func() int64 { return fileAlone(t, filepath.Join(dir, SearchFileName), `SELECT through FROM indexed`) }
 	deadline := time.Now().Add(IdleRelease + 5*time.Second)
 	for memories() != 500 || indexed() != 500 {
 		if time.Now().After(deadline) {
@@ -107,27 +88,8 @@ func TestOpenCheckpointsALeftoverWAL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fileAlone := func() int64 {
-		data, err := os.ReadFile(filepath.Join(crashed, FileName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, FileName), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		var n int64
-		if err := db.QueryRow(`SELECT count(*) FROM memories`).Scan(&n); err != nil {
-			return -1
-		}
-		return n
-	}
-	if n := fileAlone(); n == 300 {
+	memories := func() int64 { return fileAlone(t, filepath.Join(crashed, FileName), `SELECT count(*) FROM memories`) }
+	if n := memories(); n == 300 {
 		t.Fatal("the copied file alone already holds every memory: nothing left in the WAL to test with")
 	}
 	reopened, err := Open(crashed, nil)
@@ -136,10 +98,35 @@ func TestOpenCheckpointsALeftoverWAL(t *testing.T) {
 	}
 	defer reopened.Close()
 	deadline := time.Now().Add(IdleRelease + 5*time.Second)
-	for fileAlone() != 300 {
+	for memories() != 300 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%v after the open the file alone holds %d memories, want 300", IdleRelease+5*time.Second, fileAlone())
+			t.Fatalf("%v after the open the file alone holds %d memories, want 300", IdleRelease+5*time.Second, memories())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// fileAlone copies the database file at path without its -wal and answers
+// query (one integer) from the copy: what the file itself holds; -1 when
+// it does not even hold the table yet.
+func fileAlone(t *testing.T, path, query string) int64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+copied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(query).Scan(&n); err != nil {
+		return -1
+	}
+	return n
 }

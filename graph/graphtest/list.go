@@ -93,20 +93,7 @@ func testList(t *testing.T, g memsync.Graph) {
 		{Groups: alice, Limit: 10, Core: true, Task: "T1", Until: mid},
 		{Groups: nil, Limit: 10},
 	} {
-		got, err := l.List(ctx(t), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := []string{}
-		for _, n := range got {
-			ids = append(ids, n.UUID)
-			if !slices.Contains(q.Groups, n.GroupID) {
-				t.Fatalf("%+v: %s of group %s", q, n.UUID, n.GroupID)
-			}
-		}
-		if want := ListOracle(all, q); !slices.Equal(ids, want) {
-			t.Errorf("List(%+v) = %d %v\nwant %d %v", q, len(ids), ids, len(want), want)
-		}
+		checkList(t, l, all, q)
 	}
 }
 
@@ -142,16 +129,26 @@ func testListWindowEdge(t *testing.T, g memsync.Graph) {
 		{Groups: groups("alice"), Limit: 20, Task: "T1"},
 		{Groups: groups("alice"), Limit: 500, Task: "T0"},
 	} {
-		got, err := l.List(ctx(t), q)
-		if err != nil {
-			t.Fatal(err)
+		checkList(t, l, all, q)
+	}
+}
+
+// checkList holds l's answer to q to ListOracle's over all, uuid for uuid,
+// and every memory to q's groups.
+func checkList(t *testing.T, l memsync.Lister, all []memsync.Memory, q memsync.ListQuery) {
+	t.Helper()
+	got, err := l.List(ctx(t), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{}
+	for _, n := range got {
+		ids = append(ids, n.UUID)
+		if !slices.Contains(q.Groups, n.GroupID) {
+			t.Fatalf("%+v: %s of group %s", q, n.UUID, n.GroupID)
 		}
-		ids := []string{}
-		for _, n := range got {
-			ids = append(ids, n.UUID)
-		}
-		if want := ListOracle(all, q); !slices.Equal(ids, want) {
-			t.Errorf("List(%+v) = %d %v\nwant %d %v", q, len(ids), ids, len(want), want)
-		}
+	}
+	if want := ListOracle(all, q); !slices.Equal(ids, want) {
+		t.Errorf("List(%+v) = %d %v\nwant %d %v", q, len(ids), ids, len(want), want)
 	}
 }
