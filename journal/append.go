@@ -96,6 +96,15 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("append: %w", err)
 	}
+	// A shared lock on the journal directory: whoever replaces journal
+	// files there (the exchange's git merge, which writes a merged file as
+	// a new inode) holds it exclusively, since a lock on the old file does
+	// not keep an append off the new one while git is still writing it.
+	d, err := LockDir(dir, false)
+	if err != nil {
+		return "", fmt.Errorf("append: %w", err)
+	}
+	defer d.Close()
 	path := filepath.Join(dir, FileName(rec.TS))
 	f, err := openLocked(path)
 	if err != nil {
@@ -196,6 +205,32 @@ func openLocked(path string) (*os.File, error) {
 			return nil, fmt.Errorf("append: %w", err)
 		}
 	}
+}
+
+// LockDir opens dir and takes its flock, exclusive or shared, and returns
+// it held (closing it releases the lock). journal.Append holds a journal
+// directory shared while it appends; a writer that replaces journal files
+// in it holds it exclusively.
+func LockDir(dir string, exclusive bool) (*os.File, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err = syscall.Flock(int(d.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return d, nil
 }
 
 func flock(f *os.File) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -303,10 +304,38 @@ func (x *Exchanger) merge(ctx context.Context, tracking string, st *ExchangeStat
 			}
 		}
 	}
+	// git writes each merged journal as a new file: the journal
+	// directories are held exclusively too (journal.Append holds them
+	// shared), so that no append lands in a new file git is still writing.
+	// Directories first, then files, in journal.Append's order.
+	var dirLocks []*os.File
+	dirs := map[string]bool{}
+	for _, rel := range changed {
+		dir := filepath.Join(x.opts.Root, filepath.FromSlash(path.Dir(rel)))
+		if dirs[dir] {
+			continue
+		}
+		dirs[dir] = true
+		d, err := journal.LockDir(dir, true)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // git creates it; an append that creates it first makes git refuse the merge
+		}
+		if err != nil {
+			for _, f := range dirLocks {
+				f.Close()
+			}
+			return fmt.Errorf("exchange: %w", err)
+		}
+		dirLocks = append(dirLocks, d)
+	}
 	locks, held, err := x.lockJournals(changed)
 	if err != nil {
+		for _, f := range dirLocks {
+			f.Close()
+		}
 		return err
 	}
+	locks = append(locks, dirLocks...)
 	defer func() {
 		for _, f := range locks {
 			f.Close()
