@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/memsync/memsync/memsync/recall"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -124,7 +124,8 @@ const PoolSize = 100
 // Ranked is one ranked search result with every factor of its score.
 type Ranked struct {
 	Scored
-	Lexical float64       // the backend's lexical score (package recall), within its level
+	Lexical float64       // the backend's lexical score (package recall)
+	Match   uint64        // the query terms it holds (recall.Ranked.Match)
 	Factors score.Factors // the blend, factor by factor (score.Blend)
 	Score   float64       // Factors.Score
 }
@@ -144,8 +145,9 @@ func (q RankQuery) Clock() Clock { return Clock{At: q.AsOf.UTC(), Cutoff: q.Cuto
 // Rank asks s for a candidate pool, scores each candidate at the query's
 // clock, leaves out retired memories (superseded or flagged wrong) unless
 // q.All — an archived memory is found, and ranks lower —, and orders by
-// score.Blend, then uuid. Every backend and the offline path rank
-// through here, so they agree.
+// score.Blend, then uuid, keeping the superset-of-terms property
+// (recall.Order). Every backend and the offline path rank through here,
+// so they agree.
 func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -175,34 +177,28 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Relevance is relative to the best hit of the same level among those
-	// the reader is shown.
 	kept := make([]Scored, 0, len(nodes))
-	best := map[int]float64{}
+	best := 0.0
 	for _, n := range nodes {
 		sc := scored[n.UUID]
 		if !q.All && sc.Result.Retired() {
 			continue
 		}
 		kept = append(kept, sc)
-		h := lexical[n.UUID]
-		best[h.Terms] = max(best[h.Terms], h.Score)
+		best = max(best, lexical[n.UUID].Score)
 	}
 	out := make([]Ranked, 0, len(kept))
 	for _, sc := range kept {
 		h := lexical[sc.UUID]
-		f := score.Blend(h.Terms, h.Score, best[h.Terms], sc.Result, sc.Freshness)
-		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Factors: f, Score: f.Score})
+		f := score.Blend(h.Score, best, sc.Result, sc.Freshness)
+		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Match: h.Match, Factors: f, Score: f.Score})
 	}
-	slices.SortFunc(out, func(a, b Ranked) int {
+	recall.Order(out, func(a, b Ranked) bool {
 		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
+			return a.Score > b.Score
 		}
-		return strings.Compare(a.UUID, b.UUID)
-	})
+		return a.UUID < b.UUID
+	}, func(r Ranked) uint64 { return r.Match })
 	if len(out) > limit {
 		out = out[:limit]
 	}
