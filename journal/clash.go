@@ -95,14 +95,19 @@ func isDerivedSuffix(s string) bool {
 // its uuid is one that names another agent (UUIDOwner). An agent writes
 // only its own records, under its own uuids; without the second rule an
 // agent could write another's predictable next uuids first and have that
-// agent's appends rejected. The error is a *FieldError; nil when r may be
-// projected.
+// agent's appends rejected. memsync's own records (promotions, consolidation
+// actions, their uuids) are valid only in the form and journal memsync
+// writes them in (checkOwnRecord). The error is a *FieldError; nil when r
+// may be projected.
 func CheckOwner(r *Record, owner string) error {
 	if r.Agent != owner {
 		return fieldErr("agent", "%q cannot write in %s's journal", r.Agent, owner)
 	}
 	if named, ok := UUIDOwner(r.UUID); ok && named != owner {
 		return fieldErr("uuid", "%s names agent %s, but the journal belongs to %s", r.UUID, named, owner)
+	}
+	if err := checkOwnRecord(r, owner); err != nil {
+		return err
 	}
 	return nil
 }
