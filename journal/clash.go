@@ -16,7 +16,8 @@ import (
 // UUIDOwner returns the agent that a uuid of the forms memsync writes names:
 // mem_<YYYYMMDDTHHMMSSZ>_<agent>_<NNNN> (memsync append, four digits or
 // more), mem_<YYYYMMDDTHHMMSSZ>_<agent>_<host>-<NNNN> (memsync append with
-// a host id, AppendOptions.Host) and
+// a host id, AppendOptions.Host), either of them followed by "-" and a
+// random part (AppendOptions.Random), and
 // mem_<YYYYMMDDTHHMMSSZ>_<agent>_h<16 hex> (DerivedUUID). Any other uuid
 // names no agent (ok false). A new uuid form that memsync writes
 // must be recognised here, or lines carrying it are judged by ClashWins only.
@@ -35,7 +36,7 @@ func UUIDOwner(uuid string) (agent string, ok bool) {
 		return "", false
 	}
 	agent, suffix := rest[:cut], rest[cut+1:]
-	if !ValidAgent(agent) || !(isSequence(suffix) || isHostSequence(suffix) || isDerivedSuffix(suffix)) {
+	if !ValidAgent(agent) || !(isSequence(suffix) || isHostSequence(suffix) || isDerivedSuffix(suffix) || isRandomized(suffix)) {
 		return "", false
 	}
 	return agent, true
@@ -74,6 +75,13 @@ func isSequence(s string) bool {
 func isHostSequence(s string) bool {
 	host, seq, ok := strings.Cut(s, "-")
 	return ok && ValidHostID(host) && isSequence(seq)
+}
+
+// isRandomized: a sequence or a host sequence, "-" and a random part, as
+// Append writes with AppendOptions.Random.
+func isRandomized(s string) bool {
+	cut := strings.LastIndexByte(s, '-')
+	return cut > 0 && isRandomPart(s[cut+1:]) && (isSequence(s[:cut]) || isHostSequence(s[:cut]))
 }
 
 // isDerivedSuffix: "h" and 16 lowercase hex digits, as DerivedUUID writes.
