@@ -82,8 +82,21 @@ func (c Clock) at(ts time.Time) time.Time {
 
 // ScoreNodes evaluates nodes at the clock from the records naming them
 // (read from r). Events from records outside groups still count but are
-// marked invisible, so that explain never names them.
+// marked invisible, so that explain never names them. A promotion stands
+// only while its original does (FollowOriginal).
 func ScoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, clock Clock) (map[string]Scored, error) {
+	out, err := scoreNodes(ctx, r, nodes, groups, clock)
+	if err != nil {
+		return nil, err
+	}
+	if err := followOriginals(ctx, r, out, groups, clock); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scoreNodes is ScoreNodes without following promotions' originals.
+func scoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, clock Clock) (map[string]Scored, error) {
 	out := make(map[string]Scored, len(nodes))
 	if len(nodes) == 0 {
 		return out, nil
