@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -449,6 +450,9 @@ func forEach(ctx context.Context, workers, n int, fn func(i int) error) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if ctx.Err() != nil {
+					continue // an error or the caller stopped the run: drain
+				}
 				if err := fn(i); err != nil {
 					once.Do(func() { first = err; cancel() })
 				}
@@ -530,13 +534,16 @@ func recallTable(paths []*recallPath, convs, questions int, evidence string) (st
 		}
 		sb.WriteString("\n")
 	}
-	if len(paths) > 0 {
-		s := paths[len(paths)-1].scores
+	for _, p := range slices.Backward(paths) {
+		if p.na != "" {
+			continue
+		}
 		sb.WriteString("\nquestions per category:")
 		for _, c := range cats {
-			fmt.Fprintf(&sb, " %s %d", categoryNames[c], s.n[c])
+			fmt.Fprintf(&sb, " %s %d", categoryNames[c], p.scores.n[c])
 		}
 		sb.WriteString("\n")
+		break
 	}
 	return sb.String(), checks
 }
