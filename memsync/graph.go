@@ -88,10 +88,11 @@ type SearchQuery struct {
 	All    bool      // include superseded (retired) memories
 }
 
-// Hit is one search result: higher Score ranks first.
+// Hit is one search result, in package recall's order.
 type Hit struct {
 	Node
-	Score float64
+	Score float64 // the lexical score (recall.Ranked.Score): higher ranks first
+	Match uint64  // the query terms it holds (recall.Ranked.Match)
 }
 
 // The relations that carry importance signals into a memory (SPEC §4, §7).
