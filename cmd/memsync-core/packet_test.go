@@ -608,3 +608,34 @@ func TestPacketRoleKindsAreWeights(t *testing.T) {
 		}
 	})
 }
+
+// TestPacketDurableStayArchivedGo (SPEC §7, issue 24 item 1 as packets
+// see it): 300 days on, with nothing referencing them, a preference, a
+// procedure and a decision declared permanent are still in the packets
+// (the decision, scoped to the task, in a planner's relevant_facts), while
+// a fact and a decision of the same age and task, archived by decay, are
+// in none. Status comes from memsync/score alone.
+func TestPacketDurableStayArchivedGo(t *testing.T) {
+	recs := []journal.Record{
+		srec("mem_pref_old", "bob", 0, "never deploy the billing service on fridays", sShared, ofKind(journal.KindPreference)),
+		srec("mem_proc_old", "alice", 0, "to deploy the billing service: canary first, then the fleet", sShared, ofKind(journal.KindProcedure)),
+		srec("mem_dec_forever", "alice", 0, "billing deploys go through the release train", sShared, ofKind(journal.KindDecision), withTask("T9"),
+			func(r *journal.Record) { r.MaxAge = "permanent" }),
+		srec("mem_fact_old", "alice", 0, "the billing service deploys from the release branch", sShared, withTask("T9")),
+		srec("mem_dec_old", "alice", 0, "deploy billing with the old script", sShared, ofKind(journal.KindDecision), withTask("T9")),
+	}
+	onEveryBackend(t, recs, func(t *testing.T, pr packetRun) {
+		for _, role := range []string{"planner", "executor"} {
+			p := pr.json(t, "--role", role, "--agent", "alice", "--goal", "deploy the billing service", "--task", "T9", "--as-of", asOfDay(300))
+			if !slices.Contains(ids(p.HardConstraints), "mem_pref_old") || !slices.Contains(ids(p.ProceduresToFollow), "mem_proc_old") ||
+				!slices.Contains(ids(p.RelevantFacts), "mem_dec_forever") {
+				t.Fatalf("%s: durable memories missing: hard constraints %v, procedures %v, facts %v", role, ids(p.HardConstraints), ids(p.ProceduresToFollow), ids(p.RelevantFacts))
+			}
+			for _, it := range everyItem(p) {
+				if it.UUID == "mem_fact_old" || it.UUID == "mem_dec_old" || it.Status == "archived" {
+					t.Fatalf("%s: an archived memory is in the packet: %+v", role, it)
+				}
+			}
+		}
+	})
+}
