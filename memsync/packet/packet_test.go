@@ -263,13 +263,22 @@ func ids(items []Item) []string {
 }
 
 // TestBuildAnalyzerOverlap: goal overlap compares memsync/analysis terms,
-// as search does: "migrating" meets "migration", "databases" meets
-// "database", whatever the case and stopwords.
+// as search does: word forms meet through Porter stems, whatever the case
+// and stopwords. Porter's own quirk stays: "deployment" stems to deploy,
+// "deploy" to deploi, so that pair meets only on its other words.
 func TestBuildAnalyzerOverlap(t *testing.T) {
 	asOf := clock.Add(3 * score.Day)
-	proc := rec("mem_proc", "alice", journal.KindProcedure, journal.ScopeShared, 0, "Migration of the billing DATABASES: freeze writes first")
-	p := Build(Request{Role: Planner, Agent: "alice", Goal: "migrating our billing database", AsOf: asOf}, []memsync.Scored{scored(proc, asOf)})
-	if len(p.ProceduresToFollow) != 1 || !strings.Contains(p.ProceduresToFollow[0].Why, "goal 3/3 words") {
-		t.Fatalf("procedures %+v", p.ProceduresToFollow)
+	for _, tc := range []struct{ goal, text, why string }{
+		{"migrating our billing database", "Migration of the billing DATABASES: freeze writes first", "goal 3/3 words"},
+		{"deployments of the billing services", "deployment: billing service canary first", "goal 3/3 words"},
+		{"deployment of billing", "deploy billing: canary first, then the fleet", "goal 1/2 words"},
+	} {
+		t.Run(tc.goal, func(t *testing.T) {
+			proc := rec("mem_proc", "alice", journal.KindProcedure, journal.ScopeShared, 0, tc.text)
+			p := Build(Request{Role: Planner, Agent: "alice", Goal: tc.goal, AsOf: asOf}, []memsync.Scored{scored(proc, asOf)})
+			if len(p.ProceduresToFollow) != 1 || !strings.Contains(p.ProceduresToFollow[0].Why, tc.why) {
+				t.Fatalf("procedures %+v, want %q", p.ProceduresToFollow, tc.why)
+			}
+		})
 	}
 }
