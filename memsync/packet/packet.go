@@ -418,7 +418,7 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	}
 	slices.SortFunc(sigs, func(a, b signals) int { return strings.Compare(a.UUID, b.UUID) })
 	p.Candidates = len(sigs)
-	admit(req.Role, sigs)
+	admit(req.Role, len(q[0]), sigs)
 
 	// Stage one: score the blocks.
 	type blockAcc struct {
@@ -491,7 +491,8 @@ func Build(req Request, cands []memsync.Scored) Packet {
 		p.SelectedMemoryIDs = append(p.SelectedMemoryIDs, s.UUID)
 	}
 
-	// Stage two: rank inside the selected blocks.
+	// Stage two: rank inside the selected blocks, and the off-role
+	// memories the role may use wherever they are.
 	var ranked []signals
 	for _, s := range sigs {
 		if inCore[s.UUID] || !s.admitted || !selected[s.block] && !s.offRole {
@@ -601,24 +602,26 @@ const (
 // session, or one that answers the goal clearly better (ClearlyBetterMin,
 // ClearlyBetterRatio) than every candidate of the role's kinds. Admitted
 // off-role memories go to relevant_facts and rank OffRolePenalty lower.
-func admit(role Role, sigs []signals) {
-	best := 0.0
+func admit(role Role, goalTerms int, sigs []signals) {
+	best := 0
 	for _, s := range sigs {
 		if role.Reads(s.class) {
-			best = max(best, s.goal)
+			best = max(best, s.goalHit)
 		}
 	}
 	for i := range sigs {
 		s := &sigs[i]
 		s.offRole = !role.Reads(s.class)
-		s.admitted = !s.offRole || s.taskMatch || s.sessionMatch || clearlyBetter(s.goal, best)
+		s.admitted = !s.offRole || s.taskMatch || s.sessionMatch || clearlyBetter(s.goalHit, best, goalTerms)
 	}
 }
 
-// clearlyBetter reports whether a goal overlap answers the goal clearly
-// better than best, the best overlap of the role's kinds.
-func clearlyBetter(goal, best float64) bool {
-	return goal >= ClearlyBetterMin && goal >= ClearlyBetterRatio*best
+// clearlyBetter reports whether hit goal terms of goalTerms answer the
+// goal clearly better than best, the most any memory of the role's kinds
+// holds. The overlaps share their denominator, so the terms are compared
+// as counts: exactly, with no rounding at the 1.5× edge.
+func clearlyBetter(hit, best, goalTerms int) bool {
+	return hit > 0 && float64(hit) >= ClearlyBetterMin*float64(goalTerms) && float64(hit) >= ClearlyBetterRatio*float64(best)
 }
 
 // why is the short reason an item was chosen.
