@@ -295,7 +295,7 @@ func addPacketTool(s *mcp.Server, b *mcpAgent) {
 				return nil, packet.Packet{}, fmt.Errorf("as_of: %w", err)
 			}
 			req := packet.Request{Role: role, Agent: b.agent, Goal: in.Goal, Task: in.Task, Session: in.Session,
-				Constraints: in.Constraints, Failures: in.Failures, Questions: in.Questions, AsOf: asOf}
+				Constraints: in.Constraints, Failures: in.Failures, Questions: in.Questions, AsOf: asOf, Cutoff: in.AsOf != ""}
 			p, err := readPacket(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, req)
 			if err != nil {
 				return nil, packet.Packet{}, err

@@ -64,7 +64,7 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 	}
 	req := packet.Request{
 		Role: packet.Role(*role), Agent: *agent, Goal: *goal, Task: *task, Session: *session,
-		Constraints: constraints, Failures: failures, Questions: questions, AsOf: clock,
+		Constraints: constraints, Failures: failures, Questions: questions, AsOf: clock, Cutoff: *asOf != "",
 	}
 	if *role == "" {
 		return c.usageErr("--role: required (planner, executor, critic or responder)")

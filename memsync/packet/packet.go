@@ -199,6 +199,10 @@ type Request struct {
 	Failures    []string
 	Questions   []string
 	AsOf        time.Time
+	// Cutoff leaves out records dated after AsOf (an explicit --as-of);
+	// without it (a packet at the present) every record is read, one
+	// dated in the future as if written at AsOf (SPEC §7 "The clock").
+	Cutoff bool
 }
 
 // Validate reports the first thing wrong with the request, naming the flag.
@@ -406,7 +410,7 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	visible := map[string]journal.Kind{}
 	var sigs []signals
 	for _, c := range cands {
-		if seen[c.UUID] || !slices.Contains(groups, c.Record.GroupID()) || c.TS.After(req.AsOf) {
+		if seen[c.UUID] || !slices.Contains(groups, c.Record.GroupID()) || req.Clock().Hides(c.TS) {
 			continue
 		}
 		seen[c.UUID] = true
@@ -728,3 +732,6 @@ func cmpDesc(a, b float64) int {
 }
 
 func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// Clock is the request's clock (memsync.Clock).
+func (req Request) Clock() memsync.Clock { return memsync.Clock{At: req.AsOf.UTC(), Cutoff: req.Cutoff} }

@@ -53,7 +53,7 @@ func TestBuildOrderIndependent(t *testing.T) {
 	}
 }
 
-// Build leaves out what the agent may not see, what comes after the clock,
+// Build leaves out what the agent may not see, what comes after an --as-of,
 // and what is archived or superseded, whatever a caller hands it.
 func TestBuildLeavesOut(t *testing.T) {
 	asOf := clock.Add(10 * score.Day)
@@ -66,7 +66,7 @@ func TestBuildLeavesOut(t *testing.T) {
 	oldScored := scored(old, asOf)
 	oldScored.Result.Status = score.Superseded
 	ok := rec("mem_ok", "alice", journal.KindPreference, journal.ScopeShared, 0, "ship the release")
-	p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: asOf},
+	p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: asOf, Cutoff: true},
 		[]memsync.Scored{scored(priv, asOf), scored(late, asOf), scored(wrong, asOf, flag), oldScored, scored(ok, asOf)})
 	b, _ := json.Marshal(p)
 	for _, id := range []string{"mem_bob", "BOBSECRET", "mem_late", "mem_wrong", "mem_old"} {
@@ -280,5 +280,19 @@ func TestBuildAnalyzerOverlap(t *testing.T) {
 				t.Fatalf("procedures %+v, want %q", p.ProceduresToFollow, tc.why)
 			}
 		})
+	}
+}
+
+// TestBuildAtThePresentSeesFutureDated: without a cutoff (no --as-of) a
+// record dated after the clock (another host's clock runs ahead) is in the
+// packet, as search finds it (SPEC §7 "The clock").
+func TestBuildAtThePresentSeesFutureDated(t *testing.T) {
+	now := clock.Add(10 * score.Day)
+	late := rec("mem_late", "alice", journal.KindPreference, journal.ScopeShared, 11, "ship the release later")
+	for _, cutoff := range []bool{false, true} {
+		p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: now, Cutoff: cutoff}, []memsync.Scored{scored(late, now)})
+		if got := len(p.HardConstraints) == 1; got == cutoff {
+			t.Fatalf("cutoff %v: hard constraints %+v", cutoff, p.HardConstraints)
+		}
 	}
 }
