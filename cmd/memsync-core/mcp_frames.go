@@ -99,7 +99,7 @@ func (f *frameFilter) check(line []byte, tooLong bool) ([]byte, bool) {
 		f.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC object")
 	default:
 		if _, err := jsonrpc.DecodeMessage(frame); err != nil {
-			f.refuse(frameID(frame), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+			f.refuse(frameID(frame), jsonrpc.CodeInvalidRequest, "invalid request: "+clip(err.Error(), maxReason))
 			return nil, false
 		}
 		return frame, true
@@ -107,18 +107,38 @@ func (f *frameFilter) check(line []byte, tooLong bool) ([]byte, bool) {
 	return nil, false
 }
 
-// frameID is the id of an object frame when it is a string or a number,
-// else nil (JSON null).
+// maxReason bounds the decoder's words in an error: they may quote the
+// rest of the frame.
+const maxReason = 200
+
+// clip is s cut to at most n bytes, on a rune boundary, marked when cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// frameID is the id of an object frame when it is a string or a number
+// a client can read back (a float64), else nil (JSON null).
 func frameID(frame []byte) json.RawMessage {
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(frame, &probe) != nil {
 		return nil
 	}
 	id := probe["id"]
-	if len(id) == 0 || id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+	var v any
+	if len(id) == 0 || json.Unmarshal(id, &v) != nil {
 		return nil
 	}
-	return id
+	switch v.(type) {
+	case string, float64:
+		return id
+	}
+	return nil
 }
 
 // refuse writes a JSON-RPC error response for a frame the SDK would have

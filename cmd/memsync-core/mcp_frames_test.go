@@ -101,6 +101,10 @@ func TestMCPSurvivesMalformedFrames(t *testing.T) {
 		{"an object as id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, -32600, "null"},
 		{"a number as method", `{"jsonrpc":"2.0","id":46,"method":5}`, -32600, "46"},
 		{"a string", `"tools/list"`, -32600, "null"},
+		{"null", `null`, -32600, "null"},
+		{"an error with a string code", `{"jsonrpc":"2.0","id":49,"error":{"code":"x"}}`, -32600, "49"},
+		{"an id out of range", `{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}`, -32600, "null"},
+		{"a long bad error", `{"jsonrpc":"2.0","id":50,"error":{"code":"` + strings.Repeat("é", 5000) + `"}}`, -32600, "50"}, // the decoder quotes it
 		{"nested too deep", `{"jsonrpc":"2.0","id":47,"method":"tools/list","params":{"x":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`, -32600, "47"},
 		{"a blank line", "  \t", 0, ""},
 	} {
@@ -118,8 +122,8 @@ func TestMCPSurvivesMalformedFrames(t *testing.T) {
 			if len(before) != 1 || before[0].Error == nil || before[0].Error.Code != tc.code || string(before[0].ID) != tc.id {
 				t.Fatalf("replies before the call: %+v (want one error %d with id %s)", before, tc.code, tc.id)
 			}
-			if before[0].Error.Message == "" {
-				t.Fatal("the error says nothing")
+			if m := before[0].Error.Message; m == "" || len(m) > 300 {
+				t.Fatalf("the error says %q (want a reason, short)", m)
 			}
 		})
 	}
