@@ -311,7 +311,8 @@ func appendPriors(out []Prior, data []byte, n int, absorbed map[string]bool) (_ 
 // absorbedField is the field of a compaction record that lists the uuids
 // it moves to the archive: compaction.AbsorbedField, which this package
 // cannot import (the front binary links it, and must not link compaction);
-// TestIndexAfterCompaction runs the real compaction against it.
+// compaction.TestSurpriseIndexAfterCompaction runs the real compaction
+// against it.
 const absorbedField = "absorbed"
 
 // absorbedBy is the uuids a compaction record absorbs; false when line is
