@@ -313,7 +313,7 @@ func (c *cycle) signal(r *journal.Record) {
 	add(score.ConflictsWith, r.ConflictsWith)
 	for _, id := range r.Supersedes {
 		m := c.mems[id]
-		if m == nil || id == r.UUID {
+		if m == nil || id == r.UUID || !journal.Retires(r.Agent, r.GroupID(), m.rec.GroupID()) {
 			continue
 		}
 		if m.supersededAt.IsZero() || r.TS.Before(m.supersededAt) || r.TS.Equal(m.supersededAt) && r.UUID < m.replacedBy {
