@@ -48,9 +48,9 @@ func CrossingSignals() (secret memsync.Memory, crossing []memsync.Memory) {
 	return secret, crossing
 }
 
-// privacyClocks are the clocks at which the signal tests score: between
+// PrivacyClocks are the clocks at which the signal tests score: between
 // the signals, after them, and long after (decay, max_age).
-var privacyClocks = []time.Time{clock.Add(5 * time.Second), clock.Add(11 * time.Second), clock.Add(100 * 24 * time.Hour)}
+var PrivacyClocks = []time.Time{clock.Add(5 * time.Second), clock.Add(11 * time.Second), clock.Add(100 * 24 * time.Hour)}
 
 // ScoreAt is what every reader derives of memory uuid for a reader of
 // groups at each clock: its supersession, importance, confidence, status,
@@ -90,7 +90,7 @@ func ScoreAt(t *testing.T, r memsync.SignalReader, uuid string, groups []string,
 func testCrossingSignalsChangeNothing(t *testing.T, g memsync.Graph) {
 	secret, crossing := CrossingSignals()
 	apply(t, g, secret)
-	want := ScoreAt(t, g, secret.UUID, groups("b"), privacyClocks)
+	want := ScoreAt(t, g, secret.UUID, groups("b"), PrivacyClocks)
 	for _, l := range want {
 		if strings.Contains(l, "promotable=true") || !strings.Contains(l, `replaced_by=""`) {
 			t.Fatalf("without a's records: %s", l)
@@ -112,7 +112,7 @@ func testCrossingSignalsChangeNothing(t *testing.T, g memsync.Graph) {
 		default:
 			apply(t, g, append(slices.Clone(crossing), secret)...)
 		}
-		got := ScoreAt(t, g, secret.UUID, groups("b"), privacyClocks)
+		got := ScoreAt(t, g, secret.UUID, groups("b"), PrivacyClocks)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("%s: a's records changed b's private memory:\n got %s\nwant %s", order,
 				strings.Join(got, "\n     "), strings.Join(want, "\n     "))
