@@ -52,7 +52,7 @@ var privacyReaders = []struct {
 // keeps its importance.
 func TestLinksNeverPublishAnotherAgentsSecret(t *testing.T) {
 	repo := initRepo(t, "a", "b")
-	secret := appendAs(t, repo, "--agent", "b", "--kind", "fact", "the launch secret is zebra")
+	secret := appendAs(t, repo, "--agent", "b", "--kind", "fact", "--ts", "2026-11-21T09:10:00Z", "the launch secret is zebra")
 	appendAs(t, repo, "--agent", "a", "--kind", "fact", "--scope", "shared", "--link", secret, "x")
 	appendAs(t, repo, "--agent", "a", "--kind", "fact", "--link", secret, "y")
 	syncRepo(t, repo)
@@ -77,7 +77,7 @@ func TestLinksNeverPublishAnotherAgentsSecret(t *testing.T) {
 // see; alice still finds it, active, at its importance.
 func TestNoAgentRetiresAnothersPrivateMemory(t *testing.T) {
 	repo := initRepo(t, "alice", "bob")
-	plan := appendAs(t, repo, "--agent", "alice", "--kind", "decision", "alice's private tiger plan")
+	plan := appendAs(t, repo, "--agent", "alice", "--kind", "decision", "--ts", "2026-11-21T09:10:00Z", "alice's private tiger plan")
 	appendAs(t, repo, "--agent", "bob", "--kind", "decision", "--scope", "shared", "--supersedes", plan, "a replacement")
 	appendAs(t, repo, "--agent", "bob", "--kind", "fact", "--scope", "shared", "--conflicts-with", plan, "a contradiction")
 	syncRepo(t, repo)
