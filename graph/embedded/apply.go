@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
@@ -75,14 +76,49 @@ const (
 	// ts, the smallest uuid on a tie. The subquery gives both at once as ts, a
 	// space and uuid (ts has a fixed width of 30).
 	// (MATERIALIZED: otherwise SQLite runs the subquery once per use of k.)
-	sqlSupersede = `WITH c AS MATERIALIZED (
+	sqlSupersede = sqlSupersedeHead + `(SELECT value FROM json_each(?1))` + sqlSupersedeTail
+	// sqlSupersedeAll is sqlSupersede for every memory a record names in
+	// supersedes (after DELETE FROM superseded: reretireOnce).
+	sqlSupersedeAll  = sqlSupersedeHead + `(SELECT dst FROM edges WHERE type = 'SUPERSEDES')` + sqlSupersedeTail
+	sqlSupersedeHead = `WITH c AS MATERIALIZED (
 			SELECT m.id, (SELECT s.ts || ' ' || s.uuid FROM edges AS e JOIN memories AS s ON s.uuid = e.src
 				WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES' AND ` + sqlRetires + `
 				ORDER BY s.ts, s.uuid LIMIT 1) AS k
-			FROM memories AS m WHERE m.uuid IN (SELECT value FROM json_each(?1)))
+			FROM memories AS m WHERE m.uuid IN `
+	sqlSupersedeTail = `)
 		INSERT OR REPLACE INTO superseded (id, invalid_at, replaced_by)
 		SELECT id, substr(k, 1, 30), substr(k, 32) FROM c WHERE k IS NOT NULL`
 )
+
+// retireRule names the rule the superseded table follows (journal.Retires:
+// SPEC §7, references cross no privacy line). A store whose meta does not
+// name it was computed by an earlier rule, under which any superseder
+// retired its target; reretireOnce recomputes it when the writer opens.
+const retireRule = "journal.Retires/1"
+
+// reretireOnce recomputes every memory's supersession under retireRule,
+// once per store (meta retire_rule records it), in one transaction.
+func reretireOnce(ctx context.Context, conn *sql.Conn) error {
+	var rule string
+	err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'retire_rule'`).Scan(&rule)
+	if err == nil && rule == retireRule {
+		return nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read retire rule: %w", err)
+	}
+	return inTx(ctx, conn, func() error {
+		for _, q := range []string{`DELETE FROM superseded`, sqlSupersedeAll} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("recompute supersession: %w", err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, sqlSetMeta, "retire_rule", retireRule); err != nil {
+			return fmt.Errorf("record retire rule: %w", err)
+		}
+		return nil
+	})
+}
 
 // sqlRetires is true when superseder s retires memory m: the store keeps
 // every SUPERSEDES edge, and journal.Retires, called through the SQL
