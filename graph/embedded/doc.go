@@ -81,7 +81,8 @@
 //	              edges whose target is not projected yet
 //	agents        name PRIMARY KEY, memories = how many projected records it wrote
 //	meta          key, value: generation (a random token, new at every Drop),
-//	              id_floor (the last id before the latest Drop)
+//	              id_floor (the last id before the latest Drop), retire_rule
+//	              (the supersession rule the superseded table follows)
 //
 // The search file (its own user_version, 1), attached to every read
 // connection as "search":
