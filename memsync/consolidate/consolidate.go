@@ -299,7 +299,9 @@ func (c *cycle) signal(r *journal.Record) {
 	visible := r.Agent == c.opts.Agent || r.Scope == journal.ScopeShared
 	add := func(rel score.Relation, ids []string) {
 		for _, id := range ids {
-			if m := c.mems[id]; m != nil && id != r.UUID {
+			// A record that cannot see the memory signals nothing to it
+			// (journal.Sees): no use, no contradiction to review.
+			if m := c.mems[id]; m != nil && id != r.UUID && journal.Sees(r.Agent, m.rec.GroupID()) {
 				m.events = append(m.events, score.EventFrom(rel, r))
 				m.res = nil
 				if rel == score.ConflictsWith && visible {
