@@ -55,7 +55,22 @@ func TestLinksNeverPublishAnotherAgentsSecret(t *testing.T) {
 	secret := appendAs(t, repo, "--agent", "b", "--kind", "fact", "--ts", "2026-11-21T09:10:00Z", "the launch secret is zebra")
 	appendAs(t, repo, "--agent", "a", "--kind", "fact", "--scope", "shared", "--link", secret, "x")
 	appendAs(t, repo, "--agent", "a", "--kind", "fact", "--link", secret, "y")
+	appendAs(t, repo, "--agent", "a", "--kind", "fact", "--link", "mem_nowhere", "z")
 	syncRepo(t, repo)
+	// The owner of the repository sees what changed nothing.
+	r := cli(t, "verify", "--json", "--repo", repo)
+	var v struct {
+		OK       bool     `json:"ok"`
+		Dangling int      `json:"dangling_references"`
+		Crossing int      `json:"crossing_references"`
+		Sample   []string `json:"blocked_references"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 || !v.OK || v.Dangling != 1 || v.Crossing != 2 || len(v.Sample) != 3 {
+		t.Fatalf("verify: exit %d %+v %v\n%s%s", r.code, v, err, r.stdout, r.stderr)
+	}
+	if r := cli(t, "verify", "--repo", repo); !strings.Contains(r.stdout, "references that change nothing: 1 to no record, 2 to a memory the writer cannot see") {
+		t.Fatalf("verify:\n%s", r.stdout)
+	}
 	if n := journalKinds(t, repo)[journal.KindPromotion]; n != 0 {
 		t.Fatalf("%d promotion records journaled for b's secret", n)
 	}
