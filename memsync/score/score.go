@@ -398,7 +398,7 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 			}
 			if e.Relation == Supports || e.Agent != m.Agent {
 				corroboration += 0.05
-				basis = append(basis, "+0.05 corroborated: "+verb+by(e)+" "+e.UUIDOrPrivate())
+				basis = append(basis, "+0.05 corroborated: "+verb+by(e)+visibleUUID(e))
 			}
 			reference(e)
 		}
@@ -517,6 +517,15 @@ func PromotedAt(m Memory, events []Event, asOf time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// visibleUUID is " " and the event's uuid, or "" when the reader may not
+// see it (by already says so).
+func visibleUUID(e Event) string {
+	if e.Visible {
+		return " " + e.UUID
+	}
+	return ""
 }
 
 // UUIDOrPrivate is the event's uuid, or a note that the reader may not see it.
