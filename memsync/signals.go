@@ -53,8 +53,9 @@ type Scored struct {
 }
 
 // ScoreNodes evaluates nodes at asOf from the records naming them (read
-// from r). Events from records outside groups still count but are marked
-// invisible, so that explain never names them.
+// from r). A record whose writer cannot see the memory counts for nothing
+// (score.Evaluate asks journal.Sees); one the reader of groups may not see
+// still counts but is marked invisible, so that explain never names it.
 func ScoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, asOf time.Time) (map[string]Scored, error) {
 	out := make(map[string]Scored, len(nodes))
 	if len(nodes) == 0 {
