@@ -1,0 +1,169 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// checkRepo fails the test unless git finds the repository whole: the
+// index readable (git status) and every object and ref sound (git fsck).
+func checkRepo(t testing.TB, dir, when string) {
+	t.Helper()
+	if fi, err := os.Stat(filepath.Join(dir, ".git", "index")); err == nil && fi.Size() == 0 {
+		t.Fatalf("%s: .git/index is 0 bytes", when)
+	}
+	if out, err := gitErr(dir, "status", "--porcelain"); err != nil {
+		t.Fatalf("%s: git status: %v\n%s", when, err, out)
+	}
+	if out, err := gitErr(dir, "fsck", "--no-progress", "--no-dangling"); err != nil {
+		t.Fatalf("%s: git fsck: %v\n%s", when, err, out)
+	}
+}
+
+// rendezvous holds each of n parties at wait until every party has either
+// reached wait or left the round: committers that both get as far as
+// taking the index lock take it at the same moment, and one that is
+// turned away earlier holds no one up.
+type rendezvous struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	n, seen int
+}
+
+func newRendezvous(n int) *rendezvous {
+	r := &rendezvous{n: n}
+	r.cond = sync.NewCond(&r.mu)
+	return r
+}
+
+// reach counts a party in, once per round, and reports whether it was the
+// party's first call this round.
+func (r *rendezvous) reach(counted *bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !*counted {
+		*counted = true
+		r.seen++
+		r.cond.Broadcast()
+	}
+}
+
+func (r *rendezvous) wait(counted *bool) {
+	r.reach(counted)
+	r.mu.Lock()
+	for r.seen < r.n {
+		r.cond.Wait()
+	}
+	r.mu.Unlock()
+}
+
+// Issue 25 §1: the daemon's auto-commit and its exchange each had a
+// Committer; two of them taking the index lock at once swapped each
+// other's lock file and renamed an empty one into place as .git/index.
+// However many committers a process makes, and however exactly their
+// attempts coincide, the index stays whole and every line is committed.
+func TestTwoCommittersNeverDamageTheIndex(t *testing.T) {
+	dir := newRepo(t)
+	cs := []*Committer{committer(t, dir), committer(t, dir)}
+	ctx := context.Background()
+	var commits int
+	for round := 0; round < 100; round++ {
+		appendLine(t, dir, "a", fmt.Sprintf("line %d", round), day)
+		rv := newRendezvous(len(cs))
+		var wg sync.WaitGroup
+		results := make([]Result, len(cs))
+		errs := make([]error, len(cs))
+		for i, c := range cs {
+			counted := false
+			c.afterSnapshot = func() { rv.wait(&counted) }
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer rv.reach(&counted) // turned away before the lock
+				results[i], errs[i] = c.CommitNow(ctx, "")
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, ErrLocked) {
+				t.Fatalf("round %d: committer %d: %v", round, i, err)
+			}
+			if results[i].Commit != "" {
+				commits++
+			}
+		}
+		checkRepo(t, dir, fmt.Sprintf("round %d", round))
+		// A round where both were turned away leaves its line for the next.
+	}
+	if commits == 0 {
+		t.Fatal("no commit was made")
+	}
+	for _, c := range cs {
+		c.afterSnapshot = nil
+	}
+	if _, err := cs[0].CommitNow(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if out := git(t, dir, "status", "--porcelain", "--untracked-files=all", "agents"); out != "" {
+		t.Errorf("owned files left uncommitted:\n%s", out)
+	}
+}
+
+// A lock memsync holds is the very file at the lock's name, and no two
+// callers hold it at once, however many try together, in one process or
+// in several (the daemon and memsync compact commit through git's lock
+// files alone).
+func TestLockIsExclusiveUnderContention(t *testing.T) {
+	dir := newRepo(t)
+	lock := filepath.Join(dir, ".git", "index.lock")
+	var holders, taken int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*300*2)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				l, err := createLock(lock)
+				if errors.Is(err, os.ErrExist) {
+					continue
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if n := atomic.AddInt64(&holders, 1); n != 1 {
+					errs <- fmt.Errorf("%d holders of one lock", n)
+				}
+				atomic.AddInt64(&taken, 1)
+				held, err1 := l.Stat()
+				named, err2 := os.Lstat(lock)
+				if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+					errs <- fmt.Errorf("the file held is not the lock (%v, %v)", err1, err2)
+				}
+				atomic.AddInt64(&holders, -1)
+				l.Close()
+				os.Remove(lock)
+				l.forgetOwner()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err, ok := <-errs; ok {
+		t.Fatalf("%v (and %d more faults)", err, len(errs))
+	}
+	if taken == 0 {
+		t.Fatal("the lock was never taken")
+	}
+	leftovers, _ := filepath.Glob(ownerFile(lock) + "*")
+	if _, err := os.Lstat(lock); !errors.Is(err, os.ErrNotExist) || len(leftovers) > 0 {
+		t.Errorf("left behind: lock %v, records %v", err, leftovers)
+	}
+}
