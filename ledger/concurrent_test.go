@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // checkRepo fails the test unless git finds the repository whole: the
@@ -98,7 +99,11 @@ func TestTwoCommittersNeverDamageTheIndex(t *testing.T) {
 				commits++
 			}
 		}
-		checkRepo(t, dir, fmt.Sprintf("round %d", round))
+		if round%10 == 9 {
+			checkRepo(t, dir, fmt.Sprintf("round %d", round))
+		} else if out, err := gitErr(dir, "status", "--porcelain"); err != nil {
+			t.Fatalf("round %d: git status: %v\n%s", round, err, out)
+		}
 		// A round where both were turned away leaves its line for the next.
 	}
 	if commits == 0 {
@@ -165,5 +170,69 @@ func TestLockIsExclusiveUnderContention(t *testing.T) {
 	leftovers, _ := filepath.Glob(ownerFile(lock) + "*")
 	if _, err := os.Lstat(lock); !errors.Is(err, os.ErrNotExist) || len(leftovers) > 0 {
 		t.Errorf("left behind: lock %v, records %v", err, leftovers)
+	}
+}
+
+// One commit or exchange of a repository runs at a time in a process,
+// whichever Committer or Exchanger it goes through; another is turned away
+// at once with ErrLocked (skipped, not queued), and a skipped exchange
+// records nothing. Once the first is done the next goes through.
+func TestOneCommitOrExchangeAtATime(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		first string // what holds the turn: "commit" or "exchange"
+		then  string // what is tried meanwhile
+	}{
+		{"a commit during a commit", "commit", "commit"},
+		{"an exchange during a commit", "commit", "exchange"},
+		{"a commit during an exchange", "exchange", "commit"},
+		{"an exchange during an exchange", "exchange", "exchange"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, hosts := remoteAndHosts(t, 1)
+			dir := hosts[0]
+			appendLine(t, dir, "a", "first", day)
+			first := exchanger(t, dir)
+			var during error
+			var duringStatus bool
+			try := func() {
+				// Another Committer and Exchanger, as the daemon had.
+				other := exchanger(t, dir)
+				os.Remove(filepath.Join(dir, filepath.FromSlash(ExchangeFile)))
+				if tc.then == "commit" {
+					_, during = other.opts.Committer.CommitNow(ctx, "")
+				} else {
+					_, during = other.ExchangeNow(ctx)
+				}
+				_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(ExchangeFile)))
+				duringStatus = err == nil
+			}
+			if tc.first == "commit" {
+				first.opts.Committer.afterSnapshot = try
+				if _, err := first.opts.Committer.CommitNow(ctx, ""); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				first.beforePush = try
+				exchange(t, first)
+			}
+			if !errors.Is(during, ErrLocked) {
+				t.Fatalf("%s during a %s = %v, want ErrLocked", tc.then, tc.first, during)
+			}
+			if duringStatus {
+				t.Errorf("a skipped %s recorded an exchange status", tc.then)
+			}
+			appendLine(t, dir, "a", "second", day.Add(time.Second))
+			x := exchanger(t, dir)
+			if tc.then == "commit" {
+				if res, err := x.opts.Committer.CommitNow(ctx, ""); err != nil || res.Commit == "" {
+					t.Fatalf("commit afterwards = %+v, %v", res, err)
+				}
+			} else {
+				exchange(t, x)
+			}
+			checkRepo(t, dir, "afterwards")
+		})
 	}
 }

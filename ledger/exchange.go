@@ -141,12 +141,25 @@ func (x *Exchanger) Run(ctx context.Context) error {
 // meanwhile can be overwritten), and push; a push the remote rejects as not
 // a fast-forward fetches and merges again. Nothing is ever force-pushed,
 // reset or rebased. The outcome is recorded in ExchangeFile.
+//
+// Within a process, one commit or exchange of a repository runs at a time:
+// while another runs, ExchangeNow returns ErrLocked at once and records
+// nothing (the round is skipped, not queued up).
 func (x *Exchanger) ExchangeNow(ctx context.Context) (ExchangeStatus, error) {
+	done, err := takeTurn(x.opts.Root)
+	if err != nil {
+		st := ExchangeStatus{Remote: x.opts.Remote}
+		if errors.Is(err, ErrLocked) {
+			return st, err
+		}
+		return st, fmt.Errorf("exchange: %w", err)
+	}
+	defer done()
 	st := ExchangeStatus{Remote: x.opts.Remote, LastAttempt: x.opts.Now().UTC()}
 	if prev, err := readExchangeFile(x.opts.Root); err == nil {
 		st.LastSuccess = prev.LastSuccess
 	}
-	err := x.exchange(ctx, &st)
+	err = x.exchange(ctx, &st)
 	if err != nil {
 		st.LastError = err.Error()
 	} else {
@@ -173,7 +186,7 @@ func (x *Exchanger) exchange(ctx context.Context, st *ExchangeStatus) error {
 		}
 		return fmt.Errorf("%w: a merge is in progress (resolved but not committed yet)", ErrLocked)
 	}
-	if _, err := x.opts.Committer.CommitNow(ctx, ""); err != nil {
+	if _, err := x.opts.Committer.commit(ctx, "", nil); err != nil {
 		return fmt.Errorf("exchange: %w", err)
 	}
 	tracking := "refs/remotes/" + x.opts.Remote + "/" + branch
