@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,9 +175,10 @@ func TestLockIsExclusiveUnderContention(t *testing.T) {
 }
 
 // One commit or exchange of a repository runs at a time in a process,
-// whichever Committer or Exchanger it goes through; another is turned away
-// at once with ErrLocked (skipped, not queued), and a skipped exchange
-// records nothing. Once the first is done the next goes through.
+// whichever Committer or Exchanger it goes through. A commit is turned away
+// at once with ErrLocked (skipped, not queued); an exchange waits up to its
+// interval (here 100 ms, while the first never finishes) and is then
+// skipped, recording nothing. Once the first is done the next goes through.
 func TestOneCommitOrExchangeAtATime(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -198,14 +200,17 @@ func TestOneCommitOrExchangeAtATime(t *testing.T) {
 			var duringStatus bool
 			try := func() {
 				// Another Committer and Exchanger, as the daemon had.
-				other := exchanger(t, dir)
+				other, err := NewExchanger(ExchangerOptions{Root: dir, Remote: "origin", Committer: committer(t, dir), Interval: 100 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
 				os.Remove(filepath.Join(dir, filepath.FromSlash(ExchangeFile)))
 				if tc.then == "commit" {
 					_, during = other.opts.Committer.CommitNow(ctx, "")
 				} else {
 					_, during = other.ExchangeNow(ctx)
 				}
-				_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(ExchangeFile)))
+				_, err = os.Stat(filepath.Join(dir, filepath.FromSlash(ExchangeFile)))
 				duringStatus = err == nil
 			}
 			if tc.first == "commit" {
@@ -234,5 +239,33 @@ func TestOneCommitOrExchangeAtATime(t *testing.T) {
 			}
 			checkRepo(t, dir, "afterwards")
 		})
+	}
+}
+
+// An exchange that finds a commit under way waits for it rather than
+// skipping its round: with auto-commit and exchange ticking together
+// (both every second in issue 25's repro) the exchange would otherwise
+// lose every round to the commit and never push.
+func TestExchangeWaitsForACommitUnderWay(t *testing.T) {
+	_, hosts := remoteAndHosts(t, 1)
+	dir := hosts[0]
+	appendLine(t, dir, "a", "first", day)
+	c := committer(t, dir)
+	x := exchanger(t, dir) // a minute's interval: far longer than the commit
+	var wg sync.WaitGroup
+	var xerr error
+	c.afterSnapshot = func() {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, xerr = x.ExchangeNow(context.Background()) }()
+	}
+	if res, err := c.CommitNow(context.Background(), ""); err != nil || res.Commit == "" {
+		t.Fatalf("CommitNow = %+v, %v", res, err)
+	}
+	wg.Wait()
+	if xerr != nil {
+		t.Fatalf("the exchange behind a commit: %v", xerr)
+	}
+	if local, pushed := headOf(t, dir), strings.TrimSpace(git(t, dir, "rev-parse", "origin/main")); local != pushed {
+		t.Errorf("HEAD %s, origin/main %s: the exchange did not push the commit", local, pushed)
 	}
 }

@@ -142,11 +142,16 @@ func (x *Exchanger) Run(ctx context.Context) error {
 // a fast-forward fetches and merges again. Nothing is ever force-pushed,
 // reset or rebased. The outcome is recorded in ExchangeFile.
 //
-// Within a process, one commit or exchange of a repository runs at a time:
-// while another runs, ExchangeNow returns ErrLocked at once and records
-// nothing (the round is skipped, not queued up).
+// Within a process, one commit or exchange of a repository runs at a time.
+// An exchange waits for one under way, up to its Interval (a commit takes
+// milliseconds; a commit round the exchange turns away loses nothing, since
+// the exchange commits first, but an exchange that never waited would
+// starve behind an auto-commit ticking at the same moment), and then gives
+// up with ErrLocked, recording nothing: the round is skipped.
 func (x *Exchanger) ExchangeNow(ctx context.Context) (ExchangeStatus, error) {
-	done, err := takeTurn(x.opts.Root)
+	wait, cancel := context.WithTimeout(ctx, x.opts.Interval)
+	done, err := waitTurn(wait, x.opts.Root)
+	cancel()
 	if err != nil {
 		st := ExchangeStatus{Remote: x.opts.Remote}
 		if errors.Is(err, ErrLocked) {
