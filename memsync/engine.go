@@ -358,6 +358,48 @@ func (e *Engine) graphIsEmpty() bool {
 	return e.empty
 }
 
+// generation asks a graph that Generations for its generation; known is
+// false when the graph has none or cannot say now (then nothing changes:
+// a graph that cannot be reached is not written either).
+func (e *Engine) generation(ctx context.Context) (gen string, known bool) {
+	g, ok := e.opts.Graph.(Generations)
+	if !ok {
+		return "", false
+	}
+	gctx, cancel := context.WithTimeout(ctx, e.opts.ApplyTimeout)
+	defer cancel()
+	gen, err := g.Generation(gctx)
+	if err != nil {
+		e.lg.Debug("graph generation unknown", zap.Error(err))
+		return "", false
+	}
+	return gen, true
+}
+
+// newGeneration moves a's cursors to generation gen of the graph. Cursors
+// made against another generation describe a graph that was dropped since
+// (a rebuild, maybe on another host sharing it): every journal of a is
+// projected again from zero, and its outbox is emptied (the journals hold
+// every record it held). Cursors that never moved just take gen.
+func (e *Engine) newGeneration(a *agentSync, gen string) error {
+	st := newState(e.opts.Graph.Identity())
+	st.Generation = gen
+	if len(a.state.Files) > 0 || a.outboxSize > 0 {
+		e.lg.Warn("the graph was dropped and rebuilt since this agent was projected (its generation changed): projecting its journals again",
+			zap.String("agent", a.name), zap.String("was", a.state.Generation), zap.String("now", gen))
+		outbox := e.layout.OutboxFile(a.name)
+		if err := e.opts.Disk.Truncate(outbox); err != nil {
+			return diskErr("reset outbox", outbox, err)
+		}
+		a.outboxSize = 0
+	}
+	if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
+		return err
+	}
+	a.state = st
+	return nil
+}
+
 // errStop ends a pass quietly: the engine is paused and has said why.
 var errStop = errors.New("stop")
 
@@ -547,6 +589,7 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			e.lg.Error("outbox unreadable: reading this agent's journals again from the start instead",
 				zap.String("path", path), zap.Error(err))
 			st := newState(e.opts.Graph.Identity())
+			st.Generation = a.state.Generation
 			if err := e.opts.Disk.Truncate(path); err != nil {
 				e.agentFault(a, diskErr("reset outbox", path, err))
 				return

@@ -37,6 +37,9 @@ type Cursor struct {
 type State struct {
 	Version int               `json:"version"`
 	Graph   string            `json:"graph"`
+	// Generation is the graph's generation (Generations) the cursors were
+	// made against: another, and every journal is projected again.
+	Generation string `json:"generation,omitempty"`
 	Files   map[string]Cursor `json:"files"` // by repo-relative path
 	// OutboxDone is the byte offset of the outbox up to which entries have
 	// reached the graph.
