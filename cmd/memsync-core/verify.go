@@ -16,9 +16,14 @@ memories missing from the graph, extra ones no journal has, and ones whose
 content differs. Every journal line is accounted for: projected, a
 duplicate of a projected record, rejected (with a reason), or unaccounted
 (it should be in the graph and is not). A uuid that lines claim with
-different content is a conflict. Exit 0 when the graph holds exactly what
-the journals project and no uuid is in conflict; 1 otherwise, or when the
-graph cannot be read.`
+different content is a conflict: one version of an agent's memory is not
+in the graph. A line its journal can never project (bad JSON, written as
+another agent, or under a uuid that names another agent: squatting) is a
+rejected line, named with its reason, and is no conflict: the uuid stands
+for its owner's record. Exit 0 when the graph holds exactly what the
+journals project, every line is accounted for and no uuid is in conflict,
+whatever lines were rejected; 1 otherwise, or when the graph cannot be
+read.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
