@@ -485,8 +485,11 @@ func (e *Engine) mismatches(ctx context.Context, batch []Memory, res ApplyResult
 			continue
 		}
 		winner := held[d.UUID] // a displaced uuid is Mismatched too
-		out = append(out, agentReject{agent: d.Agent, Reject: Reject{File: d.Path, Line: d.Line, UUID: d.UUID,
-			Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}})
+		rj := Reject{File: d.Path, Line: d.Line, UUID: d.UUID, Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}
+		if at, ok := locateLoser(e.layout, d, winner.Hash); ok {
+			rj.File, rj.Line, rj.Offset, rj.Digest = at.File, at.Line, at.Offset, at.Digest
+		}
+		out = append(out, agentReject{agent: d.Agent, Reject: rj})
 	}
 	return out, nil
 }
