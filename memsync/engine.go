@@ -89,6 +89,13 @@ type Engine struct {
 	hard context.Context
 
 	emptyChecked, empty bool
+
+	// The graph's generation (Generations) as last asked, and when: a
+	// daemon asks at most once per PollInterval, not on every pass that a
+	// file event starts; SyncOnce always asks.
+	gen      string
+	genKnown bool
+	genAsked time.Time
 }
 
 // agentSync is the engine's view of one agent.
@@ -203,7 +210,8 @@ var ErrPaused = errors.New("paused")
 // journal read to its end. It returns ErrPaused (wrapped, with the cause)
 // when records had to wait in an outbox or a disk write failed.
 func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
-	e.retryAt = time.Time{} // a one-shot pass always tries the graph and every agent
+	e.retryAt = time.Time{}  // a one-shot pass always tries the graph and every agent
+	e.genAsked = time.Time{} // and asks for the graph's generation
 	for _, a := range e.snapshotAgents() {
 		a.retryAt = time.Time{}
 	}
@@ -366,14 +374,18 @@ func (e *Engine) generation(ctx context.Context) (gen string, known bool) {
 	if !ok {
 		return "", false
 	}
+	if !e.genAsked.IsZero() && time.Since(e.genAsked) < e.opts.PollInterval {
+		return e.gen, e.genKnown
+	}
 	gctx, cancel := context.WithTimeout(ctx, e.opts.ApplyTimeout)
 	defer cancel()
 	gen, err := g.Generation(gctx)
+	e.genAsked = time.Now()
+	e.gen, e.genKnown = gen, err == nil
 	if err != nil {
 		e.lg.Debug("graph generation unknown", zap.Error(err))
-		return "", false
 	}
-	return gen, true
+	return e.gen, e.genKnown
 }
 
 // newGeneration moves a's cursors to generation gen of the graph. Cursors

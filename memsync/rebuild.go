@@ -3,6 +3,7 @@ package memsync
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -51,6 +52,7 @@ func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, erro
 	identity := e.opts.Graph.Identity()
 	// The drop made a new generation: these cursors are made against it
 	// (other hosts' daemons notice it and project their journals again).
+	e.genAsked = time.Time{}
 	gen, _ := e.generation(ctx)
 	for _, a := range agents {
 		if err := e.opts.Disk.Truncate(e.layout.OutboxFile(a)); err != nil {
