@@ -368,10 +368,13 @@ func (e *Engine) graphIsEmpty() bool {
 
 // generation asks a graph that Generations for its generation; known is
 // false when the graph has none or cannot say now (then nothing changes:
-// a graph that cannot be reached is not written either).
+// a graph that cannot be reached is not written either). While the engine
+// is paused for the graph it does not ask (the driver would spend its
+// retry time on every pass); a graph found unreachable pauses it, as a
+// failed write does, so that the pass queues its records at once.
 func (e *Engine) generation(ctx context.Context) (gen string, known bool) {
 	g, ok := e.opts.Graph.(Generations)
-	if !ok {
+	if !ok || !e.mayTry() {
 		return "", false
 	}
 	if !e.genAsked.IsZero() && time.Since(e.genAsked) < e.opts.PollInterval {
@@ -384,6 +387,9 @@ func (e *Engine) generation(ctx context.Context) (gen string, known bool) {
 	e.gen, e.genKnown = gen, err == nil
 	if err != nil {
 		e.lg.Debug("graph generation unknown", zap.Error(err))
+		if errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
+			e.graphDown(err)
+		}
 	}
 	return e.gen, e.genKnown
 }
