@@ -89,6 +89,13 @@ type Engine struct {
 	hard context.Context
 
 	emptyChecked, empty bool
+
+	// The graph's generation (Generations) as last asked, and when: a
+	// daemon asks at most once per PollInterval, not on every pass that a
+	// file event starts; SyncOnce always asks.
+	gen      string
+	genKnown bool
+	genAsked time.Time
 }
 
 // agentSync is the engine's view of one agent.
@@ -203,7 +210,8 @@ var ErrPaused = errors.New("paused")
 // journal read to its end. It returns ErrPaused (wrapped, with the cause)
 // when records had to wait in an outbox or a disk write failed.
 func (e *Engine) SyncOnce(ctx context.Context) (PassReport, error) {
-	e.retryAt = time.Time{} // a one-shot pass always tries the graph and every agent
+	e.retryAt = time.Time{}  // a one-shot pass always tries the graph and every agent
+	e.genAsked = time.Time{} // and asks for the graph's generation
 	for _, a := range e.snapshotAgents() {
 		a.retryAt = time.Time{}
 	}
@@ -358,6 +366,58 @@ func (e *Engine) graphIsEmpty() bool {
 	return e.empty
 }
 
+// generation asks a graph that Generations for its generation; known is
+// false when the graph has none or cannot say now (then nothing changes:
+// a graph that cannot be reached is not written either). While the engine
+// is paused for the graph it does not ask (the driver would spend its
+// retry time on every pass); a graph found unreachable pauses it, as a
+// failed write does, so that the pass queues its records at once.
+func (e *Engine) generation(ctx context.Context) (gen string, known bool) {
+	g, ok := e.opts.Graph.(Generations)
+	if !ok || !e.mayTry() {
+		return "", false
+	}
+	if !e.genAsked.IsZero() && time.Since(e.genAsked) < e.opts.PollInterval {
+		return e.gen, e.genKnown
+	}
+	gctx, cancel := context.WithTimeout(ctx, e.opts.ApplyTimeout)
+	defer cancel()
+	gen, err := g.Generation(gctx)
+	e.genAsked = time.Now()
+	e.gen, e.genKnown = gen, err == nil
+	if err != nil {
+		e.lg.Debug("graph generation unknown", zap.Error(err))
+		if errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
+			e.graphDown(err)
+		}
+	}
+	return e.gen, e.genKnown
+}
+
+// newGeneration moves a's cursors to generation gen of the graph. Cursors
+// made against another generation describe a graph that was dropped since
+// (a rebuild, maybe on another host sharing it): every journal of a is
+// projected again from zero, and its outbox is emptied (the journals hold
+// every record it held). Cursors that never moved just take gen.
+func (e *Engine) newGeneration(a *agentSync, gen string) error {
+	st := newState(e.opts.Graph.Identity())
+	st.Generation = gen
+	if len(a.state.Files) > 0 || a.outboxSize > 0 {
+		e.lg.Warn("the graph was dropped and rebuilt since this agent was projected (its generation changed): projecting its journals again",
+			zap.String("agent", a.name), zap.String("was", a.state.Generation), zap.String("now", gen))
+		outbox := e.layout.OutboxFile(a.name)
+		if err := e.opts.Disk.Truncate(outbox); err != nil {
+			return diskErr("reset outbox", outbox, err)
+		}
+		a.outboxSize = 0
+	}
+	if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
+		return err
+	}
+	a.state = st
+	return nil
+}
+
 // errStop ends a pass quietly: the engine is paused and has said why.
 var errStop = errors.New("stop")
 
@@ -443,8 +503,11 @@ func (e *Engine) mismatches(ctx context.Context, batch []Memory, res ApplyResult
 			continue
 		}
 		winner := held[d.UUID] // a displaced uuid is Mismatched too
-		out = append(out, agentReject{agent: d.Agent, Reject: Reject{File: d.Path, Line: d.Line, UUID: d.UUID,
-			Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}})
+		rj := Reject{File: d.Path, Line: d.Line, UUID: d.UUID, Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}
+		if at, ok := locateLoser(e.layout, d, winner.Hash); ok {
+			rj.File, rj.Line, rj.Offset, rj.Digest = at.File, at.Line, at.Offset, at.Digest
+		}
+		out = append(out, agentReject{agent: d.Agent, Reject: rj})
 	}
 	return out, nil
 }
@@ -547,6 +610,7 @@ func (e *Engine) drain(ctx context.Context, a *agentSync, rep *PassReport) {
 			e.lg.Error("outbox unreadable: reading this agent's journals again from the start instead",
 				zap.String("path", path), zap.Error(err))
 			st := newState(e.opts.Graph.Identity())
+			st.Generation = a.state.Generation
 			if err := e.opts.Disk.Truncate(path); err != nil {
 				e.agentFault(a, diskErr("reset outbox", path, err))
 				return

@@ -167,6 +167,24 @@ type Flusher interface {
 	Flush(ctx context.Context) error
 }
 
+// Generations is a Graph that several hosts may share (Neo4j): Drop
+// marks the graph with a new generation, and every engine projecting into
+// it compares that generation with the one its cursors were made against,
+// as it compares Identity. A daemon whose cursors predate a rebuild that
+// another host ran re-projects its journals from zero, so that records
+// git has not yet carried to the rebuilding host come back.
+//
+// It is a separate interface, not part of Graph, because only a shared
+// graph needs it: the embedded store is host-local, one daemon per
+// repository holds it, and a store replaced under a daemon is caught by
+// StoreChecker. A Graph that does not implement it has one generation.
+type Generations interface {
+	// Generation names the graph's current generation: "" until a Drop
+	// that marks one, then a new value after every Drop (written once
+	// everything is deleted, so a reader that sees it sees the drop done).
+	Generation(ctx context.Context) (string, error)
+}
+
 // ReadOrder is the order in which a pass reads journal files.
 type ReadOrder int
 

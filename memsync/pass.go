@@ -71,6 +71,7 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 	}
 	var agents []*agentSync
 	now := e.opts.Now()
+	gen, genKnown := e.generation(ctx)
 	for _, name := range names {
 		if ctx.Err() != nil {
 			return firstErr
@@ -82,6 +83,12 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 		}
 		if a.fault != nil && now.Before(a.retryAt) {
 			continue // its sync files could not be written: it waits for its retry
+		}
+		if genKnown && a.state.Generation != gen {
+			if err := e.newGeneration(a, gen); err != nil {
+				e.agentFault(a, err)
+				continue
+			}
 		}
 		a.stalled = false
 		if a.outboxPending() && e.mayTry() {

@@ -3,6 +3,7 @@ package memsync
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -49,11 +50,17 @@ func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, erro
 		return rep, fmt.Errorf("rebuild: list agents: %w", err)
 	}
 	identity := e.opts.Graph.Identity()
+	// The drop made a new generation: these cursors are made against it
+	// (other hosts' daemons notice it and project their journals again).
+	e.genAsked = time.Time{}
+	gen, _ := e.generation(ctx)
 	for _, a := range agents {
 		if err := e.opts.Disk.Truncate(e.layout.OutboxFile(a)); err != nil {
 			return rep, diskErr("rebuild: reset outbox", e.layout.OutboxFile(a), err)
 		}
-		if err := saveState(e.opts.Disk, e.layout.StateFile(a), newState(identity)); err != nil {
+		st := newState(identity)
+		st.Generation = gen
+		if err := saveState(e.opts.Disk, e.layout.StateFile(a), st); err != nil {
 			return rep, fmt.Errorf("rebuild: %w", err)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // Reject is one line of sync/rejects.jsonl: a journal line that can never
@@ -95,6 +97,65 @@ func locateLine(p string, line int) (offset int64, digest string, err error) {
 	digest, err = LineDigest(f, offset)
 	return offset, digest, err
 }
+
+// locateLoser finds the line that holds d's uuid with other content than
+// winner (a hash), where it is now. The graph names a displaced memory by
+// the path and line it was first projected from, but compaction may have
+// moved that line to the archive of its day since, leaving blanks in its
+// place: the named line is checked first, then the rest of its file, then
+// the same day's other file (journal or archive). ok is false when no
+// file holds such a line.
+func locateLoser(layout Layout, d Memory, winner string) (Reject, bool) {
+	files := []string{d.Path}
+	dir, base := path.Split(d.Path)
+	journalDir := layout.Rel(layout.JournalDir(d.Agent)) + "/"
+	archiveDir := layout.Rel(layout.ArchiveDir(d.Agent)) + "/"
+	switch dir {
+	case journalDir:
+		files = append(files, archiveDir+base)
+	case archiveDir:
+		files = append(files, journalDir+base)
+	}
+	for i, rel := range files {
+		var found, named Reject
+		err := eachLine(layout, filepath.Join(layout.Root, filepath.FromSlash(rel)), func(l journal.Line) error {
+			if l.Err != nil || l.Record.UUID != d.UUID || l.Record.Hash() == winner {
+				return nil
+			}
+			at := Reject{File: rel, Line: l.Number, Offset: l.Offset}
+			if i == 0 && l.Number == d.Line {
+				named = at
+				return errFound
+			}
+			if found.File == "" {
+				found = at
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errFound) {
+			continue // gone or unreadable: the next candidate
+		}
+		if named.File != "" {
+			found = named
+		}
+		if found.File == "" {
+			continue
+		}
+		f, err := os.Open(filepath.Join(layout.Root, filepath.FromSlash(found.File)))
+		if err != nil {
+			continue
+		}
+		found.Digest, err = LineDigest(f, found.Offset)
+		f.Close()
+		if err == nil {
+			return found, true
+		}
+	}
+	return Reject{}, false
+}
+
+// errFound ends a scan early: what was looked for is found.
+var errFound = errors.New("found")
 
 // loadRejects reads the rejects already recorded, by file, so that a
 // journal read again records none twice and a file read again from zero

@@ -35,9 +35,12 @@ type Cursor struct {
 // State is one agent's sync/state.json: where each journal file stands, the
 // graph it was projected into, and how much of the outbox has drained.
 type State struct {
-	Version int               `json:"version"`
-	Graph   string            `json:"graph"`
-	Files   map[string]Cursor `json:"files"` // by repo-relative path
+	Version int    `json:"version"`
+	Graph   string `json:"graph"`
+	// Generation is the graph's generation (Generations) the cursors were
+	// made against: another, and every journal is projected again.
+	Generation string            `json:"generation,omitempty"`
+	Files      map[string]Cursor `json:"files"` // by repo-relative path
 	// OutboxDone is the byte offset of the outbox up to which entries have
 	// reached the graph.
 	OutboxDone int64     `json:"outbox_done"`

@@ -72,6 +72,12 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 	} else {
 		rep.Graph.Reachable = true
 	}
+	gen, genKnown := "", false
+	if gg, ok := g.(Generations); ok && rep.Graph.Reachable {
+		var err error
+		gen, err = gg.Generation(ctx)
+		genKnown = err == nil
+	}
 	if h, held, err := RepoLockHolder(layout); err == nil && held {
 		rep.Daemon = DaemonStatus{Running: true, PID: h.PID, Command: h.Command, Since: h.Since}
 	}
@@ -103,10 +109,12 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 			st.Rejects = len(live)
 		}
 		st.Problem = syncProblem(layout, a)
-		// Cursors that describe another graph, or a graph since emptied
-		// (wiped, its store deleted), say nothing of what this one holds:
-		// every record is pending until the daemon projects it again.
+		// Cursors that describe another graph, a graph since emptied
+		// (wiped, its store deleted) or dropped and rebuilt (another
+		// generation, maybe by another host), say nothing of what this one
+		// holds: every record is pending until the daemon projects it again.
 		if (rep.Graph.Reachable && state.Graph != "" && state.Graph != rep.Graph.Identity) ||
+			(genKnown && len(state.Files) > 0 && state.Generation != gen) ||
 			graphLost(state, rep.Graph.Identity, func() bool { return rep.Graph.Reachable && stats.Memories == 0 }) {
 			state = newState("")
 		}

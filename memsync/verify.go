@@ -37,8 +37,13 @@ type VerifyReport struct {
 	// Unaccounted counts lines that should be in the graph and are not:
 	// the lines of missing and different uuids.
 	Unaccounted int `json:"unaccounted"`
-	// Conflicts counts uuids that lines claim with different content (the
-	// version journal.ClashWins prefers is projected, the others rejected).
+	// Conflicts counts uuids that lines their journals may project claim
+	// with different content (the version journal.ClashWins prefers is
+	// projected, the others rejected): one version of an agent's memory is
+	// not in the graph. A line its journal may never project (written as
+	// another agent, or squatting a uuid that names another agent) is a
+	// rejected line (RejectedLines names it, with its reason), not a
+	// conflict: the uuid stands for its owner's record alone.
 	Conflicts     int            `json:"conflicts"`
 	ConflictUUIDs []string       `json:"conflict_uuids,omitempty"` // at most SampleSize
 	RejectedLines []RejectedLine `json:"rejected_lines,omitempty"` // at most SampleSize
@@ -124,12 +129,13 @@ type journalTally struct {
 	want    expected
 	lines   int // every complete, non-blank line
 	invalid int // lines that are not valid records
-	foreign int // valid records their journal may not project (journal.CheckOwner)
-	records int // valid records their journal may project
-	// foreignLines are the uuid digest and hash key of the foreign lines,
-	// which put their uuid in conflict when it holds other content.
-	foreignLines [][2]uint64
-	conflicts    int // uuids flagged flagConflict
+	// foreign counts valid records their journal may not project
+	// (journal.CheckOwner: written as another agent, or under a uuid that
+	// names another agent). They are rejected lines, never claims: a line
+	// squatting another agent's uuid puts no uuid in conflict.
+	foreign   int
+	records   int // valid records their journal may project
+	conflicts int // uuids flagged flagConflict
 }
 
 // lineVersion is a record line's uuid digest and hash key.
@@ -166,7 +172,6 @@ func readJournals(layout Layout) (*journalTally, error) {
 						part.invalid++
 					case journal.CheckOwner(&l.Record, agents[f.agent]) != nil:
 						part.foreign++
-						part.foreignLines = append(part.foreignLines, [2]uint64{digest(l.Record.UUID), hashKey(l.Record.Hash())})
 					default:
 						list = append(list, lineVersion{digest(l.Record.UUID), hashKey(l.Record.Hash())})
 					}
@@ -191,13 +196,6 @@ func readJournals(layout Layout) (*journalTally, error) {
 			return nil, err
 		}
 	}
-	for _, fl := range tally.foreignLines {
-		if w, ok := tally.want[fl[0]]; ok && !w.sameContent(fl[1]) && !w.has(flagConflict) {
-			tally.want[fl[0]] = w | flagConflict
-			tally.conflicts++
-		}
-	}
-	tally.foreignLines = nil
 	return tally, nil
 }
 
@@ -225,7 +223,6 @@ func (t *journalTally) merge(part *journalTally, list []lineVersion) {
 	t.invalid += part.invalid
 	t.foreign += part.foreign
 	t.records += len(list)
-	t.foreignLines = append(t.foreignLines, part.foreignLines...)
 	for _, l := range list {
 		w, ok := t.want[l.uuid]
 		switch {
@@ -332,6 +329,8 @@ func eachLine(layout Layout, path string, fn func(journal.Line) error) error {
 // accounts for every journal line (VerifyReport.Lines) and counts uuid
 // conflicts; the report is OK only when the graph holds exactly what the
 // journals project, no line is unaccounted for and no uuid is in conflict.
+// Rejected lines (bad JSON, another agent's name or uuid) are counted and
+// named but leave it OK: they were never part of what the journals project.
 func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	var rep VerifyReport
 	layout := Layout{Root: root}

@@ -3,6 +3,7 @@ package memsync_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memsync/memsync/journal"
@@ -62,5 +63,47 @@ func TestVerifyAccountsForEveryLine(t *testing.T) {
 		!slices.Equal(rep.MissingUUIDs, []string{"mem_new"}) || !slices.Equal(rep.ConflictUUIDs, []string{"mem_a"}) ||
 		len(rep.RejectedLines) != 3 {
 		t.Fatalf("verify = %+v\nwant     %+v", rep, want)
+	}
+}
+
+// A line in alice's journal under a uuid that names bob, with other
+// content than bob's record (issue 25 §7): the engine rejects it as
+// squatting, the graph holds bob's record, and verify agrees that graph
+// and journals match: ok, no conflict, the line named as rejected with
+// its reason. A clash between lines that may be projected stays a conflict.
+func TestVerifyReportsASquattingLineAsARejectedLine(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		alice         string // alice's journal
+		ok            bool
+		conflicts     int
+		rejected      int
+		reasonContain string
+	}{
+		{"squatting bob's uuid", line("mem_20261120T100000Z_bob_0001", "alice", "alice squats bob's uuid"), true, 0, 1, "names agent bob"},
+		{"squatting before and after bob's line", line("mem_20261120T100000Z_bob_0001", "alice", "one") +
+			lineAt("mem_20261120T100000Z_bob_0001", "alice", "two", "2026-11-19T10:00:00Z"), true, 0, 2, "names agent bob"},
+		{"a clash of alice's own lines", line("mem_a", "alice", "first") + lineAt("mem_a", "alice", "later", "2026-11-21T10:00:00Z"),
+			false, 1, 1, "wins the uuid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, memsynctest.NewGraph())
+			r.write("bob", "2026-11-20.jsonl", line("mem_20261120T100000Z_bob_0001", "bob", "bob's own record"))
+			r.write("alice", "2026-11-20.jsonl", tc.alice)
+			r.syncOnce(r.engine())
+			rep := r.verify()
+			if rep.OK != tc.ok || rep.Conflicts != tc.conflicts || rep.Rejected != tc.rejected || rep.Missing != 0 ||
+				rep.Different != 0 || rep.Unaccounted != 0 || len(rep.RejectedLines) != tc.rejected {
+				t.Fatalf("verify = %+v", rep)
+			}
+			for _, l := range rep.RejectedLines {
+				if l.File != "agents/alice/memory/journal/2026-11-20.jsonl" || !strings.Contains(l.Reason, tc.reasonContain) || l.UUID == "" {
+					t.Errorf("rejected line %+v, want alice's line, reason containing %q", l, tc.reasonContain)
+				}
+			}
+			if n := get(t, r.g, "mem_20261120T100000Z_bob_0001"); n.Text != "bob's own record" {
+				t.Errorf("bob's uuid holds %q", n.Text)
+			}
+		})
 	}
 }

@@ -16,12 +16,17 @@ memories missing from the graph, extra ones no journal has, and ones whose
 content differs. Every journal line is accounted for: projected, a
 duplicate of a projected record, rejected (with a reason), or unaccounted
 (it should be in the graph and is not). A uuid that lines claim with
-different content is a conflict. Exit 0 when the graph holds exactly what
-the journals project and no uuid is in conflict; 1 otherwise, or when the
-graph cannot be read. References that change nothing (SPEC §7: a link,
-support, contradiction or supersession naming a uuid no journal holds, or
-another agent's private memory) are counted and sampled for the
-repository's owner; they do not change the exit code.`
+different content is a conflict: one version of an agent's memory is not
+in the graph. A line its journal can never project (bad JSON, written as
+another agent, or under a uuid that names another agent: squatting) is a
+rejected line, named with its reason, and is no conflict: the uuid stands
+for its owner's record. Exit 0 when the graph holds exactly what the
+journals project, every line is accounted for and no uuid is in conflict,
+whatever lines were rejected; 1 otherwise, or when the graph cannot be
+read. References that change nothing (SPEC §7: a link, support,
+contradiction or supersession naming a uuid no journal holds, or another
+agent's private memory) are counted and sampled for the repository's
+owner; they do not change the exit code.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)

@@ -59,6 +59,9 @@ const (
 // analyzer on Memory.text and Memory.keywords); Open drops it.
 const legacyTextIndex = "memsync_memory_text"
 
+// constraintGeneration keeps the generation marker one node.
+const constraintGeneration = "memsync_generation_key"
+
 // indexMemoryTier is the index of the memories' tier.
 const indexMemoryTier = "memsync_memory_tier"
 
@@ -67,6 +70,8 @@ var schema = []string{
 	"CREATE CONSTRAINT " + ConstraintMemoryUUID + " IF NOT EXISTS FOR (m:Memory) REQUIRE m.uuid IS UNIQUE",
 	"CREATE CONSTRAINT " + ConstraintAgentName + " IF NOT EXISTS FOR (a:Agent) REQUIRE a.name IS UNIQUE",
 	"CREATE CONSTRAINT " + ConstraintEntityKey + " IF NOT EXISTS FOR (e:Entity) REQUIRE (e.group_id, e.name) IS UNIQUE",
+	// One generation marker (Drop, Generation), even when two hosts drop at once.
+	"CREATE CONSTRAINT " + constraintGeneration + " IF NOT EXISTS FOR (g:MemsyncGeneration) REQUIRE g.key IS UNIQUE",
 	"CREATE INDEX " + IndexMemoryGroupTS + " IF NOT EXISTS FOR (m:Memory) ON (m.group_id, m.ts)",
 	"CREATE INDEX " + IndexMemorySession + " IF NOT EXISTS FOR (m:Memory) ON (m.session, m.ts)",
 	// Packets list the core tier's memories (List).

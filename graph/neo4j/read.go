@@ -2,6 +2,8 @@ package neo4j
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"time"
@@ -71,8 +73,47 @@ func (g *Graph) Drop(ctx context.Context) error {
 			}
 		}
 	}
-	g.lg.Info("neo4j graph dropped", zap.String("identity", g.identity), zap.Int64("nodes", total))
+	// Every daemon sharing the graph compares its cursors' generation
+	// with this one (memsync.Generations): a new one, written once the
+	// nodes are gone, makes each re-project its journals.
+	gen, err := newGeneration()
+	if err != nil {
+		return fmt.Errorf("neo4j: drop: %w", err)
+	}
+	if err := g.write(ctx, setGenerationQuery, map[string]any{"key": generationKey, "id": gen}); err != nil {
+		return wrap("drop: mark generation", err)
+	}
+	g.lg.Info("neo4j graph dropped", zap.String("identity", g.identity), zap.Int64("nodes", total), zap.String("generation", gen))
 	return nil
+}
+
+// The generation marker: one node that Drop's queries leave alone.
+const (
+	generationKey       = "graph"
+	generationQuery     = "MATCH (g:MemsyncGeneration {key: $key}) RETURN g.id AS id"
+	setGenerationQuery  = "MERGE (g:MemsyncGeneration {key: $key}) SET g.id = $id"
+	generationIDEntropy = 12 // random bytes of a generation id
+)
+
+func newGeneration() (string, error) {
+	b := make([]byte, generationIDEntropy)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generation id: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+var _ memsync.Generations = (*Graph)(nil)
+
+// Generation is the id the last Drop marked the graph with, "" before
+// any (memsync.Generations).
+func (g *Graph) Generation(ctx context.Context) (string, error) {
+	v, err := g.readValue(ctx, generationQuery, map[string]any{"key": generationKey})
+	if err != nil {
+		return "", wrap("generation", err)
+	}
+	id, _ := v.(string)
+	return id, nil
 }
 
 func (g *Graph) writeCount(ctx context.Context, stmt string, params map[string]any) (int64, error) {

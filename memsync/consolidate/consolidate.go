@@ -20,6 +20,19 @@
 //  4. outcome check: a decision older than a week with no outcome
 //     (score.AwaitingOutcome) gets a follow-up record and is listed.
 //
+// Every field of an action's record is a function of what its uuid is
+// derived from, never of the run's clock, so that two hosts that derive
+// the same action (a laptop offline, the server) write the same line byte
+// for byte, and git's union merge leaves a repeat, not a uuid clash (SPEC
+// §12). Its ts is: for a theme, the newest ts among the records it links
+// and the summaries it supersedes; for a core proposal, the procedure's;
+// for a prune, one microsecond after its newest target's; for a verify,
+// the newer (contradicting) record's; for a follow-up, the decision's ts
+// plus score.FollowUpAfter. Counts that grow with time stay out of the
+// text (MEMORY.md shows them), and what can differ between hosts (the
+// summaries a theme replaces, why each pruned record goes) is part of the
+// uuid's key.
+//
 // Then MEMORY.md's consolidation section is rewritten from what the
 // journals now hold. The cycle needs no graph: it reads every agent's
 // journals and archives (references from other agents count), computes
@@ -331,12 +344,19 @@ func RecordUUID(action string, key ...string) string {
 }
 
 // write journals rec (unless it exists already or this is a dry run),
-// applies it to the model and reports it.
+// applies it to the model and reports it. rec carries its uuid, kind,
+// text, links and ts, each a function of what the uuid is derived from
+// (never of the run's clock or of records outside that key): two hosts
+// that derive the same action write the same line, byte for byte, and
+// after git's union merge the repeat is a no-op, not a clash.
 func (c *cycle) write(step string, rec journal.Record, targets []string) error {
 	if c.exists[rec.UUID] {
 		return nil
 	}
-	rec.TS, rec.Agent, rec.Scope = c.now, c.opts.Agent, journal.ScopePrivate
+	if rec.TS.IsZero() {
+		return fmt.Errorf("consolidation record %s has no ts", rec.UUID)
+	}
+	rec.TS, rec.Agent, rec.Scope = rec.TS.UTC(), c.opts.Agent, journal.ScopePrivate
 	rec.Source = &journal.Source{Type: "inferred", Actor: "memsync", Context: "consolidation: " + step}
 	if !c.opts.DryRun {
 		_, err := journal.Append(c.layout.JournalDir(c.opts.Agent), &rec, journal.AppendOptions{NoSync: c.opts.NoSync, IfAbsent: true, Root: c.layout.Root})
@@ -445,17 +465,33 @@ func (c *cycle) promote() error {
 			ids[i] = m.rec.UUID
 		}
 		slices.Sort(ids)
-		older := themes[k]
+		older := slices.Sorted(slices.Values(themes[k]))
+		if len(older) == 1 && slices.Equal(c.mems[older[0]].rec.Links, ids) {
+			continue // the current summary is this one
+		}
 		var quotes []string
-		for i := len(ms) - 1; i >= 0 && len(quotes) < themeListed; i-- {
-			quotes = append(quotes, short(ms[i].rec.Text, 160))
+		ts := time.Time{}
+		for i := len(ms) - 1; i >= 0; i-- {
+			if len(quotes) < themeListed {
+				quotes = append(quotes, short(ms[i].rec.Text, 160))
+			}
+			ts = latest(ts, ms[i].rec.TS)
+		}
+		for _, id := range older {
+			ts = latest(ts, c.mems[id].rec.TS)
 		}
 		text := fmt.Sprintf("Recurring topic %s in %d learning records: %s", display[k], len(ms), strings.Join(quotes, " | "))
-		uuid := RecordUUID(journal.ConsolidationTheme, append([]string{c.opts.Agent, k}, ids...)...)
-		if slices.Contains(older, uuid) {
-			continue
+		// The summaries it replaces are part of its key, as they are of
+		// its content: a host that had not seen an older summary derives
+		// another record, never the same uuid with other supersedes. Two
+		// current summaries of one topic (one from each host, after a
+		// merge) are replaced by one that both hosts derive alike.
+		key := append([]string{c.opts.Agent, k}, ids...)
+		if len(older) > 0 {
+			key = append(append(key, "\x00supersedes"), older...)
 		}
-		rec := journal.Record{UUID: uuid, Kind: journal.KindSummary, Text: text, Links: ids, Supersedes: older, Tags: []string{display[k]},
+		rec := journal.Record{UUID: RecordUUID(journal.ConsolidationTheme, key...), TS: ts, Kind: journal.KindSummary, Text: text,
+			Links: ids, Supersedes: older, Tags: []string{display[k]},
 			Extra: extra(map[string]any{journal.FieldConsolidation: journal.ConsolidationTheme, "topic": k})}
 		if err := c.write(StepPromote, rec, ids); err != nil {
 			return err
@@ -466,24 +502,42 @@ func (c *cycle) promote() error {
 		if !m.own() || m.rec.Kind != journal.KindProcedure || m.rec.Tier == "core" || c.eval(m).Status.Hidden() {
 			continue
 		}
-		users := map[string]bool{}
-		for _, e := range m.events {
-			if e.Relation != score.ConflictsWith && e.Consolidation == "" && e.TS.After(m.rec.TS) && !e.TS.After(c.now) &&
-				e.Kind != journal.KindPromotion && e.Kind != journal.KindCompaction && e.Kind != journal.KindFeedback {
-				users[e.UUID] = true
-			}
-		}
-		if len(users) < ProposeAt {
+		if c.uses(m) < ProposeAt {
 			continue
 		}
-		rec := journal.Record{UUID: RecordUUID(journal.ConsolidationCore, m.rec.UUID), Kind: journal.KindFeedback,
-			Text:  fmt.Sprintf("Proposed for the core tier (used %d times): %s", len(users), short(m.rec.Text, 300)),
+		// How often it was used differs from host to host and grows: the
+		// record says only that it passed the threshold (MEMORY.md's
+		// section counts the uses as they stand). Its ts is the
+		// procedure's.
+		rec := journal.Record{UUID: RecordUUID(journal.ConsolidationCore, m.rec.UUID), TS: m.rec.TS, Kind: journal.KindFeedback,
+			Text:  fmt.Sprintf("Proposed for the core tier (used %d or more times): %s", ProposeAt, short(m.rec.Text, 300)),
 			Links: []string{m.rec.UUID}, Extra: extra(map[string]any{journal.FieldConsolidation: journal.ConsolidationCore})}
 		if err := c.write(StepPromote, rec, rec.Links); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// uses counts the later records, at the clock, that link to or support
+// procedure m (memsync's own records left out).
+func (c *cycle) uses(m *memo) int {
+	users := map[string]bool{}
+	for _, e := range m.events {
+		if e.Relation != score.ConflictsWith && e.Consolidation == "" && e.TS.After(m.rec.TS) && !e.TS.After(c.now) &&
+			e.Kind != journal.KindPromotion && e.Kind != journal.KindCompaction && e.Kind != journal.KindFeedback {
+			users[e.UUID] = true
+		}
+	}
+	return len(users)
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (c *cycle) prune() error {
@@ -503,7 +557,7 @@ func (c *cycle) prune() error {
 			reasons[m.rec.UUID] = "superseded by " + m.replacedBy
 		case r.Status == score.Archived:
 			retired = append(retired, m.rec.UUID)
-			reasons[m.rec.UUID] = fmt.Sprintf("archived (importance %.2f)", r.Importance)
+			reasons[m.rec.UUID] = "archived" // its importance depends on the clock: not part of the record
 		default:
 			if o := c.duplicateOf(m, byWords); o != nil {
 				dups = append(dups, m.rec.UUID)
@@ -521,15 +575,25 @@ func (c *cycle) prune() error {
 			group.ids = group.ids[len(chunk):]
 			fields := map[string]any{journal.FieldConsolidation: journal.ConsolidationPrune, "reason": group.reason}
 			why := map[string]string{}
+			// The key holds every field that varies: the targets and why
+			// each goes (which older record it repeats, which record
+			// replaced it can differ between hosts). The ts is one
+			// microsecond after the newest target's, so that the prune
+			// comes after every target (score: archived until a later
+			// reference).
+			key := []string{c.opts.Agent, group.reason}
+			ts := time.Time{}
 			for _, id := range chunk {
 				if group.reason == "duplicate" {
 					why[id] = "duplicate of " + dupOf[id]
 				} else {
 					why[id] = reasons[id]
 				}
+				key = append(key, id, why[id])
+				ts = latest(ts, c.mems[id].rec.TS)
 			}
 			fields["why_each"] = why
-			rec := journal.Record{UUID: RecordUUID(journal.ConsolidationPrune, append([]string{c.opts.Agent, group.reason}, chunk...)...),
+			rec := journal.Record{UUID: RecordUUID(journal.ConsolidationPrune, key...), TS: ts.Add(time.Microsecond),
 				Kind: journal.KindFeedback, Links: slices.Clone(chunk), Extra: extra(fields),
 				Text: fmt.Sprintf("Consolidation archived %d learning records (%s).", len(chunk), group.reason)}
 			if err := c.write(StepPrune, rec, rec.Links); err != nil {
@@ -545,10 +609,10 @@ func (c *cycle) verify() error {
 		if !m.own() || m.rec.Tier != "core" || !m.supersededAt.IsZero() && !m.supersededAt.After(c.now) {
 			continue
 		}
-		newer := map[string]bool{}
+		newer := map[string]time.Time{} // by uuid, its ts
 		for _, s := range m.conflicts {
 			if s.ts.After(m.rec.TS) || s.ts.Equal(m.rec.TS) && s.uuid > m.rec.UUID {
-				newer[s.uuid] = true
+				newer[s.uuid] = s.ts
 			}
 		}
 		cw := m.textWords()
@@ -557,7 +621,7 @@ func (c *cycle) verify() error {
 				continue
 			}
 			if surprise.Contradicts(cw, o.textWords()) {
-				newer[o.rec.UUID] = true
+				newer[o.rec.UUID] = o.rec.TS
 			}
 		}
 		ids := make([]string, 0, len(newer))
@@ -566,7 +630,9 @@ func (c *cycle) verify() error {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			rec := journal.Record{UUID: RecordUUID(journal.ConsolidationVerify, m.rec.UUID, id), Kind: journal.KindFeedback,
+			// Its ts is the newer record's: the moment the contradiction
+			// arose (a human's verification after it keeps the core memory).
+			rec := journal.Record{UUID: RecordUUID(journal.ConsolidationVerify, m.rec.UUID, id), TS: latest(m.rec.TS, newer[id]), Kind: journal.KindFeedback,
 				Text:  fmt.Sprintf("Core memory %s is contradicted by the newer %s: review it (flag it verified to keep it).", m.rec.UUID, id),
 				Links: []string{m.rec.UUID, id}, Extra: extra(map[string]any{journal.FieldConsolidation: journal.ConsolidationVerify})}
 			if err := c.write(StepVerify, rec, rec.Links); err != nil {
@@ -592,7 +658,8 @@ func (c *cycle) outcome() error {
 		}
 		q := score.FollowUpQuestion(m.rec.Text, m.rec.TS)
 		c.rep.FollowUps = append(c.rep.FollowUps, FollowUp{Decision: m.rec.UUID, Question: q})
-		rec := journal.Record{UUID: RecordUUID(journal.ConsolidationFollowUp, m.rec.UUID), Kind: journal.KindFeedback,
+		// Its ts is the moment the decision became due for a follow-up.
+		rec := journal.Record{UUID: RecordUUID(journal.ConsolidationFollowUp, m.rec.UUID), TS: m.rec.TS.Add(score.FollowUpAfter), Kind: journal.KindFeedback,
 			Text: q, Links: []string{m.rec.UUID}, Extra: extra(map[string]any{journal.FieldConsolidation: journal.ConsolidationFollowUp})}
 		if err := c.write(StepOutcome, rec, rec.Links); err != nil {
 			return err

@@ -139,7 +139,7 @@ func TestConsolidate(t *testing.T) {
 		!strings.Contains(th[0].Text, "#postgres in 3 learning records") {
 		t.Errorf("themes %+v", th)
 	}
-	if pc := actions(rep, journal.ConsolidationCore); len(pc) != 1 || pc[0].Targets[0] != "mem_proc" || !strings.Contains(pc[0].Text, "used 3 times") {
+	if pc := actions(rep, journal.ConsolidationCore); len(pc) != 1 || pc[0].Targets[0] != "mem_proc" || !strings.Contains(pc[0].Text, "used 3 or more times") {
 		t.Errorf("core proposals %+v", pc)
 	}
 	pruned := map[string]bool{}

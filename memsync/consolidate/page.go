@@ -37,7 +37,7 @@ func (c *cycle) page() error {
 			continue
 		}
 		if p := c.mems[m.rec.Links[0]]; p != nil && p.rec.Tier != "core" && !c.eval(p).Status.Hidden() {
-			fmt.Fprintf(&b, "- `%s` %s\n", p.rec.UUID, strings.TrimPrefix(m.rec.Text, "Proposed for the core tier "))
+			fmt.Fprintf(&b, "- `%s` (used %d times): %s\n", p.rec.UUID, c.uses(p), short(p.rec.Text, 300))
 			n++
 		}
 	}

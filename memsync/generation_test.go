@@ -1,0 +1,121 @@
+package memsync_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+)
+
+// TestRebuildOnASharedGraphIsNoticed is issue 25 §5: two hosts project
+// their clones of one memory into one Neo4j; host 2 holds records git has
+// not carried to host 1 yet. `memsync rebuild` on host 1 drops every
+// host's nodes and projects host 1's journals. Host 2's engine, already
+// running (its cursors at the end of its journals), notices the graph's
+// new generation on its next pass and projects its journals again; status
+// on host 2 says its records are pending until then. Once git carries host
+// 2's lines to host 1, verify is ok on both hosts.
+func TestRebuildOnASharedGraphIsNoticed(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	host1, host2 := t.TempDir(), t.TempDir()
+	engine := func(root string) *memsync.Engine {
+		e, err := memsync.New(memsync.Options{Root: root, Graph: g, Logger: zaptest.NewLogger(t), BatchSize: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	add := func(root, host string, n int, what string) {
+		t.Helper()
+		dir := memsync.Layout{Root: root}.JournalDir("ada")
+		for i := 0; i < n; i++ {
+			rec := journal.Record{Agent: "ada", Kind: journal.KindObservation, Text: what,
+				TS: time.Date(2026, 11, 20, 10, 0, i, 0, time.UTC)}
+			if _, err := journal.Append(dir, &rec, journal.AppendOptions{NoSync: true, Host: host}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	journalFile := func(root string) string {
+		return filepath.Join(memsync.Layout{Root: root}.JournalDir("ada"), "2026-11-20.jsonl")
+	}
+	carry := func(from, to string) { // what a git pull brings: the other host's file
+		t.Helper()
+		data, err := os.ReadFile(journalFile(from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(journalFile(to), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncOnce := func(e *memsync.Engine) {
+		t.Helper()
+		if _, err := e.SyncOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify := func(root string) memsync.VerifyReport {
+		t.Helper()
+		rep, err := memsync.Verify(ctx, root, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+
+	add(host1, "one", 3, "seen on host 1")
+	if err := os.MkdirAll(memsync.Layout{Root: host2}.JournalDir("ada"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	carry(host1, host2)
+	add(host2, "two", 5, "seen on host 2, not carried yet")
+	daemon1, daemon2 := engine(host1), engine(host2)
+	syncOnce(daemon1)
+	syncOnce(daemon2)
+	if rep := verify(host2); !rep.OK || rep.GraphRecords != 8 {
+		t.Fatalf("before the rebuild: %+v", rep)
+	}
+
+	if _, err := engine(host1).Rebuild(ctx, nil); err != nil { // `memsync rebuild` on host 1
+		t.Fatal(err)
+	}
+	if rep := verify(host2); rep.Missing != 5 {
+		t.Fatalf("after host 1's rebuild, host 2's verify: %+v, want 5 missing", rep)
+	}
+	st, err := memsync.Status(ctx, host2, g, "neo4j", time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := st.Agents[0]; a.Projected != 3 || a.JournalRecords != 8 || a.LagSeconds == 0 {
+		t.Errorf("host 2's status after the rebuild: %+v, want 3 of 8 projected and a lag", a)
+	}
+
+	syncOnce(daemon2) // host 2's running daemon, next pass
+	if rep := verify(host2); !rep.OK || rep.GraphRecords != 8 {
+		t.Fatalf("host 2's records did not come back: %+v", rep)
+	}
+	syncOnce(daemon1) // host 1's daemon: the rebuild made its cursors
+	carry(host2, host1)
+	syncOnce(daemon1)
+	for _, root := range []string{host1, host2} {
+		if rep := verify(root); !rep.OK || rep.GraphRecords != 8 || rep.JournalRecords != 8 {
+			t.Errorf("verify on %s: %+v", root, rep)
+		}
+	}
+
+	// A second pass changes nothing: the generation is taken once.
+	syncOnce(daemon2)
+	rep, err := daemon2.SyncOnce(ctx)
+	if err != nil || rep.Projected != 0 {
+		t.Errorf("a pass after catching up projected %d (%v)", rep.Projected, err)
+	}
+}
