@@ -3,6 +3,7 @@ package journal
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 )
 
@@ -97,9 +98,23 @@ func checkOwnRecord(r *Record, owner string) *FieldError {
 func consolidationKey(r *Record, agent string) (key []string, target string, ok bool) {
 	switch r.Consolidation() {
 	case ConsolidationTheme:
-		return append([]string{agent, r.extraString("topic")}, r.Links...), "", true
+		// The summaries a theme replaces are part of its key.
+		key = append([]string{agent, r.extraString("topic")}, r.Links...)
+		if len(r.Supersedes) > 0 {
+			key = append(append(key, "\x00supersedes"), r.Supersedes...)
+		}
+		return key, "", true
 	case ConsolidationPrune:
-		return append([]string{agent, r.extraString("reason")}, r.Links...), "", true
+		// Each target with why it goes (field why_each).
+		var why map[string]string
+		if raw, ok := r.Extra["why_each"]; ok && json.Unmarshal(raw, &why) != nil {
+			return nil, "", false
+		}
+		key = []string{agent, r.extraString("reason")}
+		for _, id := range r.Links {
+			key = append(key, id, why[id])
+		}
+		return key, "", true
 	case ConsolidationCore, ConsolidationFollowUp:
 		if len(r.Links) != 1 {
 			return nil, "", false

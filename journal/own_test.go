@@ -51,7 +51,7 @@ func TestCheckOwnerOwnRecords(t *testing.T) {
 			[]string{journal.FieldConsolidation, journal.ConsolidationTheme, "topic", "db"}, themeKey[2:]...), ""},
 		{"b's theme in a's journal", consol(journal.ConsolidationUUID(journal.ConsolidationTheme, append([]string{"b"}, themeKey[1:]...)...),
 			[]string{journal.FieldConsolidation, journal.ConsolidationTheme, "topic", "db"}, themeKey[2:]...), "is not the uuid memsync's consolidation of a derives"},
-		{"consolidation prune of a", consol(journal.ConsolidationUUID(journal.ConsolidationPrune, "a", "duplicate", aOrig),
+		{"consolidation prune of a", consol(journal.ConsolidationUUID(journal.ConsolidationPrune, "a", "duplicate", aOrig, ""),
 			[]string{journal.FieldConsolidation, journal.ConsolidationPrune, "reason", "duplicate"}, aOrig), ""},
 		{"follow-up of a's decision", consol(journal.ConsolidationUUID(journal.ConsolidationFollowUp, aOrig),
 			[]string{journal.FieldConsolidation, journal.ConsolidationFollowUp}, aOrig), ""},
