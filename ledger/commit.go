@@ -180,7 +180,9 @@ func (c *Committer) CommitNow(ctx context.Context, message string) (Result, erro
 
 // commit is CommitNow for a caller that holds the repository's turn
 // (takeTurn); held names the journals whose exclusive lock the caller (the
-// exchange) already holds, which are read without locking.
+// exchange) already holds, which are read without locking. A nil held
+// takes MergeLockFile shared for the whole commit; a non-nil one says the
+// caller holds it exclusively.
 func (c *Committer) commit(ctx context.Context, message string, held map[string]bool) (Result, error) {
 	r, err := openRepo(c.opts.Root)
 	if err != nil {
@@ -188,6 +190,17 @@ func (c *Committer) commit(ctx context.Context, message string, held map[string]
 	}
 	defer r.Close()
 	r.held = held
+	if held == nil {
+		// Not the exchange's commit under its own merge lock: wait for
+		// a merge another process's git is making (MergeLockFile).
+		ml, err := lockMerge(c.opts.Root, false)
+		if err != nil {
+			return Result{}, fmt.Errorf("commit: %w", err)
+		}
+		if ml != nil {
+			defer ml.Close()
+		}
+	}
 	if busy := r.busy(c.lg); busy != "" {
 		return Result{}, fmt.Errorf("%w: %s", ErrLocked, busy)
 	}

@@ -387,6 +387,15 @@ func (x *Exchanger) merge(ctx context.Context, tracking string, st *ExchangeStat
 			}
 		}
 	}
+	// The merge lock first: held exclusively until git exits, it keeps any
+	// other memsync process's Committer (a daemon restarted while this
+	// merge's git still runs) from committing the merged work tree as a
+	// plain commit in the window where git has written it and released
+	// the index but not moved HEAD yet (see MergeLockFile).
+	mergeLock, err := lockMerge(x.opts.Root, true)
+	if err != nil {
+		return fmt.Errorf("exchange: %w", err)
+	}
 	// git writes each merged journal as a new file: the journal
 	// directories are held exclusively too (journal.Append holds them
 	// shared), so that no append lands in a new file git is still writing.
@@ -407,6 +416,7 @@ func (x *Exchanger) merge(ctx context.Context, tracking string, st *ExchangeStat
 			for _, f := range dirLocks {
 				f.Close()
 			}
+			mergeLock.Close()
 			return fmt.Errorf("exchange: %w", err)
 		}
 		dirLocks = append(dirLocks, d)
@@ -416,9 +426,10 @@ func (x *Exchanger) merge(ctx context.Context, tracking string, st *ExchangeStat
 		for _, f := range dirLocks {
 			f.Close()
 		}
+		mergeLock.Close()
 		return err
 	}
-	locks = append(locks, dirLocks...)
+	locks = append(append(locks, dirLocks...), mergeLock)
 	defer func() {
 		for _, f := range locks {
 			f.Close()
@@ -445,6 +456,50 @@ func (x *Exchanger) merge(ctx context.Context, tracking string, st *ExchangeStat
 		return fmt.Errorf("%w: %s", ErrConflict, strings.Join(conflicts, ", "))
 	}
 	return fmt.Errorf("exchange: merge %s: %w", tracking, mergeErr)
+}
+
+// MergeLockFile is the host-local lock (relative to the repository) that
+// the exchange holds exclusively for a whole merge and hands to git, which
+// holds it until it exits, and that a Committer holds shared for a whole
+// commit. git's merge writes the merged work tree and index, releases
+// .git/index.lock and only then writes the merge commit and moves HEAD: a
+// commit made in that window (by a daemon restarted after a kill -9 while
+// its merge's git still runs) would record the merged files as a plain
+// commit on the old HEAD, the merge would fail, and the other side's lines
+// would be in history as this host's own additions. A later union merge
+// then finds them added on both sides in different orders and writes them
+// twice.
+const MergeLockFile = ".memsync/merge.lock"
+
+// mergeLockWait bounds how long a commit waits for a merge under way in
+// another process (a variable for tests).
+var mergeLockWait = lockWait
+
+// lockMerge takes MergeLockFile, exclusively (the exchange, creating it)
+// or shared (a commit). A commit in a repository without .memsync/ takes
+// nothing and returns nil: no exchange ever merged there.
+func lockMerge(root string, exclusive bool) (*os.File, error) {
+	dir := filepath.Join(root, ".memsync")
+	if exclusive {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("merge lock: %w", err)
+		}
+	} else if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	f, err := os.OpenFile(filepath.Join(root, filepath.FromSlash(MergeLockFile)), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("merge lock: %w", err)
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	if err := flockHowWithin(f, how, mergeLockWait); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("merge lock: %w (a merge is under way in another process)", err)
+	}
+	return f, nil
 }
 
 // lockJournals takes the exclusive lock memsync append takes on each
@@ -484,16 +539,22 @@ const lockWait = 10 * time.Second
 
 // flockWithin takes f's exclusive lock, giving up with ErrLocked after d.
 func flockWithin(f *os.File, d time.Duration) error {
+	return flockHowWithin(f, syscall.LOCK_EX, d)
+}
+
+// flockHowWithin takes f's lock (how: LOCK_EX or LOCK_SH), giving up with
+// ErrLocked after d.
+func flockHowWithin(f *os.File, how int, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return nil
 		case err != syscall.EWOULDBLOCK && err != syscall.EINTR:
 			return err
 		case time.Now().After(deadline):
-			return fmt.Errorf("%w: the journal stayed locked for %v", ErrLocked, d)
+			return fmt.Errorf("%w: it stayed locked for %v", ErrLocked, d)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

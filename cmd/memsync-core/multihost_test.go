@@ -234,10 +234,15 @@ func TestManyHostsOneMemory(t *testing.T) {
 				}
 				seen[rec.UUID]++
 			}
+			doubled := false
 			for _, u := range appended {
 				if seen[u] != 1 {
-					t.Errorf("record %s is in the journals %d times, want once", u, seen[u])
+					t.Errorf("record %s is in the journals %d times, want once%s", u, seen[u], whereIs(t, h, u))
+					doubled = true
 				}
+			}
+			if doubled {
+				keepHosts(t, remote, h)
 			}
 			graphs := [2]core.Graph{openA(), openB()}
 			daemons := [2]*daemon{dA, dB}
@@ -278,6 +283,37 @@ func TestManyHostsOneMemory(t *testing.T) {
 			t.Logf("%d records appended on two hosts; %d heads seen, all ancestors of the final one", len(appended), len(heads))
 		})
 	}
+}
+
+// whereIs names, for a failure message, every journal file of either host
+// holding uuid, with the line numbers and the commits that added it.
+func whereIs(t *testing.T, hosts [2]string, uuid string) string {
+	t.Helper()
+	var b strings.Builder
+	for i, repo := range hosts {
+		out, _ := exec.Command("grep", "-rn", "--include=*.jsonl", uuid, filepath.Join(repo, "agents")).CombinedOutput()
+		b.WriteString("\nhost " + string(rune('a'+i)) + ":\n" + string(out))
+		log, _ := exec.Command("git", "-C", repo, "log", "--all", "--format=%h %p %s", "-S", uuid, "--", "agents").CombinedOutput()
+		b.WriteString("commits adding or removing it:\n" + string(log))
+	}
+	return b.String()
+}
+
+// keepHosts copies both hosts and the remote out of the test's temporary
+// directories so that a failure can be examined after the test.
+func keepHosts(t *testing.T, remote string, hosts [2]string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "multihost-fail-")
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	for i, src := range []string{remote, hosts[0], hosts[1]} {
+		if out, err := exec.Command("cp", "-a", src, filepath.Join(dir, []string{"remote.git", "a", "b"}[i])).CombinedOutput(); err != nil {
+			t.Logf("keeping %s: %v %s", src, err, out)
+		}
+	}
+	t.Logf("hosts kept in %s", dir)
 }
 
 // remoteStatusJSON is what the tests read of status --json.
