@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/memsync/analysis"
 	core "github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/analysis"
 )
 
 // yearDays is how many simulated days TestYearInTheLife writes; the last
