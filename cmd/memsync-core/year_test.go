@@ -211,17 +211,24 @@ func (y *yearReader) explain(r *yearRec, extra ...string) (explainResult, error)
 // describe is one memory for a failure message: uuid, kind, day, text and
 // what explain says of it.
 func (y *yearReader) describe(r *yearRec) string {
+	d, _ := y.describeStatus(r)
+	return d
+}
+
+// describeStatus is describe and explain's status of r ("?" when explain
+// failed).
+func (y *yearReader) describeStatus(r *yearRec) (string, string) {
 	s := fmt.Sprintf("%s (%s %s %s, day %d, tier %q, max_age %q, flag %q, superseded by %q) %q",
 		r.uuid, r.kind, r.scope, r.agent, r.day, r.tier, r.maxAge, r.flag, r.supersededBy, r.text)
 	ex, err := y.explain(r)
 	if err != nil {
-		return s + "\n      explain: " + err.Error()
+		return s + "\n      explain: " + err.Error(), "?"
 	}
 	var events []string
 	for _, e := range ex.Events[max(0, len(ex.Events)-3):] {
 		events = append(events, e.Effect)
 	}
-	return s + fmt.Sprintf("\n      explain: importance %.2f status %s max_age %s; last events %q", ex.Importance, ex.Status, ex.MaxAge, events)
+	return s + fmt.Sprintf("\n      explain: importance %.2f status %s max_age %s; last events %q", ex.Importance, ex.Status, ex.MaxAge, events), ex.Status
 }
 
 // failures collects the memories an assertion fails on and reports them,
@@ -231,12 +238,38 @@ type failures struct {
 	name  string
 	total int
 	bad   []string
+	tally map[string]int // failures by what explain says of the memory
+}
+
+// addMemory records a failure on r: the message, r described, and a tally
+// by r's kind and explain's status, so a report says at a glance which rule
+// is at fault.
+func (f *failures) addMemory(y *yearReader, r *yearRec, format string, args ...any) {
+	d, status := y.describeStatus(r)
+	f.add("%s\n    %s", fmt.Sprintf(format, args...), d)
+	durable := ""
+	if r.durable() {
+		durable = " durable"
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.tally == nil {
+		f.tally = map[string]int{}
+	}
+	f.tally[fmt.Sprintf("%s%s %s", r.kind, durable, status)]++
 }
 
 func (f *failures) add(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bad = append(f.bad, fmt.Sprintf(format, args...))
+}
+
+// count counts one more check.
+func (f *failures) count() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.total++
 }
 
 func (f *failures) report(t *testing.T) {
@@ -246,7 +279,13 @@ func (f *failures) report(t *testing.T) {
 	}
 	slices.Sort(f.bad)
 	shown := f.bad[:min(len(f.bad), 12)]
-	t.Errorf("%s: %d of %d fail; first %d:\n  - %s", f.name, len(f.bad), f.total, len(shown), strings.Join(shown, "\n  - "))
+	var tally []string
+	for k, n := range f.tally {
+		tally = append(tally, fmt.Sprintf("%s: %d", k, n))
+	}
+	slices.Sort(tally)
+	t.Errorf("%s: %d of %d fail (by kind and explain's status: %s); first %d:\n  - %s",
+		f.name, len(f.bad), f.total, strings.Join(tally, ", "), len(shown), strings.Join(shown, "\n  - "))
 }
 
 // parallel runs fn over recs on three workers.
@@ -320,11 +359,9 @@ func (y *yearReader) checkPackets(t *testing.T, f *yearFleet) {
 			default:
 				continue
 			}
-			fails.mu.Lock()
-			fails.total++
-			fails.mu.Unlock()
+			fails.count()
 			if !slices.Contains(in, r.uuid) {
-				fails.add("agent %s goal %q: %s not in %s %v\n    %s", j.agent, yearTopics[j.topic], r.uuid, field, in, y.describe(r))
+				fails.addMemory(y, r, "agent %s goal %q: %s not in %s %v", j.agent, yearTopics[j.topic], r.uuid, field, in)
 			}
 		}
 	})
@@ -353,11 +390,11 @@ func (y *yearReader) checkFindable(t *testing.T, recs []*yearRec) map[string]sea
 				if i < 3 {
 					return
 				}
-				fails.add("search %q --agent %s: %s ranks %d, behind %v\n    %s", r.query, r.agent, r.uuid, i+1, hitIDs(res)[:i], y.describe(r))
+				fails.addMemory(y, r, "search %q --agent %s: %s ranks %d, behind %v", r.query, r.agent, r.uuid, i+1, hitIDs(res)[:i])
 				return
 			}
 		}
-		fails.add("search %q --agent %s: %s not found (%d hits %v)\n    %s", r.query, r.agent, r.uuid, len(res.Results), hitIDs(res), y.describe(r))
+		fails.addMemory(y, r, "search %q --agent %s: %s not found (%d hits %v)", r.query, r.agent, r.uuid, len(res.Results), hitIDs(res))
 	})
 	fails.report(t)
 	return found
@@ -377,7 +414,7 @@ func (y *yearReader) checkRetired(t *testing.T, recs []*yearRec) map[string]sear
 			return
 		}
 		if slices.Contains(hitIDs(res), r.uuid) {
-			fails.add("search %q --agent %s: retired %s is in default search\n    %s", r.query, r.agent, r.uuid, y.describe(r))
+			fails.addMemory(y, r, "search %q --agent %s: retired %s is in default search", r.query, r.agent, r.uuid)
 		}
 		res, err = y.search(r.agent, r.query, "--all")
 		if err != nil {
@@ -392,7 +429,7 @@ func (y *yearReader) checkRetired(t *testing.T, recs []*yearRec) map[string]sear
 				return
 			}
 		}
-		fails.add("search %q --agent %s --all: retired %s not found (%v)\n    %s", r.query, r.agent, r.uuid, hitIDs(res), y.describe(r))
+		fails.addMemory(y, r, "search %q --agent %s --all: retired %s not found (%v)", r.query, r.agent, r.uuid, hitIDs(res))
 	})
 	fails.report(t)
 	return found
@@ -462,7 +499,9 @@ type showDoc struct {
 // each memory of recs.
 func (y *yearReader) checkAgreement(t *testing.T, recs []*yearRec, hits []map[string]searchHit) {
 	t.Helper()
-	fails := &failures{name: "4. explain, show, search and the snapshot agree on importance and status", total: len(recs)}
+	showFails := &failures{name: "4a. show agrees with explain", total: len(recs)}
+	searchFails := &failures{name: "4b. search --json agrees with explain"}
+	snapFails := &failures{name: "4c. the snapshot agrees with explain at its clock"}
 	snaps := map[string]*yearSnapshot{}
 	if !y.offline {
 		for _, a := range yearAgents {
@@ -478,58 +517,59 @@ func (y *yearReader) checkAgreement(t *testing.T, recs []*yearRec, hits []map[st
 	parallel(recs, func(r *yearRec) {
 		ex, err := y.explain(r)
 		if err != nil {
-			fails.add("%s: %v", r.uuid, err)
+			showFails.add("%s: %v", r.uuid, err)
 			return
 		}
-		var disagree []string
+		fail := func(f *failures, format string, args ...any) {
+			f.addMemory(y, r, "%s: %s", r.uuid, fmt.Sprintf(format, args...))
+		}
 		var sh showDoc
 		if err := y.decode(&sh, "show", r.uuid, "--agent", r.agent); err != nil {
-			disagree = append(disagree, err.Error())
-		} else {
-			if sh.Importance == nil || !near(*sh.Importance, ex.Importance) {
-				imp := "none"
-				if sh.Importance != nil {
-					imp = fmt.Sprintf("%.2f", *sh.Importance)
-				}
-				disagree = append(disagree, fmt.Sprintf("show importance %s, explain %.2f", imp, ex.Importance))
+			fail(showFails, "%v", err)
+		} else if sh.Importance == nil || !near(*sh.Importance, ex.Importance) || sh.Status != ex.Status {
+			imp := "none"
+			if sh.Importance != nil {
+				imp = fmt.Sprintf("%.2f", *sh.Importance)
 			}
-			if sh.Status != ex.Status {
-				disagree = append(disagree, fmt.Sprintf("show status %q, explain %q", sh.Status, ex.Status))
-			}
+			fail(showFails, "show says importance %s status %q, explain %.2f %q", imp, sh.Status, ex.Importance, ex.Status)
 		}
 		for _, m := range hits {
 			if h, ok := m[r.uuid]; ok {
+				searchFails.count()
 				if !near(h.Importance, ex.Importance) || h.Status != ex.Status {
-					disagree = append(disagree, fmt.Sprintf("search importance %.2f status %s, explain %.2f %s", h.Importance, h.Status, ex.Importance, ex.Status))
+					fail(searchFails, "search says importance %.2f status %s, explain %.2f %s", h.Importance, h.Status, ex.Importance, ex.Status)
 				}
 			}
 		}
-		if s := snaps[r.agent]; s != nil && (r.tier == "core" || slices.Contains(snapshotKinds, r.kind)) {
-			at, err := y.explain(r, "--as-of", s.clock.Format(time.RFC3339Nano))
-			listed := s.listed[r.uuid]
-			switch {
-			case err != nil:
-				disagree = append(disagree, err.Error())
-			case at.Status == "archived" || at.Status == "superseded":
-				if len(listed) > 0 {
-					disagree = append(disagree, fmt.Sprintf("snapshot lists it %+v; explain at %s says %s", listed, s.clock.Format(time.RFC3339), at.Status))
-				}
-			case len(listed) == 0:
-				if !s.truncated {
-					disagree = append(disagree, fmt.Sprintf("snapshot leaves it out; explain at %s says %.2f %s", s.clock.Format(time.RFC3339), at.Importance, at.Status))
-				}
-			default:
-				for _, e := range listed {
-					if !near(e.importance, at.Importance) || e.status != at.Status {
-						disagree = append(disagree, fmt.Sprintf("snapshot %.2f %s; explain at %s %.2f %s", e.importance, e.status, s.clock.Format(time.RFC3339), at.Importance, at.Status))
-						break
-					}
+		s := snaps[r.agent]
+		if s == nil || r.tier != "core" && !slices.Contains(snapshotKinds, r.kind) {
+			return
+		}
+		snapFails.count()
+		at, err := y.explain(r, "--as-of", s.clock.Format(time.RFC3339Nano))
+		listed := s.listed[r.uuid]
+		clock := s.clock.Format(time.RFC3339)
+		switch {
+		case err != nil:
+			fail(snapFails, "%v", err)
+		case at.Status == "archived" || at.Status == "superseded":
+			if len(listed) > 0 {
+				fail(snapFails, "the snapshot lists it %+v; explain at %s says %.2f %s", listed, clock, at.Importance, at.Status)
+			}
+		case len(listed) == 0:
+			if !s.truncated {
+				fail(snapFails, "the snapshot leaves it out; explain at %s says %.2f %s", clock, at.Importance, at.Status)
+			}
+		default:
+			for _, e := range listed {
+				if !near(e.importance, at.Importance) || e.status != at.Status {
+					fail(snapFails, "the snapshot says %.2f %s; explain at %s %.2f %s", e.importance, e.status, clock, at.Importance, at.Status)
+					break
 				}
 			}
-		}
-		if len(disagree) > 0 {
-			fails.add("%s: %s\n    %s", r.uuid, strings.Join(disagree, "; "), y.describe(r))
 		}
 	})
-	fails.report(t)
+	showFails.report(t)
+	searchFails.report(t)
+	snapFails.report(t)
 }

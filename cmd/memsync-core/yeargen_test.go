@@ -167,7 +167,7 @@ func (g *yearGen) day(day int) {
 		off := time.Hour + time.Duration(g.rng.Intn(22*60))*time.Minute + time.Duration(g.rng.Intn(60))*time.Second
 		plan = append(plan, planned{off, mk})
 	}
-	if day <= 3 { // the core tier: a few standing facts
+	if day <= 2 { // the core tier: a few standing facts, within the packet's CapCore in any view
 		for _, a := range yearAgents {
 			add(func(ts time.Time) { g.record(day, ts, a, journal.KindFact, journal.ScopePrivate, "core", -1) })
 		}
