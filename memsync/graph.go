@@ -88,10 +88,12 @@ type SearchQuery struct {
 	All    bool      // include superseded (retired) memories
 }
 
-// Hit is one search result: higher Score ranks first.
+// Hit is one search result, in package recall's order: more Terms
+// first, then higher Score.
 type Hit struct {
 	Node
-	Score float64
+	Score float64 // the lexical score within its level (recall.Ranked.Score)
+	Terms int     // its level: how many of the query's terms it holds (recall.Ranked.Terms)
 }
 
 // The relations that carry importance signals into a memory (SPEC §4, §7).

@@ -52,10 +52,38 @@ type Scored struct {
 	Freshness float64
 }
 
-// ScoreNodes evaluates nodes at asOf from the records naming them (read
-// from r). Events from records outside groups still count but are marked
-// invisible, so that explain never names them.
-func ScoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, asOf time.Time) (map[string]Scored, error) {
+// Clock is when a read looks at the memory (SPEC §7 "The clock"). At is
+// the time every rule is evaluated at. With Cutoff (an explicit --as-of)
+// records dated after At are left out, as the memory stood then; without
+// it (a read at the present) every projected record is seen, and one
+// dated after At (another host's clock runs ahead, a typo) counts as
+// written at At: its age is zero.
+type Clock struct {
+	At     time.Time
+	Cutoff bool
+}
+
+// Present is the clock of a read at now: every record seen.
+func Present(now time.Time) Clock { return Clock{At: now.UTC()} }
+
+// AsOf is the clock of a read as the memory stood at t.
+func AsOf(t time.Time) Clock { return Clock{At: t.UTC(), Cutoff: true} }
+
+// Hides reports whether the clock leaves out a record dated ts.
+func (c Clock) Hides(ts time.Time) bool { return c.Cutoff && ts.After(c.At) }
+
+// at is ts as the clock counts it: a time after a present clock is now.
+func (c Clock) at(ts time.Time) time.Time {
+	if !c.Cutoff && ts.After(c.At) {
+		return c.At
+	}
+	return ts
+}
+
+// ScoreNodes evaluates nodes at the clock from the records naming them
+// (read from r). Events from records outside groups still count but are
+// marked invisible, so that explain never names them.
+func ScoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, clock Clock) (map[string]Scored, error) {
 	out := make(map[string]Scored, len(nodes))
 	if len(nodes) == 0 {
 		return out, nil
@@ -72,13 +100,18 @@ func ScoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []stri
 	for _, ref := range refs {
 		e := score.EventFrom(score.Relation(ref.Relation), &ref.Source.Record)
 		e.Visible = slices.Contains(groups, ref.Source.Record.GroupID())
+		e.TS = clock.at(e.TS)
 		events[ref.Target] = append(events[ref.Target], e)
 	}
 	for _, n := range nodes {
 		m := score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy)
-		res := score.Evaluate(m, events[n.UUID], asOf)
+		m.TS = clock.at(m.TS)
+		if !m.SupersededAt.IsZero() {
+			m.SupersededAt = clock.at(m.SupersededAt)
+		}
+		res := score.Evaluate(m, events[n.UUID], clock.At)
 		n.Importance = res.Importance
-		out[n.UUID] = Scored{Node: n, Result: res, Freshness: score.Freshness(m, res, asOf)}
+		out[n.UUID] = Scored{Node: n, Result: res, Freshness: score.Freshness(m, res, clock.At)}
 	}
 	return out, nil
 }
@@ -91,25 +124,34 @@ const PoolSize = 100
 // Ranked is one ranked search result with every factor of its score.
 type Ranked struct {
 	Scored
-	Lexical float64 // the backend's lexical score
-	Score   float64 // the blend (score.Blend)
+	Lexical float64       // the backend's lexical score (package recall), within its level
+	Factors score.Factors // the blend, factor by factor (score.Blend)
+	Score   float64       // Factors.Score
 }
 
 // RankQuery is a search ranked by SPEC §7's blend.
 type RankQuery struct {
-	SearchQuery           // Limit is the number of results; All shows archived and superseded
-	AsOf        time.Time // the clock; records after it are left out
+	SearchQuery // Limit is the number of results; All adds superseded and wrong-flagged memories
+	// AsOf is the clock; with Cutoff (an explicit --as-of) records after
+	// it are left out, without it every record is seen (Clock).
+	AsOf   time.Time
+	Cutoff bool
 }
 
-// Rank asks s for a candidate pool, scores each candidate at q.AsOf,
-// leaves out records after it (and archived or superseded ones unless
-// q.All), and orders by score.Blend, then uuid. Every backend and the
-// offline path rank through here, so they agree.
+// Clock is the query's clock.
+func (q RankQuery) Clock() Clock { return Clock{At: q.AsOf.UTC(), Cutoff: q.Cutoff} }
+
+// Rank asks s for a candidate pool, scores each candidate at the query's
+// clock, leaves out retired memories (superseded or flagged wrong) unless
+// q.All — an archived memory is found, and ranks lower —, and orders by
+// score.Blend, then uuid. Every backend and the offline path rank
+// through here, so they agree.
 func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 10
 	}
+	clock := q.Clock()
 	sq := q.SearchQuery
 	sq.Limit = max(PoolSize, limit)
 	sq.All = true // status is decided at the clock, not by the backend
@@ -118,31 +160,39 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 		return nil, err
 	}
 	nodes := make([]Node, 0, len(hits))
-	lexical := make(map[string]float64, len(hits))
-	best := 0.0
+	lexical := make(map[string]Hit, len(hits))
 	for _, h := range hits {
-		if h.TS.After(q.AsOf) {
+		if clock.Hides(h.TS) {
 			continue
 		}
 		if _, dup := lexical[h.UUID]; dup {
 			continue
 		}
 		nodes = append(nodes, h.Node)
-		lexical[h.UUID] = h.Score
-		best = max(best, h.Score)
+		lexical[h.UUID] = h
 	}
-	scored, err := ScoreNodes(ctx, s, nodes, q.Groups, q.AsOf)
+	scored, err := ScoreNodes(ctx, s, nodes, q.Groups, clock)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Ranked, 0, len(nodes))
+	// Relevance is relative to the best hit of the same level among those
+	// the reader is shown.
+	kept := make([]Scored, 0, len(nodes))
+	best := map[int]float64{}
 	for _, n := range nodes {
 		sc := scored[n.UUID]
-		if !q.All && sc.Result.Status.Hidden() {
+		if !q.All && sc.Result.Retired() {
 			continue
 		}
-		out = append(out, Ranked{Scored: sc, Lexical: lexical[n.UUID],
-			Score: score.Blend(lexical[n.UUID], best, sc.Result, sc.Freshness)})
+		kept = append(kept, sc)
+		h := lexical[n.UUID]
+		best[h.Terms] = max(best[h.Terms], h.Score)
+	}
+	out := make([]Ranked, 0, len(kept))
+	for _, sc := range kept {
+		h := lexical[sc.UUID]
+		f := score.Blend(h.Terms, h.Score, best[h.Terms], sc.Result, sc.Freshness)
+		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Factors: f, Score: f.Score})
 	}
 	slices.SortFunc(out, func(a, b Ranked) int {
 		if a.Score != b.Score {
@@ -163,18 +213,18 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 // that the reader may not see: the two are not told apart.
 var ErrNotVisible = errors.New("no such memory visible to this agent")
 
-// Explain scores one memory for a reader of groups at asOf. A memory the
-// reader may not see, or written after asOf, is ErrNotVisible.
-func Explain(ctx context.Context, r SignalReader, uuid string, groups []string, asOf time.Time) (Scored, error) {
+// Explain scores one memory for a reader of groups at the clock. A memory
+// the reader may not see, or that the clock leaves out, is ErrNotVisible.
+func Explain(ctx context.Context, r SignalReader, uuid string, groups []string, clock Clock) (Scored, error) {
 	nodes, err := r.Get(ctx, []string{uuid})
 	if err != nil {
 		return Scored{}, fmt.Errorf("read memory %s: %w", uuid, err)
 	}
 	n, ok := nodes[uuid]
-	if !ok || !slices.Contains(groups, n.Record.GroupID()) || n.TS.After(asOf) {
+	if !ok || !slices.Contains(groups, n.Record.GroupID()) || clock.Hides(n.TS) {
 		return Scored{}, fmt.Errorf("%s: %w", uuid, ErrNotVisible)
 	}
-	scored, err := ScoreNodes(ctx, r, []Node{n}, groups, asOf)
+	scored, err := ScoreNodes(ctx, r, []Node{n}, groups, clock)
 	if err != nil {
 		return Scored{}, err
 	}

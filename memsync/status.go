@@ -20,6 +20,12 @@ type AgentStatus struct {
 	Outbox         int     `json:"outbox"`
 	Rejects        int     `json:"rejects"` // distinct live rejects (LiveRejects)
 	LagSeconds     float64 `json:"lag_seconds"`
+	// Future counts the agent's records dated after the status's clock
+	// (another host's clock runs ahead, a typo): reads at the present see
+	// them with age zero (SPEC §7 "The clock"); NextFuture is the latest
+	// such ts, so a person can tell drift from a typo.
+	Future     int       `json:"future_dated"`
+	LastFuture time.Time `json:"future_latest,omitzero"`
 	// Problem says what keeps this agent from being projected, when
 	// something does (its sync files cannot be written); empty otherwise.
 	Problem string `json:"problem,omitempty"`
@@ -76,7 +82,16 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 	rep.Agents = []AgentStatus{}
 	for _, a := range agents {
 		st := AgentStatus{Agent: a, Projected: stats.ByAgent[a]}
-		if err := EachRecord(layout, a, func(Memory) error { st.JournalRecords++; return nil }); err != nil {
+		if err := EachRecord(layout, a, func(m Memory) error {
+			st.JournalRecords++
+			if m.TS.After(now) {
+				st.Future++
+				if m.TS.After(st.LastFuture) {
+					st.LastFuture = m.TS.UTC()
+				}
+			}
+			return nil
+		}); err != nil {
 			return rep, err
 		}
 		state, err := LoadState(layout.StateFile(a))

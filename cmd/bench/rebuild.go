@@ -133,7 +133,7 @@ func scoreEverything(ctx context.Context, b *backend, repo string) (float64, int
 		if len(chunk) == 0 {
 			return nil
 		}
-		if _, err := memsync.ScoreNodes(ctx, g, chunk, nil, now); err != nil {
+		if _, err := memsync.ScoreNodes(ctx, g, chunk, nil, memsync.Present(now)); err != nil {
 			return err
 		}
 		scored += len(chunk)

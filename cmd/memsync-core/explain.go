@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -66,7 +67,7 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	case !validAgent(*agent):
 		return c.usageErr("--agent: %s", agentNameError(*agent))
 	}
-	clock, err := parseAsOf(*asOf, env.Now())
+	clock, err := parseClock(*asOf, env.Now())
 	if err != nil {
 		return c.usageErr("--as-of: %v", err)
 	}
@@ -77,22 +78,15 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
 		return c.usageErr("%v", err)
 	}
-	r, isOffline, _, closeReader := openReader(ctx, &c.cfg, repo, "explain", env.Stderr)
-	defer closeReader()
 	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
-	s, err := memsync.Explain(ctx, r, positional[0], groups, clock)
-	if errors.Is(err, memsync.ErrNotVisible) && !isOffline {
-		// The daemon may not have projected it yet: the journals have it.
-		isOffline = true
-		s, err = memsync.Explain(ctx, offline.Journals{Layout: layout(repo)}, positional[0], groups, clock)
-	}
+	s, isOffline, err := explainMemory(ctx, &c.cfg, repo, "explain", env.Stderr, positional[0], groups, clock)
 	if errors.Is(err, memsync.ErrNotVisible) {
 		return c.usageErr("%v", err)
 	}
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	res := newExplainResult(s, clock, isOffline)
+	res := newExplainResult(s, clock.At, isOffline)
 	if *asJSON {
 		out, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
@@ -100,6 +94,21 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	}
 	printExplain(env, res)
 	return exitOK
+}
+
+// explainMemory scores memory uuid for a reader of groups at clock: from
+// the graph, else (unreachable, or not projected yet) from the journals.
+// explain and show both ask it, so they agree.
+func explainMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string, groups []string, clock memsync.Clock) (memsync.Scored, bool, error) {
+	r, isOffline, _, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
+	defer closeReader()
+	s, err := memsync.Explain(ctx, r, uuid, groups, clock)
+	if errors.Is(err, memsync.ErrNotVisible) && !isOffline {
+		// The daemon may not have projected it yet: the journals have it.
+		isOffline = true
+		s, err = memsync.Explain(ctx, offline.Journals{Layout: layout(repo)}, uuid, groups, clock)
+	}
+	return s, isOffline, err
 }
 
 func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainResult {

@@ -288,6 +288,9 @@ func promptContext(ctx context.Context, cfg *Config, repo, agent, session, promp
 	b := contextBuilder{limit: maxInjectRunes / 4}
 	b.line("memsync: memories that may bear on this prompt")
 	for _, h := range hits {
+		if h.Result.Status.Hidden() {
+			continue // what is offered unasked leaves archived memories out (SPEC §7)
+		}
 		if !b.line(memoryLine(h.Memory)) {
 			break
 		}

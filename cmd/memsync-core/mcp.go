@@ -115,7 +115,7 @@ type searchIn struct {
 	Limit int      `json:"limit,omitempty" jsonschema:"at most this many results (default 10, at most 100)"`
 	Kinds []string `json:"kinds,omitempty" jsonschema:"only memories of these kinds, e.g. decision, preference, procedure, fact"`
 	Since string   `json:"since,omitempty" jsonschema:"only memories at or after this: RFC 3339 time, a date (2026-11-20) or an age (36h, 7d)"`
-	All   bool     `json:"all,omitempty" jsonschema:"include superseded (retired) memories"`
+	All   bool     `json:"all,omitempty" jsonschema:"include retired memories: superseded ones and ones flagged wrong (archived ones are always found, ranked lower)"`
 }
 
 func addSearchTool(s *mcp.Server, b *mcpAgent) {

@@ -247,8 +247,8 @@ func testShow(t *testing.T, env []string) {
 	for _, want := range []string{"uuid " + ids["shared"], "text Use #postgres for @Mira's billing service",
 		"why cheaper at our size", "tags db", "entities Acme Corp", "source told, from @Shaun",
 		"scope shared (group CONSTELLATION)", "file agents/alice/memory/journal/2026-11-21.jsonl:2",
-		"status current", "supersedes " + ids["old"], "mentions #postgres, @Mira, Acme Corp"} {
-		if !strings.Contains(out, "\n"+want+"\n") && !strings.HasPrefix(out, want+"\n") {
+		"projection projected", "status active (as of", "supersedes " + ids["old"], "mentions #postgres, @Mira, Acme Corp"} {
+		if !strings.Contains(out, "\n"+want) && !strings.HasPrefix(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, r.stdout)
 		}
 	}
@@ -259,7 +259,7 @@ func testShow(t *testing.T, env []string) {
 	}
 	var rec map[string]any
 	json.Unmarshal(doc.Record, &rec)
-	if doc.Status != showSuperseded || doc.ReplacedBy != ids["shared"] || doc.InvalidAt != "2026-11-21T09:00:01Z" ||
+	if doc.Status != "superseded" || doc.Projection != showProjected || doc.ReplacedBy != ids["shared"] || doc.InvalidAt != "2026-11-21T09:00:01Z" ||
 		doc.Path != "agents/alice/memory/journal/2026-11-21.jsonl" || doc.Line != 1 || rec["text"] != "Use MySQL for billing" {
 		t.Fatalf("show --json: %+v %v", doc, rec)
 	}
@@ -282,7 +282,7 @@ func testShow(t *testing.T, env []string) {
 	r = runBin(t, repo, nil, "append", "--repo", repo, "--agent", "bob", "--kind", "fact", "fresh")
 	fresh := strings.TrimSpace(r.stdout)
 	r = runBin(t, repo, env, "show", fresh, "--agent", "bob", "--repo", repo)
-	if r.code != 0 || !strings.Contains(squash(r.stdout), "\nstatus not projected\n") {
+	if r.code != 0 || !strings.Contains(squash(r.stdout), "\nprojection not projected\n") || !strings.Contains(squash(r.stdout), "\nstatus active") {
 		t.Errorf("unprojected record: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	if r := runBin(t, repo, nil, "show", "--agent", "bob", "--repo", repo); r.code != exitUsage || !strings.Contains(r.stderr, "one UUID expected") {

@@ -19,16 +19,27 @@ const searchDescription = `Ranked lexical recall within what agent A may see: sh
 (CONSTELLATION) and A's private ones (AGENT:A). QUERY is plain words, never
 query syntax: punctuation only separates words, and stopwords ("what", "the")
 do not count; a query of stopwords only finds nothing. A query that begins
-with - goes after -- (search --agent A -- -foo) or in --query. Superseded memories are
-hidden unless --all. When the graph cannot be reached, the answer comes from
-the journals themselves (BM25 ranking), with "offline": true and a note on
-stderr. No match is not an error.
+with - goes after -- (search --agent A -- -foo) or in --query. When the graph
+cannot be reached, the answer comes from the journals themselves, with
+"offline": true and a note on stderr. No match is not an error.
 
-Ranking (SPEC §7): the best lexical candidates (at least 100, whatever
---limit) are scored at --as-of (default now) and ordered by
-lexical/best-lexical × (0.25 + importance) × freshness × (0.5 + confidence/2),
-ties by uuid; archived and superseded memories are hidden unless --all, and
-records after --as-of are left out. --explain prints every factor per hit.`
+Decay changes rank, never findability (SPEC §7): every matching memory is
+found, archived ones too (marked "status: archived", ranked below active
+ones of similar relevance); only superseded memories and memories flagged
+wrong are left out, and --all shows them too. Without --as-of every record
+is seen, one dated in the future as if written now; --as-of T answers as the
+memory stood at T (records after T left out, decay at T).
+
+Ranking: the best lexical candidates (at least 100, whatever --limit) are
+ordered by
+  score = terms + relevance x importance x freshness x confidence x status
+where terms is how many of the query's words the memory holds (so a memory
+holding every word another holds and more always ranks first), relevance
+its lexical score over the best of its level (0..1], and the other factors
+refine the order within a level: importance 0.7..1, freshness 0.75..1,
+confidence 0.75..1, status 1 (active, review), 0.6 (archived), 0.5
+(superseded or flagged wrong, with --all). Ties by uuid. --explain prints
+every factor per hit, as they multiply into the printed score.`
 
 // searchHit is one result as search --json prints it.
 type searchHit struct {
@@ -43,6 +54,7 @@ type searchHit struct {
 	Status     string          `json:"status"`
 	Lexical    float64         `json:"lexical"`
 	Freshness  float64         `json:"freshness"`
+	Factors    searchFactors   `json:"factors"`
 	Path       string          `json:"path"`
 	Line       int             `json:"line"`
 	Scope      string          `json:"scope"`
@@ -50,6 +62,17 @@ type searchHit struct {
 	Source     *journal.Source `json:"source,omitempty"`
 	InvalidAt  string          `json:"invalid_at,omitempty"`
 	ReplacedBy string          `json:"replaced_by,omitempty"`
+}
+
+// searchFactors is a hit's score factor by factor, as they combine:
+// score = terms + relevance × importance × freshness × confidence × status.
+type searchFactors struct {
+	Terms      int     `json:"terms"`
+	Relevance  float64 `json:"relevance"`
+	Importance float64 `json:"importance"`
+	Freshness  float64 `json:"freshness"`
+	Confidence float64 `json:"confidence"`
+	Status     float64 `json:"status"`
 }
 
 // searchResult is the document search --json prints.
@@ -67,8 +90,8 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	var kinds stringList
 	fs.Var(&kinds, "kind", "only memories of kind `K` (repeatable, or comma-separated): "+kindList())
 	since := fs.String("since", "", "only memories at or after `T`: RFC 3339 time, a date (2026-11-20), or an age (36h, 7d)")
-	all := fs.Bool("all", false, "include archived and superseded (retired) memories")
-	asOf := fs.String("as-of", "", "answer as the memory stood at `T`, RFC 3339 (records after T left out, decay at T)")
+	all := fs.Bool("all", false, "include retired memories: superseded ones and ones flagged wrong (archived ones are always found)")
+	asOf := fs.String("as-of", "", "answer as the memory stood at `T`, RFC 3339 (records after T left out, decay at T; default: now, every record seen)")
 	explain := fs.Bool("explain", false, "print each ranking factor of every hit")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	query := fs.String("query", "", "the query `TEXT`, before any QUERY words (one that begins with - can be given this way)")
@@ -112,7 +135,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		q.Since = t
 	}
 	q.Groups = []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
-	clock, err := parseAsOf(*asOf, env.Now())
+	clock, err := parseClock(*asOf, env.Now())
 	if err != nil {
 		return fs.usageErr("--as-of: %v", err)
 	}
@@ -126,7 +149,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	}
 
 	res := searchResult{Results: []searchHit{}}
-	rq := memsync.RankQuery{SearchQuery: q, AsOf: clock}
+	rq := memsync.RankQuery{SearchQuery: q, AsOf: clock.At, Cutoff: clock.Cutoff}
 	r, isOffline, reason, closeReader := openReader(ctx, &cfg, repo, "search", env.Stderr)
 	defer closeReader()
 	hits, err := memsync.Rank(ctx, r, rq)
@@ -167,6 +190,8 @@ func newSearchHit(h memsync.Ranked) searchHit {
 		Scope: string(h.Scope), GroupID: h.GroupID, Source: h.Source,
 		Importance: h.Result.Importance, Confidence: h.Result.Confidence, Status: string(h.Result.Status),
 		Lexical: roundScore(h.Lexical), Freshness: h.Freshness,
+		Factors: searchFactors{Terms: h.Factors.Terms, Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
+			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status},
 	}
 	if h.Result.Status == score.Superseded {
 		out.ReplacedBy = h.ReplacedBy
@@ -209,8 +234,11 @@ func printHits(env *Env, res searchResult, explain bool) {
 			fmt.Fprintf(env.Stdout, "   status: %s\n", h.Status)
 		}
 		if explain {
-			fmt.Fprintf(env.Stdout, "   score %.6f = lexical %.6f (relative to the best) x (0.25 + importance %.2f) x freshness %.2f x (0.5 + confidence %.2f / 2)\n",
-				h.Score, h.Lexical, h.Importance, h.Freshness, h.Confidence)
+			f := h.Factors
+			fmt.Fprintf(env.Stdout, "   score %.6f = terms %d + relevance %.6f x importance %.4f x freshness %.4f x confidence %.4f x status %.4f\n",
+				h.Score, f.Terms, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status)
+			fmt.Fprintf(env.Stdout, "   (importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
+				h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
 		}
 		if h.Source != nil && (h.Source.Type != "" || h.Source.Actor != "") {
 			fmt.Fprintf(env.Stdout, "   source: %s\n", strings.TrimSpace(h.Source.Type+" "+h.Source.Actor))

@@ -16,14 +16,16 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/score"
 )
 
 const showDescription = `Show one memory by its uuid, as agent A may see it: the whole record
 (text, why, tags, entities, source, everything it carries), the journal file
 and line it was projected from, its edges (links, supersedes, conflicts
-with) and its status: current, superseded (when and by which record), not
-projected yet, or read from the journals because the graph cannot be
-reached. Another agent's private memory is not found, exactly as a uuid
+with), its importance, confidence and status at --as-of (default now), as
+explain computes them (active, review, archived, or superseded: when and by
+which record), and where it was read: projected, not projected yet, or read
+from the journals because the graph cannot be reached. Another agent's private memory is not found, exactly as a uuid
 that does not exist (exit 1).`
 
 // showJSON is the document show --json prints.
@@ -34,12 +36,19 @@ type showJSON struct {
 	Path    string          `json:"path"`
 	Line    int             `json:"line"`
 	GroupID string          `json:"group_id"`
-	// Status is "current", "superseded", "not projected" (in a journal,
-	// not yet in the graph) or "graph unreachable" (read from the journals).
-	Status        string   `json:"status"`
-	InvalidAt     string   `json:"invalid_at,omitempty"`
-	ReplacedBy    string   `json:"replaced_by,omitempty"`
+	// Status is SPEC §7's status at the clock, as explain computes it:
+	// active, review, archived or superseded.
+	Status string `json:"status"`
+	// Projection is "projected", "not projected" (in a journal, not yet
+	// in the graph) or "graph unreachable" (read from the journals).
+	Projection string `json:"projection"`
+	InvalidAt  string `json:"invalid_at,omitempty"`
+	ReplacedBy string `json:"replaced_by,omitempty"`
+	// Importance and Confidence are computed at the clock (SPEC §7), as
+	// explain and search compute them.
 	Importance    *float64 `json:"importance,omitempty"`
+	Confidence    *float64 `json:"confidence,omitempty"`
+	AsOf          string   `json:"as_of"`
 	LinksTo       []string `json:"links_to"`
 	Supersedes    []string `json:"supersedes"`
 	ConflictsWith []string `json:"conflicts_with"`
@@ -47,17 +56,17 @@ type showJSON struct {
 	GraphError    string   `json:"graph_error,omitempty"`
 }
 
-// The statuses show reports.
+// Where show found the memory (showJSON.Projection).
 const (
-	showCurrent      = "current"
-	showSuperseded   = "superseded"
+	showProjected    = "projected"
 	showNotProjected = "not projected"
 	showUnreachable  = "graph unreachable"
 )
 
 func runShow(ctx context.Context, env *Env, args []string) int {
-	fs := newRepoCmd(env, "show", "show UUID --agent A [--json] [--repo DIR] [flags]", showDescription)
+	fs := newRepoCmd(env, "show", "show UUID --agent A [--as-of T] [--json] [--repo DIR] [flags]", showDescription)
 	agent := fs.String("agent", "", "the agent `A` reading (required): it sees shared memories and its own private ones")
+	asOf := fs.String("as-of", "", "importance and status as they stood at `T`, RFC 3339 (default now)")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	positional, code, done := fs.parse(args)
 	if done {
@@ -70,6 +79,10 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 		return fs.usageErr("--agent: required")
 	case !validAgent(*agent):
 		return fs.usageErr("--agent: %s", agentNameError(*agent))
+	}
+	clock, err := parseClock(*asOf, env.Now())
+	if err != nil {
+		return fs.usageErr("--as-of: %v", err)
 	}
 	// Parsed already: load only finds the repository and its configuration.
 	repo, _, code, done := fs.load(nil)
@@ -96,12 +109,30 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 		if !ok {
 			return fs.fail("no memory %s visible to agent %s", uuid, *agent)
 		}
-		jdoc.Status = showNotProjected
+		jdoc.Projection = showNotProjected
 		if doc.GraphError != "" {
-			jdoc.Status, jdoc.GraphError = showUnreachable, doc.GraphError
+			jdoc.Projection, jdoc.GraphError = showUnreachable, doc.GraphError
 			fmt.Fprintf(env.Stderr, "memsync show: graph unavailable (%v); read from the journals\n", oneLineErr(err))
 		}
 		doc = jdoc
+	}
+	// Importance and status as explain computes them, at the same clock.
+	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	sc, _, serr := explainMemory(ctx, &fs.cfg, repo, "show", io.Discard, uuid, groups, clock)
+	doc.AsOf = clock.At.Format(time.RFC3339Nano)
+	switch {
+	case serr == nil:
+		imp, conf := sc.Result.Importance, sc.Result.Confidence
+		doc.Importance, doc.Confidence, doc.Status = &imp, &conf, string(sc.Result.Status)
+		doc.InvalidAt, doc.ReplacedBy = "", ""
+		if sc.Result.Status == score.Superseded {
+			doc.InvalidAt, doc.ReplacedBy = sc.InvalidAt.UTC().Format(time.RFC3339Nano), sc.ReplacedBy
+		}
+	case errors.Is(serr, memsync.ErrNotVisible):
+		// Dated after --as-of: the record is shown, its status is not yet.
+		doc.Importance, doc.Status = nil, "not yet written at --as-of"
+	default:
+		return fs.fail("score %s: %v", uuid, serr)
 	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(doc, "", "  ")
@@ -136,12 +167,7 @@ func showFromGraph(ctx context.Context, cfg *Config, repo, uuid string, visible 
 		return showJSON{}, false, nil
 	}
 	doc := newShowJSON(n.Memory, group)
-	doc.Status = showCurrent
-	if !n.InvalidAt.IsZero() {
-		doc.Status, doc.InvalidAt, doc.ReplacedBy = showSuperseded, n.InvalidAt.UTC().Format(time.RFC3339Nano), n.ReplacedBy
-	}
-	imp := n.Importance
-	doc.Importance = &imp
+	doc.Projection = showProjected
 	doc.LinksTo, doc.Supersedes, doc.ConflictsWith, doc.Mentions = nonNil(n.LinksTo), nonNil(n.Supersedes), nonNil(n.ConflictsWith), nonNil(n.Mentions)
 	return doc, true, nil
 }
@@ -246,13 +272,17 @@ func printShow(w io.Writer, doc showJSON) {
 		}
 	}
 	line("file", fmt.Sprintf("%s:%d", doc.Path, doc.Line))
+	line("projection", doc.Projection)
 	status := doc.Status
-	if doc.Status == showSuperseded {
+	if doc.Status == string(score.Superseded) {
 		status = fmt.Sprintf("superseded at %s by %s", doc.InvalidAt, doc.ReplacedBy)
 	}
-	line("status", status)
+	line("status", status+" (as of "+doc.AsOf+")")
 	if doc.Importance != nil {
 		line("importance", fmt.Sprintf("%.2f", *doc.Importance))
+	}
+	if doc.Confidence != nil {
+		line("confidence", fmt.Sprintf("%.2f", *doc.Confidence))
 	}
 	line("links_to", strings.Join(doc.LinksTo, " "))
 	line("supersedes", strings.Join(doc.Supersedes, " "))

@@ -38,6 +38,20 @@ func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Wr
 	return offline.NewJournals(layout(repo)), true, err.Error(), func() {}
 }
 
+// parseClock reads --as-of as a read's clock: empty is the present (now,
+// every record seen, a future-dated one as if written now), a time is a
+// cutoff (records after it left out). SPEC §7 "The clock".
+func parseClock(s string, now time.Time) (memsync.Clock, error) {
+	if s == "" {
+		return memsync.Present(now), nil
+	}
+	t, err := parseAsOf(s, now)
+	if err != nil {
+		return memsync.Clock{}, err
+	}
+	return memsync.AsOf(t), nil
+}
+
 // parseAsOf reads --as-of: an RFC 3339 time; empty means now.
 func parseAsOf(s string, now time.Time) (time.Time, error) {
 	if s == "" {

@@ -82,6 +82,10 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		if a.Problem != "" {
 			fmt.Fprintf(env.Stdout, "%s: %s\n", a.Agent, a.Problem)
 		}
+		if a.Future > 0 {
+			fmt.Fprintf(env.Stdout, "%s: %d record(s) dated in the future (latest %s): searched as if written now\n",
+				a.Agent, a.Future, a.LastFuture.Format(time.RFC3339))
+		}
 	}
 	if rejects > 0 {
 		fmt.Fprintf(env.Stdout, "\n%d rejected lines: memsync rejects lists them\n", rejects)

@@ -151,7 +151,7 @@ func Scores(t testing.TB, r memsync.SignalReader, corpus []memsync.Memory) []str
 	}
 	var out []string
 	for _, clock := range ScoreClocks {
-		scored, err := memsync.ScoreNodes(context.Background(), r, list, []string{journal.SharedGroup}, clock)
+		scored, err := memsync.ScoreNodes(context.Background(), r, list, []string{journal.SharedGroup}, memsync.AsOf(clock))
 		if err != nil {
 			t.Fatalf("ScoreNodes: %v", err)
 		}

@@ -113,7 +113,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 			}
 		}
 	}
-	scored, err := memsync.ScoreNodes(ctx, r, keep, groups, req.AsOf)
+	scored, err := memsync.ScoreNodes(ctx, r, keep, groups, memsync.AsOf(req.AsOf))
 	if err != nil {
 		return nil, fmt.Errorf("packet: score candidates: %w", err)
 	}

@@ -17,14 +17,18 @@
 //	score(m) = base(m) + Alpha × max over lexical hits h next to m of base(h) / distance(h, m)
 //
 // where cover(m) is the share of the query's terms m holds, each weighted
-// by its rarity among the lexical hits (see Cover), and memories are
-// ordered by score (higher first), then newest first,
-// then uuid. The score is a plain number per hit, so that later factors
+// by its rarity among the lexical hits (see Cover). Memories are ordered
+// by level first: how many of the query's terms they hold (a neighbour
+// stands at the level of the hits that bring it in, and inherits only
+// from hits of the level it stands at), so that of two hits one holding
+// every term the other holds and more always ranks first (SPEC §7); then
+// by score (higher first), then newest first, then uuid. The score is a plain number per hit, so that later factors
 // (importance, confidence) can multiply into it.
 package recall
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"time"
@@ -120,11 +124,18 @@ type Link struct {
 	Dist     int
 }
 
-// Ranked is a candidate with its fused score.
+// Ranked is a candidate with its fused score and its level: Terms, the
+// number of the query's terms it holds (a session neighbour stands at the
+// level of the strongest hit that brought it in). Memories are ordered by
+// level first, then by score within it.
 type Ranked struct {
 	Candidate
+	Terms int
 	Score float64
 }
+
+// Held is how many of the query's terms a Match holds.
+func Held(match uint64) int { return bits.OnesCount64(match) }
 
 // SourceHits returns the lexical hits whose neighbours join: the Sources
 // best of hits, which must be in the order Rank would give them alone
@@ -136,7 +147,9 @@ func SourceHits[T any](hits []T) []T { return hits[:min(len(hits), Sources)] }
 // lexical hit among cands, or to one that is not among cands, are ignored.
 func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 	base := make(map[string]float64, len(cands))
+	level := make(map[string]int, len(cands))
 	cover := Cover(q, cands)
+	all := min(len(q.Terms), 64)
 	for _, c := range cands {
 		b := c.Lexical
 		if q.When && c.Timed {
@@ -144,10 +157,19 @@ func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 		}
 		if c.Match != 0 {
 			b *= cover[c.UUID]
+			level[c.UUID] = Held(c.Match)
+		} else if c.Lexical > 0 {
+			level[c.UUID] = all // unknown match: counts as covering every term
 		}
 		base[c.UUID] = b
 	}
-	lift := map[string]float64{}
+	// A neighbour inherits the strength of the hits next to it, at their
+	// level: what it adds within a level comes only from hits of that level.
+	type lifted struct {
+		level int
+		lift  float64
+	}
+	lift := map[string]lifted{}
 	for _, l := range links {
 		from, ok := base[l.From]
 		if !ok || from <= 0 || l.Dist < 1 {
@@ -156,17 +178,28 @@ func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 		if _, ok := base[l.To]; !ok {
 			continue
 		}
-		lift[l.To] = max(lift[l.To], from/float64(l.Dist))
+		v, lv := from/float64(l.Dist), level[l.From]
+		if cur := lift[l.To]; lv > cur.level || lv == cur.level && v > cur.lift {
+			lift[l.To] = lifted{lv, v}
+		}
 	}
 	out := make([]Ranked, 0, len(cands))
 	for _, c := range cands {
-		s := base[c.UUID] + Alpha*lift[c.UUID]
+		lv, s := level[c.UUID], base[c.UUID]
+		if up := lift[c.UUID]; up.level > lv {
+			lv, s = up.level, Alpha*up.lift
+		} else if up.level == lv {
+			s += Alpha * up.lift
+		}
 		if s <= 0 {
 			continue
 		}
-		out = append(out, Ranked{Candidate: c, Score: s})
+		out = append(out, Ranked{Candidate: c, Terms: lv, Score: s})
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if out[i].Terms != out[j].Terms {
+			return out[i].Terms > out[j].Terms
+		}
 		return Less(out[i].Score, out[i].TS, out[i].UUID, out[j].Score, out[j].TS, out[j].UUID)
 	})
 	return out

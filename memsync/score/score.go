@@ -25,11 +25,18 @@
 //     −0.10, or −0.20 while importance is below 0.2.
 //
 // Importance is clamped to [0, 1] after every step. Core-tier memories
-// never decay and are never archived (flagged wrong, they go to review).
+// never decay.
+//
+// Durable memories never fade out (SPEC §7): a core memory, or one whose
+// effective max_age is permanent (preferences and procedures by default,
+// anything declared so), may lose importance but is never archived for
+// its age, its importance or a consolidation prune; only a wrong flag
+// (archived, core or not) or a superseding record retires it.
 //
 // max_age is the declared one, else by kind (Defaults); importance ≥ 0.8
 // doubles it, ≥ 0.9 triples it. Status: superseded once a superseding
-// record's ts is at or before the clock; archived when flagged wrong, below
+// record's ts is at or before the clock; archived when flagged wrong; for
+// a memory that is not durable, archived also when below
 // 0.2, past max_age below 0.4, or a low-confidence learning record that
 // nothing referenced within 7 days (§9), or pruned by the consolidation
 // cycle (§10) with no reference since; review when past max_age with
@@ -79,8 +86,23 @@ const (
 	Superseded Status = "superseded"
 )
 
-// Hidden reports whether default reads leave a memory of this status out.
+// Hidden reports whether what is offered unasked (packets, hooks,
+// snapshots) leaves a memory of this status out. Search does not ask
+// this: decay changes rank, never findability (see Result.Retired).
 func (s Status) Hidden() bool { return s == Archived || s == Superseded }
+
+// Retired reports whether default search leaves the memory out: it is
+// superseded, or the latest flag says wrong. An archived memory that is
+// neither is still found (SPEC §7: decay changes rank, never
+// findability); search --all shows retired memories too.
+func (r Result) Retired() bool { return r.Status == Superseded || r.FlaggedWrong }
+
+// Durable reports whether the memory never fades out: a core memory, or
+// one whose effective max_age is permanent (preferences and procedures
+// by default, anything declared so). A durable memory may lose importance
+// to decay but is never archived for its age or its importance; only a
+// wrong flag or a superseding record retires it.
+func (r Result) Durable(m Memory) bool { return m.Tier == "core" || r.MaxAge == Permanent }
 
 // Day is 24 hours; max_age and decay count in whole days of UTC time.
 const Day = 24 * time.Hour
@@ -571,13 +593,19 @@ func status(m Memory, r Result, asOf time.Time) Status {
 	if !m.SupersededAt.IsZero() && !m.SupersededAt.After(asOf) {
 		return Superseded
 	}
-	if m.Tier == "core" {
-		if r.FlaggedWrong || r.ToReview {
+	if r.FlaggedWrong {
+		return Archived // retired, core or not: a person said it is wrong
+	}
+	if r.Durable(m) {
+		// Never archived for age or importance (nor pruned as a
+		// repeat): a durable memory stays offered until a wrong flag or
+		// a superseding record retires it.
+		if r.ToReview {
 			return Review
 		}
 		return Active
 	}
-	if r.FlaggedWrong || r.Importance < ArchiveBelow || r.Pruned {
+	if r.Importance < ArchiveBelow || r.Pruned {
 		return Archived
 	}
 	age := asOf.Sub(m.TS)
@@ -612,15 +640,68 @@ func Freshness(m Memory, r Result, asOf time.Time) float64 {
 	return round(0.5 + 0.5*math.Exp2(-days/90))
 }
 
-// Blend is the ranking score of a hit: lexical relevance (normalised to
-// (0, 1] by the best lexical score of the candidate pool) × (0.25 +
-// importance) × freshness × (0.5 + confidence / 2). The offsets keep a
-// memory at importance 0 or confidence 0 rankable (shown with --all)
-// while importance still weighs most.
-func Blend(lexical, bestLexical float64, r Result, freshness float64) float64 {
-	lex := 1.0
-	if bestLexical > 0 && lexical > 0 {
-		lex = lexical / bestLexical
-	}
-	return lex * (0.25 + r.Importance) * freshness * (0.5 + r.Confidence/2)
+// The ranking factors' ranges (SPEC §7 Ranking): each is at most 1 and at
+// least its floor, so that together they reorder memories of similar
+// relevance and never bury a clearly better match: the product of the
+// floors is 0.7 × 0.75 × 0.75 × 0.5 ≈ 0.2, so a hit five times as
+// relevant at the same term level always ranks first.
+const (
+	ImportanceFloor  = 0.7 // at importance 0; 1 at importance 1
+	FreshnessFloor   = 0.5 // freshness (0.5..1, see Freshness) counts half: 0.75..1
+	ConfidenceFloor  = 0.75
+	ArchivedFactor   = 0.6 // an archived memory ranks below an active one of similar relevance
+	RetiredFactor    = 0.5 // superseded or flagged wrong (search --all)
+	factorDecimals   = 1e4
+	relevanceDecimal = 1e6
+)
+
+// Factors is the ranking score of one search hit, factor by factor, each
+// rounded as printed, so that the printed factors combine exactly into
+// the printed score:
+//
+//	Score = Terms + Relevance × Importance × Freshness × Confidence × Status
+//
+// Terms is how many of the query's terms the memory holds (a session
+// neighbour of a lexical hit stands at that hit's level), so that of two
+// memories ranked by lexical relevance alone, one holding every query
+// term the other holds and more always ranks first, whatever their ages,
+// importances and confidences. Relevance is the hit's lexical score
+// (package recall) over the best of its level, in (0, 1]. The other
+// factors refine the order within a level.
+type Factors struct {
+	Terms      int
+	Relevance  float64
+	Importance float64
+	Freshness  float64
+	Confidence float64
+	Status     float64
+	Score      float64
 }
+
+// Blend is the ranking score of a hit holding terms query terms, with
+// lexical score lexical where the best hit of its level scores best, and
+// r, freshness what Evaluate and Freshness say of it.
+func Blend(terms int, lexical, best float64, r Result, freshness float64) Factors {
+	rel := 1.0
+	if best > 0 && lexical > 0 {
+		rel = math.Min(1, lexical/best)
+	}
+	f := Factors{
+		Terms:      terms,
+		Relevance:  math.Round(rel*relevanceDecimal) / relevanceDecimal,
+		Importance: roundFactor(ImportanceFloor + (1-ImportanceFloor)*r.Importance),
+		Freshness:  roundFactor(FreshnessFloor + (1-FreshnessFloor)*freshness),
+		Confidence: roundFactor(ConfidenceFloor + (1-ConfidenceFloor)*r.Confidence),
+		Status:     1,
+	}
+	switch {
+	case r.Retired():
+		f.Status = RetiredFactor
+	case r.Status == Archived:
+		f.Status = ArchivedFactor
+	}
+	f.Score = float64(terms) + f.Relevance*f.Importance*f.Freshness*f.Confidence*f.Status
+	return f
+}
+
+func roundFactor(v float64) float64 { return math.Round(v*factorDecimals) / factorDecimals }

@@ -157,7 +157,15 @@ func TestStatus(t *testing.T) {
 		{"past max_age at 0.75: active", mem(journal.KindObservation), []score.Event{link(1, "bob"), link(2, "alice"), link(20, "alice")}, 31, score.Active},
 		{"a new reference brings an archived memory back", mem(journal.KindObservation), []score.Event{link(40, "bob")}, 40, score.Review},
 		{"core never archived", mem(journal.KindObservation, tier("core")), nil, 400, score.Active},
-		{"core flagged wrong goes to review", mem(journal.KindObservation, tier("core")), []score.Event{flag(1, "wrong")}, 2, score.Review},
+		{"core flagged wrong is retired", mem(journal.KindObservation, tier("core")), []score.Event{flag(1, "wrong")}, 2, score.Archived},
+		// SPEC §7 (rewritten): durable memories never fade out.
+		{"preference unreferenced for 400 days stays active", mem(journal.KindPreference), nil, 400, score.Active},
+		{"procedure below 0.2 stays active", mem(journal.KindProcedure), []score.Event{flag(1, "unimportant"), conflict(2)}, 300, score.Active},
+		{"declared permanent fact stays active", mem(journal.KindFact, maxAge("permanent")), nil, 365, score.Active},
+		{"preference flagged wrong is retired", mem(journal.KindPreference), []score.Event{flag(1, "wrong")}, 2, score.Archived},
+		{"preference superseded is retired", mem(journal.KindPreference, retired(5)), nil, 6, score.Superseded},
+		{"durable preference pruned stays active", mem(journal.KindPreference, tier("learning")), []score.Event{consolidation(1, journal.ConsolidationPrune)}, 2, score.Active},
+		{"a fact declared 30d unreferenced for 100 days is archived", mem(journal.KindFact, maxAge("30d")), nil, 100, score.Archived},
 		{"low-confidence learning unreferenced after 7 days", mem(journal.KindFact, tier("learning"), hint("low")), nil, 8, score.Archived},
 		{"low-confidence learning referenced stays", mem(journal.KindFact, tier("learning"), hint("low")), []score.Event{link(1, "alice")}, 8, score.Active},
 	} {
@@ -267,13 +275,44 @@ func TestFreshnessAndBlend(t *testing.T) {
 	if f := score.Freshness(m, r90, day(90)); f != 0.75 {
 		t.Fatalf("freshness after 90 days = %v, want 0.75", f)
 	}
-	hi := score.Result{Importance: 0.9, Confidence: 0.6}
-	lo := score.Result{Importance: 0.3, Confidence: 0.6}
-	if score.Blend(1, 1, hi, 1) <= score.Blend(1, 1, lo, 1) {
+	hi := score.Result{Importance: 0.9, Confidence: 0.6, Status: score.Active}
+	lo := score.Result{Importance: 0.3, Confidence: 0.6, Status: score.Active}
+	if score.Blend(1, 1, 1, hi, 1).Score <= score.Blend(1, 1, 1, lo, 1).Score {
 		t.Fatal("importance does not raise the blend")
 	}
-	if score.Blend(0.9, 1, hi, 1) <= score.Blend(1, 1, lo, 1) {
+	if score.Blend(1, 0.9, 1, hi, 1).Score <= score.Blend(1, 1, 1, lo, 1).Score {
 		t.Fatal("a slightly weaker lexical match of an important memory should outrank")
+	}
+	if score.Blend(1, 0.2, 1, hi, 1).Score >= score.Blend(1, 1, 1, lo, 0.5).Score {
+		t.Fatal("a clearly better match must not be buried by importance")
+	}
+	archived := lo
+	archived.Status = score.Archived
+	if score.Blend(1, 1, 1, archived, 1).Score >= score.Blend(1, 0.95, 1, lo, 1).Score {
+		t.Fatal("an archived memory must rank below an active one of similar relevance")
+	}
+	worst := score.Result{Importance: 0, Confidence: 0, Status: score.Superseded}
+	if score.Blend(1, 1, 1, worst, 0.5).Score <= score.Blend(0, 1, 1, hi, 1).Score {
+		t.Fatal("a memory holding more query terms must rank first, whatever its factors")
+	}
+}
+
+// TestBlendFactorsMultiply: the printed factors combine exactly into the
+// score: terms + relevance × importance × freshness × confidence × status.
+func TestBlendFactorsMultiply(t *testing.T) {
+	for _, r := range []score.Result{
+		{Importance: 0.5, Confidence: 0.6, Status: score.Active},
+		{Importance: 0.123, Confidence: 0.77, Status: score.Archived},
+		{Importance: 0, Confidence: 0, Status: score.Superseded},
+		{Importance: 1, Confidence: 1, Status: score.Review, FlaggedWrong: true},
+	} {
+		for _, lex := range []float64{0.001, 0.37, 1, 2.5} {
+			f := score.Blend(3, lex, 2.5, r, 0.61)
+			want := float64(f.Terms) + f.Relevance*f.Importance*f.Freshness*f.Confidence*f.Status
+			if f.Score != want || f.Score <= 3 || f.Score > 4 {
+				t.Fatalf("%+v lex %v: score %v, factors give %v", r, lex, f.Score, want)
+			}
+		}
 	}
 }
 

@@ -69,7 +69,7 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 	fs.StringVar(&rec.Why, "why", "", "`why` this matters (decisions)")
 	fs.StringVar(&refGit, "ref-git", "", "evidence: a git commit `sha`")
 	fs.StringVar(&refPath, "ref-path", "", "evidence: a file `path`")
-	fs.StringVar(&tsFlag, "ts", "", "record `time`, RFC 3339 (default now; for imports and tests)")
+	fs.StringVar(&tsFlag, "ts", "", "record `time`, RFC 3339 (default now; for imports and tests; at most a day ahead)")
 	fs.BoolVar(&noFsync, "no-fsync", false, "do not fsync the line (faster; a power cut may lose it); also append.fsync: false")
 	fs.BoolVar(&newAgent, "new-agent", false, "create A's journal if memsync init never created agent A (else a mistyped --agent is refused); also append.create_agents: true")
 	fs.BoolVar(&asJSON, "json", false, `print {"uuid": ..., "path": ...} instead of the uuid`)
@@ -112,6 +112,10 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 		}
 		if ts.IsZero() {
 			return fs.UsageErr("--ts: %q is the zero time, not a record's time", tsFlag)
+		}
+		if now := env.Now(); ts.After(now.Add(MaxFutureTS)) {
+			return fs.UsageErr("--ts: %s is more than a day ahead of this host's clock (%s): a record is written when it happens",
+				ts.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 		}
 		rec.TS = ts
 	}
@@ -273,3 +277,7 @@ func journalDir(agent string) string { return filepath.Join("agents", agent, "me
 // sequenceFile is agent's uuid high-water file relative to the repository:
 // memsync.Layout.SequenceFile, kept equal by TestJournalDirIsTheLayouts.
 func sequenceFile(agent string) string { return filepath.Join(".memsync", "sequence", agent) }
+
+// MaxFutureTS is how far ahead of the host's clock append --ts may date a
+// record (SPEC §7 "The clock": more is a typo, not another host's drift).
+const MaxFutureTS = 24 * time.Hour
