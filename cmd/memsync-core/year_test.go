@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -75,6 +76,9 @@ func yearInTheLife(t *testing.T, b yearBackend) {
 	start := time.Now()
 	fleet := newYearFleet(t, repo, now, 2024)
 	y := &yearReader{repo: repo, env: env, offline: b.offline}
+	if keep := os.Getenv("MEMSYNC_KEEP_YEAR"); keep != "" { // a copy to time commands on by hand
+		t.Cleanup(func() { exec.Command("cp", "-a", repo, filepath.Join(keep, b.name)).Run() })
+	}
 	lines := len(fleet.recs) + fleet.feedback + len(fleet.cliFlags)
 	t.Logf("%d records (%d durable, %d retired, %d flags), written in %v",
 		len(fleet.recs), len(fleet.current((*yearRec).durable)), len(fleet.recs)-len(fleet.current(func(*yearRec) bool { return true })),
@@ -126,12 +130,18 @@ func yearInTheLife(t *testing.T, b yearBackend) {
 	t.Logf("%d searches for current memories in %v", len(durable)+min(len(others), 200), time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
-	var retired []*yearRec
+	// Every wrong-flagged and every superseded durable memory, and a
+	// sample of the other superseded ones.
+	var retired, superseded []*yearRec
 	for _, r := range fleet.recs {
-		if r.retired() {
+		switch {
+		case r.wrong || r.retired() && r.durable():
 			retired = append(retired, r)
+		case r.retired():
+			superseded = append(superseded, r)
 		}
 	}
+	retired = append(retired, sample(superseded, 100-min(len(retired), 50), 5)...)
 	foundAll := y.checkRetired(t, retired)
 	t.Logf("%d retired memories searched in %v", len(retired), time.Since(start).Round(time.Millisecond))
 
@@ -146,7 +156,7 @@ func yearInTheLife(t *testing.T, b yearBackend) {
 	agree = append(agree, sample(retired, 10, 12)...)
 	agree = append(agree, sample(others, 25, 13)...)
 	maps := []map[string]searchHit{found, foundAll}
-	y.checkAgreement(t, agree, maps)
+	y.checkAgreement(t, fleet, agree, maps)
 	t.Logf("%d memories checked for agreement in %v", len(agree), time.Since(start).Round(time.Millisecond))
 }
 
@@ -346,6 +356,17 @@ func (y *yearReader) checkPackets(t *testing.T, f *yearFleet) {
 			return out
 		}
 		constraints, procedures, coreIDs := ids(p.HardConstraints), ids(p.ProceduresToFollow), ids(p.Core)
+		// What is offered unasked leaves archived and retired memories out.
+		for _, items := range [][]packet.Item{p.Core, p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts} {
+			for _, it := range items {
+				r := f.byUUID[it.UUID]
+				if it.Status == "archived" || it.Status == "superseded" || r != nil && r.retired() {
+					fails.count()
+					fails.add("agent %s goal %q: packet offers %s %q (status %q, retired by the fleet: %v)",
+						j.agent, yearTopics[j.topic], it.UUID, it.Text, it.Status, r != nil && r.retired())
+				}
+			}
+		}
 		for _, r := range f.current(func(r *yearRec) bool { return r.visibleTo(j.agent) }) {
 			var in []string
 			var field string
@@ -497,7 +518,7 @@ type showDoc struct {
 // checkAgreement is assertion 4: explain, show, search (the hits already
 // found) and the author's snapshot say the same importance and status of
 // each memory of recs.
-func (y *yearReader) checkAgreement(t *testing.T, recs []*yearRec, hits []map[string]searchHit) {
+func (y *yearReader) checkAgreement(t *testing.T, fleet *yearFleet, recs []*yearRec, hits []map[string]searchHit) {
 	t.Helper()
 	showFails := &failures{name: "4a. show agrees with explain", total: len(recs)}
 	searchFails := &failures{name: "4b. search --json agrees with explain"}
@@ -511,6 +532,9 @@ func (y *yearReader) checkAgreement(t *testing.T, recs []*yearRec, hits []map[st
 			}
 			snaps[a] = s
 		}
+	}
+	if !y.offline {
+		y.checkSnapshotDurable(t, snaps, fleet)
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 0.0051 } // the snapshot prints two decimals
 	snapshotKinds := []journal.Kind{journal.KindFact, journal.KindDecision, journal.KindPreference, journal.KindProcedure}
@@ -572,4 +596,27 @@ func (y *yearReader) checkAgreement(t *testing.T, recs []*yearRec, hits []map[st
 	showFails.report(t)
 	searchFails.report(t)
 	snapFails.report(t)
+}
+
+// checkSnapshotDurable is assertion 4's corollary for snapshots (SPEC §7:
+// durable memories stay in): every current preference, procedure and core
+// memory an agent sees is in its snapshot, unless a list there is cut.
+func (y *yearReader) checkSnapshotDurable(t *testing.T, snaps map[string]*yearSnapshot, fleet *yearFleet) {
+	t.Helper()
+	fails := &failures{name: "4d. the snapshot lists every current preference, procedure and core memory"}
+	for _, a := range yearAgents {
+		s := snaps[a]
+		if s.truncated {
+			continue
+		}
+		for _, r := range fleet.current(func(r *yearRec) bool {
+			return r.visibleTo(a) && (r.tier == "core" || r.kind == journal.KindPreference || r.kind == journal.KindProcedure)
+		}) {
+			fails.count()
+			if len(s.listed[r.uuid]) == 0 {
+				fails.addMemory(y, r, "agent %s's snapshot (clock %s) leaves out %s", a, s.clock.Format(time.RFC3339), r.uuid)
+			}
+		}
+	}
+	fails.report(t)
 }
