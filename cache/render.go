@@ -92,14 +92,22 @@ type entry struct {
 	current                        bool
 	size                           int          // bytes of its whole text
 	mem                            score.Memory // what the rule reads of it
+	original                       string       // the memory it promotes, when a promotion
 }
 
 func newEntry(n *memsync.Node) *entry {
 	return &entry{
 		uuid: n.UUID, agent: n.Agent, scope: string(n.Scope), path: n.Path, line: n.Line,
 		text: oneLine(n.Text), kind: n.Kind, ts: n.TS, current: n.InvalidAt.IsZero(), size: len(n.Text),
-		mem: score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy),
+		mem:      score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy),
+		original: promotionOriginal(n),
 	}
+}
+
+// promotionOriginal is the memory n promotes ("" when n is no promotion).
+func promotionOriginal(n *memsync.Node) string {
+	orig, _ := journal.PromotionOriginal(&n.Record)
+	return orig
 }
 
 // newer orders entries newest first, then by uuid.
@@ -228,7 +236,8 @@ type walked struct {
 	agents    []string                 // without duplicates, in the order asked
 	views     map[string]*view         // by group id
 	conflicts []conflict               // newest winner first
-	events    map[string][]score.Event // signals into the kept entries
+	events    map[string][]score.Event // signals into the kept entries and their originals
+	originals map[string]score.Memory  // the originals of the kept promotions
 }
 
 // Render walks g once and renders the snapshot of each agent, with every
@@ -326,27 +335,65 @@ func walk(ctx context.Context, g memsync.Graph, agents []string, limit int) (*wa
 		v.freeze()
 	}
 	wk.conflicts = openConflicts(edges, ends, groups)
-	if wk.events, err = signals(ctx, g, wk.views); err != nil {
+	if wk.originals, err = originals(ctx, g, wk.views); err != nil {
+		return nil, err
+	}
+	if wk.events, err = signals(ctx, g, wk.views, wk.originals); err != nil {
 		return nil, err
 	}
 	return wk, nil
 }
 
-// signals reads the events into every memory the views' core and section
-// lists kept, for score.Evaluate.
-func signals(ctx context.Context, g memsync.Graph, views map[string]*view) (map[string][]score.Event, error) {
-	var ids []string
+// kept calls fn with every entry the views' core and section lists kept.
+func kept(views map[string]*view, fn func(*entry)) {
 	for _, v := range views {
 		for _, l := range []*newest{v.core, v.aging} {
 			for _, e := range l.heap {
-				ids = append(ids, e.uuid)
+				fn(e)
 			}
 		}
 		for _, l := range v.sections {
 			for _, e := range l.heap {
-				ids = append(ids, e.uuid)
+				fn(e)
 			}
 		}
+	}
+}
+
+// originals reads the originals of the promotions the views kept: a
+// promotion stands only while its original does (memsync.FollowOriginal).
+func originals(ctx context.Context, g memsync.Graph, views map[string]*view) (map[string]score.Memory, error) {
+	var ids []string
+	kept(views, func(e *entry) {
+		if e.original != "" {
+			ids = append(ids, e.original)
+		}
+	})
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	out := map[string]score.Memory{}
+	for len(ids) > 0 {
+		chunk := ids[:min(getChunk, len(ids))]
+		ids = ids[len(chunk):]
+		nodes, err := g.Get(ctx, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("cache: read the originals of promotions: %w", err)
+		}
+		for id, n := range nodes {
+			out[id] = score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy)
+		}
+	}
+	return out, nil
+}
+
+// signals reads the events into every memory the views' core and section
+// lists kept, and into the originals of the promotions among them, for
+// score.Evaluate.
+func signals(ctx context.Context, g memsync.Graph, views map[string]*view, originals map[string]score.Memory) (map[string][]score.Event, error) {
+	var ids []string
+	kept(views, func(e *entry) { ids = append(ids, e.uuid) })
+	for id := range originals {
+		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
@@ -382,6 +429,9 @@ func (wk *walked) ranked(a, b *newest, clock time.Time) (out []scoredEntry, tota
 		total += l.total
 		for _, e := range l.heap {
 			r := score.Evaluate(e.mem, wk.events[e.uuid], clock)
+			if o, ok := wk.originals[e.original]; ok && e.original != "" {
+				r = memsync.FollowOriginal(r, score.Evaluate(o, wk.events[e.original], clock))
+			}
 			if r.Status.Hidden() {
 				archived++
 				continue

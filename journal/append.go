@@ -2,12 +2,14 @@ package journal
 
 import (
 	"bytes"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -34,6 +36,14 @@ type AppendOptions struct {
 	// the repository (SPEC §12), numbered per host. Empty: the older
 	// mem_<second>_<agent>_<NNNN>, unique on one host only.
 	Host string
+	// Random, when set, makes allocated uuids unguessable: each ends in
+	// "-" and RandomPartLen characters of lowercase base32 read from it
+	// (crypto/rand.Reader in memsync append), mem_<second>_<agent>_
+	// [<host>-]<NNNN>-<random>. Agents of one clone share the host id and
+	// the sequence counts up, so without it an agent can name another's
+	// uuids it never saw (SPEC §12). The sequence still makes the uuid
+	// unique; the random part only hides it.
+	Random io.Reader
 	// Root, when set, is the repository dir is in: every directory from
 	// it down to dir must be a real one, not a symbolic link (RealDir).
 	// The day file itself is never written through a link.
@@ -49,7 +59,8 @@ func FileName(ts time.Time) string { return ts.UTC().Format("2006-01-02") + ".js
 
 // Append writes rec as one line to its UTC day's file in dir, under an
 // exclusive lock on that file, in a single write, then fsyncs. A missing ts
-// is set to now; a missing uuid is allocated as mem_<ts>_<agent>_<NNNN>,
+// is set to now; a missing uuid is allocated as mem_<ts>_<agent>_<NNNN>
+// (with opts.Host and opts.Random: mem_<ts>_<agent>_<host>-<NNNN>-<random>),
 // never one that this agent's journal or archive of that day holds or that
 // an Append sharing opts.SequenceFile handed out, whatever the line lengths,
 // lock waits and clock steps (see sequence.go). Concurrent Appends from any
@@ -81,6 +92,15 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 		// An allocated uuid has this shape and length; the line limit is
 		// checked with it so that nothing is created for an oversized record.
 		probe.UUID = fmt.Sprintf("mem_%s_%s_%s9999", UUIDTime(rec.TS), rec.Agent, hostPart)
+	}
+	random := "" // "-<random part>" of an allocated uuid, read before any lock
+	if rec.UUID == "" && opts.Random != nil {
+		r, err := randomPart(opts.Random)
+		if err != nil {
+			return "", fmt.Errorf("append: %w", err)
+		}
+		random = "-" + r
+		probe.UUID += random
 	}
 	if err := probe.Validate(); err != nil {
 		return "", err
@@ -133,7 +153,7 @@ func Append(dir string, rec *Record, opts AppendOptions) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("append: %w", err)
 		}
-		rec.UUID = fmt.Sprintf("%s%04d", prefix, n)
+		rec.UUID = fmt.Sprintf("%s%04d%s", prefix, n, random)
 	}
 	line := rec.Canonical()
 	if err := checkLineSize(line); err != nil {
@@ -242,6 +262,32 @@ func flock(f *os.File) error {
 	}
 }
 
+// RandomPartLen is the length of the random part AppendOptions.Random
+// adds to a uuid: 40 bits in lowercase base32.
+const RandomPartLen = 8
+
+// randomPart reads the random part of a uuid from r.
+func randomPart(r io.Reader) (string, error) {
+	var b [RandomPartLen * 5 / 8]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return "", fmt.Errorf("random part of the uuid: %w", err)
+	}
+	return strings.ToLower(base32.StdEncoding.EncodeToString(b[:])), nil
+}
+
+// isRandomPart: RandomPartLen characters of lowercase base32 (a-z, 2-7).
+func isRandomPart[T string | []byte](s T) bool {
+	if len(s) != RandomPartLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
 // highestSequence is the highest NNNN of the `"uuid": "<prefix>NNNN"` values
 // in buf (4 to 9 digits, any JSON whitespace around the colon): canonical
 // lines have no spaces, lines from other tools may, and their uuids must
@@ -264,7 +310,12 @@ func highestSequence(buf []byte, prefix string) int {
 		for j < len(buf) && j-off < 10 && '0' <= buf[j] && buf[j] <= '9' {
 			j++
 		}
-		if n := j - off; n < 4 || n > 9 || j >= len(buf) || buf[j] != '"' {
+		if n := j - off; n < 4 || n > 9 || j >= len(buf) {
+			continue
+		}
+		// The uuid ends after NNNN, or after NNNN-<random part>.
+		if end := j + 1 + RandomPartLen; buf[j] != '"' &&
+			(buf[j] != '-' || end >= len(buf) || buf[end] != '"' || !isRandomPart(buf[j+1:end])) {
 			continue
 		}
 		if v, _ := strconv.Atoi(string(buf[off:j])); v > best {

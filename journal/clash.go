@@ -16,7 +16,8 @@ import (
 // UUIDOwner returns the agent that a uuid of the forms memsync writes names:
 // mem_<YYYYMMDDTHHMMSSZ>_<agent>_<NNNN> (memsync append, four digits or
 // more), mem_<YYYYMMDDTHHMMSSZ>_<agent>_<host>-<NNNN> (memsync append with
-// a host id, AppendOptions.Host) and
+// a host id, AppendOptions.Host), either of them followed by "-" and a
+// random part (AppendOptions.Random), and
 // mem_<YYYYMMDDTHHMMSSZ>_<agent>_h<16 hex> (DerivedUUID). Any other uuid
 // names no agent (ok false). A new uuid form that memsync writes
 // must be recognised here, or lines carrying it are judged by ClashWins only.
@@ -35,7 +36,7 @@ func UUIDOwner(uuid string) (agent string, ok bool) {
 		return "", false
 	}
 	agent, suffix := rest[:cut], rest[cut+1:]
-	if !ValidAgent(agent) || !(isSequence(suffix) || isHostSequence(suffix) || isDerivedSuffix(suffix)) {
+	if !ValidAgent(agent) || !(isSequence(suffix) || isHostSequence(suffix) || isDerivedSuffix(suffix) || isRandomized(suffix)) {
 		return "", false
 	}
 	return agent, true
@@ -76,6 +77,13 @@ func isHostSequence(s string) bool {
 	return ok && ValidHostID(host) && isSequence(seq)
 }
 
+// isRandomized: a sequence or a host sequence, "-" and a random part, as
+// Append writes with AppendOptions.Random.
+func isRandomized(s string) bool {
+	cut := strings.LastIndexByte(s, '-')
+	return cut > 0 && isRandomPart(s[cut+1:]) && (isSequence(s[:cut]) || isHostSequence(s[:cut]))
+}
+
 // isDerivedSuffix: "h" and 16 lowercase hex digits, as DerivedUUID writes.
 func isDerivedSuffix(s string) bool {
 	if len(s) != 17 || s[0] != 'h' {
@@ -95,14 +103,19 @@ func isDerivedSuffix(s string) bool {
 // its uuid is one that names another agent (UUIDOwner). An agent writes
 // only its own records, under its own uuids; without the second rule an
 // agent could write another's predictable next uuids first and have that
-// agent's appends rejected. The error is a *FieldError; nil when r may be
-// projected.
+// agent's appends rejected. memsync's own records (promotions, consolidation
+// actions, their uuids) are valid only in the form and journal memsync
+// writes them in (checkOwnRecord). The error is a *FieldError; nil when r
+// may be projected.
 func CheckOwner(r *Record, owner string) error {
 	if r.Agent != owner {
 		return fieldErr("agent", "%q cannot write in %s's journal", r.Agent, owner)
 	}
 	if named, ok := UUIDOwner(r.UUID); ok && named != owner {
 		return fieldErr("uuid", "%s names agent %s, but the journal belongs to %s", r.UUID, named, owner)
+	}
+	if err := checkOwnRecord(r, owner); err != nil {
+		return err
 	}
 	return nil
 }

@@ -23,6 +23,14 @@ func TestUUIDOwner(t *testing.T) {
 		{"mem_20261121T101500Z_b_x7k2-001", "", false},  // three digits
 		{"mem_20261121T101500Z_b_-0001", "", false},     // no host
 		{"mem_20261121T101500Z_b_x7k2-0001-2", "", false},
+		{"mem_20261121T101500Z_planner_0001-k3j4h5g6", "planner", true},            // with a random part
+		{"mem_20261121T101500Z_my_agent-2_x7k2-0007-k3j4h5g6", "my_agent-2", true}, // host and random part
+		{"mem_20261121T101500Z_b_x7k2-0001-K3J4H5G6", "", false},                   // random parts are lowercase
+		{"mem_20261121T101500Z_b_x7k2-0001-k3j4h5g", "", false},                    // seven characters
+		{"mem_20261121T101500Z_b_x7k2-0001-k3j4h5g1", "", false},                   // 1 is not base32
+		{"mem_20261121T101500Z_b_x7k2-001-k3j4h5g6", "", false},                    // three digits
+		{"mem_20261121T101500Z_b_k3j4h5g6", "", false},                             // no sequence
+		{"mem_20261121T101500Z_b_-k3j4h5g6", "", false},
 		{"mem_20261121T101500Z_b_001", "", false},               // three digits: not what append writes
 		{"mem_20261121T101500Z_b_h0123456789ABCDEF", "", false}, // DerivedUUID writes lowercase hex
 		{"mem_20261121T101500Z_b_note", "", false},

@@ -88,12 +88,11 @@ type SearchQuery struct {
 	All    bool      // include superseded (retired) memories
 }
 
-// Hit is one search result, in package recall's order: more Terms
-// first, then higher Score.
+// Hit is one search result, in package recall's order.
 type Hit struct {
 	Node
-	Score float64 // the lexical score within its level (recall.Ranked.Score)
-	Terms int     // its level: how many of the query's terms it holds (recall.Ranked.Terms)
+	Score float64 // the lexical score (recall.Ranked.Score): higher ranks first
+	Match uint64  // the query terms it holds (recall.Ranked.Match)
 }
 
 // The relations that carry importance signals into a memory (SPEC §4, §7).

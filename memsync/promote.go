@@ -2,8 +2,6 @@ package memsync
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,11 +15,10 @@ import (
 )
 
 // PromotionUUID is the uuid of the promotion of memory original: the same
-// for every process that derives it, so the promotion happens once.
-func PromotionUUID(original string) string {
-	sum := sha256.Sum256([]byte("promotion\x00" + original))
-	return "mem_promo_" + hex.EncodeToString(sum[:10])
-}
+// for every process that derives it, so the promotion happens once
+// (journal.PromotionUUID, where the rule that only memsync writes it
+// lives).
+func PromotionUUID(original string) string { return journal.PromotionUUID(original) }
 
 // PromotionRecord is the promotion of private memory n that became
 // promotable at at (score.PromotedAt): a shared record by the same agent,

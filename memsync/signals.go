@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/memsync/memsync/memsync/recall"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -82,8 +82,21 @@ func (c Clock) at(ts time.Time) time.Time {
 
 // ScoreNodes evaluates nodes at the clock from the records naming them
 // (read from r). Events from records outside groups still count but are
-// marked invisible, so that explain never names them.
+// marked invisible, so that explain never names them. A promotion stands
+// only while its original does (FollowOriginal).
 func ScoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, clock Clock) (map[string]Scored, error) {
+	out, err := scoreNodes(ctx, r, nodes, groups, clock)
+	if err != nil {
+		return nil, err
+	}
+	if err := followOriginals(ctx, r, out, groups, clock); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scoreNodes is ScoreNodes without following promotions' originals.
+func scoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, clock Clock) (map[string]Scored, error) {
 	out := make(map[string]Scored, len(nodes))
 	if len(nodes) == 0 {
 		return out, nil
@@ -124,7 +137,8 @@ const PoolSize = 100
 // Ranked is one ranked search result with every factor of its score.
 type Ranked struct {
 	Scored
-	Lexical float64       // the backend's lexical score (package recall), within its level
+	Lexical float64       // the backend's lexical score (package recall)
+	Match   uint64        // the query terms it holds (recall.Ranked.Match)
 	Factors score.Factors // the blend, factor by factor (score.Blend)
 	Score   float64       // Factors.Score
 }
@@ -144,8 +158,9 @@ func (q RankQuery) Clock() Clock { return Clock{At: q.AsOf.UTC(), Cutoff: q.Cuto
 // Rank asks s for a candidate pool, scores each candidate at the query's
 // clock, leaves out retired memories (superseded or flagged wrong) unless
 // q.All — an archived memory is found, and ranks lower —, and orders by
-// score.Blend, then uuid. Every backend and the offline path rank
-// through here, so they agree.
+// score.Blend, then uuid, keeping the superset-of-terms property
+// (recall.Order). Every backend and the offline path rank through here,
+// so they agree.
 func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -175,34 +190,28 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Relevance is relative to the best hit of the same level among those
-	// the reader is shown.
 	kept := make([]Scored, 0, len(nodes))
-	best := map[int]float64{}
+	best := 0.0
 	for _, n := range nodes {
 		sc := scored[n.UUID]
 		if !q.All && sc.Result.Retired() {
 			continue
 		}
 		kept = append(kept, sc)
-		h := lexical[n.UUID]
-		best[h.Terms] = max(best[h.Terms], h.Score)
+		best = max(best, lexical[n.UUID].Score)
 	}
 	out := make([]Ranked, 0, len(kept))
 	for _, sc := range kept {
 		h := lexical[sc.UUID]
-		f := score.Blend(h.Terms, h.Score, best[h.Terms], sc.Result, sc.Freshness)
-		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Factors: f, Score: f.Score})
+		f := score.Blend(h.Score, best, sc.Result, sc.Freshness)
+		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Match: h.Match, Factors: f, Score: f.Score})
 	}
-	slices.SortFunc(out, func(a, b Ranked) int {
+	recall.Order(out, func(a, b Ranked) bool {
 		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
+			return a.Score > b.Score
 		}
-		return strings.Compare(a.UUID, b.UUID)
-	})
+		return a.UUID < b.UUID
+	}, func(r Ranked) uint64 { return r.Match })
 	if len(out) > limit {
 		out = out[:limit]
 	}

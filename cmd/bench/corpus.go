@@ -122,7 +122,9 @@ func (g *generator) decide(k int) {
 	}
 }
 
-// Kinds weighted by how often agents write them; memsync's own kinds rarely.
+// Kinds weighted by how often agents write them; memsync's own kinds rarely
+// (compaction; never promotion, which is valid only as memsync writes it:
+// journal.CheckOwner rejects an agent's).
 var kindWeights = []struct {
 	kind   journal.Kind
 	weight int
@@ -130,7 +132,7 @@ var kindWeights = []struct {
 	{journal.KindObservation, 20}, {journal.KindFact, 14}, {journal.KindDecision, 12}, {journal.KindTask, 10},
 	{journal.KindOutcome, 7}, {journal.KindPreference, 6}, {journal.KindReflection, 6}, {journal.KindCorrection, 5},
 	{journal.KindProcedure, 5}, {journal.KindSummary, 4}, {journal.KindConflict, 4}, {journal.KindFeedback, 3},
-	{journal.KindCompaction, 1}, {journal.KindPromotion, 1},
+	{journal.KindCompaction, 1},
 }
 
 func (g *generator) kind() journal.Kind {
@@ -215,7 +217,7 @@ func (g *generator) nextMemory() memsync.Memory {
 		if j := g.earlier(i); j >= 0 {
 			rec.ConflictsWith = []string{g.uuids[j]}
 		}
-	case journal.KindFeedback, journal.KindPromotion:
+	case journal.KindFeedback:
 		if j := g.earlier(i); j >= 0 {
 			rec.Text = "re " + g.uuids[j] + ": " + rec.Text
 			rec.Links = []string{g.uuids[j]}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/offline"
 )
 
 // defaultRecallData is the LoCoMo development set, read at run time from
@@ -58,9 +55,10 @@ type recallCase struct {
 	records   []journal.Record
 	uuidOf    map[string]string // dia_id → uuid
 	questions []recallQuestion
-	dropped   int // evidence ids dropped (not turns of the conversation)
-	repaired  int // evidence ids rewritten to a turn's id
-	split     int // evidence entries that held several ids
+	dropped   int       // evidence ids dropped (not turns of the conversation)
+	repaired  int       // evidence ids rewritten to a turn's id
+	split     int       // evidence entries that held several ids
+	last      time.Time // the last turn's time
 }
 
 type recallQuestion struct {
@@ -136,8 +134,12 @@ func newRecallCase(i int, c locomoConversation) (*recallCase, error) {
 			}
 			uuid := "turn_" + t.DiaID
 			rc.uuidOf[t.DiaID] = uuid
+			ts := start.Add(time.Duration(j) * time.Minute).UTC()
+			if ts.After(rc.last) {
+				rc.last = ts
+			}
 			rc.records = append(rc.records, journal.Record{
-				UUID: uuid, TS: start.Add(time.Duration(j) * time.Minute).UTC(), Agent: recallAgent,
+				UUID: uuid, TS: ts, Agent: recallAgent,
 				Kind: journal.KindObservation, Scope: journal.ScopePrivate, Text: text,
 				Session: fmt.Sprintf("session_%d", s),
 			})
@@ -279,179 +281,6 @@ func (s *recallScores) mean(m map[int]float64, c int) float64 {
 		return math.NaN()
 	}
 	return m[c] / float64(s.n[c])
-}
-
-// recallPath is one way of answering the questions.
-type recallPath struct {
-	name   string
-	na     string
-	scores *recallScores
-}
-
-// measureRecall runs the LoCoMo recall benchmark: every conversation into
-// its own repository, projected by the engine into each backend; each
-// question asked of the graph search of each backend, of the offline path
-// and of a plain BM25 baseline; the table goes to w.
-func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
-	o := b.opts
-	cases, err := loadLocomo(o.recallData, o.recallConversations)
-	if os.IsNotExist(err) {
-		b.logf("recall: %s is missing: skipped (the LoCoMo dev set lives in ../shared beside the repository)", o.recallData)
-		fmt.Fprintf(w, "recall: skipped, %s not found\n", o.recallData)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("recall: %w", err)
-	}
-	var paths []*recallPath
-	for _, c := range b.columns {
-		p := &recallPath{name: c.b.name + " search", na: c.na, scores: newRecallScores()}
-		paths = append(paths, p)
-		if c.na != "" {
-			continue
-		}
-		err := c.b.exclusive(ctx, func() error {
-			g, release, err := c.b.fresh(ctx)
-			if err != nil {
-				return err
-			}
-			defer release()
-			for _, rc := range cases {
-				if err := b.recallGraph(ctx, g, rc, p.scores); err != nil {
-					return fmt.Errorf("conversation %s: %w", rc.id, err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("recall on %s: %w", c.b.name, err)
-		}
-	}
-	off := &recallPath{name: "offline", scores: newRecallScores()}
-	base := &recallPath{name: "BM25 baseline", scores: newRecallScores()}
-	paths = append(paths, off, base)
-	questions, dropped, repaired, split := 0, 0, 0, 0
-	for _, rc := range cases {
-		root, err := b.recallRepo(rc)
-		if err != nil {
-			return err
-		}
-		layout := memsync.Layout{Root: root}
-		for _, q := range rc.questions {
-			hits, err := offline.Search(ctx, layout, recallQuery(q.text))
-			if err != nil {
-				return fmt.Errorf("recall offline %q: %w", q.text, err)
-			}
-			off.scores.add(q, hitUUIDs(hits))
-		}
-		bm := newBM25(rc.records)
-		for _, q := range rc.questions {
-			base.scores.add(q, bm.search(q.text, recallK))
-		}
-		questions += len(rc.questions)
-		dropped += rc.dropped
-		repaired += rc.repaired
-		split += rc.split
-	}
-	fmt.Fprint(w, recallTable(paths, len(cases), questions, fmt.Sprintf("%d split, %d repaired, %d dropped", split, repaired, dropped)))
-	return nil
-}
-
-// recallRepo writes rc's repository once and returns its root.
-func (b *bench) recallRepo(rc *recallCase) (string, error) {
-	root := filepath.Join(b.tmp, "recall-"+rc.id)
-	if _, err := os.Stat(root); err == nil {
-		return root, nil
-	}
-	if err := writeRecallRepo(root, rc); err != nil {
-		os.RemoveAll(root)
-		return "", fmt.Errorf("recall repository %s: %w", rc.id, err)
-	}
-	return root, nil
-}
-
-// recallGraph projects rc's repository into g with the engine (as `memsync
-// rebuild` does) and scores every question against g's search.
-func (b *bench) recallGraph(ctx context.Context, g memsync.Graph, rc *recallCase, s *recallScores) error {
-	root, err := b.recallRepo(rc)
-	if err != nil {
-		return err
-	}
-	eng, err := memsync.New(memsync.Options{Root: root, Graph: g, BatchSize: engineBatch})
-	if err != nil {
-		return err
-	}
-	rep, err := eng.Rebuild(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if rep.Projected != len(rc.records) || rep.Rejected != 0 {
-		return fmt.Errorf("projected %d turns, rejected %d, want %d and 0", rep.Projected, rep.Rejected, len(rc.records))
-	}
-	for _, q := range rc.questions {
-		hits, err := g.Search(ctx, recallQuery(q.text))
-		if err != nil {
-			return fmt.Errorf("search %q: %w", q.text, err)
-		}
-		s.add(q, hitUUIDs(hits))
-	}
-	return nil
-}
-
-func recallQuery(text string) memsync.SearchQuery {
-	return memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup, journal.PrivateGroup(recallAgent)}, Limit: recallK}
-}
-
-func hitUUIDs(hits []memsync.Hit) []string {
-	out := make([]string, len(hits))
-	for i, h := range hits {
-		out[i] = h.UUID
-	}
-	return out
-}
-
-// recallTable is the markdown report of the recall benchmark.
-func recallTable(paths []*recallPath, convs, questions int, evidence string) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "\nRecall on LoCoMo (dev): %s, %d questions (adversarial left out); evidence entries: %s\n\n",
-		plural(convs, "conversation"), questions, evidence)
-	sb.WriteString("| path | recall@5 | recall@10 | hit@10 | MRR@10 |")
-	cats := []int{1, 2, 3, 4}
-	for _, c := range cats {
-		fmt.Fprintf(&sb, " %s R@10 / hit@10 |", categoryNames[c])
-	}
-	sb.WriteString("\n|---|---|---|---|---|")
-	for range cats {
-		sb.WriteString("---|")
-	}
-	sb.WriteString("\n")
-	f := func(v float64) string {
-		if math.IsNaN(v) {
-			return "–"
-		}
-		return fmt.Sprintf("%.3f", v)
-	}
-	for _, p := range paths {
-		if p.na != "" {
-			fmt.Fprintf(&sb, "| %s | n/a (%s) |\n", p.name, p.na)
-			continue
-		}
-		s := p.scores
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |", p.name, f(s.mean(s.r5, 0)), f(s.mean(s.r10, 0)), f(s.mean(s.hit10, 0)), f(s.mean(s.mrr, 0)))
-		for _, c := range cats {
-			fmt.Fprintf(&sb, " %s / %s |", f(s.mean(s.r10, c)), f(s.mean(s.hit10, c)))
-		}
-		sb.WriteString("\n")
-	}
-	if len(paths) > 0 {
-		s := paths[len(paths)-1].scores
-		sb.WriteString("\nquestions per category:")
-		for _, c := range cats {
-			fmt.Fprintf(&sb, " %s %d", categoryNames[c], s.n[c])
-		}
-		sb.WriteString("\n")
-	}
-	return sb.String()
 }
 
 // bm25 is the plain baseline: Okapi BM25 (k1 1.2, b 0.75) over lowercase

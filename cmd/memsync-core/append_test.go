@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -87,11 +88,9 @@ func TestAppendAllFlags(t *testing.T) {
 	if r.code != exitOK || r.stderr != "" {
 		t.Fatalf("append: %d %q", r.code, r.stderr)
 	}
-	if r.stdout != "mem_20261121T091500Z_alice_testhost-0001\n" {
-		t.Fatalf("stdout %q", r.stdout)
-	}
+	uuid := randomized(t, strings.TrimSuffix(r.stdout, "\n"), "mem_20261121T091500Z_alice_testhost-0001")
 	recs := journalLines(t, repo, "alice", "2026-11-21")
-	want := `{"uuid":"mem_20261121T091500Z_alice_testhost-0001","ts":"2026-11-21T09:15:00.25Z","agent":"alice","kind":"decision","scope":"shared",` +
+	want := `{"uuid":"` + uuid + `","ts":"2026-11-21T09:15:00.25Z","agent":"alice","kind":"decision","scope":"shared",` +
 		`"text":"Chose #postgres over @Mira's idea","refs":[{"git":"4f2a9c1","path":"docs/db.md"}],"entities":["@Shaun","Acme Corp"],` +
 		`"tags":["db","infra"],"links":["mem_20261120T080000Z_alice_0003"],"supersedes":["mem_20261101T000000Z_alice_0001"],` +
 		`"conflicts_with":["mem_20261115T120000Z_bob_0002","mem_20261115T120000Z_bob_0003"],` +
@@ -109,18 +108,17 @@ func TestAppendOutputsAndSequence(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("%d %s", r.code, r.stderr)
 	}
-	if r.stdout != `{"uuid":"mem_20261121T091500Z_alice_testhost-0001","path":"agents/alice/memory/journal/2026-11-21.jsonl"}`+"\n" {
-		t.Fatalf("--json: %q", r.stdout)
-	}
 	var doc struct{ UUID, Path string }
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.UUID == "" {
 		t.Fatalf("--json is not one JSON document: %v", err)
 	}
+	uuid := randomized(t, doc.UUID, "mem_20261121T091500Z_alice_testhost-0001")
+	if r.stdout != `{"uuid":"`+uuid+`","path":"agents/alice/memory/journal/2026-11-21.jsonl"}`+"\n" {
+		t.Fatalf("--json: %q", r.stdout)
+	}
 	// Same second: the sequence goes on; text before the flags is fine.
 	r = iv.run(t, "append", "second", "--repo", repo, "--agent", "alice", "--kind", "fact")
-	if r.stdout != "mem_20261121T091500Z_alice_testhost-0002\n" {
-		t.Fatalf("second: %q %q", r.stdout, r.stderr)
-	}
+	randomized(t, strings.TrimSuffix(r.stdout, "\n"), "mem_20261121T091500Z_alice_testhost-0002")
 	// "--" lets the text start with a dash.
 	r = iv.run(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--", "-5 degrees outside")
 	if r.code != exitOK {
@@ -128,9 +126,7 @@ func TestAppendOutputsAndSequence(t *testing.T) {
 	}
 	// An explicit --ts with an offset lands on its UTC day and second.
 	r = iv.run(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--ts", "2026-11-21T22:00:01-05:00", "late")
-	if r.stdout != "mem_20261122T030001Z_alice_testhost-0001\n" {
-		t.Fatalf("--ts: %q %q", r.stdout, r.stderr)
-	}
+	randomized(t, strings.TrimSuffix(r.stdout, "\n"), "mem_20261122T030001Z_alice_testhost-0001")
 	if got := journalLines(t, repo, "alice", "2026-11-22"); len(got) != 1 || got[0].Text != "late" {
 		t.Fatalf("--ts journal: %+v", got)
 	}
@@ -469,4 +465,14 @@ func TestAppendUnknownAgent(t *testing.T) {
 	if r := iv.run(t, "append", "--agent", "other", "--kind", "fact", "x"); r.code != exitOK {
 		t.Fatalf("append.create_agents: %d %q", r.code, r.stderr)
 	}
+}
+
+// randomized checks that uuid is want, "-" and the random part memsync
+// append adds (journal.AppendOptions.Random), and returns it.
+func randomized(t *testing.T, uuid, want string) string {
+	t.Helper()
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(want) + `-[a-z2-7]{8}$`).MatchString(uuid) {
+		t.Fatalf("uuid %q, want %s-<random part>", uuid, want)
+	}
+	return uuid
 }

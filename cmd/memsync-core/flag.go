@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,7 +109,8 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 		return c.fail("%v", err)
 	}
 	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now,
-		SequenceFile: layout(repo).SequenceFile(writer), Root: repo, Host: host}
+		SequenceFile: layout(repo).SequenceFile(writer), Root: repo, Host: host,
+		Random: rand.Reader}
 	path, err := journal.Append(journalDir(repo, writer), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError

@@ -50,7 +50,7 @@ func TestAppendSurpriseGate(t *testing.T) {
 		Reason   string   `json:"reason"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || !doc.Skipped || doc.Surprise == nil ||
-		*doc.Surprise >= 0.4 || !strings.Contains(doc.Reason, "near-duplicate of mem_20261121T100000Z_ada_testhost-0001") || doc.UUID != "" {
+		*doc.Surprise >= 0.4 || !strings.Contains(doc.Reason, "near-duplicate of mem_20261121T100000Z_ada_testhost-0001-") || doc.UUID != "" {
 		t.Fatalf("duplicate --json: exit %d %q", code, out)
 	}
 	if out, code := run("--tier", "learning", text); code != 0 || !strings.HasPrefix(out, "skipped: surprise 0") || !strings.Contains(out, "--force") {

@@ -12,6 +12,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
+	recallrule "github.com/memsync/memsync/memsync/recall"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -32,14 +33,13 @@ memory stood at T (records after T left out, decay at T).
 
 Ranking: the best lexical candidates (at least 100, whatever --limit) are
 ordered by
-  score = terms + relevance x importance x freshness x confidence x status
-where terms is how many of the query's words the memory holds (so a memory
-holding every word another holds and more always ranks first), relevance
-its lexical score over the best of its level (0..1], and the other factors
-refine the order within a level: importance 0.7..1, freshness 0.75..1,
-confidence 0.75..1, status 1 (active, review), 0.6 (archived), 0.5
-(superseded or flagged wrong, with --all). Ties by uuid. --explain prints
-every factor per hit, as they multiply into the printed score.`
+  score = relevance x importance x freshness x confidence x status
+where relevance is the memory's lexical score over the best candidate's
+(0..1]; importance 0.7..1, freshness 0.75..1 and confidence 0.75..1 refine
+it; status is 1 (active, review), 0.6 (archived) or 0.5 (superseded or
+flagged wrong, with --all). Ties by uuid. Then a memory that holds every
+query word another holds and more is moved above it, whatever their
+scores (SPEC §7). --explain prints every factor per hit, as they multiply into the printed score.`
 
 // searchHit is one result as search --json prints it.
 type searchHit struct {
@@ -64,8 +64,11 @@ type searchHit struct {
 	ReplacedBy string          `json:"replaced_by,omitempty"`
 }
 
-// searchFactors is a hit's score factor by factor, as they combine:
-// score = terms + relevance × importance × freshness × confidence × status.
+// searchFactors is a hit's score factor by factor, as they multiply:
+// score = relevance × importance × freshness × confidence × status. Terms
+// is how many of the query's terms the memory holds (0 for a session
+// neighbour found beside a hit): not a factor, but the rank's other rule
+// (a memory holding every term another holds and more ranks above it).
 type searchFactors struct {
 	Terms      int     `json:"terms"`
 	Relevance  float64 `json:"relevance"`
@@ -190,7 +193,7 @@ func newSearchHit(h memsync.Ranked) searchHit {
 		Scope: string(h.Scope), GroupID: h.GroupID, Source: h.Source,
 		Importance: h.Result.Importance, Confidence: h.Result.Confidence, Status: string(h.Result.Status),
 		Lexical: roundScore(h.Lexical), Freshness: h.Freshness,
-		Factors: searchFactors{Terms: h.Factors.Terms, Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
+		Factors: searchFactors{Terms: recallrule.Held(h.Match), Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
 			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status},
 	}
 	if h.Result.Status == score.Superseded {
@@ -235,10 +238,10 @@ func printHits(env *Env, res searchResult, explain bool) {
 		}
 		if explain {
 			f := h.Factors
-			fmt.Fprintf(env.Stdout, "   score %.6f = terms %d + relevance %.6f x importance %.4f x freshness %.4f x confidence %.4f x status %.4f\n",
-				h.Score, f.Terms, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status)
-			fmt.Fprintf(env.Stdout, "   (importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
-				h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			fmt.Fprintf(env.Stdout, "   score %.6f = relevance %.6f x importance %.4f x freshness %.4f x confidence %.4f x status %.4f\n",
+				h.Score, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status)
+			fmt.Fprintf(env.Stdout, "   (holds %d query terms; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
+				f.Terms, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
 		}
 		if h.Source != nil && (h.Source.Type != "" || h.Source.Actor != "") {
 			fmt.Fprintf(env.Stdout, "   source: %s\n", strings.TrimSpace(h.Source.Type+" "+h.Source.Actor))

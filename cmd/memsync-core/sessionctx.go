@@ -174,7 +174,7 @@ func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (c
 	}
 	parse := func(line []byte) (memsync.Memory, bool) {
 		rec, err := journal.Parse(line)
-		if err != nil || rec.Agent != agent {
+		if err != nil || journal.CheckOwner(&rec, agent) != nil {
 			return memsync.Memory{}, false
 		}
 		return memsync.Memory{Record: rec}, true

@@ -337,7 +337,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 		if !ok {
 			return nil, g.wrap("search", fmt.Errorf("memory %s vanished during the search", r.UUID))
 		}
-		hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Terms: r.Terms})
+		hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match})
 	}
 	return hits, nil
 }

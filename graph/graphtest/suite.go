@@ -46,6 +46,7 @@ func Run(t *testing.T, open Open) {
 		{"SignalsShuffled", testSignalsShuffled},
 		{"IncomingBeforeTarget", testIncomingBeforeTarget},
 		{"Recall", testRecall},
+		{"RankProperties", testRankProperties},
 		{"List", testList},
 		{"ListWindowEdge", testListWindowEdge},
 	}

@@ -182,7 +182,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	hits := make([]memsync.Hit, 0, len(ranked))
 	for _, r := range ranked {
 		if n, ok := nodes[r.UUID]; ok {
-			hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Terms: r.Terms})
+			hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match})
 		}
 	}
 	return hits, nil

@@ -31,8 +31,6 @@ package consolidate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,7 +280,7 @@ func (c *cycle) eachRecord(ctx context.Context, agent string, fn func(*journal.R
 				}
 				return fmt.Errorf("read %s: %w", path, err)
 			}
-			if l.Err != nil || l.Record.Agent != agent || seen[l.Record.UUID] {
+			if l.Err != nil || journal.CheckOwner(&l.Record, agent) != nil || seen[l.Record.UUID] {
 				continue
 			}
 			seen[l.Record.UUID] = true
@@ -323,10 +321,11 @@ func (c *cycle) signal(r *journal.Record) {
 }
 
 // RecordUUID is the uuid of the consolidation record of action over key:
-// the same for every run that derives it.
+// the same for every run that derives it (journal.ConsolidationUUID; the
+// journal reads each action's key back from its record to accept the uuid
+// only where the cycle writes it, so a key changed here must change there).
 func RecordUUID(action string, key ...string) string {
-	sum := sha256.Sum256([]byte("consolidation\x00" + action + "\x00" + strings.Join(key, "\x00")))
-	return "mem_consol_" + hex.EncodeToString(sum[:10])
+	return journal.ConsolidationUUID(action, key...)
 }
 
 // write journals rec (unless it exists already or this is a dry run),

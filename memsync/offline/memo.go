@@ -71,7 +71,7 @@ func (m *memo) read(ctx context.Context, layout memsync.Layout) error {
 			rel := layout.Rel(path)
 			err := eachLine(path, func(line []byte, number int, _ int64) error {
 				rec, err := journal.Parse(line)
-				if err != nil || rec.Agent != agent {
+				if err != nil || journal.CheckOwner(&rec, agent) != nil {
 					return nil
 				}
 				if _, dup := byUUID[rec.UUID]; dup {

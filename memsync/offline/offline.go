@@ -317,7 +317,7 @@ func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
 	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
 	for _, r := range ranked[:min(limit, len(ranked))] {
 		h := byUUID[r.UUID]
-		h.Score, h.Terms = r.Score, r.Terms
+		h.Score, h.Match = r.Score, r.Match
 		hits = append(hits, h)
 	}
 	return hits, nil

@@ -28,3 +28,14 @@ func TestRecallCases(t *testing.T) {
 		return hits
 	})
 }
+
+// TestRankProperties: SPEC §7's ranking properties hold offline as on the
+// graphs (graphtest.RunRanking): superset of terms first, factors that
+// multiply into the score, findability with only retired memories left out.
+func TestRankProperties(t *testing.T) {
+	var recs []journal.Record
+	for _, m := range graphtest.RankCorpus(7) {
+		recs = append(recs, m.Record)
+	}
+	graphtest.RunRanking(t, Journals{Layout: writeJournals(t, t.TempDir(), recs...)}, 7)
+}

@@ -85,7 +85,7 @@ func (j Journals) scan(ctx context.Context, uuids []string) (map[string]memsync.
 					return nil
 				}
 				rec, err := journal.Parse(line)
-				if err != nil || rec.Agent != agent || seen[rec.UUID] {
+				if err != nil || journal.CheckOwner(&rec, agent) != nil || seen[rec.UUID] {
 					return nil
 				}
 				seen[rec.UUID] = true

@@ -18,11 +18,11 @@
 //
 // where cover(m) is the share of the query's terms m holds, each weighted
 // by its rarity among the lexical hits (see Cover). Memories are ordered
-// by level first: how many of the query's terms they hold (a neighbour
-// stands at the level of the hits that bring it in, and inherits only
-// from hits of the level it stands at), so that of two hits one holding
-// every term the other holds and more always ranks first (SPEC §7); then
-// by score (higher first), then newest first, then uuid. The score is a plain number per hit, so that later factors
+// by score (higher first), then newest first, then uuid, and then Order
+// keeps SPEC §7's property: a memory holding every query term another
+// holds and more always ranks above it (a session neighbour that holds
+// none of them is ranked by its score alone). The score is a plain
+// number per hit, so that later factors
 // (importance, confidence) can multiply into it.
 package recall
 
@@ -124,18 +124,61 @@ type Link struct {
 	Dist     int
 }
 
-// Ranked is a candidate with its fused score and its level: Terms, the
-// number of the query's terms it holds (a session neighbour stands at the
-// level of the strongest hit that brought it in). Memories are ordered by
-// level first, then by score within it.
+// Ranked is a candidate with its fused score. Match is the set of query
+// terms it holds (Matched; every term when unknown; none for a session
+// neighbour that is no lexical hit).
 type Ranked struct {
 	Candidate
-	Terms int
+	Match uint64
 	Score float64
 }
 
 // Held is how many of the query's terms a Match holds.
 func Held(match uint64) int { return bits.OnesCount64(match) }
+
+// Dominates reports whether match a holds every query term b holds, and
+// more. A memory that holds none of them (a session neighbour, found by
+// its place beside a hit, not by its words) is ranked by its score alone:
+// nothing dominates it.
+func Dominates(a, b uint64) bool { return b != 0 && a&b == b && a != b }
+
+// Order sorts items by less and then keeps SPEC §7's superset-of-terms
+// property: no item ranks below one it dominates (Dominates of their
+// matches). Each position takes the first item, in less's order, that no
+// remaining item dominates; so the order is less's wherever the property
+// holds already. Dominance is a strict partial order, so such an item
+// always exists. It is O(n³) in the worst case: for the Pool-sized lists
+// search ranks, well under a millisecond.
+func Order[T any](items []T, less func(a, b T) bool, match func(T) uint64) {
+	sort.SliceStable(items, func(i, j int) bool { return less(items[i], items[j]) })
+	ms := make([]uint64, len(items))
+	for i, it := range items {
+		ms[i] = match(it)
+	}
+	for pos := range items {
+		pick := pos
+		for i := pos; i < len(items); i++ {
+			free := true
+			for j := pos; j < len(items); j++ {
+				if j != i && Dominates(ms[j], ms[i]) {
+					free = false
+					break
+				}
+			}
+			if free {
+				pick = i
+				break
+			}
+		}
+		if pick != pos {
+			// Move the pick up to pos, keeping the others in order.
+			it, m := items[pick], ms[pick]
+			copy(items[pos+1:pick+1], items[pos:pick])
+			copy(ms[pos+1:pick+1], ms[pos:pick])
+			items[pos], ms[pos] = it, m
+		}
+	}
+}
 
 // SourceHits returns the lexical hits whose neighbours join: the Sources
 // best of hits, which must be in the order Rank would give them alone
@@ -147,61 +190,47 @@ func SourceHits[T any](hits []T) []T { return hits[:min(len(hits), Sources)] }
 // lexical hit among cands, or to one that is not among cands, are ignored.
 func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 	base := make(map[string]float64, len(cands))
-	level := make(map[string]int, len(cands))
+	match := make(map[string]uint64, len(cands))
 	cover := Cover(q, cands)
-	all := min(len(q.Terms), 64)
+	every := uint64(1)<<min(len(q.Terms), 64) - 1
+	if len(q.Terms) >= 64 {
+		every = ^uint64(0)
+	}
 	for _, c := range cands {
 		b := c.Lexical
 		if q.When && c.Timed {
 			b *= 1 + TimeBoost
 		}
-		if c.Match != 0 {
+		switch {
+		case c.Match != 0:
 			b *= cover[c.UUID]
-			level[c.UUID] = Held(c.Match)
-		} else if c.Lexical > 0 {
-			level[c.UUID] = all // unknown match: counts as covering every term
+			match[c.UUID] = c.Match
+		case c.Lexical > 0:
+			match[c.UUID] = every // unknown: counts as covering every term
 		}
 		base[c.UUID] = b
 	}
-	// A neighbour inherits the strength of the hits next to it, at their
-	// level: what it adds within a level comes only from hits of that level.
-	type lifted struct {
-		level int
-		lift  float64
-	}
-	lift := map[string]lifted{}
+	lift := map[string]float64{}
 	for _, l := range links {
-		from, ok := base[l.From]
-		if !ok || from <= 0 || l.Dist < 1 {
+		b, ok := base[l.From]
+		if !ok || b <= 0 || l.Dist < 1 {
 			continue
 		}
 		if _, ok := base[l.To]; !ok {
 			continue
 		}
-		v, lv := from/float64(l.Dist), level[l.From]
-		if cur := lift[l.To]; lv > cur.level || lv == cur.level && v > cur.lift {
-			lift[l.To] = lifted{lv, v}
-		}
+		lift[l.To] = max(lift[l.To], b/float64(l.Dist))
 	}
 	out := make([]Ranked, 0, len(cands))
 	for _, c := range cands {
-		lv, s := level[c.UUID], base[c.UUID]
-		if up := lift[c.UUID]; up.level > lv {
-			lv, s = up.level, Alpha*up.lift
-		} else if up.level == lv {
-			s += Alpha * up.lift
-		}
+		s := base[c.UUID] + Alpha*lift[c.UUID]
 		if s <= 0 {
 			continue
 		}
-		out = append(out, Ranked{Candidate: c, Terms: lv, Score: s})
+		out = append(out, Ranked{Candidate: c, Match: match[c.UUID], Score: s})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Terms != out[j].Terms {
-			return out[i].Terms > out[j].Terms
-		}
-		return Less(out[i].Score, out[i].TS, out[i].UUID, out[j].Score, out[j].TS, out[j].UUID)
-	})
+	Order(out, func(a, b Ranked) bool { return Less(a.Score, a.TS, a.UUID, b.Score, b.TS, b.UUID) },
+		func(r Ranked) uint64 { return r.Match })
 	return out
 }
 

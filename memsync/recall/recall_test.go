@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"math/rand"
 	"slices"
 	"testing"
 	"time"
@@ -132,5 +133,40 @@ func TestLinks(t *testing.T) {
 	}
 	if PoolSize(5) != Pool || PoolSize(500) != 500 {
 		t.Fatalf("PoolSize")
+	}
+}
+
+// TestOrderKeepsSupersets: whatever the scores, no item ranks below one
+// it dominates, and where no dominance is at stake less's order stands.
+func TestOrderKeepsSupersets(t *testing.T) {
+	type item struct {
+		id    int
+		score float64
+		match uint64
+	}
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 500; round++ {
+		items := make([]item, 1+rng.Intn(40))
+		for i := range items {
+			items[i] = item{i, rng.Float64(), uint64(rng.Intn(16))}
+		}
+		Order(items, func(a, b item) bool { return a.score > b.score || a.score == b.score && a.id < b.id },
+			func(it item) uint64 { return it.match })
+		for i := range items {
+			for _, later := range items[i+1:] {
+				if Dominates(later.match, items[i].match) {
+					t.Fatalf("round %d: %+v ranks above %+v, which holds more", round, items[i], later)
+				}
+				if items[i].match == later.match && items[i].score < later.score {
+					t.Fatalf("round %d: equal matches out of score order: %+v before %+v", round, items[i], later)
+				}
+			}
+		}
+	}
+	// No dominance at stake: the order is less's.
+	items := []item{{0, 0.1, 1}, {1, 0.9, 2}, {2, 0.5, 4}}
+	Order(items, func(a, b item) bool { return a.score > b.score }, func(it item) uint64 { return it.match })
+	if items[0].id != 1 || items[1].id != 2 || items[2].id != 0 {
+		t.Fatalf("order %+v, want by score", items)
 	}
 }

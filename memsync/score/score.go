@@ -644,7 +644,7 @@ func Freshness(m Memory, r Result, asOf time.Time) float64 {
 // least its floor, so that together they reorder memories of similar
 // relevance and never bury a clearly better match: the product of the
 // floors is 0.7 × 0.75 × 0.75 × 0.5 ≈ 0.2, so a hit five times as
-// relevant at the same term level always ranks first.
+// relevant always ranks first.
 const (
 	ImportanceFloor  = 0.7 // at importance 0; 1 at importance 1
 	FreshnessFloor   = 0.5 // freshness (0.5..1, see Freshness) counts half: 0.75..1
@@ -656,20 +656,15 @@ const (
 )
 
 // Factors is the ranking score of one search hit, factor by factor, each
-// rounded as printed, so that the printed factors combine exactly into
+// rounded as printed, so that the printed factors multiply exactly into
 // the printed score:
 //
-//	Score = Terms + Relevance × Importance × Freshness × Confidence × Status
+//	Score = Relevance × Importance × Freshness × Confidence × Status
 //
-// Terms is how many of the query's terms the memory holds (a session
-// neighbour of a lexical hit stands at that hit's level), so that of two
-// memories ranked by lexical relevance alone, one holding every query
-// term the other holds and more always ranks first, whatever their ages,
-// importances and confidences. Relevance is the hit's lexical score
-// (package recall) over the best of its level, in (0, 1]. The other
-// factors refine the order within a level.
+// Relevance is the hit's lexical score (package recall) over the best of
+// the candidates, in (0, 1]; the other factors refine it. Search orders
+// by Score and then keeps the superset-of-terms property (recall.Order).
 type Factors struct {
-	Terms      int
 	Relevance  float64
 	Importance float64
 	Freshness  float64
@@ -678,16 +673,15 @@ type Factors struct {
 	Score      float64
 }
 
-// Blend is the ranking score of a hit holding terms query terms, with
-// lexical score lexical where the best hit of its level scores best, and
-// r, freshness what Evaluate and Freshness say of it.
-func Blend(terms int, lexical, best float64, r Result, freshness float64) Factors {
+// Blend is the ranking score of a hit with lexical score lexical where the
+// best candidate scores best, and r, freshness what Evaluate and
+// Freshness say of it.
+func Blend(lexical, best float64, r Result, freshness float64) Factors {
 	rel := 1.0
 	if best > 0 && lexical > 0 {
 		rel = math.Min(1, lexical/best)
 	}
 	f := Factors{
-		Terms:      terms,
 		Relevance:  math.Round(rel*relevanceDecimal) / relevanceDecimal,
 		Importance: roundFactor(ImportanceFloor + (1-ImportanceFloor)*r.Importance),
 		Freshness:  roundFactor(FreshnessFloor + (1-FreshnessFloor)*freshness),
@@ -700,7 +694,7 @@ func Blend(terms int, lexical, best float64, r Result, freshness float64) Factor
 	case r.Status == Archived:
 		f.Status = ArchivedFactor
 	}
-	f.Score = float64(terms) + f.Relevance*f.Importance*f.Freshness*f.Confidence*f.Status
+	f.Score = f.Relevance * f.Importance * f.Freshness * f.Confidence * f.Status
 	return f
 }
 

@@ -277,28 +277,28 @@ func TestFreshnessAndBlend(t *testing.T) {
 	}
 	hi := score.Result{Importance: 0.9, Confidence: 0.6, Status: score.Active}
 	lo := score.Result{Importance: 0.3, Confidence: 0.6, Status: score.Active}
-	if score.Blend(1, 1, 1, hi, 1).Score <= score.Blend(1, 1, 1, lo, 1).Score {
+	if score.Blend(1, 1, hi, 1).Score <= score.Blend(1, 1, lo, 1).Score {
 		t.Fatal("importance does not raise the blend")
 	}
-	if score.Blend(1, 0.9, 1, hi, 1).Score <= score.Blend(1, 1, 1, lo, 1).Score {
+	if score.Blend(0.9, 1, hi, 1).Score <= score.Blend(1, 1, lo, 1).Score {
 		t.Fatal("a slightly weaker lexical match of an important memory should outrank")
 	}
-	if score.Blend(1, 0.2, 1, hi, 1).Score >= score.Blend(1, 1, 1, lo, 0.5).Score {
+	if score.Blend(0.2, 1, hi, 1).Score >= score.Blend(1, 1, lo, 0.5).Score {
 		t.Fatal("a clearly better match must not be buried by importance")
 	}
 	archived := lo
 	archived.Status = score.Archived
-	if score.Blend(1, 1, 1, archived, 1).Score >= score.Blend(1, 0.95, 1, lo, 1).Score {
+	if score.Blend(1, 1, archived, 1).Score >= score.Blend(0.95, 1, lo, 1).Score {
 		t.Fatal("an archived memory must rank below an active one of similar relevance")
 	}
 	worst := score.Result{Importance: 0, Confidence: 0, Status: score.Superseded}
-	if score.Blend(1, 1, 1, worst, 0.5).Score <= score.Blend(0, 1, 1, hi, 1).Score {
-		t.Fatal("a memory holding more query terms must rank first, whatever its factors")
+	if score.Blend(1, 1, worst, 0.5).Score <= score.Blend(0.19, 1, hi, 1).Score {
+		t.Fatal("a five times better match must rank first, whatever its factors")
 	}
 }
 
-// TestBlendFactorsMultiply: the printed factors combine exactly into the
-// score: terms + relevance × importance × freshness × confidence × status.
+// TestBlendFactorsMultiply: the printed factors multiply exactly into the
+// score: relevance × importance × freshness × confidence × status.
 func TestBlendFactorsMultiply(t *testing.T) {
 	for _, r := range []score.Result{
 		{Importance: 0.5, Confidence: 0.6, Status: score.Active},
@@ -307,9 +307,9 @@ func TestBlendFactorsMultiply(t *testing.T) {
 		{Importance: 1, Confidence: 1, Status: score.Review, FlaggedWrong: true},
 	} {
 		for _, lex := range []float64{0.001, 0.37, 1, 2.5} {
-			f := score.Blend(3, lex, 2.5, r, 0.61)
-			want := float64(f.Terms) + f.Relevance*f.Importance*f.Freshness*f.Confidence*f.Status
-			if f.Score != want || f.Score <= 3 || f.Score > 4 {
+			f := score.Blend(lex, 2.5, r, 0.61)
+			want := f.Relevance * f.Importance * f.Freshness * f.Confidence * f.Status
+			if f.Score != want || f.Score <= 0 || f.Score > 1 {
 				t.Fatalf("%+v lex %v: score %v, factors give %v", r, lex, f.Score, want)
 			}
 		}

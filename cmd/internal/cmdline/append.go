@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,7 +173,8 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 		return fs.Fail("%v", err)
 	}
 	opts := journal.AppendOptions{NoSync: noFsync || !cfg.Append.FSync, Now: env.Now,
-		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo, Host: host}
+		SequenceFile: filepath.Join(repo, sequenceFile(rec.Agent)), Root: repo, Host: host,
+		Random: rand.Reader}
 	path, err := journal.Append(filepath.Join(repo, journalDir(rec.Agent)), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError
