@@ -80,8 +80,8 @@ func yearInTheLife(t *testing.T, b yearBackend) {
 		t.Cleanup(func() { exec.Command("cp", "-a", repo, filepath.Join(keep, b.name)).Run() })
 	}
 	lines := len(fleet.recs) + fleet.feedback + len(fleet.cliFlags)
-	t.Logf("%d records (%d durable, %d retired, %d flags), written in %v",
-		len(fleet.recs), len(fleet.current((*yearRec).durable)), len(fleet.recs)-len(fleet.current(func(*yearRec) bool { return true })),
+	t.Logf("%d records (%d with links or supports, %d durable, %d retired, %d flags), written in %v",
+		len(fleet.recs), fleet.linked, len(fleet.current((*yearRec).durable)), len(fleet.recs)-len(fleet.current(func(*yearRec) bool { return true })),
 		fleet.feedback+len(fleet.cliFlags), time.Since(start).Round(time.Millisecond))
 	for _, r := range fleet.cliFlags {
 		if code, _, errOut := y.run("flag", r.uuid, "--"+r.flag, "--by", "Shaun"); code != 0 {
@@ -447,6 +447,10 @@ func (y *yearReader) checkRetired(t *testing.T, recs []*yearRec) map[string]sear
 				mu.Lock()
 				found[r.uuid] = h
 				mu.Unlock()
+				// A superseded hit names its replacement (SPEC §7).
+				if r.supersededBy != "" && h.ReplacedBy != r.supersededBy {
+					fails.addMemory(y, r, "search %q --agent %s --all: superseded %s names replaced_by %q, want %s", r.query, r.agent, r.uuid, h.ReplacedBy, r.supersededBy)
+				}
 				return
 			}
 		}
@@ -543,6 +547,9 @@ func (y *yearReader) checkAgreement(t *testing.T, fleet *yearFleet, recs []*year
 		if err != nil {
 			showFails.add("%s: %v", r.uuid, err)
 			return
+		}
+		if ex.Offline != y.offline {
+			showFails.add("%s: explain offline = %v", r.uuid, ex.Offline)
 		}
 		fail := func(f *failures, format string, args ...any) {
 			f.addMemory(y, r, "%s: %s", r.uuid, fmt.Sprintf(format, args...))

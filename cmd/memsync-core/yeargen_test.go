@@ -105,6 +105,8 @@ type yearFleet struct {
 	cliFlags []*yearRec
 	// feedback counts feedback records written straight into journals.
 	feedback int
+	// linked counts the records with links or supports (outcomes included).
+	linked int
 }
 
 // yearGen generates the fleet deterministically.
@@ -150,6 +152,7 @@ func newYearFleet(t *testing.T, repo string, now time.Time, seed int64) *yearFle
 		g.day(day)
 	}
 	f := g.fleet
+	f.linked = g.links
 	if g.links*10 > len(f.recs) {
 		t.Fatalf("generator: %d of %d records carry links, more than 1 in 10", g.links, len(f.recs))
 	}
