@@ -89,7 +89,7 @@ func futureDated(t *testing.T, b yearBackend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sh showDoc
+		var sh yearShowDoc
 		if err := y.decode(&sh, "show", r.uuid, "--agent", r.agent); err != nil {
 			t.Fatal(err)
 		}

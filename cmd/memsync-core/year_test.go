@@ -126,7 +126,7 @@ func yearInTheLife(t *testing.T, b yearBackend) {
 	start = time.Now()
 	durable := fleet.current(func(r *yearRec) bool { return r.durable() })
 	others := fleet.current(func(r *yearRec) bool { return !r.durable() })
-	found := y.checkFindable(t, append(durable, sample(others, 200, 7)...))
+	found := y.checkFindable(t, append(durable, yearSample(others, 200, 7)...))
 	t.Logf("%d searches for current memories in %v", len(durable)+min(len(others), 200), time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
@@ -141,7 +141,7 @@ func yearInTheLife(t *testing.T, b yearBackend) {
 			superseded = append(superseded, r)
 		}
 	}
-	retired = append(retired, sample(superseded, 100-min(len(retired), 50), 5)...)
+	retired = append(retired, yearSample(superseded, 100-min(len(retired), 50), 5)...)
 	foundAll := y.checkRetired(t, retired)
 	t.Logf("%d retired memories searched in %v", len(retired), time.Since(start).Round(time.Millisecond))
 
@@ -152,9 +152,9 @@ func yearInTheLife(t *testing.T, b yearBackend) {
 			agree = append(agree, r)
 		}
 	}
-	agree = append(agree, sample(durable, 15, 11)...)
-	agree = append(agree, sample(retired, 10, 12)...)
-	agree = append(agree, sample(others, 25, 13)...)
+	agree = append(agree, yearSample(durable, 15, 11)...)
+	agree = append(agree, yearSample(retired, 10, 12)...)
+	agree = append(agree, yearSample(others, 25, 13)...)
 	maps := []map[string]searchHit{found, foundAll}
 	y.checkAgreement(t, fleet, agree, maps)
 	t.Logf("%d memories checked for agreement in %v", len(agree), time.Since(start).Round(time.Millisecond))
@@ -241,9 +241,9 @@ func (y *yearReader) describeStatus(r *yearRec) (string, string) {
 	return s + fmt.Sprintf("\n      explain: importance %.2f status %s max_age %s; last events %q", ex.Importance, ex.Status, ex.MaxAge, events), ex.Status
 }
 
-// failures collects the memories an assertion fails on and reports them,
+// yearFailures collects the memories an assertion fails on and reports them,
 // the first few described.
-type failures struct {
+type yearFailures struct {
 	mu    sync.Mutex
 	name  string
 	total int
@@ -254,7 +254,7 @@ type failures struct {
 // addMemory records a failure on r: the message, r described, and a tally
 // by r's kind and explain's status, so a report says at a glance which rule
 // is at fault.
-func (f *failures) addMemory(y *yearReader, r *yearRec, format string, args ...any) {
+func (f *yearFailures) addMemory(y *yearReader, r *yearRec, format string, args ...any) {
 	d, status := y.describeStatus(r)
 	f.add("%s\n    %s", fmt.Sprintf(format, args...), d)
 	durable := ""
@@ -269,20 +269,20 @@ func (f *failures) addMemory(y *yearReader, r *yearRec, format string, args ...a
 	f.tally[fmt.Sprintf("%s%s %s", r.kind, durable, status)]++
 }
 
-func (f *failures) add(format string, args ...any) {
+func (f *yearFailures) add(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bad = append(f.bad, fmt.Sprintf(format, args...))
 }
 
 // count counts one more check.
-func (f *failures) count() {
+func (f *yearFailures) count() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.total++
 }
 
-func (f *failures) report(t *testing.T) {
+func (f *yearFailures) report(t *testing.T) {
 	t.Helper()
 	if len(f.bad) == 0 {
 		return
@@ -298,21 +298,22 @@ func (f *failures) report(t *testing.T) {
 		f.name, len(f.bad), f.total, strings.Join(tally, ", "), len(shown), strings.Join(shown, "\n  - "))
 }
 
-// parallel runs fn over recs on three workers.
-func parallel(recs []*yearRec, fn func(*yearRec)) {
-	work := make(chan *yearRec)
+// yearParallel runs fn over items on three workers (the binary's runs
+// mostly wait: on files, on the graph).
+func yearParallel[T any](items []T, fn func(T)) {
+	work := make(chan T)
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range work {
-				fn(r)
+			for it := range work {
+				fn(it)
 			}
 		}()
 	}
-	for _, r := range recs {
-		work <- r
+	for _, it := range items {
+		work <- it
 	}
 	close(work)
 	wg.Wait()
@@ -323,7 +324,7 @@ func parallel(recs []*yearRec, fn func(*yearRec)) {
 // the topic that the agent sees, and every current core memory it sees.
 func (y *yearReader) checkPackets(t *testing.T, f *yearFleet) {
 	t.Helper()
-	fails := &failures{name: "1. durable memories in the planner packet of their topic"}
+	fails := &yearFailures{name: "1. durable memories in the planner packet of their topic"}
 	type job struct {
 		agent string
 		topic int
@@ -334,12 +335,7 @@ func (y *yearReader) checkPackets(t *testing.T, f *yearFleet) {
 			jobs = append(jobs, job{a, ti})
 		}
 	}
-	var recs []*yearRec // one per job, to reuse parallel
-	for i := range jobs {
-		recs = append(recs, &yearRec{day: i})
-	}
-	parallel(recs, func(jr *yearRec) {
-		j := jobs[jr.day]
+	yearParallel(jobs, func(j job) {
 		var p packet.Packet
 		if err := y.decode(&p, "packet", "--role", "planner", "--agent", j.agent, "--goal", yearTopics[j.topic]); err != nil {
 			fails.add("%v", err)
@@ -394,10 +390,10 @@ func (y *yearReader) checkPackets(t *testing.T, f *yearFleet) {
 // returns each found record's hit.
 func (y *yearReader) checkFindable(t *testing.T, recs []*yearRec) map[string]searchHit {
 	t.Helper()
-	fails := &failures{name: "2. current memories found in the top 3 by their words", total: len(recs)}
+	fails := &yearFailures{name: "2. current memories found in the top 3 by their words", total: len(recs)}
 	var mu sync.Mutex
 	found := map[string]searchHit{}
-	parallel(recs, func(r *yearRec) {
+	yearParallel(recs, func(r *yearRec) {
 		res, err := y.search(r.agent, r.query)
 		if err != nil {
 			fails.add("%s: %v", r.uuid, err)
@@ -425,10 +421,10 @@ func (y *yearReader) checkFindable(t *testing.T, recs []*yearRec) map[string]sea
 // out of default search and in search --all. It returns the --all hits.
 func (y *yearReader) checkRetired(t *testing.T, recs []*yearRec) map[string]searchHit {
 	t.Helper()
-	fails := &failures{name: "3. retired memories out of default search, in --all", total: len(recs)}
+	fails := &yearFailures{name: "3. retired memories out of default search, in --all", total: len(recs)}
 	var mu sync.Mutex
 	found := map[string]searchHit{}
-	parallel(recs, func(r *yearRec) {
+	yearParallel(recs, func(r *yearRec) {
 		res, err := y.search(r.agent, r.query)
 		if err != nil {
 			fails.add("%s: %v", r.uuid, err)
@@ -460,18 +456,18 @@ func (y *yearReader) checkRetired(t *testing.T, recs []*yearRec) map[string]sear
 	return found
 }
 
-// snapshotLine is one memory as a snapshot lists it: "- (0.50, review)
+// yearSnapshotLine is one memory as a snapshot lists it: "- (0.50, review)
 // **fact** ts · agent · scope · `uuid` · path:line — text".
-var snapshotLine = regexp.MustCompile("^- \\(([0-9.]+)(?:, ([a-z]+))?\\) \\*\\*[a-z]+\\*\\* [^ ]+ · [^ ]+ · [^ ]+ · `([^`]+)`")
+var yearSnapshotLine = regexp.MustCompile("^- \\(([0-9.]+)(?:, ([a-z]+))?\\) \\*\\*[a-z]+\\*\\* [^ ]+ · [^ ]+ · [^ ]+ · `([^`]+)`")
 
 // yearSnapshot is what an agent's GRAPHITI_FACTS.md says of its memories.
 type yearSnapshot struct {
 	clock     time.Time
-	listed    map[string][]snapshotEntry
+	listed    map[string][]yearSnapshotEntry
 	truncated bool // some list ends with "… and N more"
 }
 
-type snapshotEntry struct {
+type yearSnapshotEntry struct {
 	importance float64
 	status     string
 }
@@ -482,7 +478,7 @@ func readYearSnapshot(repo, agent string) (*yearSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &yearSnapshot{listed: map[string][]snapshotEntry{}}
+	s := &yearSnapshot{listed: map[string][]yearSnapshotEntry{}}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -496,7 +492,7 @@ func readYearSnapshot(repo, agent string) (*yearSnapshot, error) {
 		if strings.HasPrefix(line, "… and ") {
 			s.truncated = true
 		}
-		m := snapshotLine.FindStringSubmatch(line)
+		m := yearSnapshotLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -505,7 +501,7 @@ func readYearSnapshot(repo, agent string) (*yearSnapshot, error) {
 		if status == "" {
 			status = "active"
 		}
-		s.listed[m[3]] = append(s.listed[m[3]], snapshotEntry{imp, status})
+		s.listed[m[3]] = append(s.listed[m[3]], yearSnapshotEntry{imp, status})
 	}
 	if s.clock.IsZero() {
 		return nil, fmt.Errorf("%s: no \"Newest memory\" line", path)
@@ -513,8 +509,8 @@ func readYearSnapshot(repo, agent string) (*yearSnapshot, error) {
 	return s, sc.Err()
 }
 
-// showDoc is the part of show --json this test compares.
-type showDoc struct {
+// yearShowDoc is the part of show --json this test compares.
+type yearShowDoc struct {
 	Status     string   `json:"status"`
 	Importance *float64 `json:"importance"`
 }
@@ -524,9 +520,9 @@ type showDoc struct {
 // each memory of recs.
 func (y *yearReader) checkAgreement(t *testing.T, fleet *yearFleet, recs []*yearRec, hits []map[string]searchHit) {
 	t.Helper()
-	showFails := &failures{name: "4a. show agrees with explain", total: len(recs)}
-	searchFails := &failures{name: "4b. search --json agrees with explain"}
-	snapFails := &failures{name: "4c. the snapshot agrees with explain at its clock"}
+	showFails := &yearFailures{name: "4a. show agrees with explain", total: len(recs)}
+	searchFails := &yearFailures{name: "4b. search --json agrees with explain"}
+	snapFails := &yearFailures{name: "4c. the snapshot agrees with explain at its clock"}
 	snaps := map[string]*yearSnapshot{}
 	if !y.offline {
 		for _, a := range yearAgents {
@@ -542,7 +538,7 @@ func (y *yearReader) checkAgreement(t *testing.T, fleet *yearFleet, recs []*year
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 0.0051 } // the snapshot prints two decimals
 	snapshotKinds := []journal.Kind{journal.KindFact, journal.KindDecision, journal.KindPreference, journal.KindProcedure}
-	parallel(recs, func(r *yearRec) {
+	yearParallel(recs, func(r *yearRec) {
 		ex, err := y.explain(r)
 		if err != nil {
 			showFails.add("%s: %v", r.uuid, err)
@@ -551,10 +547,10 @@ func (y *yearReader) checkAgreement(t *testing.T, fleet *yearFleet, recs []*year
 		if ex.Offline != y.offline {
 			showFails.add("%s: explain offline = %v", r.uuid, ex.Offline)
 		}
-		fail := func(f *failures, format string, args ...any) {
+		fail := func(f *yearFailures, format string, args ...any) {
 			f.addMemory(y, r, "%s: %s", r.uuid, fmt.Sprintf(format, args...))
 		}
-		var sh showDoc
+		var sh yearShowDoc
 		if err := y.decode(&sh, "show", r.uuid, "--agent", r.agent); err != nil {
 			fail(showFails, "%v", err)
 		} else if sh.Importance == nil || !near(*sh.Importance, ex.Importance) || sh.Status != ex.Status {
@@ -610,7 +606,7 @@ func (y *yearReader) checkAgreement(t *testing.T, fleet *yearFleet, recs []*year
 // memory an agent sees is in its snapshot, unless a list there is cut.
 func (y *yearReader) checkSnapshotDurable(t *testing.T, snaps map[string]*yearSnapshot, fleet *yearFleet) {
 	t.Helper()
-	fails := &failures{name: "4d. the snapshot lists every current preference, procedure and core memory"}
+	fails := &yearFailures{name: "4d. the snapshot lists every current preference, procedure and core memory"}
 	for _, a := range yearAgents {
 		s := snaps[a]
 		if s.truncated {

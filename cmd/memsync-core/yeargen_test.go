@@ -542,8 +542,8 @@ func (f *yearFleet) current(keep func(*yearRec) bool) []*yearRec {
 	return out
 }
 
-// sample picks up to n of recs, spread over the year, deterministically.
-func sample(recs []*yearRec, n int, seed int64) []*yearRec {
+// yearSample picks up to n of recs, spread over the year, deterministically.
+func yearSample(recs []*yearRec, n int, seed int64) []*yearRec {
 	if len(recs) <= n {
 		return recs
 	}
