@@ -114,12 +114,13 @@ func (c *Committer) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			// The last attempt waits for an exchange still finishing.
 			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			c.tick(final)
+			c.tick(final, waitTurn)
 			cancel()
 			return nil
 		case <-t.C:
-			c.tick(ctx)
+			c.tick(ctx, nil)
 		}
 	}
 }
@@ -132,8 +133,18 @@ func (c *Committer) Paused() string {
 	return c.paused
 }
 
-func (c *Committer) tick(ctx context.Context) {
-	res, err := c.CommitNow(ctx, "")
+// tick makes one attempt; turn, when not nil, replaces takeTurn.
+func (c *Committer) tick(ctx context.Context, turn func(context.Context, string) (func(), error)) {
+	var res Result
+	var err error
+	if turn == nil {
+		res, err = c.CommitNow(ctx, "")
+	} else if done, terr := turn(ctx, c.opts.Root); terr != nil {
+		err = terr
+	} else {
+		res, err = c.commit(ctx, "", nil)
+		done()
+	}
 	switch {
 	case errors.Is(err, ErrDetached):
 		// Warned once per pause, not at every interval.
@@ -151,12 +162,25 @@ func (c *Committer) tick(ctx context.Context) {
 // changed or deleted) in one commit with message (a default message naming
 // the agents when empty). A journal's last line is committed only once it
 // has its newline. It returns ErrLocked (wrapped) when git is busy.
+//
+// Within a process, one commit or exchange of a repository runs at a time
+// (however many Committers and Exchangers the process made): CommitNow
+// returns ErrLocked at once, without waiting, while another runs.
 func (c *Committer) CommitNow(ctx context.Context, message string) (Result, error) {
+	done, err := takeTurn(c.opts.Root)
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return Result{}, err
+		}
+		return Result{}, fmt.Errorf("commit: %w", err)
+	}
+	defer done()
 	return c.commit(ctx, message, nil)
 }
 
-// commit is CommitNow; held names the journals whose exclusive lock the
-// caller (the exchange) already holds, which are read without locking.
+// commit is CommitNow for a caller that holds the repository's turn
+// (takeTurn); held names the journals whose exclusive lock the caller (the
+// exchange) already holds, which are read without locking.
 func (c *Committer) commit(ctx context.Context, message string, held map[string]bool) (Result, error) {
 	r, err := openRepo(c.opts.Root)
 	if err != nil {

@@ -49,7 +49,7 @@ func TestCommitPausesOnADetachedHEAD(t *testing.T) {
 			t.Fatalf("commit on a detached HEAD: %v", err)
 		}
 		for range 3 {
-			c.tick(ctx)
+			c.tick(ctx, nil)
 		}
 		if got := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")); got != head {
 			t.Fatalf("HEAD moved from %s to %s while detached", head, got)
@@ -75,7 +75,7 @@ func TestCommitPausesOnADetachedHEAD(t *testing.T) {
 		if got := HeadNotOnBranch(dir); got != "" {
 			t.Fatalf("on a branch: HeadNotOnBranch %q", got)
 		}
-		c.tick(ctx)
+		c.tick(ctx, nil)
 		if c.Paused() != "" {
 			t.Fatalf("still paused: %q", c.Paused())
 		}

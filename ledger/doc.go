@@ -40,6 +40,13 @@
 // It never resets, checks out or touches a file of the work tree. Git hooks
 // are not run.
 //
+// Within one process, one commit or exchange of a repository runs at a
+// time, whichever Committer or Exchanger it goes through (takeTurn): a
+// commit that finds one under way returns ErrLocked at once, an exchange
+// waits up to its interval. Between processes git's lock files alone keep
+// order; each lock memsync creates is linked from a private file whose
+// name (pid and random) is its attempt's own.
+//
 // # Replaying history
 //
 // HistoryRecords visits commits oldest first, reads each distinct journal

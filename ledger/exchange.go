@@ -67,7 +67,8 @@ type Exchanger struct {
 // it, plus the live distance to the remote that RemoteStatus adds.
 type ExchangeStatus struct {
 	Remote      string    `json:"remote"`
-	Branch      string    `json:"branch,omitempty"`
+	Branch      string    `json:"branch,omitempty"`   // the local branch
+	Upstream    string    `json:"upstream,omitempty"` // the remote's branch it exchanges with (see RemoteBranch)
 	LastAttempt time.Time `json:"last_attempt,omitzero"`
 	LastSuccess time.Time `json:"last_exchange,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`
@@ -77,6 +78,16 @@ type ExchangeStatus struct {
 	Behind    int      `json:"behind"` // remote commits this host lacks (as of the last fetch)
 	Merged    int      `json:"-"`      // merges the exchange made
 	Pushed    bool     `json:"-"`      // whether the exchange pushed
+}
+
+// RemoteBranch is the branch of the remote the exchange follows: the
+// local branch's upstream, or the branch of the same name (a status
+// written by an older memsync names no upstream).
+func (st *ExchangeStatus) RemoteBranch() string {
+	if st.Upstream != "" {
+		return st.Upstream
+	}
+	return st.Branch
 }
 
 // NewExchanger makes an Exchanger; it touches nothing until asked to.
@@ -141,12 +152,30 @@ func (x *Exchanger) Run(ctx context.Context) error {
 // meanwhile can be overwritten), and push; a push the remote rejects as not
 // a fast-forward fetches and merges again. Nothing is ever force-pushed,
 // reset or rebased. The outcome is recorded in ExchangeFile.
+//
+// Within a process, one commit or exchange of a repository runs at a time.
+// An exchange waits for one under way, up to its Interval (a commit takes
+// milliseconds; a commit round the exchange turns away loses nothing, since
+// the exchange commits first, but an exchange that never waited would
+// starve behind an auto-commit ticking at the same moment), and then gives
+// up with ErrLocked, recording nothing: the round is skipped.
 func (x *Exchanger) ExchangeNow(ctx context.Context) (ExchangeStatus, error) {
+	wait, cancel := context.WithTimeout(ctx, x.opts.Interval)
+	done, err := waitTurn(wait, x.opts.Root)
+	cancel()
+	if err != nil {
+		st := ExchangeStatus{Remote: x.opts.Remote}
+		if errors.Is(err, ErrLocked) {
+			return st, err
+		}
+		return st, fmt.Errorf("exchange: %w", err)
+	}
+	defer done()
 	st := ExchangeStatus{Remote: x.opts.Remote, LastAttempt: x.opts.Now().UTC()}
 	if prev, err := readExchangeFile(x.opts.Root); err == nil {
 		st.LastSuccess = prev.LastSuccess
 	}
-	err := x.exchange(ctx, &st)
+	err = x.exchange(ctx, &st)
 	if err != nil {
 		st.LastError = err.Error()
 	} else {
@@ -166,6 +195,11 @@ func (x *Exchanger) exchange(ctx context.Context, st *ExchangeStatus) error {
 		return err
 	}
 	st.Branch = branch
+	up, err := upstream(ctx, x.opts.Root, x.git, x.opts.Remote, branch)
+	if err != nil {
+		return err
+	}
+	st.Upstream = up
 	if conflicts, inMerge := x.mergeInProgress(ctx); inMerge {
 		st.Conflicts = conflicts
 		if len(conflicts) > 0 {
@@ -173,12 +207,12 @@ func (x *Exchanger) exchange(ctx context.Context, st *ExchangeStatus) error {
 		}
 		return fmt.Errorf("%w: a merge is in progress (resolved but not committed yet)", ErrLocked)
 	}
-	if _, err := x.opts.Committer.CommitNow(ctx, ""); err != nil {
+	if _, err := x.opts.Committer.commit(ctx, "", nil); err != nil {
 		return fmt.Errorf("exchange: %w", err)
 	}
-	tracking := "refs/remotes/" + x.opts.Remote + "/" + branch
+	tracking := "refs/remotes/" + x.opts.Remote + "/" + up
 	for round := 0; ; round++ {
-		if err := x.fetch(ctx, branch); err != nil {
+		if err := x.fetch(ctx, up); err != nil {
 			return err
 		}
 		st.Ahead, st.Behind = x.distance(ctx, tracking)
@@ -195,7 +229,7 @@ func (x *Exchanger) exchange(ctx context.Context, st *ExchangeStatus) error {
 		if x.beforePush != nil {
 			x.beforePush()
 		}
-		rejected, err := x.push(ctx, branch)
+		rejected, err := x.push(ctx, branch, up)
 		if err == nil {
 			st.Pushed = true
 			st.Ahead, st.Behind = x.distance(ctx, tracking)
@@ -215,6 +249,55 @@ func (x *Exchanger) branch(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("exchange: HEAD is detached or unreadable; not exchanging: %w", err)
 	}
 	return strings.TrimSpace(out), nil
+}
+
+// ErrUpstream means the branch's configured upstream is not a branch of
+// the remote memsync exchanges with (another remote, or a local branch):
+// exchanging with a branch of the same name instead would leave this host
+// and the others on different branches without anyone noticing, so
+// nothing is exchanged until a person points the upstream at the remote
+// (or unsets it).
+var ErrUpstream = errors.New("the branch's upstream is not on the exchange's remote")
+
+// upstream is the branch of remote that the local branch exchanges with,
+// as git follows it: the branch's configured upstream (branch.<name>.merge,
+// on branch.<name>.remote, "origin" when unset, as git has it) or, with
+// none configured, the branch of the same name. An upstream elsewhere is
+// refused with ErrUpstream.
+func upstream(ctx context.Context, root, git, remote, branch string) (string, error) {
+	get := func(key string) (string, error) {
+		out, err := runGit(ctx, root, git, nil, "config", "--get", key)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			return "", nil // not set
+		}
+		if err != nil {
+			return "", fmt.Errorf("exchange: read the upstream of %s: %w", branch, err)
+		}
+		return strings.TrimSpace(out), nil
+	}
+	merge, err := get("branch." + branch + ".merge")
+	if err != nil || merge == "" {
+		return branch, err
+	}
+	on, err := get("branch." + branch + ".remote")
+	if err != nil {
+		return "", err
+	}
+	if on == "" {
+		on = "origin"
+	}
+	up, ok := strings.CutPrefix(merge, "refs/heads/")
+	if on != remote || !ok || up == "" {
+		where := "remote " + strconv.Quote(on)
+		if on == "." {
+			where = "this repository (a local branch)"
+		}
+		return "", fmt.Errorf("%w: branch %s tracks %s on %s, and memsync exchanges with %q: not exchanging; "+
+			"point it at %s (git branch --set-upstream-to=%s/<branch> %s) or unset it (git branch --unset-upstream %s)",
+			ErrUpstream, branch, merge, where, remote, remote, remote, branch, branch)
+	}
+	return up, nil
 }
 
 // mergeInProgress reports whether a merge is under way in the work tree,
@@ -438,11 +521,10 @@ func (x *Exchanger) attributesFile() (string, error) {
 // union of both sides' lines; memsync init writes it.
 const JournalAttributes = "*.jsonl merge=union\n"
 
-// push pushes branch without force; rejected says the remote refused it
-// because it moved (not a fast-forward).
-func (x *Exchanger) push(ctx context.Context, branch string) (rejected bool, err error) {
-	ref := "refs/heads/" + branch
-	_, err = x.run(ctx, nil, "push", "--quiet", "--no-verify", "--porcelain", x.opts.Remote, ref+":"+ref)
+// push pushes branch to the remote's branch up without force; rejected
+// says the remote refused it because it moved (not a fast-forward).
+func (x *Exchanger) push(ctx context.Context, branch, up string) (rejected bool, err error) {
+	_, err = x.run(ctx, nil, "push", "--quiet", "--no-verify", "--porcelain", x.opts.Remote, "refs/heads/"+branch+":refs/heads/"+up)
 	if err == nil {
 		return false, nil
 	}
@@ -526,7 +608,16 @@ func RemoteStatus(ctx context.Context, root string) (*ExchangeStatus, error) {
 	if err != nil || st.Branch == "" {
 		return st, nil
 	}
-	st.Ahead, st.Behind = distance(ctx, root, git, "refs/remotes/"+st.Remote+"/"+st.Branch)
+	// Where the branch's upstream points now, not at the last exchange: a
+	// person may have changed it since.
+	up, err := upstream(ctx, root, git, st.Remote, st.Branch)
+	if err != nil {
+		st.Ahead, st.Behind, st.Upstream = 0, 0, ""
+		st.LastError = err.Error()
+		return st, nil
+	}
+	st.Upstream = up
+	st.Ahead, st.Behind = distance(ctx, root, git, "refs/remotes/"+st.Remote+"/"+st.RemoteBranch())
 	x := &Exchanger{opts: ExchangerOptions{Root: root}, git: git}
 	if conflicts, inMerge := x.mergeInProgress(ctx); inMerge {
 		st.Conflicts = conflicts

@@ -21,7 +21,7 @@ import (
 // new one and is refused (not corrupted) while memsync holds it.
 type indexLock struct {
 	path, target string
-	f            *os.File
+	f            *heldLock
 	done         bool
 }
 
@@ -64,7 +64,7 @@ func (l *indexLock) commit() error {
 	if err := os.Rename(l.path, l.target); err != nil {
 		return err
 	}
-	removeLockOwner(l.path)
+	l.f.forgetOwner()
 	l.done = true
 	return journal.SyncDir(filepath.Dir(l.target))
 }
@@ -76,7 +76,7 @@ func (l *indexLock) abandon() {
 	}
 	l.f.Close()
 	os.Remove(l.path)
-	removeLockOwner(l.path)
+	l.f.forgetOwner()
 	l.done = true
 }
 
@@ -110,7 +110,7 @@ func (r *repo) updateRef(h *head, commit plumbing.Hash, msg string, now time.Tim
 			f.Close()
 			os.Remove(lockPath)
 		}
-		removeLockOwner(lockPath)
+		f.forgetOwner()
 	}()
 	current := plumbing.ZeroHash
 	if h.ref == plumbing.HEAD {
@@ -141,7 +141,7 @@ func (r *repo) updateRef(h *head, commit plumbing.Hash, msg string, now time.Tim
 	}
 	renamed = true
 	// At once: the record now names the ref's own file (see lockowner.go).
-	removeLockOwner(lockPath)
+	f.forgetOwner()
 	if err := journal.SyncDir(filepath.Dir(path)); err != nil {
 		return err
 	}

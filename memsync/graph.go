@@ -56,7 +56,7 @@ type Node struct {
 	Memory
 	Hash          string    // journal.Record.Hash of the projected record
 	GroupID       string    // journal.Record.GroupID
-	InvalidAt     time.Time // earliest ts of a record superseding it; zero if current
+	InvalidAt     time.Time // earliest ts of a record retiring it (journal.Retires); zero if current
 	ReplacedBy    string    // uuid of that record (smallest uuid on a tie)
 	Importance    float64   // starts at 0.5
 	LinksTo       []string  // sorted uuids
@@ -121,9 +121,9 @@ type Stats struct {
 // Apply must be idempotent: applying a record whose uuid is already projected
 // with the same Hash changes nothing. Edges (LINKS_TO, SUPERSEDES,
 // CONFLICTS_WITH, SUPPORTS) to uuids not yet projected must land and be complete once
-// the target arrives; a superseded memory gets invalid_at (the earliest
-// superseding ts) and replaced_by (that record's uuid), whatever the order in
-// which the two arrive. The projection is a pure function of the set of
+// the target arrives; a superseded memory gets invalid_at (the earliest ts of
+// a superseding record that retires it, journal.Retires) and replaced_by
+// (that record's uuid), whatever the order in which the two arrive. The projection is a pure function of the set of
 // records applied, not of their order or batching: when two records share a
 // uuid with different content, the graph holds the one journal.ClashWins
 // prefers, replacing (with its edges and mentions) a stored one that loses.

@@ -81,9 +81,11 @@ func (c Clock) at(ts time.Time) time.Time {
 }
 
 // ScoreNodes evaluates nodes at the clock from the records naming them
-// (read from r). Events from records outside groups still count but are
-// marked invisible, so that explain never names them. A promotion stands
-// only while its original does (FollowOriginal).
+// (read from r). A record whose writer cannot see the memory counts for
+// nothing (score.Evaluate asks journal.Sees); one the reader of groups may
+// not see still counts but is marked invisible, so that explain never
+// names it. A promotion stands only while its original does
+// (FollowOriginal).
 func ScoreNodes(ctx context.Context, r SignalReader, nodes []Node, groups []string, clock Clock) (map[string]Scored, error) {
 	out, err := scoreNodes(ctx, r, nodes, groups, clock)
 	if err != nil {

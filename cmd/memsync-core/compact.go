@@ -75,6 +75,12 @@ func gitCommit(repo string, lg *zap.Logger, now func() time.Time) func(context.C
 	if err != nil {
 		return func(context.Context, string) error { return err }
 	}
+	return commitWith(c)
+}
+
+// commitWith is compaction's Commit through c: a busy git (or another
+// commit or exchange of this process) puts the commit off.
+func commitWith(c *ledger.Committer) func(context.Context, string) error {
 	return func(ctx context.Context, msg string) error {
 		_, err := c.CommitNow(ctx, msg)
 		if errors.Is(err, ledger.ErrLocked) {

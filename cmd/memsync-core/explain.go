@@ -20,7 +20,8 @@ status and max_age as they stand at --as-of (default now), each event that
 moved its importance (references, outcomes, flags, contradictions, decay) and
 the basis of its confidence. Agent A must be able to see the memory (shared,
 or its own); one it may not see is reported exactly like an unknown uuid. A
-record that A may not see still counts, but is named without its uuid. When
+record that A may not see still counts, but is named without its uuid,
+author or time. When
 the graph cannot be reached, the answer comes from the journals.`
 
 // explainEvent is one event as explain --json prints it.
@@ -126,11 +127,13 @@ func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainR
 		res.ReplacedBy = s.ReplacedBy
 	}
 	for _, e := range s.Result.Effects {
-		id := e.UUID
-		if !e.Visible {
-			id = "" // a record the reader may not see is never named
+		ev := explainEvent{Kind: string(e.Kind), Effect: e.Text}
+		// A record the reader may not see is never named: no uuid, and no
+		// time (a decay counted from it would give its ts away too).
+		if e.Visible {
+			ev.UUID, ev.TS = e.UUID, e.TS.UTC().Format(time.RFC3339Nano)
 		}
-		res.Events = append(res.Events, explainEvent{UUID: id, TS: e.TS.UTC().Format(time.RFC3339Nano), Kind: string(e.Kind), Effect: e.Text})
+		res.Events = append(res.Events, ev)
 	}
 	return res
 }
@@ -151,11 +154,14 @@ func printExplain(env *Env, r explainResult) {
 		fmt.Fprintln(w, "   no events")
 	}
 	for _, e := range r.Events {
-		id := e.UUID
+		id, ts := e.UUID, e.TS
 		if id == "" && e.Kind != "decay" {
 			id = "(not visible to this agent)"
 		}
-		fmt.Fprintf(w, "   %s  %-9s %s  %s\n", e.TS, e.Kind, e.Effect, id)
+		if ts == "" {
+			ts = "(time not shown)"
+		}
+		fmt.Fprintf(w, "   %s  %-9s %s  %s\n", ts, e.Kind, e.Effect, id)
 	}
 	fmt.Fprintln(w, "confidence:")
 	for _, b := range r.Basis {

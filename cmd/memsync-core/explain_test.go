@@ -115,7 +115,7 @@ func TestRankingOverTime(t *testing.T) {
 		want := []string{
 			"mem_ref1 +0.15 referenced by bob",
 			"mem_ref2 +0.15 referenced by carol",
-			" +0.15 referenced by bob", // bob's private record: counted, never named
+			" +0.15 referenced by a record this reader may not see", // bob's private record: counted, never named
 			"mem_out +0.20 a successful outcome by carol",
 			" -0.10 not referenced for 14 days",
 		}

@@ -21,7 +21,8 @@ const hookInstallDescription = `Add memsync's hooks to a host's settings: Claude
 (--project DIR); Codex's ~/.codex/hooks.json (or $CODEX_HOME/hooks.json) or
 DIR/.codex/hooks.json. Every other setting and hook is kept as it was; memsync's
 own entries are replaced, so installing twice is installing once. The file is
-backed up beside itself (NAME.memsync-backup-TIME) before it changes.
+backed up beside itself (NAME.memsync-backup-TIME) before it changes; a file
+that is a symlink (dotfiles) stays one, and its target is written.
 --dry-run prints the result instead of writing it. Codex runs hooks only with
 "[features] codex_hooks = true" in its config.toml.`
 
@@ -93,7 +94,13 @@ func runHookInstall(_ context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s: memsync's %s hooks are already installed\n", path, host)
 		return exitOK
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// A settings file that is a symlink (dotfiles) is written through to
+	// its target: replacing the link would cut it from the user's files.
+	target, err := linkTarget(path)
+	if err != nil {
+		return fs.fail("%v", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return fs.fail("%v", err)
 	}
 	if old != nil {
@@ -103,10 +110,14 @@ func runHookInstall(_ context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintf(env.Stdout, "backed up %s to %s\n", path, backup)
 	}
-	if err := journal.WriteAtomic(path, updated); err != nil {
+	if err := journal.WriteAtomic(target, updated); err != nil {
 		return fs.fail("%v", err)
 	}
-	fmt.Fprintf(env.Stdout, "%s: installed memsync's %s hooks (%s)\n", path, host, strings.Join(events, ", "))
+	through := ""
+	if target != path {
+		through = " (written through the symlink to " + target + ")"
+	}
+	fmt.Fprintf(env.Stdout, "%s: installed memsync's %s hooks (%s)%s\n", path, host, strings.Join(events, ", "), through)
 	if host == "codex" {
 		fmt.Fprintln(env.Stdout, `Codex runs hooks only with "[features] codex_hooks = true" in its config.toml.`)
 	}
@@ -138,6 +149,43 @@ func hostSettingsPath(env *Env, host, project string) (string, error) {
 		return filepath.Join(home, ".codex", "hooks.json"), nil
 	}
 	return filepath.Join(home, ".claude", "settings.json"), nil
+}
+
+// maxLinkHops bounds how many symlinks linkTarget follows (as the kernel's
+// ELOOP does).
+const maxLinkHops = 40
+
+// linkTarget is the file path names once every symlink is followed, path
+// itself when it is not a link. The last target need not exist (a link
+// into a dotfiles directory that has no settings yet): it is where the
+// file is to be written.
+func linkTarget(path string) (string, error) {
+	for hops := 0; ; hops++ {
+		st, err := os.Lstat(path)
+		if errors.Is(err, os.ErrNotExist) || err == nil && st.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("follow %s: %w", path, err)
+		}
+		if hops == maxLinkHops {
+			return "", fmt.Errorf("follow %s: more than %d symlinks", path, maxLinkHops)
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("follow %s: %w", path, err)
+		}
+		if !filepath.IsAbs(to) {
+			// Relative to the link's real directory, as the kernel reads
+			// it: a ".." in the link climbs out of that one.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return "", fmt.Errorf("follow %s: %w", path, err)
+			}
+			to = filepath.Join(dir, to)
+		}
+		path = to
+	}
 }
 
 // memsyncExecutable is the program the hooks run: the small front binary

@@ -27,8 +27,9 @@ Cursor...) over stdio, bound to agent A: tools to search A's memories, remember
 context a session of A starts with, explain
 and flag a memory A may see, and show A's sync status. No tool argument can widen what it reads beyond the shared
 memories (CONSTELLATION) and A's own (AGENT:A), or write as another agent: the
-agent is this flag, never an argument. A failed call is a tool error; the server
-keeps serving.`
+agent is this flag, never an argument. A failed call is a tool error, and a
+malformed message (not JSON or not UTF-8, a batch, not JSON-RPC 2.0) is answered
+with a JSON-RPC error; either way the server keeps serving.`
 
 // mcpAgent is what every tool of one server is bound to.
 type mcpAgent struct {
@@ -84,7 +85,10 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	for _, add := range mcpTools {
 		add(server, b)
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}}
+	// The filter answers a malformed frame itself (the SDK would end the
+	// session on it) and bounds each frame, so the SDK's own bound is off.
+	out := &messageWriter{w: env.Stdout}
+	t := &mcp.IOTransport{Reader: newFrameFilter(env.Stdin, out, env.Stderr, maxFrame), Writer: out, MaxLineLength: -1}
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return fs.fail("%v", err)
 	}
@@ -95,10 +99,6 @@ func mustAgents(repo string) []string {
 	a, _ := listAgents(repo)
 	return a
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // groups are the only groups a bound server reads.
 func (b *mcpAgent) groups() []string {
@@ -295,7 +295,7 @@ func addPacketTool(s *mcp.Server, b *mcpAgent) {
 				return nil, packet.Packet{}, fmt.Errorf("as_of: %w", err)
 			}
 			req := packet.Request{Role: role, Agent: b.agent, Goal: in.Goal, Task: in.Task, Session: in.Session,
-				Constraints: in.Constraints, Failures: in.Failures, Questions: in.Questions, AsOf: asOf}
+				Constraints: in.Constraints, Failures: in.Failures, Questions: in.Questions, AsOf: asOf, Cutoff: in.AsOf != ""}
 			p, err := readPacket(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, req)
 			if err != nil {
 				return nil, packet.Packet{}, err

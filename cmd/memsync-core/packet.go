@@ -23,7 +23,10 @@ inside them by overlap, scope, importance, confidence, outcomes, freshness,
 SUPPORTS and contradiction (SPEC §7's scores). Roles read kinds: planner →
 preference, procedure, summary; executor → preference, procedure, episode,
 reflection; critic → reflection, preference, summary; responder →
-preference, summary, procedure. Caps: 4 hard constraints, 3 procedures, 3
+preference, summary, procedure. Those are weights, not walls: a memory of
+another kind is in relevant_facts, ranked a little lower, when it belongs
+to the --task or --session or answers the goal clearly better (half its
+words, 1.5× the best of the role's kinds). Caps: 4 hard constraints, 3 procedures, 3
 pitfalls, 3 facts, 5 open questions (the --questions, then decisions a week
 old with no outcome), 5 selected ids besides the core tier, which is always
 in. Archived and superseded memories never are. The same memory, request
@@ -61,7 +64,7 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 	}
 	req := packet.Request{
 		Role: packet.Role(*role), Agent: *agent, Goal: *goal, Task: *task, Session: *session,
-		Constraints: constraints, Failures: failures, Questions: questions, AsOf: clock,
+		Constraints: constraints, Failures: failures, Questions: questions, AsOf: clock, Cutoff: *asOf != "",
 	}
 	if *role == "" {
 		return c.usageErr("--role: required (planner, executor, critic or responder)")

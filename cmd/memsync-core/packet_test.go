@@ -545,3 +545,97 @@ func TestPacketDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestPacketRoleKindsAreWeights (SPEC §8.4, issue 24 item 5): a planner
+// reads no episodes, yet a decision or task scoped to its --task or
+// --session, or a decision that answers the goal clearly better than
+// anything of the planner's kinds, is in its relevant_facts, below a
+// role-matched memory of similar relevance; an episode that answers no
+// better than the planner's kinds stays out.
+func TestPacketRoleKindsAreWeights(t *testing.T) {
+	recs := []journal.Record{
+		srec("mem_pref_friday", "bob", 0, "never deploy the billing service on fridays", sShared, ofKind(journal.KindPreference)),
+		srec("mem_proc_runbook", "alice", 0, "billing runbook: page the on-call before any change", sShared, at(1), ofKind(journal.KindProcedure)),
+		// The issue's repro: the task itself and the decision that chose its database.
+		srec("mem_task_bill42", "alice", 0, "BILL-42: migrate billing to postgres", sShared, at(2), ofKind(journal.KindTask), withTask("BILL-42")),
+		srec("mem_dec_postgres", "bob", 0, "we chose postgres for the billing migration", sShared, at(3), ofKind(journal.KindDecision), withTask("BILL-42")),
+		srec("mem_sum_bill42", "alice", 0, "BILL-42 so far: billing migration to postgres half done", sShared, at(3), ofKind(journal.KindSummary), withTask("BILL-42")),
+		// Session-scoped, and no goal word.
+		srec("mem_dec_session", "alice", 0, "ship the exporter behind a feature flag", sShared, at(4), ofKind(journal.KindDecision), withSession("S7")),
+		// Answers "invoice queue migration" 3/3, where the planner's kinds answer 1/3.
+		srec("mem_dec_queue", "bob", 0, "the invoice queue migration moves to kafka", sShared, at(5), ofKind(journal.KindDecision)),
+		srec("mem_proc_invoice", "alice", 0, "invoice runbook: resend the failed ones by hand", sShared, at(5), ofKind(journal.KindProcedure)),
+		// Answers "billing runbook on-call" no better than the procedure.
+		srec("mem_obs_runbook", "carol", 0, "the billing runbook pages the on-call", sShared, at(6), ofKind(journal.KindObservation)),
+	}
+	onEveryBackend(t, recs, func(t *testing.T, pr packetRun) {
+		planner := func(goal string, more ...string) packet.Packet {
+			return pr.json(t, append([]string{"--role", "planner", "--agent", "alice", "--goal", goal, "--as-of", asOfDay(10)}, more...)...)
+		}
+		// Task-scoped: the task and the decision, below the summary of the task.
+		p := planner("billing migration to postgres", "--task", "BILL-42")
+		if got := ids(p.RelevantFacts); len(got) != 3 || got[0] != "mem_sum_bill42" || !slices.Contains(got, "mem_task_bill42") || !slices.Contains(got, "mem_dec_postgres") {
+			t.Fatalf("task: relevant facts %v, want the summary, then the task and the decision", got)
+		}
+		for _, it := range p.RelevantFacts[1:] {
+			if !strings.Contains(it.Why, "task BILL-42") || !strings.Contains(it.Why, "beyond the role's kinds") || it.Score >= p.RelevantFacts[0].Score {
+				t.Fatalf("task: %+v", it)
+			}
+		}
+		if !slices.Contains(ids(p.HardConstraints), "mem_pref_friday") || !slices.Contains(ids(p.ProceduresToFollow), "mem_proc_runbook") {
+			t.Fatalf("task: the planner's own kinds are gone: %+v", p)
+		}
+		// Session-scoped.
+		if p := planner("plan the exporter release", "--session", "S7"); !slices.Contains(ids(p.RelevantFacts), "mem_dec_session") {
+			t.Fatalf("session: relevant facts %v", ids(p.RelevantFacts))
+		}
+		// Without the scope, the same decision stays out.
+		if p := planner("plan the exporter release"); slices.Contains(ids(p.RelevantFacts), "mem_dec_session") {
+			t.Fatalf("no session: relevant facts %v", ids(p.RelevantFacts))
+		}
+		// Clearly better than the planner's kinds.
+		p = planner("invoice queue migration")
+		if len(p.RelevantFacts) == 0 || p.RelevantFacts[0].UUID != "mem_dec_queue" || !strings.Contains(p.RelevantFacts[0].Why, "answers the goal clearly better") {
+			t.Fatalf("clearly better: relevant facts %+v", p.RelevantFacts)
+		}
+		if !slices.Contains(ids(p.ProceduresToFollow), "mem_proc_invoice") {
+			t.Fatalf("clearly better: procedures %v", ids(p.ProceduresToFollow))
+		}
+		// As good as the planner's kinds, no better: out.
+		p = planner("billing runbook on-call")
+		if slices.Contains(ids(p.RelevantFacts), "mem_obs_runbook") || !slices.Contains(ids(p.ProceduresToFollow), "mem_proc_runbook") {
+			t.Fatalf("as good: relevant facts %v, procedures %v", ids(p.RelevantFacts), ids(p.ProceduresToFollow))
+		}
+	})
+}
+
+// TestPacketDurableStayArchivedGo (SPEC §7, issue 24 item 1 as packets
+// see it): 300 days on, with nothing referencing them, a preference, a
+// procedure and a decision declared permanent are still in the packets
+// (the decision, scoped to the task, in a planner's relevant_facts), while
+// a fact and a decision of the same age and task, archived by decay, are
+// in none. Status comes from memsync/score alone.
+func TestPacketDurableStayArchivedGo(t *testing.T) {
+	recs := []journal.Record{
+		srec("mem_pref_old", "bob", 0, "never deploy the billing service on fridays", sShared, ofKind(journal.KindPreference)),
+		srec("mem_proc_old", "alice", 0, "to deploy the billing service: canary first, then the fleet", sShared, ofKind(journal.KindProcedure)),
+		srec("mem_dec_forever", "alice", 0, "billing deploys go through the release train", sShared, ofKind(journal.KindDecision), withTask("T9"),
+			func(r *journal.Record) { r.MaxAge = "permanent" }),
+		srec("mem_fact_old", "alice", 0, "the billing service deploys from the release branch", sShared, withTask("T9")),
+		srec("mem_dec_old", "alice", 0, "deploy billing with the old script", sShared, ofKind(journal.KindDecision), withTask("T9")),
+	}
+	onEveryBackend(t, recs, func(t *testing.T, pr packetRun) {
+		for _, role := range []string{"planner", "executor"} {
+			p := pr.json(t, "--role", role, "--agent", "alice", "--goal", "deploy the billing service", "--task", "T9", "--as-of", asOfDay(300))
+			if !slices.Contains(ids(p.HardConstraints), "mem_pref_old") || !slices.Contains(ids(p.ProceduresToFollow), "mem_proc_old") ||
+				!slices.Contains(ids(p.RelevantFacts), "mem_dec_forever") {
+				t.Fatalf("%s: durable memories missing: hard constraints %v, procedures %v, facts %v", role, ids(p.HardConstraints), ids(p.ProceduresToFollow), ids(p.RelevantFacts))
+			}
+			for _, it := range everyItem(p) {
+				if it.UUID == "mem_fact_old" || it.UUID == "mem_dec_old" || it.Status == "archived" {
+					t.Fatalf("%s: an archived memory is in the packet: %+v", role, it)
+				}
+			}
+		}
+	})
+}

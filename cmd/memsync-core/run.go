@@ -167,29 +167,39 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 	// re-reads idempotently.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// One Committer for the daemon: auto-commit, the exchange and
+	// scheduled compaction commit through it (and the ledger lets one
+	// commit or exchange of the repository run at a time; issue 25 §1).
+	var committer *ledger.Committer
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err == nil {
+		committer, err = ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Interval: cfg.Daemon.CommitInterval, Logger: lg, Now: env.Now})
+		if err != nil {
+			return false, err
+		}
+	}
 	if cfg.Daemon.CommitInterval > 0 {
-		if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+		if committer == nil {
 			lg.Warn("not a git work tree: auto-commit is off", zap.String("repo", repo))
 		} else {
-			c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Interval: cfg.Daemon.CommitInterval, Logger: lg, Now: env.Now})
-			if err != nil {
-				return false, err
-			}
 			wg.Add(1)
-			go func() { defer wg.Done(); _ = c.Run(runCtx) }()
+			go func() { defer wg.Done(); _ = committer.Run(runCtx) }()
 		}
 	}
 	if cfg.Sync.Remote != "" {
 		// A misconfigured exchange must not stop the projection: it is
 		// logged, and SIGHUP after fixing it starts the exchange.
-		if err := startExchange(runCtx, &wg, repo, cfg, lg, env); err != nil {
+		if err := startExchange(runCtx, &wg, repo, committer, cfg, lg, env); err != nil {
 			lg.Error("exchange with the remote is off", zap.String("remote", cfg.Sync.Remote), zap.Error(err))
 		}
 	}
 	if compact {
+		commit := gitCommit(repo, lg, env.Now)
+		if committer != nil {
+			commit = commitWith(committer)
+		}
 		s := &compaction.Scheduler{Root: repo, Weekday: cfg.CompactionWeekday(), Options: compaction.Options{
 			MaxDayLines: cfg.Compaction.MaxDayLines, Summarizer: summarizerArgv(cfg),
-			Commit: gitCommit(repo, lg, env.Now), Logger: lg, Now: env.Now,
+			Commit: commit, Logger: lg, Now: env.Now,
 		}}
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = s.Run(runCtx) }()
@@ -246,14 +256,12 @@ func openGraphPatiently(ctx context.Context, cfg *Config, repo string, lg *zap.L
 }
 
 // startExchange runs the exchange with cfg.Sync.Remote beside the engine
-// (SPEC §12): it commits before each exchange, whatever commit_interval says.
-func startExchange(ctx context.Context, wg *sync.WaitGroup, repo string, cfg *Config, lg *zap.Logger, env *Env) error {
-	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+// (SPEC §12): it commits (through c, the daemon's one Committer; nil when
+// repo is no git work tree) before each exchange, whatever commit_interval
+// says.
+func startExchange(ctx context.Context, wg *sync.WaitGroup, repo string, c *ledger.Committer, cfg *Config, lg *zap.Logger, env *Env) error {
+	if c == nil {
 		return fmt.Errorf("%s is not a git work tree", repo)
-	}
-	c, err := ledger.NewCommitter(ledger.CommitterOptions{Root: repo, Logger: lg, Now: env.Now})
-	if err != nil {
-		return err
 	}
 	x, err := ledger.NewExchanger(ledger.ExchangerOptions{
 		Root: repo, Remote: cfg.Sync.Remote, Committer: c, Interval: cfg.Sync.Interval, Logger: lg, Now: env.Now,

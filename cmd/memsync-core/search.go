@@ -35,8 +35,8 @@ Ranking: the best lexical candidates (at least 100, whatever --limit) are
 ordered by
   score = relevance x importance x freshness x confidence x status
 where relevance is the memory's lexical score over the best candidate's
-(0..1]; importance 0.7..1, freshness 0.75..1 and confidence 0.75..1 refine
-it; status is 1 (active, review), 0.6 (archived) or 0.5 (superseded or
+(0..1]; importance 0.8..1, freshness 0.8..1 and confidence 0.8..1 refine
+it; status is 1 (active, review), 0.75 (archived) or 0.6 (superseded or
 flagged wrong, with --all). Ties by uuid. Then a memory that holds every
 query word another holds and more is moved above it, whatever their
 scores (SPEC §7). --explain prints every factor per hit, as they multiply into the printed score.`

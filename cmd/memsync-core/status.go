@@ -109,7 +109,11 @@ func daemonLine(d memsync.DaemonStatus) string {
 // the last exchange, ahead/behind, a conflict left for a person, the last error.
 func remoteLine(st *ledger.ExchangeStatus, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s, ", st.Remote, st.Branch)
+	if st.Upstream != "" && st.Upstream != st.Branch {
+		fmt.Fprintf(&b, "%s → %s/%s, ", st.Branch, st.Remote, st.Upstream)
+	} else {
+		fmt.Fprintf(&b, "%s/%s, ", st.Remote, st.Branch)
+	}
 	if st.LastSuccess.IsZero() {
 		b.WriteString("never exchanged")
 	} else {

@@ -18,7 +18,10 @@ duplicate of a projected record, rejected (with a reason), or unaccounted
 (it should be in the graph and is not). A uuid that lines claim with
 different content is a conflict. Exit 0 when the graph holds exactly what
 the journals project and no uuid is in conflict; 1 otherwise, or when the
-graph cannot be read.`
+graph cannot be read. References that change nothing (SPEC §7: a link,
+support, contradiction or supersession naming a uuid no journal holds, or
+another agent's private memory) are counted and sampled for the
+repository's owner; they do not change the exit code.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
@@ -37,8 +40,15 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
+	refs, err := memsync.CheckReferences(layout(repo))
+	if err != nil {
+		return fs.fail("check references: %v", err)
+	}
 	if *asJSON {
-		out, _ := json.MarshalIndent(rep, "", "  ")
+		out, _ := json.MarshalIndent(struct {
+			memsync.VerifyReport
+			memsync.ReferenceReport
+		}{rep, refs}, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 	} else {
 		verdict := "ok"
@@ -62,6 +72,10 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		}
 		if n, err := rejectCount(repo); err == nil && n > 0 {
 			fmt.Fprintf(env.Stdout, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)
+		}
+		if refs.Dangling+refs.Crossing > 0 {
+			fmt.Fprintf(env.Stdout, "  references that change nothing: %d to no record, %d to a memory the writer cannot see: %s\n",
+				refs.Dangling, refs.Crossing, strings.Join(refs.Sample, ", "))
 		}
 	}
 	if !rep.OK {

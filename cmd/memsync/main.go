@@ -10,9 +10,17 @@
 // pid, arguments, environment, standard streams and exit code, so a service
 // manager's SIGTERM reaches the daemon directly. memsync-core is looked for
 // next to this binary, then on $PATH.
+//
+// A session hook (`memsync hook HOST EVENT`) is the exception: the host
+// reads exit 2 as "block" (Claude Code erases the prompt, or the agent
+// cannot stop), so the core runs as a child instead, and whatever becomes
+// of it (not found, not executable, not a program, killed by a signal, a
+// panic's exit 2) the hook exits 0 with nothing on stdout and the reason
+// on stderr.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +39,9 @@ const coreName = "memsync-core"
 func main() {
 	args := os.Args[1:]
 	if delegated(args) {
+		if isHook(args) {
+			os.Exit(runHook(args))
+		}
 		err := execCore(args)
 		// execCore returns only when the core could not be started.
 		fmt.Fprintf(os.Stderr, "memsync: %v\n", err)
@@ -66,6 +77,68 @@ func delegated(args []string) bool {
 	}
 	_, here := runner(name)
 	return !here && cmdline.IsCommand(name)
+}
+
+// isHook reports whether args are a session hook as a host runs it
+// (`hook HOST EVENT ...`), not `hook install`, which a person runs.
+func isHook(args []string) bool {
+	return len(args) > 0 && args[0] == "hook" && (len(args) == 1 || args[1] != "install")
+}
+
+// runHook runs memsync-core for a session hook as a child and returns the
+// hook's exit code, which is always 0 (fail-open): the core's stdout is
+// passed on only when it exited 0, and every failure is said on stderr.
+func runHook(args []string) int {
+	var out bytes.Buffer
+	err := runCoreChild(args, &out)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "memsync hook: %v (fail-open: the session goes on without memsync)\n", err)
+		return cmdline.ExitOK
+	}
+	os.Stdout.Write(out.Bytes())
+	return cmdline.ExitOK
+}
+
+// runCoreChild runs memsync-core with args, stdin and stderr inherited and
+// stdout into out, forwarding the signals a host sends to stop a hook; an
+// error when the core could not be started or did not exit 0.
+func runCoreChild(args []string, out *bytes.Buffer) error {
+	core, err := findCore(os.Executable, exec.LookPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(core, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, os.Stderr
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run %s: %w", core, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return fmt.Errorf("%s was killed by signal %v", core, st.Signal())
+		}
+		return fmt.Errorf("%s exited with status %d", core, ee.ExitCode())
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: %w", core, err)
+	}
+	return nil
 }
 
 // execCore replaces this process with memsync-core running args, with the

@@ -262,6 +262,10 @@ func TestFrontWithRealCore(t *testing.T) {
 	if _, errOut, code, _ := run(t, front, "", "append", "--repo", repo, "--agent", "a", "--kind", "fact", "hello #world"); code != 0 {
 		t.Fatalf("append: exit %d %q", code, errOut)
 	}
+	// A hook runs the core as a child: its answer comes through whole.
+	if out, errOut, code, _ := run(t, front, `{"session_id":"s","hook_event_name":"Stop"}`, "hook", "claude-code", "Stop", "--agent", "a", "--repo", repo); code != 0 || !strings.HasPrefix(out, `{"systemMessage":"memsync: `) {
+		t.Errorf("hook through the front: exit %d %q %q", code, out, errOut)
+	}
 	if out, errOut, code, _ := run(t, front, "", "help", "run"); code != 0 || !strings.HasPrefix(out, "usage: memsync run") {
 		t.Errorf("help run: exit %d %q %q", code, out, errOut)
 	}
@@ -301,6 +305,90 @@ func TestImportsStayLight(t *testing.T) {
 			if dep == heavy || strings.HasPrefix(dep, heavy+"/") || (strings.HasSuffix(heavy, "/") && strings.HasPrefix(dep, heavy)) {
 				t.Errorf("the front binary links %s", dep)
 			}
+		}
+	}
+}
+
+// installWithCore installs the built front beside a memsync-core holding
+// content with mode, and returns the front's path.
+func installWithCore(t *testing.T, content string, mode os.FileMode) string {
+	t.Helper()
+	front := install(t, "")
+	writeExecutable(t, filepath.Join(filepath.Dir(front), coreName), content, mode)
+	os.Chmod(filepath.Join(filepath.Dir(front), coreName), mode) // WriteFile keeps an umask'd mode
+	return front
+}
+
+// TestFrontHookFailsOpen: a session hook exits 0 with nothing on stdout
+// and the reason on stderr whatever becomes of memsync-core (exit 2 would
+// block the host: Claude Code erases the prompt, or the agent cannot
+// stop); the core's answer passes through when it exits 0; a command a
+// person runs (hook install, status) still fails loudly.
+func TestFrontHookFailsOpen(t *testing.T) {
+	const payload = `{"session_id":"s","hook_event_name":"SessionStart","cwd":"/tmp"}`
+	for _, tc := range []struct {
+		name    string
+		core    *string // nil: no memsync-core at all
+		mode    os.FileMode
+		stderr  string // what stderr must say
+		wantOut string // stdout: "" unless the core answered
+	}{
+		{name: "missing", stderr: "memsync-core not found next to this binary"},
+		{name: "not executable", core: ptr("#!/bin/sh\necho '{}'\n"), mode: 0o644, stderr: "memsync-core not found next to this binary"},
+		{name: "empty", core: ptr(""), mode: 0o755, stderr: "exec format error"},
+		{name: "garbage", core: ptr("\x00\x01\x02 not a program \xff\xfe\n"), mode: 0o755, stderr: "exec format error"},
+		{name: "killed by a signal", core: ptr("#!/bin/sh\necho '{\"half'\nkill -KILL $$\n"), mode: 0o755, stderr: "killed by signal killed"},
+		{name: "exit 2 as a panic exits", core: ptr("#!/bin/sh\necho '{\"half'\necho 'panic: boom' >&2\nexit 2\n"), mode: 0o755, stderr: "panic: boom\nmemsync hook: "},
+		{name: "exit 1", core: ptr("#!/bin/sh\necho '{\"half'\nexit 1\n"), mode: 0o755, stderr: "exited with status 1"},
+		{name: "answers", core: ptr("#!/bin/sh\nIFS= read -r line\necho '{\"systemMessage\":\"hi\"}'\n"), mode: 0o755, wantOut: "{\"systemMessage\":\"hi\"}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			front := install(t, "")
+			if tc.core != nil {
+				front = installWithCore(t, *tc.core, tc.mode)
+			}
+			for _, event := range []string{"SessionStart", "UserPromptSubmit", "Stop"} {
+				out, errOut, code, _ := run(t, front, payload, "hook", "claude-code", event, "--agent", "a")
+				if code != 0 || out != tc.wantOut {
+					t.Errorf("%s: exit %d stdout %q (want 0 and %q); stderr %q", event, code, out, tc.wantOut, errOut)
+				}
+				if tc.stderr == "" {
+					if errOut != "" {
+						t.Errorf("%s: stderr %q", event, errOut)
+					}
+					continue
+				}
+				if !strings.Contains(errOut, tc.stderr) || !strings.Contains(errOut, "memsync hook: ") || !strings.HasSuffix(errOut, "(fail-open: the session goes on without memsync)\n") {
+					t.Errorf("%s: stderr %q does not say %q", event, errOut, tc.stderr)
+				}
+			}
+		})
+	}
+	// What a person runs is not a hook: it fails loudly.
+	front := installWithCore(t, "", 0o755)
+	for _, args := range [][]string{{"hook", "install", "claude-code"}, {"status"}} {
+		if out, errOut, code, _ := run(t, front, "", args...); code != 2 || out != "" || !strings.Contains(errOut, "exec format error") {
+			t.Errorf("%q: exit %d stdout %q stderr %q (want 2 and the reason)", args, code, out, errOut)
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func TestIsHook(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"hook", "claude-code", "SessionStart"}, true},
+		{[]string{"hook", "--agent", "a", "codex", "Stop"}, true},
+		{[]string{"hook"}, true},
+		{[]string{"hook", "install", "codex"}, false},
+		{[]string{"help", "hook"}, false},
+		{[]string{"status"}, false},
+	} {
+		if got := isHook(tc.args); got != tc.want {
+			t.Errorf("isHook(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }

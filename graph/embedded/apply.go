@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"go.uber.org/zap"
+	"modernc.org/sqlite"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -48,10 +51,11 @@ const (
 	sqlRemoveEdges      = `DELETE FROM edges WHERE src = ?1`
 	sqlRemoveWaiting    = `DELETE FROM supersede_waiting WHERE src = ?1`
 	// sqlUnsupersede forgets the supersession of the memories in ?1 that
-	// nothing supersedes any more.
+	// nothing retires any more (sqlRetires).
 	sqlUnsupersede = `DELETE FROM superseded WHERE id IN (
 		SELECT m.id FROM memories AS m WHERE m.uuid IN (SELECT value FROM json_each(?1))
-		AND NOT EXISTS (SELECT 1 FROM edges AS e WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'))`
+		AND NOT EXISTS (SELECT 1 FROM edges AS e JOIN memories AS s ON s.uuid = e.src
+			WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES' AND ` + sqlRetires + `))`
 	// sqlMaxID is the last id used: ids go on after the memories a Drop
 	// deleted (meta id_floor), never naming two memories in one file.
 	sqlMaxID = `SELECT MAX(IFNULL((SELECT MAX(id) FROM memories), 0),
@@ -68,18 +72,74 @@ const (
 		SELECT j.value ->> 1, j.value ->> 0 FROM json_each(?1) AS j
 		WHERE NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.uuid = j.value ->> 1)`
 	// sqlSupersede recomputes invalid_at and replaced_by of the projected
-	// memories in ?1, each of which has a superseder: the earliest ts, the
-	// smallest uuid on a tie. The subquery gives both at once as ts, a
+	// memories in ?1 that a superseder retires (sqlRetires): the earliest
+	// ts, the smallest uuid on a tie. The subquery gives both at once as ts, a
 	// space and uuid (ts has a fixed width of 30).
 	// (MATERIALIZED: otherwise SQLite runs the subquery once per use of k.)
-	sqlSupersede = `WITH c AS MATERIALIZED (
+	sqlSupersede = sqlSupersedeHead + `(SELECT value FROM json_each(?1))` + sqlSupersedeTail
+	// sqlSupersedeAll is sqlSupersede for every memory a record names in
+	// supersedes (after DELETE FROM superseded: reretireOnce).
+	sqlSupersedeAll  = sqlSupersedeHead + `(SELECT dst FROM edges WHERE type = 'SUPERSEDES')` + sqlSupersedeTail
+	sqlSupersedeHead = `WITH c AS MATERIALIZED (
 			SELECT m.id, (SELECT s.ts || ' ' || s.uuid FROM edges AS e JOIN memories AS s ON s.uuid = e.src
-				WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES'
+				WHERE e.dst = m.uuid AND e.type = 'SUPERSEDES' AND ` + sqlRetires + `
 				ORDER BY s.ts, s.uuid LIMIT 1) AS k
-			FROM memories AS m WHERE m.uuid IN (SELECT value FROM json_each(?1)))
+			FROM memories AS m WHERE m.uuid IN `
+	sqlSupersedeTail = `)
 		INSERT OR REPLACE INTO superseded (id, invalid_at, replaced_by)
 		SELECT id, substr(k, 1, 30), substr(k, 32) FROM c WHERE k IS NOT NULL`
 )
+
+// retireRule names the rule the superseded table follows (journal.Retires:
+// SPEC §7, references cross no privacy line). A store whose meta does not
+// name it was computed by an earlier rule, under which any superseder
+// retired its target; reretireOnce recomputes it when the writer opens.
+const retireRule = "journal.Retires/1"
+
+// reretireOnce recomputes every memory's supersession under retireRule,
+// once per store (meta retire_rule records it), in one transaction.
+func reretireOnce(ctx context.Context, conn *sql.Conn) error {
+	var rule string
+	err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'retire_rule'`).Scan(&rule)
+	if err == nil && rule == retireRule {
+		return nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read retire rule: %w", err)
+	}
+	return inTx(ctx, conn, func() error {
+		for _, q := range []string{`DELETE FROM superseded`, sqlSupersedeAll} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("recompute supersession: %w", err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, sqlSetMeta, "retire_rule", retireRule); err != nil {
+			return fmt.Errorf("record retire rule: %w", err)
+		}
+		return nil
+	})
+}
+
+// sqlRetires is true when superseder s retires memory m: the store keeps
+// every SUPERSEDES edge, and journal.Retires, called through the SQL
+// function registered below, decides which take effect (SPEC §7: references
+// cross no privacy line).
+const sqlRetires = `memsync_retires(s.agent, s.group_id, m.group_id)`
+
+// The SQL function behind sqlRetires, registered once for every connection
+// of the "sqlite" driver, as a database/sql driver registers itself.
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction("memsync_retires", 3, retiresSQL)
+}
+
+// retiresSQL is journal.Retires for SQL arguments (agent, source group,
+// target group); anything but three strings retires nothing.
+func retiresSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	agent, ok1 := args[0].(string)
+	src, ok2 := args[1].(string)
+	dst, ok3 := args[2].(string)
+	return ok1 && ok2 && ok3 && journal.Retires(agent, src, dst), nil
+}
 
 // Apply projects batch in one transaction. Records already projected with the
 // same hash are skipped. A uuid held (or repeated in the batch) with other

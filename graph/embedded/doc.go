@@ -68,7 +68,9 @@
 //	              the rows; its entries never change once written
 //	superseded    one row per superseded memory
 //	  id          INTEGER PRIMARY KEY  memories.id
-//	  invalid_at  TEXT                 ts of the earliest projected superseder
+//	  invalid_at  TEXT                 ts of the earliest projected superseder that
+//	                                   retires it (journal.Retires, through the SQL
+//	                                   function memsync_retires)
 //	  replaced_by TEXT                 that superseder's uuid (smallest uuid on a tie)
 //	edges         (src, type, dst) PRIMARY KEY, WITHOUT ROWID
 //	  type        LINKS_TO | SUPERSEDES | CONFLICTS_WITH
@@ -79,7 +81,8 @@
 //	              edges whose target is not projected yet
 //	agents        name PRIMARY KEY, memories = how many projected records it wrote
 //	meta          key, value: generation (a random token, new at every Drop),
-//	              id_floor (the last id before the latest Drop)
+//	              id_floor (the last id before the latest Drop), retire_rule
+//	              (the supersession rule the superseded table follows)
 //
 // The search file (its own user_version, 1), attached to every read
 // connection as "search":
@@ -117,7 +120,10 @@
 // rather than in the memories rows: updated there, they dirtied a page of
 // the wide table and one of memories_filter per superseded memory, at
 // random, in every batch. At the end of every batch they
-// are recomputed, from all SUPERSEDES edges pointing at it, for each target
+// are recomputed, from all SUPERSEDES edges pointing at it whose source
+// retires it (journal.Retires: every edge is stored, the rule decides which
+// take effect; a store computed by an earlier rule, whose meta lacks
+// retire_rule, is recomputed whole when a writer opens it), for each target
 // of the batch's SUPERSEDES edges and for each new memory found in
 // supersede_waiting. The result is a function of the set of records
 // applied, whatever their order or batching.

@@ -134,6 +134,9 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 		err = migrate(ctx, g.w.conn, lg)
 	}
 	if err == nil {
+		err = reretireOnce(ctx, g.w.conn)
+	}
+	if err == nil {
 		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
 	}
 	for _, q := range sqlCreateList {

@@ -94,10 +94,8 @@ func NewOracle(corpus []memsync.Memory) *Oracle {
 			if !ok {
 				continue
 			}
-			if n.ReplacedBy == "" || src.TS.Before(n.InvalidAt) || src.TS.Equal(n.InvalidAt) && src.UUID < n.ReplacedBy {
-				n.InvalidAt, n.ReplacedBy = src.TS, src.UUID
-				o.nodes[id] = n
-			}
+			memsync.Retire(&n, &src.Record)
+			o.nodes[id] = n
 		}
 	}
 	return o

@@ -34,6 +34,8 @@ func Run(t *testing.T, open Open) {
 		{"ClashIsPure", testClashIsPure},
 		{"SupersessionBothOrders", testSupersession},
 		{"SecondSuperseder", testSecondSuperseder},
+		{"CrossingSignalsChangeNothing", testCrossingSignalsChangeNothing},
+		{"PrivateRetirement", testPrivateRetirement},
 		{"Conflicts", testConflicts},
 		{"OutOfOrderEdges", testOutOfOrderEdges},
 		{"GroupIsolation", testGroupIsolation},

@@ -79,18 +79,22 @@ CALL {
 }
 RETURN targets`
 
-	// reretire recomputes invalid_at/replaced_by of the memories in
-	// $uuids from scratch, clearing them where nothing supersedes the
-	// memory any more: after a replacement a superseder may be gone, or
-	// have another ts.
-	reretire = `CYPHER replan=skip
+	// superseders lists, for each projected memory of $uuids, its group,
+	// its stored retirement and every record superseding it, for
+	// retireAll to judge with journal.Retires.
+	superseders = `CYPHER replan=skip
 UNWIND $uuids AS u
 MATCH (m:Memory {uuid: u}) WHERE m.hash IS NOT NULL
-OPTIONAL MATCH (s:Memory)-[:SUPERSEDES]->(m)
+OPTIONAL MATCH (s:Memory)-[:SUPERSEDES]->(m) WHERE s.hash IS NOT NULL
 WITH m, collect(s) AS ss
-WITH m, reduce(best = null, s IN ss |
-  CASE WHEN best IS NULL OR s.ts < best.ts OR (s.ts = best.ts AND s.uuid < best.uuid) THEN s ELSE best END) AS first
-SET m.invalid_at = first.ts, m.replaced_by = first.uuid`
+RETURN m.uuid, m.group_id, m.invalid_at, m.replaced_by, [s IN ss | [s.ts, s.uuid, s.agent, s.group_id]]`
+
+	// setRetired writes the retirements retireAll decided (a null ts and
+	// uuid clear one).
+	setRetired = `CYPHER replan=skip
+UNWIND $rows AS r
+MATCH (m:Memory {uuid: r.uuid})
+SET m.invalid_at = r.ts, m.replaced_by = r.by`
 
 	// dropOrphans deletes the placeholders among $uuids that no edge
 	// points at any more (a replaced version's targets).
@@ -185,20 +189,6 @@ CALL {
   MERGE (b:Memory {uuid: r[1]})
   CREATE (a)-[:SUPPORTS]->(b)
 }`
-
-	// retire recomputes invalid_at/replaced_by of projected memories from
-	// every record superseding them: the earliest ts wins, the smallest
-	// uuid on a tie. Superseders are never removed, so a retirement only
-	// ever moves earlier; rows that would not change are not written.
-	retire = `CYPHER replan=skip
-UNWIND $uuids AS u
-MATCH (m:Memory {uuid: u}) WHERE m.hash IS NOT NULL
-MATCH (s:Memory)-[:SUPERSEDES]->(m)
-WITH m, collect(s) AS ss
-WITH m, reduce(best = null, s IN ss |
-  CASE WHEN best IS NULL OR s.ts < best.ts OR (s.ts = best.ts AND s.uuid < best.uuid) THEN s ELSE best END) AS first
-WHERE m.replaced_by IS NULL OR m.replaced_by <> first.uuid
-SET m.invalid_at = first.ts, m.replaced_by = first.uuid`
 )
 
 var _ memsync.ReadOrderer = (*Graph)(nil)
@@ -604,13 +594,13 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		}
 	}
 	if retired = sortedUnique(retired); len(retired) > 0 {
-		if err := run(ctx, tx, retire, map[string]any{"uuids": retired}); err != nil {
+		if err := retireAll(ctx, tx, retired); err != nil {
 			return chunkResult{}, err
 		}
 	}
 	if len(replaced) > 0 {
 		again := sortedUnique(append(slices.Clone(oldTargets), done.replacedUUIDs()...))
-		if err := run(ctx, tx, reretire, map[string]any{"uuids": again}); err != nil {
+		if err := retireAll(ctx, tx, again); err != nil {
 			return chunkResult{}, err
 		}
 		if len(oldTargets) > 0 {
@@ -620,6 +610,60 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		}
 	}
 	return done, nil
+}
+
+// retireAll recomputes invalid_at and replaced_by of the projected memories
+// among uuids from every record superseding them: of those that retire the
+// memory (journal.Retires: the store keeps every SUPERSEDES edge, the rule
+// decides which take effect), the earliest ts wins, the smallest uuid on a
+// tie; none clears them. Only memories whose retirement changes are written.
+func retireAll(ctx context.Context, tx neo4jdrv.ManagedTransaction, uuids []string) error {
+	res, err := tx.Run(ctx, superseders, map[string]any{"uuids": uuids})
+	if err != nil {
+		return err
+	}
+	var rows []any
+	for res.Next(ctx) {
+		v := res.Record().Values
+		uuid, _ := v[0].(string)
+		group, _ := v[1].(string)
+		oldBy, _ := v[3].(string)
+		var at time.Time
+		by := ""
+		ss, _ := v[4].([]any)
+		for _, x := range ss {
+			s, _ := x.([]any)
+			if len(s) != 4 {
+				continue
+			}
+			ts, _ := s[0].(time.Time)
+			su, _ := s[1].(string)
+			agent, _ := s[2].(string)
+			sg, _ := s[3].(string)
+			if !journal.Retires(agent, sg, group) {
+				continue
+			}
+			if by == "" || ts.Before(at) || ts.Equal(at) && su < by {
+				at, by = ts, su
+			}
+		}
+		oldAt, _ := v[2].(time.Time)
+		if by == oldBy && (by == "" || at.Equal(oldAt)) {
+			continue
+		}
+		row := map[string]any{"uuid": uuid, "ts": nil, "by": nil}
+		if by != "" {
+			row["ts"], row["by"] = at.UTC(), by
+		}
+		rows = append(rows, row)
+	}
+	if err := res.Err(); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return run(ctx, tx, setRetired, map[string]any{"rows": rows})
 }
 
 // replacedUUIDs are the uuids whose stored version the chunk replaced.

@@ -150,6 +150,9 @@ func Open(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
 	if err := g.createSchema(ctx); err != nil {
 		return fail("create schema on", err)
 	}
+	if err := g.upgradeRetirement(ctx); err != nil {
+		return fail("upgrade supersession on", err)
+	}
 	lg.Info("neo4j graph open", zap.String("identity", g.identity))
 	return g, nil
 }

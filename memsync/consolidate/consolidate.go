@@ -297,7 +297,9 @@ func (c *cycle) signal(r *journal.Record) {
 	visible := r.Agent == c.opts.Agent || r.Scope == journal.ScopeShared
 	add := func(rel score.Relation, ids []string) {
 		for _, id := range ids {
-			if m := c.mems[id]; m != nil && id != r.UUID {
+			// A record that cannot see the memory signals nothing to it
+			// (journal.Sees): no use, no contradiction to review.
+			if m := c.mems[id]; m != nil && id != r.UUID && journal.Sees(r.Agent, m.rec.GroupID()) {
 				m.events = append(m.events, score.EventFrom(rel, r))
 				m.res = nil
 				if rel == score.ConflictsWith && visible {
@@ -311,7 +313,7 @@ func (c *cycle) signal(r *journal.Record) {
 	add(score.ConflictsWith, r.ConflictsWith)
 	for _, id := range r.Supersedes {
 		m := c.mems[id]
-		if m == nil || id == r.UUID {
+		if m == nil || id == r.UUID || !journal.Retires(r.Agent, r.GroupID(), m.rec.GroupID()) {
 			continue
 		}
 		if m.supersededAt.IsZero() || r.TS.Before(m.supersededAt) || r.TS.Equal(m.supersededAt) && r.UUID < m.replacedBy {

@@ -57,7 +57,10 @@ func fixture(t *testing.T) string {
 	newer := rec("mem_new", "ada", journal.KindFact, "learning", 1, "The staging cluster has five nodes now")
 	newer.Supersedes = []string{"mem_old"}
 	add(newer)
-	add(rec("mem_proc", "ada", journal.KindProcedure, "", 9, "To rotate keys: drain, rotate, restart"))
+	// Shared: bob's use counts only toward a procedure bob can see.
+	proc := rec("mem_proc", "ada", journal.KindProcedure, "", 9, "To rotate keys: drain, rotate, restart")
+	proc.Scope = journal.ScopeShared
+	add(proc)
 	for i, who := range []string{"ada", "bob", "ada"} {
 		r := rec("mem_use"+string(rune('1'+i)), who, journal.KindTask, "", float64(8-i), "rotated the keys again")
 		r.Links = []string{"mem_proc"}
@@ -366,5 +369,47 @@ func TestSchedulerNext(t *testing.T) {
 	}
 	if next := s.Next(now.Add(30 * time.Hour)); next.After(now.Add(30 * time.Hour)) {
 		t.Fatalf("overdue: next %v", next)
+	}
+}
+
+// TestConsolidationIgnoresCrossingSignals: records that cannot see ada's
+// private memories (SPEC §7) count for nothing in her cycle: bob's use of
+// her private procedure is not a use, and bob's shared record naming her
+// private core memory in conflicts_with lists nothing for review.
+func TestConsolidationIgnoresCrossingSignals(t *testing.T) {
+	root := t.TempDir()
+	l := memsync.Layout{Root: root}
+	add := func(r journal.Record) {
+		t.Helper()
+		if _, err := journal.Append(l.JournalDir(r.Agent), &r, journal.AppendOptions{NoSync: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := func(uuid, agent string, kind journal.Kind, scope journal.Scope, ago float64, text string) journal.Record {
+		return journal.Record{UUID: uuid, Agent: agent, Kind: kind, Scope: scope, TS: daysAgo(ago), Text: text}
+	}
+	add(rec("mem_proc", "ada", journal.KindProcedure, journal.ScopePrivate, 9, "To rotate keys: drain, rotate, restart"))
+	for i, who := range []string{"ada", "bob", "ada"} {
+		r := rec("mem_use"+string(rune('1'+i)), who, journal.KindTask, journal.ScopeShared, float64(8-i), "rotated the keys again")
+		r.Links = []string{"mem_proc"}
+		add(r)
+	}
+	core := rec("mem_core", "ada", journal.KindPreference, journal.ScopePrivate, 20, "Deploys happen on Tuesdays after the standup")
+	core.Tier = "core"
+	add(core)
+	contra := rec("mem_bob_contra", "bob", journal.KindFact, journal.ScopeShared, 2, "the deploy day changed")
+	contra.ConflictsWith = []string{"mem_core"}
+	add(contra)
+	rep, err := run(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range []string{journal.ConsolidationCore, journal.ConsolidationVerify} {
+		if got := actions(rep, action); len(got) != 0 {
+			t.Errorf("%s: %+v, want none (bob cannot see ada's private memories)", action, got)
+		}
+	}
+	if st := status(t, root, "mem_core"); st != score.Active {
+		t.Errorf("mem_core is %s, want active", st)
 	}
 }

@@ -95,10 +95,7 @@ func (m *memo) read(ctx context.Context, layout memsync.Layout) error {
 			if !ok {
 				continue
 			}
-			n := &nodes[i]
-			if n.ReplacedBy == "" || src.TS.Before(n.InvalidAt) || src.TS.Equal(n.InvalidAt) && src.UUID < n.ReplacedBy {
-				n.InvalidAt, n.ReplacedBy = src.TS, src.UUID
-			}
+			memsync.Retire(&nodes[i], &src.Record)
 		}
 	}
 	byGroup := map[string][]memsync.Node{}

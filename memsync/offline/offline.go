@@ -417,15 +417,14 @@ func (s *search) check(lines *lineReader, c candidate) (memsync.Hit, bool) {
 		return memsync.Hit{}, false
 	}
 	h := memsync.Hit{Node: memsync.Node{Memory: m}, Score: c.score}
-	// The earliest valid record the reader may see that retires this one.
+	// The earliest valid record that retires this one (memsync.Retire:
+	// only a record the reader may see can).
 	for _, r := range s.retired[m.UUID] {
 		by, ok := lines.memory(r.pos)
-		if !ok || by.UUID != r.uuid && r.uuid != "" || !s.groups[by.GroupID()] || !slices.Contains(by.Supersedes, m.UUID) {
+		if !ok || by.UUID != r.uuid && r.uuid != "" || !slices.Contains(by.Supersedes, m.UUID) {
 			continue
 		}
-		if h.ReplacedBy == "" || by.TS.Before(h.InvalidAt) || by.TS.Equal(h.InvalidAt) && by.UUID < h.ReplacedBy {
-			h.InvalidAt, h.ReplacedBy = by.TS, by.UUID
-		}
+		memsync.Retire(&h.Node, &by.Record)
 	}
 	if h.ReplacedBy != "" && !s.q.All {
 		return memsync.Hit{}, false

@@ -176,14 +176,15 @@ func TestSupersession(t *testing.T) {
 		rec("old", "alice", 1, "the database is postgres 14", shared),
 		rec("new", "alice", 5, "the database is postgres 16", shared, supers("old")),
 		rec("newer", "alice", 3, "the database is postgres 15", shared, supers("old")),
-		// Alice's private record retires a shared one: only alice, who sees
-		// the retiring record, has it hidden.
+		// Alice's private record does not retire a shared one (SPEC §7: a
+		// private record retires only its own group): neither alice nor
+		// bob has it hidden.
 		rec("sh", "bob", 6, "the database runs on one host", shared),
 		rec("priv", "alice", 7, "moved database off the single host", supers("sh")),
 	)
 	got := uuids(find(t, layout, memsync.SearchQuery{Text: "database", Groups: groups("alice"), Limit: 20}))
 	slices.Sort(got)
-	if !slices.Equal(got, []string{"new", "newer", "priv"}) {
+	if !slices.Equal(got, []string{"new", "newer", "priv", "sh"}) {
 		t.Fatalf("alice current: %v", got)
 	}
 	got = uuids(find(t, layout, memsync.SearchQuery{Text: "database", Groups: groups("bob"), Limit: 20}))

@@ -110,10 +110,8 @@ func (j Journals) scan(ctx context.Context, uuids []string) (map[string]memsync.
 			if !ok {
 				continue
 			}
-			if n.ReplacedBy == "" || src.TS.Before(n.InvalidAt) || src.TS.Equal(n.InvalidAt) && src.UUID < n.ReplacedBy {
-				n.InvalidAt, n.ReplacedBy = src.TS, src.UUID
-				nodes[id] = n
-			}
+			memsync.Retire(&n, &src.Record)
+			nodes[id] = n
 		}
 	}
 	return nodes, refs, nil

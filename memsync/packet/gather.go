@@ -72,7 +72,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 		// ~50 ms).
 		for _, q := range queries {
 			q.Groups = groups
-			if q.Until.IsZero() {
+			if q.Until.IsZero() && req.Cutoff {
 				q.Until = req.AsOf
 			}
 			list, err := l.List(ctx, q)
@@ -87,7 +87,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 	var keep []memsync.Node
 	var named []string
 	for _, n := range nodes {
-		if seen[n.UUID] || !slices.Contains(groups, n.Record.GroupID()) || n.TS.After(req.AsOf) {
+		if seen[n.UUID] || !slices.Contains(groups, n.Record.GroupID()) || req.Clock().Hides(n.TS) {
 			continue
 		}
 		seen[n.UUID] = true
@@ -108,12 +108,12 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 			return nil, fmt.Errorf("packet: read linked memories: %w", err)
 		}
 		for _, id := range missing {
-			if n, ok := got[id]; ok && slices.Contains(groups, n.Record.GroupID()) && !n.TS.After(req.AsOf) {
+			if n, ok := got[id]; ok && slices.Contains(groups, n.Record.GroupID()) && !req.Clock().Hides(n.TS) {
 				keep = append(keep, n)
 			}
 		}
 	}
-	scored, err := memsync.ScoreNodes(ctx, r, keep, groups, memsync.AsOf(req.AsOf))
+	scored, err := memsync.ScoreNodes(ctx, r, keep, groups, req.Clock())
 	if err != nil {
 		return nil, fmt.Errorf("packet: score candidates: %w", err)
 	}

@@ -18,18 +18,32 @@
 //	+ 0.25×best goal overlap + 0.10×best question overlap
 //	+ 0.10×best failure overlap + 0.10×best freshness
 //
-// and the blocks scoring at least 0.6× the best one (at most three) are
-// selected. Stage two ranks only the memories of selected blocks that the
-// role reads:
+// and of the blocks holding memories of the role's kinds, those scoring
+// at least 0.6× the best one (at most three) are selected. Stage two ranks
+// the memories of the role's kinds in selected blocks, and the off-role
+// memories the role may use (below) wherever they are:
 //
 //	0.30×goal overlap + 0.10×constraint overlap + 0.10×failure overlap
 //	+ 0.05×question overlap + 0.10 task match + 0.05 session match
 //	+ 0.20×importance + 0.10×confidence + 0.05 verified or successful outcome
 //	+ 0.05×freshness + 0.06 per SUPPORTS from a later record (at most 3)
 //	− 0.20 when a newer record contradicts it + 0.10×its block's score
+//	− 0.10 when it is of a kind the role does not read (OffRolePenalty)
 //
-// ties by uuid. Overlap is the share of a text's distinct words (a few
-// English stop words aside) found in the memory's text and tags.
+// ties by uuid. Overlap is the share of a text's distinct terms found in
+// the memory's text and tags, terms as memsync/analysis makes them for
+// every search path (stopwords dropped, Porter stems).
+//
+// # Role kinds are weights, not walls
+//
+// A role may use the kinds it reads (Role.Reads) and, of the other kinds,
+// a memory scoped to the request's task or session, or one that answers
+// the goal clearly better than every candidate of the role's kinds: goal
+// overlap at least ClearlyBetterMin and at least ClearlyBetterRatio times
+// theirs. Such a memory is ranked whatever its block's selection (SPEC
+// §8.4 says it enters), goes to relevant_facts, whatever its kind, and
+// ranks OffRolePenalty below a role-matched memory of similar relevance;
+// the field's cap holds as ever.
 // Importance, confidence, status, support and contradiction all come from
 // score.Result: this package never restates SPEC §7. Archived and
 // superseded memories are never in a packet.
@@ -46,7 +60,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/analysis"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -185,6 +199,10 @@ type Request struct {
 	Failures    []string
 	Questions   []string
 	AsOf        time.Time
+	// Cutoff leaves out records dated after AsOf (an explicit --as-of);
+	// without it (a packet at the present) every record is read, one
+	// dated in the future as if written at AsOf (SPEC §7 "The clock").
+	Cutoff bool
 }
 
 // Validate reports the first thing wrong with the request, naming the flag.
@@ -272,20 +290,15 @@ func AwaitingOutcome(kind journal.Kind, ts time.Time, r score.Result, asOf time.
 	return true
 }
 
-// terms is a text's distinct words, stop words aside.
+// terms is a request text's distinct terms, as memsync/analysis makes
+// them for every search path (stopwords dropped, Porter stems).
 type terms []string
-
-var stopWords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true,
-	"do": true, "for": true, "from": true, "in": true, "is": true, "it": true, "of": true, "on": true,
-	"or": true, "the": true, "this": true, "to": true, "with": true, "we": true, "our": true, "that": true,
-}
 
 func termsOf(texts ...string) terms {
 	var out terms
 	for _, t := range texts {
-		for _, w := range offline.Tokens(t) {
-			if !stopWords[w] && !slices.Contains(out, w) {
+		for _, w := range analysis.QueryTerms(t) {
+			if !slices.Contains(out, w) {
 				out = append(out, w)
 			}
 		}
@@ -314,6 +327,8 @@ type signals struct {
 	goal, cons, fail, quest float64
 	goalHit                 int
 	taskMatch, sessionMatch bool
+	offRole                 bool // of a kind the role does not read
+	admitted                bool // the role reads it, or it clears an off-role door (admit)
 	supports                int
 	contradictedBy          []string // visible newer records contradicting it; "" for one the reader may not see
 	success                 bool
@@ -323,7 +338,7 @@ type signals struct {
 func analyse(req Request, q [4]terms, s memsync.Scored) signals {
 	c, _ := ClassOf(s.Kind)
 	words := map[string]bool{}
-	for _, w := range offline.Tokens(s.Text + " " + strings.Join(s.Tags, " ")) {
+	for _, w := range analysis.Terms(s.Text + " " + strings.Join(s.Tags, " ")) {
 		words[w] = true
 	}
 	sig := signals{Scored: s, class: c}
@@ -395,7 +410,7 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	visible := map[string]journal.Kind{}
 	var sigs []signals
 	for _, c := range cands {
-		if seen[c.UUID] || !slices.Contains(groups, c.Record.GroupID()) || c.TS.After(req.AsOf) {
+		if seen[c.UUID] || !slices.Contains(groups, c.Record.GroupID()) || req.Clock().Hides(c.TS) {
 			continue
 		}
 		seen[c.UUID] = true
@@ -407,10 +422,11 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	}
 	slices.SortFunc(sigs, func(a, b signals) int { return strings.Compare(a.UUID, b.UUID) })
 	p.Candidates = len(sigs)
+	admit(req.Role, len(q[0]), sigs)
 
 	// Stage one: score the blocks.
 	type blockAcc struct {
-		n, read                  int
+		n, read, used            int // memories; of the role's kinds; that the role may use
 		goal, quest, fail, fresh float64
 	}
 	acc := map[Block]*blockAcc{}
@@ -423,6 +439,9 @@ func Build(req Request, cands []memsync.Scored) Packet {
 		if req.Role.Reads(s.class) {
 			a.read++
 		}
+		if s.admitted {
+			a.used++
+		}
 		a.goal, a.quest, a.fail = max(a.goal, s.goal), max(a.quest, s.quest), max(a.fail, s.fail)
 		a.fresh = max(a.fresh, s.Freshness)
 	}
@@ -430,12 +449,16 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	best := 0.0
 	for _, b := range blocks {
 		a := acc[b]
-		if a.read == 0 {
-			continue // nothing in it this role reads
+		if a.used == 0 {
+			continue // nothing in it this role may use
 		}
 		sc := 0.35*scopeBias(b) + 0.20*float64(a.read)/float64(a.n) + 0.25*a.goal + 0.10*a.quest + 0.10*a.fail + 0.10*a.fresh
 		blockScore[b] = round(sc)
-		best = max(best, blockScore[b])
+		if a.read > 0 {
+			// Only blocks of the role's kinds compete for selection; an
+			// off-role memory the role may use is ranked wherever it is.
+			best = max(best, blockScore[b])
+		}
 	}
 	order := slices.Clone(blocks)
 	slices.SortStableFunc(order, func(a, b Block) int { return cmpDesc(blockScore[a], blockScore[b]) })
@@ -472,10 +495,11 @@ func Build(req Request, cands []memsync.Scored) Packet {
 		p.SelectedMemoryIDs = append(p.SelectedMemoryIDs, s.UUID)
 	}
 
-	// Stage two: rank inside the selected blocks.
+	// Stage two: rank inside the selected blocks, and the off-role
+	// memories the role may use wherever they are.
 	var ranked []signals
 	for _, s := range sigs {
-		if inCore[s.UUID] || !selected[s.block] || !req.Role.Reads(s.class) {
+		if inCore[s.UUID] || !s.admitted || !selected[s.block] && !s.offRole {
 			continue
 		}
 		s.score = round(rank(s, blockScore[s.block]))
@@ -495,8 +519,11 @@ func Build(req Request, cands []memsync.Scored) Packet {
 		Summary: CapRelevantFacts, Episode: CapRelevantFacts}
 	picked := 0
 	for _, s := range ranked {
-		f := fields[s.class]
-		if len(*f) >= caps[s.class] {
+		f, c := fields[s.class], caps[s.class]
+		if s.offRole {
+			f, c = &p.RelevantFacts, CapRelevantFacts
+		}
+		if len(*f) >= c {
 			continue
 		}
 		*f = append(*f, item(s, why(s, q, visible), visible))
@@ -552,7 +579,53 @@ func rank(s signals, block float64) float64 {
 	if len(s.contradictedBy) > 0 {
 		v -= 0.20
 	}
+	if s.offRole {
+		v -= OffRolePenalty
+	}
 	return v + 0.10*block
+}
+
+// Off-role admission (SPEC §8.4: a role's kinds are weights, not walls).
+const (
+	// ClearlyBetterRatio and ClearlyBetterMin define a memory that answers
+	// the goal clearly better than anything of the role's kinds: its goal
+	// overlap is at least ClearlyBetterMin (half the goal's terms) and at
+	// least ClearlyBetterRatio times the best goal overlap of any candidate
+	// of the role's kinds (so with none of those matching, the minimum
+	// alone decides).
+	ClearlyBetterRatio = 1.5
+	ClearlyBetterMin   = 0.5
+	// OffRolePenalty is what stage two takes from an off-role memory's
+	// score, so that it ranks below a role-matched memory of similar
+	// relevance: a third of a full goal overlap's weight (0.30).
+	OffRolePenalty = 0.10
+)
+
+// admit marks which candidates the role may use: those of the kinds it
+// reads, and, of the other kinds, a memory scoped to the request's task or
+// session, or one that answers the goal clearly better (ClearlyBetterMin,
+// ClearlyBetterRatio) than every candidate of the role's kinds. Admitted
+// off-role memories go to relevant_facts and rank OffRolePenalty lower.
+func admit(role Role, goalTerms int, sigs []signals) {
+	best := 0
+	for _, s := range sigs {
+		if role.Reads(s.class) {
+			best = max(best, s.goalHit)
+		}
+	}
+	for i := range sigs {
+		s := &sigs[i]
+		s.offRole = !role.Reads(s.class)
+		s.admitted = !s.offRole || s.taskMatch || s.sessionMatch || clearlyBetter(s.goalHit, best, goalTerms)
+	}
+}
+
+// clearlyBetter reports whether hit goal terms of goalTerms answer the
+// goal clearly better than best, the most any memory of the role's kinds
+// holds. The overlaps share their denominator, so the terms are compared
+// as counts: exactly, with no rounding at the 1.5× edge.
+func clearlyBetter(hit, best, goalTerms int) bool {
+	return hit > 0 && float64(hit) >= ClearlyBetterMin*float64(goalTerms) && float64(hit) >= ClearlyBetterRatio*float64(best)
 }
 
 // why is the short reason an item was chosen.
@@ -567,6 +640,14 @@ func why(s signals, q [4]terms, visible map[string]journal.Kind) string {
 		r = append(r, "durable "+string(s.class))
 	default:
 		r = append(r, "recent "+string(s.Kind))
+	}
+	if s.offRole {
+		switch {
+		case s.taskMatch || s.sessionMatch:
+			r = append(r, "beyond the role's kinds: in scope")
+		default:
+			r = append(r, "beyond the role's kinds: answers the goal clearly better")
+		}
 	}
 	if s.goalHit > 0 {
 		r = append(r, fmt.Sprintf("goal %d/%d words", s.goalHit, len(q[0])))
@@ -651,3 +732,6 @@ func cmpDesc(a, b float64) int {
 }
 
 func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// Clock is the request's clock (memsync.Clock).
+func (req Request) Clock() memsync.Clock { return memsync.Clock{At: req.AsOf.UTC(), Cutoff: req.Cutoff} }

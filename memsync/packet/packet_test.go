@@ -53,7 +53,7 @@ func TestBuildOrderIndependent(t *testing.T) {
 	}
 }
 
-// Build leaves out what the agent may not see, what comes after the clock,
+// Build leaves out what the agent may not see, what comes after an --as-of,
 // and what is archived or superseded, whatever a caller hands it.
 func TestBuildLeavesOut(t *testing.T) {
 	asOf := clock.Add(10 * score.Day)
@@ -66,7 +66,7 @@ func TestBuildLeavesOut(t *testing.T) {
 	oldScored := scored(old, asOf)
 	oldScored.Result.Status = score.Superseded
 	ok := rec("mem_ok", "alice", journal.KindPreference, journal.ScopeShared, 0, "ship the release")
-	p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: asOf},
+	p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: asOf, Cutoff: true},
 		[]memsync.Scored{scored(priv, asOf), scored(late, asOf), scored(wrong, asOf, flag), oldScored, scored(ok, asOf)})
 	b, _ := json.Marshal(p)
 	for _, id := range []string{"mem_bob", "BOBSECRET", "mem_late", "mem_wrong", "mem_old"} {
@@ -163,5 +163,136 @@ func TestMarkdownBudget(t *testing.T) {
 	md := Markdown(p)
 	if len(md) > MarkdownBudget || strings.Count(md, it.UUID) < 23 {
 		t.Fatalf("%d bytes:\n%s", len(md), md)
+	}
+}
+
+// TestBuildRoleKindsAreWeights: a planner reads no episodes, yet a
+// decision scoped to its task or session, or one that answers the goal
+// clearly better than every memory of the planner's kinds, enters
+// relevant_facts; one that answers no better stays out (SPEC §8.4).
+func TestBuildRoleKindsAreWeights(t *testing.T) {
+	asOf := clock.Add(3 * score.Day)
+	goal := "billing migration to postgres" // terms: bill, migrat, postgr
+	with := func(r journal.Record, f func(*journal.Record)) journal.Record { f(&r); return r }
+	proc := func(text string) journal.Record {
+		return rec("mem_proc", "alice", journal.KindProcedure, journal.ScopeShared, 0, text)
+	}
+	dec := func(text string) journal.Record {
+		return rec("mem_dec", "alice", journal.KindDecision, journal.ScopeShared, 1, text)
+	}
+	for _, tc := range []struct {
+		name string
+		recs []journal.Record
+		req  func(*Request)
+		in   bool
+		why  string
+	}{
+		{"task-scoped, no goal word", []journal.Record{proc("billing runbook"), with(dec("pick the weekend"), func(r *journal.Record) { r.Task = "BILL-42" })},
+			func(q *Request) { q.Task = "BILL-42" }, true, "in scope"},
+		{"session-scoped, no goal word", []journal.Record{proc("billing runbook"), with(dec("pick the weekend"), func(r *journal.Record) { r.Session = "S1" })},
+			func(q *Request) { q.Session = "S1" }, true, "in scope"},
+		{"another task", []journal.Record{proc("billing runbook"), with(dec("pick the weekend"), func(r *journal.Record) { r.Task = "BILL-41" })},
+			func(q *Request) { q.Task = "BILL-42" }, false, ""},
+		{"3/3 against 1/3: clearly better", []journal.Record{proc("billing runbook"), dec("the billing migration goes to postgres")},
+			nil, true, "clearly better"},
+		{"3/3 against 2/3: exactly 1.5×", []journal.Record{proc("billing migration runbook"), dec("the billing migration goes to postgres")},
+			nil, true, "clearly better"},
+		{"2/3 against 2/3: as well", []journal.Record{proc("billing migration runbook"), dec("the billing migration starts monday")},
+			nil, false, ""},
+		{"2/3 against 1/3: twice as good", []journal.Record{proc("billing runbook"), dec("the billing migration starts monday")},
+			nil, true, "clearly better"},
+		{"1/3 with no role-kind match: below the minimum", []journal.Record{proc("release runbook"), dec("postgres is fast")},
+			nil, false, ""},
+		{"2/3 with no role-kind match", []journal.Record{proc("release runbook"), dec("postgres migration done")},
+			nil, true, "clearly better"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := Request{Role: Planner, Agent: "alice", Goal: goal, AsOf: asOf}
+			if tc.req != nil {
+				tc.req(&req)
+			}
+			var cands []memsync.Scored
+			for _, r := range tc.recs {
+				cands = append(cands, scored(r, asOf))
+			}
+			p := Build(req, cands)
+			got := false
+			for _, it := range p.RelevantFacts {
+				if it.UUID == "mem_dec" {
+					got = true
+					if !strings.Contains(it.Why, tc.why) {
+						t.Errorf("why %q, want %q", it.Why, tc.why)
+					}
+				}
+			}
+			if got != tc.in {
+				b, _ := json.Marshal(p)
+				t.Fatalf("decision in relevant_facts = %v, want %v: %s", got, tc.in, b)
+			}
+			if len(p.ProceduresToFollow) != 1 {
+				t.Fatalf("procedures %+v", p.ProceduresToFollow)
+			}
+		})
+	}
+}
+
+// TestBuildOffRoleRanksBelow: of a summary (a planner's kind) and a
+// decision of the same relevance, both scoped to the task, the summary
+// ranks first; the off-role one still takes a free place.
+func TestBuildOffRoleRanksBelow(t *testing.T) {
+	asOf := clock.Add(3 * score.Day)
+	sum := rec("mem_b_sum", "alice", journal.KindSummary, journal.ScopeShared, 1, "billing migration to postgres: where it stands")
+	dec := rec("mem_a_dec", "alice", journal.KindDecision, journal.ScopeShared, 1, "billing migration to postgres: where it stands")
+	sum.Task, dec.Task = "BILL-42", "BILL-42"
+	p := Build(Request{Role: Planner, Agent: "alice", Goal: "billing migration to postgres", Task: "BILL-42", AsOf: asOf},
+		[]memsync.Scored{scored(dec, asOf), scored(sum, asOf)})
+	if got := fmt.Sprint(ids(p.RelevantFacts)); got != "[mem_b_sum mem_a_dec]" {
+		t.Fatalf("relevant facts %s, want the summary first", got)
+	}
+	if d := p.RelevantFacts[0].Score - p.RelevantFacts[1].Score; d < OffRolePenalty-1e-9 {
+		t.Fatalf("scores %v and %v: want the off-role one %v lower", p.RelevantFacts[0].Score, p.RelevantFacts[1].Score, OffRolePenalty)
+	}
+}
+
+func ids(items []Item) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it.UUID)
+	}
+	return out
+}
+
+// TestBuildAnalyzerOverlap: goal overlap compares memsync/analysis terms,
+// as search does: word forms meet through Porter stems, whatever the case
+// and stopwords. Porter's own quirk stays: "deployment" stems to deploy,
+// "deploy" to deploi, so that pair meets only on its other words.
+func TestBuildAnalyzerOverlap(t *testing.T) {
+	asOf := clock.Add(3 * score.Day)
+	for _, tc := range []struct{ goal, text, why string }{
+		{"migrating our billing database", "Migration of the billing DATABASES: freeze writes first", "goal 3/3 words"},
+		{"deployments of the billing services", "deployment: billing service canary first", "goal 3/3 words"},
+		{"deployment of billing", "deploy billing: canary first, then the fleet", "goal 1/2 words"},
+	} {
+		t.Run(tc.goal, func(t *testing.T) {
+			proc := rec("mem_proc", "alice", journal.KindProcedure, journal.ScopeShared, 0, tc.text)
+			p := Build(Request{Role: Planner, Agent: "alice", Goal: tc.goal, AsOf: asOf}, []memsync.Scored{scored(proc, asOf)})
+			if len(p.ProceduresToFollow) != 1 || !strings.Contains(p.ProceduresToFollow[0].Why, tc.why) {
+				t.Fatalf("procedures %+v, want %q", p.ProceduresToFollow, tc.why)
+			}
+		})
+	}
+}
+
+// TestBuildAtThePresentSeesFutureDated: without a cutoff (no --as-of) a
+// record dated after the clock (another host's clock runs ahead) is in the
+// packet, as search finds it (SPEC §7 "The clock").
+func TestBuildAtThePresentSeesFutureDated(t *testing.T) {
+	now := clock.Add(10 * score.Day)
+	late := rec("mem_late", "alice", journal.KindPreference, journal.ScopeShared, 11, "ship the release later")
+	for _, cutoff := range []bool{false, true} {
+		p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: now, Cutoff: cutoff}, []memsync.Scored{scored(late, now)})
+		if got := len(p.HardConstraints) == 1; got == cutoff {
+			t.Fatalf("cutoff %v: hard constraints %+v", cutoff, p.HardConstraints)
+		}
 	}
 }

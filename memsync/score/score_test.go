@@ -15,7 +15,7 @@ var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 func day(n float64) time.Time { return t0.Add(time.Duration(n * float64(score.Day))) }
 
 func mem(kind journal.Kind, opts ...func(*score.Memory)) score.Memory {
-	m := score.Memory{UUID: "mem_target", TS: t0, Agent: "alice", Kind: kind}
+	m := score.Memory{UUID: "mem_target", TS: t0, Agent: "alice", Group: journal.SharedGroup, Kind: kind}
 	for _, o := range opts {
 		o(&m)
 	}
@@ -182,8 +182,8 @@ func TestStatus(t *testing.T) {
 // in conflicts_with lowers the older one; the older one naming the newer
 // (its own conflicts_with, read from the newer's side) does not lower it.
 func TestContradictionPenalisesOnlyTheOlder(t *testing.T) {
-	older := score.Memory{UUID: "mem_old", TS: day(0), Agent: "alice", Kind: journal.KindFact}
-	newer := score.Memory{UUID: "mem_new", TS: day(3), Agent: "bob", Kind: journal.KindFact}
+	older := score.Memory{UUID: "mem_old", TS: day(0), Agent: "alice", Group: journal.SharedGroup, Kind: journal.KindFact}
+	newer := score.Memory{UUID: "mem_new", TS: day(3), Agent: "bob", Group: journal.SharedGroup, Kind: journal.KindFact}
 	// Both name each other: each sees the other as a CONFLICTS_WITH event.
 	fromNew := score.Event{UUID: newer.UUID, TS: newer.TS, Agent: newer.Agent, Kind: newer.Kind, Relation: score.ConflictsWith, Visible: true}
 	fromOld := score.Event{UUID: older.UUID, TS: older.TS, Agent: older.Agent, Kind: older.Kind, Relation: score.ConflictsWith, Visible: true}
@@ -418,5 +418,67 @@ func TestAwaitingOutcome(t *testing.T) {
 	}
 	if q := score.FollowUpQuestion("Use #postgres for billing.", t0); q != "You decided Use #postgres for billing on 2026-10-01. How did it turn out?" {
 		t.Errorf("question %q", q)
+	}
+}
+
+// TestSignalsCrossNoPrivacyLine: an event counts only when its writer sees
+// the memory (journal.Sees): another agent's links, supports, outcome,
+// contradiction and flags leave a private memory exactly as it was, and
+// never promote it; its own agent's still count.
+func TestSignalsCrossNoPrivacyLine(t *testing.T) {
+	private := func(m *score.Memory) { m.Group = journal.PrivateGroup("alice") }
+	plain := score.Evaluate(mem(journal.KindDecision, private), nil, day(20))
+	foreign := []score.Event{
+		link(1, "bob"), link(2, "bob"), support(3, "bob"), support(4, "bob"),
+		ev(5, "bob", journal.KindOutcome, score.Links), ev(6, "bob", journal.KindFact, score.ConflictsWith),
+		ev(7, "bob", journal.KindFeedback, score.Links), ev(8, "bob", journal.KindFeedback, score.Links),
+	}
+	foreign[4].Result = journal.ResultSuccess
+	foreign[6].Feedback = journal.FeedbackImportant
+	foreign[7].Feedback = journal.FeedbackWrong
+	tests := []struct {
+		name   string
+		m      score.Memory
+		events []score.Event
+		moved  bool
+	}{
+		{"another agent's signals at a private memory", mem(journal.KindDecision, private), foreign, false},
+		{"the owner's own signals at its private memory", mem(journal.KindDecision, private), []score.Event{link(1, "alice"), link(2, "alice")}, true},
+		{"another agent's signals at a shared memory", mem(journal.KindDecision), foreign[:2], true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := score.Evaluate(tc.m, tc.events, day(20))
+			same := got.Importance == plain.Importance && got.Confidence == plain.Confidence &&
+				got.Status == plain.Status && len(got.Effects) == len(plain.Effects)
+			if same == tc.moved {
+				t.Fatalf("moved = %v, want %v: %+v", !same, tc.moved, got)
+			}
+			if _, promoted := score.PromotedAt(tc.m, tc.events, day(20)); promoted && !tc.moved {
+				t.Fatal("promoted by signals its writers cannot see")
+			}
+		})
+	}
+}
+
+// TestInvisibleEventsAreNotNamed: explain's text for a record the reader
+// may not see names no agent, and the decay counted from it is marked
+// invisible too (its time would give the record's ts away).
+func TestInvisibleEventsAreNotNamed(t *testing.T) {
+	e := link(1, "bob")
+	e.Visible = false
+	got := score.Evaluate(mem(journal.KindFact), []score.Event{e}, day(40))
+	if len(got.Effects) < 2 {
+		t.Fatalf("effects %+v, want the reference and its decay", got.Effects)
+	}
+	for _, f := range got.Effects {
+		if strings.Contains(f.Text, "bob") || f.Visible {
+			t.Errorf("effect %q (visible %v) gives away a record the reader may not see", f.Text, f.Visible)
+		}
+	}
+	for _, b := range got.Basis {
+		if strings.Contains(b, "bob") || strings.Contains(b, e.UUID) {
+			t.Errorf("basis %q names a record the reader may not see", b)
+		}
 	}
 }

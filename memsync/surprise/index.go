@@ -191,6 +191,13 @@ const rebuildAfter = 256
 // from the journals and written there for the next call. The index file is
 // a cache: deleted, damaged or stale, it is built again; when it cannot be
 // written the index is still returned.
+//
+// Compaction changes a journal without changing its size or inode: it
+// blanks archived lines in place. It always appends its compaction record
+// (naming every uuid it absorbs) before it blanks one, so an index file is
+// taken as stale when a compaction record was appended after it, and is
+// not written while a record it would hold is named by a compaction record
+// (a compaction under way, or interrupted: its lines are about to go).
 func Load(journalDir, indexPath string, n int) (*Index, error) {
 	files, err := journalFiles(journalDir)
 	if err != nil {
@@ -199,12 +206,16 @@ func Load(journalDir, indexPath string, n int) (*Index, error) {
 	if x, ok := loadIndex(journalDir, indexPath, files, n); ok {
 		return x, nil
 	}
-	recent, cov, err := readRecent(journalDir, files, n)
+	recent, cov, pending, err := readRecent(journalDir, files, n)
 	if err != nil {
 		return nil, err
 	}
 	part := buildPart(recent)
-	_ = writeIndex(indexPath, cov, len(recent) >= n, part) // a cache: the next call tries again
+	if pending {
+		_ = os.Remove(indexPath) // stale: the next call need not read it
+	} else {
+		_ = writeIndex(indexPath, cov, len(recent) >= n, part) // a cache: the next call tries again
+	}
 	return &Index{parts: []indexPart{part}, limit: n}, nil
 }
 
@@ -246,40 +257,77 @@ func journalFiles(dir string) ([]journalFile, error) {
 }
 
 // readRecent reads up to n of the newest records of files, newest first,
-// and what of each file it read.
-func readRecent(dir string, files []journalFile, n int) ([]Prior, []coverage, error) {
-	var out []Prior
-	var cov []coverage
+// and what of each file it read; pending when one of those records is
+// named by a compaction record read with them (a compaction has yet to
+// blank it).
+func readRecent(dir string, files []journalFile, n int) (out []Prior, cov []coverage, pending bool, err error) {
+	absorbed := map[string]bool{}
 	for i := len(files) - 1; i >= 0 && len(out) < n; i-- {
 		data, err := os.ReadFile(filepath.Join(dir, files[i].name))
 		if err != nil {
 			if os.IsNotExist(err) {
 				continue
 			}
-			return nil, nil, fmt.Errorf("surprise: %w", err)
+			return nil, nil, false, fmt.Errorf("surprise: %w", err)
 		}
 		whole := int64(bytes.LastIndexByte(data, '\n') + 1)
 		cov = append(cov, coverage{name: files[i].name, size: whole, ino: files[i].ino})
-		out = appendPriors(out, data[:whole], n)
+		out, _ = appendPriors(out, data[:whole], n, absorbed)
 	}
-	return out, cov, nil
+	if len(absorbed) > 0 {
+		for _, p := range out {
+			if absorbed[p.UUID] {
+				return out, cov, true, nil
+			}
+		}
+	}
+	return out, cov, false, nil
 }
 
 // appendPriors adds the records of the lines in data, last line first,
-// until out holds n.
-func appendPriors(out []Prior, data []byte, n int) []Prior {
+// until out holds n; compacted reports whether it read a compaction
+// record, and the uuids those absorb go into absorbed (when not nil). A
+// compaction record follows every line it absorbs, so reading backwards
+// meets it first.
+func appendPriors(out []Prior, data []byte, n int, absorbed map[string]bool) (_ []Prior, compacted bool) {
 	for end := len(data); end > 0 && len(out) < n; {
 		start := bytes.LastIndexByte(data[:end], '\n') + 1
 		line := data[start:end]
 		end = max(start-1, 0)
 		if p, ok := ParsePrior(line); ok {
 			out = append(out, p)
+		} else if ids, ok := absorbedBy(line); ok {
+			compacted = true
+			if absorbed != nil {
+				for _, id := range ids {
+					absorbed[id] = true
+				}
+			}
 		}
 	}
-	return out
+	return out, compacted
 }
 
-const indexMagic = "memsync-surprise-index 2\n"
+// absorbedField is the field of a compaction record that lists the uuids
+// it moves to the archive: compaction.AbsorbedField, which this package
+// cannot import (the front binary links it, and must not link compaction);
+// compaction.TestSurpriseIndexAfterCompaction runs the real compaction
+// against it.
+const absorbedField = "absorbed"
+
+// absorbedBy is the uuids a compaction record absorbs; false when line is
+// not a compaction record.
+func absorbedBy(line []byte) ([]string, bool) {
+	if kind, _ := stringField(line, "kind"); kind != "compaction" {
+		return nil, false
+	}
+	return stringsField(line, absorbedField), true
+}
+
+// indexMagic starts an index file. Version 3: an index of version 2 may
+// hold records compaction blanked since (it did not look for compaction
+// records), so it is built again.
+const indexMagic = "memsync-surprise-index 3\n"
 
 // crcTable checksums the index body: a damaged file is rebuilt, never read.
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -287,7 +335,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // loadIndex reads the index file and the journal lines appended since it
 // was written; false when it is missing, damaged or no longer matches the
 // journals (a file rewritten, truncated or replaced; an older day file
-// appeared; too many new lines).
+// appeared; too many new lines; a compaction record among them).
 func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -338,7 +386,10 @@ func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
 		if n := bytes.Count(buf, []byte{'\n'}); n+len(extra) > rebuildAfter {
 			return nil, false
 		}
-		extra = appendPriors(extra, buf, rebuildAfter+1)
+		var compacted bool
+		if extra, compacted = appendPriors(extra, buf, rebuildAfter+1, nil); compacted {
+			return nil, false // lines the index holds may have been blanked since
+		}
 	}
 	if len(covered) > 0 {
 		return nil, false // a covered file is gone

@@ -1,6 +1,8 @@
 package surprise_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,18 +85,68 @@ func TestLoadAgreesWithScore(t *testing.T) {
 			check("many appended", n)
 			add("2026-11-19", 10)
 			check("older day file", n)
+			compact(t, jdir, "2026-11-22", "2026-11-21", 2)
+			check("compacted in place", n)
+			check("compacted in place, again", n)
 			data, _ := os.ReadFile(filepath.Join(jdir, "2026-11-21.jsonl"))
 			if err := os.WriteFile(filepath.Join(jdir, "2026-11-21.jsonl"), data[:len(data)/2], 0o644); err != nil {
 				t.Fatal(err)
 			}
 			check("truncated", n)
-			if err := os.WriteFile(idx, []byte("memsync-surprise-index 2\n\x05\x00"), 0o644); err != nil {
+			if err := os.WriteFile(idx, []byte("memsync-surprise-index 3\n\x05\x00"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			check("damaged index", n)
 			os.Remove(filepath.Join(jdir, "2026-11-22.jsonl"))
 			check("file removed", n)
 		})
+	}
+}
+
+// compact does what a compaction does to a journal, without the archive:
+// it appends to the journal of day a compaction record absorbing the
+// first k records left in the journal of from, then blanks their lines in place
+// (the file keeps its size and inode).
+func compact(t *testing.T, jdir, day, from string, k int) {
+	t.Helper()
+	path := filepath.Join(jdir, from+".jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for off := 0; len(ids) < k; {
+		end := off + bytes.IndexByte(data[off:], '\n')
+		if len(bytes.TrimSpace(data[off:end])) == 0 {
+			off = end + 1 // blanked already
+			continue
+		}
+		var r journal.Record
+		if err := json.Unmarshal(data[off:end], &r); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.UUID)
+		copy(data[off:end], bytes.Repeat([]byte{' '}, end-off))
+		off = end + 1
+	}
+	raw, _ := json.Marshal(ids)
+	c := journal.Record{UUID: "mem_compaction_" + from, Agent: "a", Kind: journal.KindCompaction, Text: "Compacted",
+		Extra: map[string]json.RawMessage{"absorbed": raw}}
+	f, err := os.OpenFile(filepath.Join(jdir, day+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(c.Canonical(), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -120,7 +172,7 @@ func FuzzIndexFile(f *testing.F) {
 	}
 	seed, _ := os.ReadFile(good)
 	f.Add(seed)
-	f.Add([]byte("memsync-surprise-index 2\n"))
+	f.Add([]byte("memsync-surprise-index 3\n"))
 	recent, _ := surprise.Recent(jdir, 10)
 	probe := &journal.Record{Agent: "a", Kind: journal.KindFact, Tier: "learning", Text: "deploys happen on tuesdays"}
 	want := surprise.Score(probe, recent)

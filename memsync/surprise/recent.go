@@ -20,7 +20,7 @@ func Recent(journalDir string, n int) ([]Prior, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := readRecent(journalDir, files, n)
+	out, _, _, err := readRecent(journalDir, files, n)
 	return out, err
 }
 

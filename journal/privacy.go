@@ -1,0 +1,29 @@
+package journal
+
+// SPEC §7, "References cross no privacy line": this file is the one place
+// that says which memories a record's references may touch. Every reader
+// that turns references into importance (score.Evaluate) and every path
+// that retires superseded memories (both graph backends, the offline path)
+// asks these two functions; none keeps its own copy.
+
+// Sees reports whether a record written by agent sees a memory of group:
+// shared memories and agent's own private ones. A record's links,
+// supports, conflicts_with, an outcome's links and a feedback record's
+// target take effect only on memories their writer sees; toward any other
+// they change nothing.
+func Sees(agent, group string) bool {
+	return group == SharedGroup || group == PrivateGroup(agent)
+}
+
+// Retires reports whether a record written by agent in group srcGroup that
+// supersedes a memory of group dstGroup retires it: its writer sees the
+// memory, and a private record retires only memories of its own group (a
+// shared record retires shared memories and its writer's private ones).
+// So a private record never hides a shared memory from the agents that
+// cannot see the replacement, and no agent retires another's private memory.
+func Retires(agent, srcGroup, dstGroup string) bool {
+	if !Sees(agent, dstGroup) {
+		return false
+	}
+	return srcGroup == SharedGroup || srcGroup == dstGroup
+}

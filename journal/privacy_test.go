@@ -1,0 +1,36 @@
+package journal_test
+
+import (
+	"testing"
+
+	"github.com/memsync/memsync/journal"
+)
+
+func TestSeesAndRetires(t *testing.T) {
+	shared, a, b := journal.SharedGroup, journal.PrivateGroup("a"), journal.PrivateGroup("b")
+	tests := []struct {
+		name          string
+		agent         string
+		src, dst      string
+		sees, retires bool
+	}{
+		{"shared record, shared memory", "a", shared, shared, true, true},
+		{"shared record, own private memory", "a", shared, a, true, true},
+		{"shared record, another's private memory", "a", shared, b, false, false},
+		{"private record, own private memory", "a", a, a, true, true},
+		{"private record, shared memory", "a", a, shared, true, false},
+		{"private record, another's private memory", "a", a, b, false, false},
+		{"a record claiming another's group", "a", b, b, false, false},
+		{"agent whose name prefixes another's", "a", shared, journal.PrivateGroup("ab"), false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := journal.Sees(tc.agent, tc.dst); got != tc.sees {
+				t.Errorf("Sees(%q, %q) = %v, want %v", tc.agent, tc.dst, got, tc.sees)
+			}
+			if got := journal.Retires(tc.agent, tc.src, tc.dst); got != tc.retires {
+				t.Errorf("Retires(%q, %q, %q) = %v, want %v", tc.agent, tc.src, tc.dst, got, tc.retires)
+			}
+		})
+	}
+}
