@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // mcpSession starts the built `memsync mcp --agent planner` and connects
@@ -313,5 +315,45 @@ func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
 	}
 	if out, isErr := call(t, s, "search", map[string]any{"query": "Tuesdays"}); isErr || !strings.Contains(out, "Deploys happen on Tuesdays") {
 		t.Fatalf("after bad calls: error %t: %s", isErr, out)
+	}
+}
+
+// TestMCPSearchFindsArchived: decay changes rank, never findability, on
+// the MCP door too (SPEC §7): a year-old observation nothing referenced is
+// found, marked archived; a memory flagged wrong is left out unless all.
+func TestMCPSearchFindsArchived(t *testing.T) {
+	repo := newRepo(t, "planner")
+	now := time.Now().UTC()
+	write := func(r journal.Record) string {
+		t.Helper()
+		r.Agent, r.Scope = "planner", journal.ScopeShared
+		if _, err := journal.Append(layout(repo).JournalDir("planner"), &r, journal.AppendOptions{NoSync: true}); err != nil {
+			t.Fatal(err)
+		}
+		return r.UUID
+	}
+	old := write(journal.Record{TS: now.Add(-400 * 24 * time.Hour), Kind: journal.KindObservation, Text: "the quasar cluster rebooted twice"})
+	wrong := write(journal.Record{TS: now.Add(-2 * 24 * time.Hour), Kind: journal.KindFact, Text: "the quasar cluster runs on arm"})
+	fb, _ := json.Marshal(journal.FeedbackWrong)
+	write(journal.Record{TS: now.Add(-24 * time.Hour), Kind: journal.KindFeedback, Text: "not so", Links: []string{wrong},
+		Source: &journal.Source{Type: "told", Actor: "Shaun"}, Extra: map[string]json.RawMessage{journal.FieldFeedback: fb}})
+	syncRepo(t, repo)
+	s := mcpSession(t, repo)
+	for _, all := range []bool{false, true} {
+		out, isErr := call(t, s, "search", map[string]any{"query": "quasar cluster", "all": all})
+		var res searchResult
+		if isErr || json.Unmarshal([]byte(out), &res) != nil {
+			t.Fatalf("search (all %v): %s", all, out)
+		}
+		status := map[string]string{}
+		for _, h := range res.Results {
+			status[h.UUID] = h.Status
+		}
+		if status[old] != "archived" {
+			t.Errorf("all %v: the year-old observation: %q in %v, want found and archived", all, status[old], status)
+		}
+		if _, found := status[wrong]; found != all {
+			t.Errorf("all %v: the wrong-flagged fact found %v", all, found)
+		}
 	}
 }
