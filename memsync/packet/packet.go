@@ -734,4 +734,6 @@ func cmpDesc(a, b float64) int {
 func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 // Clock is the request's clock (memsync.Clock).
-func (req Request) Clock() memsync.Clock { return memsync.Clock{At: req.AsOf.UTC(), Cutoff: req.Cutoff} }
+func (req Request) Clock() memsync.Clock {
+	return memsync.Clock{At: req.AsOf.UTC(), Cutoff: req.Cutoff}
+}
