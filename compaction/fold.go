@@ -109,7 +109,7 @@ type fold struct {
 	records     int
 	first, last time.Time
 	byKind      map[journal.Kind]int
-	superseded  map[string]bool
+	superseded  map[string][]string // uuid -> groups of the agent's records superseding it
 	decisions   map[string]*entry // by subject key
 	preferences map[string]*entry
 	conflicts   []*entry
@@ -128,7 +128,7 @@ func foldArchive(l memsync.Layout, archiveDir, agent string) (*fold, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fold{byKind: map[journal.Kind]int{}, superseded: map[string]bool{}, decisions: map[string]*entry{},
+	f := &fold{byKind: map[journal.Kind]int{}, superseded: map[string][]string{}, decisions: map[string]*entry{},
 		preferences: map[string]*entry{}, targets: map[string]*entry{}, entities: map[string]*entityFold{}}
 	for _, path := range files {
 		err := eachLine(path, func(l journal.Line) error {
@@ -136,7 +136,7 @@ func foldArchive(l memsync.Layout, archiveDir, agent string) (*fold, error) {
 				return nil
 			}
 			for _, id := range l.Record.Supersedes {
-				f.superseded[id] = true
+				f.superseded[id] = append(f.superseded[id], l.Record.GroupID())
 			}
 			for _, id := range l.Record.ConflictsWith {
 				f.targets[id] = nil
@@ -184,7 +184,7 @@ func (f *fold) add(r *journal.Record) {
 	if _, ok := f.targets[r.UUID]; ok {
 		f.targets[r.UUID] = newEntry(r)
 	}
-	current := !f.superseded[r.UUID]
+	current := !f.retired(r)
 	for _, name := range r.AllEntities() {
 		slug := Slug(name)
 		ef := f.entities[slug]
@@ -331,4 +331,16 @@ func (ef *entityFold) body() string {
 		fmt.Fprintf(&b, "\n…and %d more in `journal/archive/`.\n", ef.more)
 	}
 	return b.String()
+}
+
+// retired reports whether one of the agent's records supersedes r and,
+// by journal.Retires (as in the graph), retires it: a private record
+// retires only the agent's private memories.
+func (f *fold) retired(r *journal.Record) bool {
+	for _, src := range f.superseded[r.UUID] {
+		if journal.Retires(r.Agent, src, r.GroupID()) {
+			return true
+		}
+	}
+	return false
 }

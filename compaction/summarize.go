@@ -85,7 +85,7 @@ func feed(w io.WriteCloser, l memsync.Layout, archiveDir, agent string, f *fold)
 	for _, path := range files {
 		seen := map[string]bool{} // per file, as in foldArchive
 		err := eachLine(path, func(l journal.Line) error {
-			if l.Err != nil || l.Record.Agent != agent || f.superseded[l.Record.UUID] {
+			if l.Err != nil || l.Record.Agent != agent || f.retired(&l.Record) {
 				return nil
 			}
 			if k := recordKey(&l.Record); seen[k] {

@@ -88,7 +88,7 @@ func sessionContext(ctx context.Context, cfg *Config, repo, agent, session, cwd 
 		ms = slices.DeleteFunc(ms, func(m memsync.Memory) bool {
 			dup := seen[m.UUID]
 			seen[m.UUID] = true
-			return retired[m.UUID] || dup || inPacket[m.UUID]
+			return retired.has(agent, m) || dup || inPacket[m.UUID]
 		})
 		slices.SortStableFunc(ms, func(a, b memsync.Memory) int { return b.TS.Compare(a.TS) })
 		if n > 0 && len(ms) > n {
@@ -149,7 +149,7 @@ func packetUUIDs(p packet.Packet) map[string]bool {
 // others), the rest are decoded newest first only until each section has
 // more than it can show. The decoded record decides; the byte test only
 // skips lines that cannot qualify.
-func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (core, tasks, recent []memsync.Memory, retired map[string]bool, err error) {
+func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (core, tasks, recent []memsync.Memory, retired retiredSet, err error) {
 	files, err := layout.JournalFiles(agent)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -179,7 +179,7 @@ func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (c
 		}
 		return memsync.Memory{Record: rec}, true
 	}
-	retired = map[string]bool{}
+	retired = retiredSet{}
 	for _, line := range all {
 		if !bytes.Contains(line, []byte(`"supersedes"`)) {
 			continue
@@ -189,12 +189,17 @@ func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (c
 		// graph keeps: rare, and it only leaves that memory out of the
 		// starting context).
 		var r struct {
-			Agent      string   `json:"agent"`
-			Supersedes []string `json:"supersedes"`
+			Agent      string        `json:"agent"`
+			Scope      journal.Scope `json:"scope"`
+			Supersedes []string      `json:"supersedes"`
 		}
 		if json.Unmarshal(line, &r) == nil && r.Agent == agent {
+			src := journal.PrivateGroup(agent)
+			if r.Scope == journal.ScopeShared {
+				src = journal.SharedGroup
+			}
 			for _, u := range r.Supersedes {
-				retired[u] = true
+				retired[u] = append(retired[u], src)
 			}
 		}
 	}
@@ -217,7 +222,7 @@ func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (c
 			continue
 		}
 		m, ok := parse(line)
-		if !ok || retired[m.UUID] {
+		if !ok || retired.has(agent, m) {
 			continue
 		}
 		switch {
@@ -319,4 +324,20 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// retiredSet is, per superseded uuid, the groups of the agent's records
+// that supersede it; whether one retires a memory is journal.Retires's
+// call (a private record retires only its own group's memories), as in
+// the graph.
+type retiredSet map[string][]string
+
+// has reports whether a record of agent in the set retires m.
+func (s retiredSet) has(agent string, m memsync.Memory) bool {
+	for _, src := range s[m.UUID] {
+		if journal.Retires(agent, src, m.Record.GroupID()) {
+			return true
+		}
+	}
+	return false
 }
