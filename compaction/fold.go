@@ -110,7 +110,7 @@ type fold struct {
 	first, last time.Time
 	byKind      map[journal.Kind]int
 	superseded  map[string][]string // uuid -> groups of the agent's records superseding it
-	decisions   map[string]*entry // by subject key
+	decisions   map[string]*entry   // by subject key
 	preferences map[string]*entry
 	conflicts   []*entry
 	targets     map[string]*entry // conflict targets by uuid
