@@ -372,18 +372,30 @@ func originals(ctx context.Context, g memsync.Graph, views map[string]*view) (ma
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	out := map[string]score.Memory{}
+	err := getChunked(ctx, g, ids, func(id string, n memsync.Node) {
+		out[id] = score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: read the originals of promotions: %w", err)
+	}
+	return out, nil
+}
+
+// getChunked reads the memories among ids (sorted) from g, getChunk uuids
+// a call, and calls fn with each one found.
+func getChunked(ctx context.Context, g memsync.Graph, ids []string, fn func(id string, n memsync.Node)) error {
 	for len(ids) > 0 {
 		chunk := ids[:min(getChunk, len(ids))]
 		ids = ids[len(chunk):]
 		nodes, err := g.Get(ctx, chunk)
 		if err != nil {
-			return nil, fmt.Errorf("cache: read the originals of promotions: %w", err)
+			return err
 		}
 		for id, n := range nodes {
-			out[id] = score.FromRecord(&n.Record, n.InvalidAt, n.ReplacedBy)
+			fn(id, n)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // signals reads the events into every memory the views' core and section
@@ -507,17 +519,12 @@ func fetchEnds(ctx context.Context, g memsync.Graph, edges []conflictEdge, ends 
 		groups[id] = groupOf(e)
 	}
 	sort.Strings(missing)
-	for len(missing) > 0 {
-		chunk := missing[:min(getChunk, len(missing))]
-		missing = missing[len(chunk):]
-		nodes, err := g.Get(ctx, chunk)
-		if err != nil {
-			return nil, fmt.Errorf("cache: get conflict ends: %w", err)
-		}
-		for id, n := range nodes {
-			ends[id] = newEntry(&n)
-			groups[id] = n.GroupID
-		}
+	err := getChunked(ctx, g, missing, func(id string, n memsync.Node) {
+		ends[id] = newEntry(&n)
+		groups[id] = n.GroupID
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: get conflict ends: %w", err)
 	}
 	return groups, nil
 }

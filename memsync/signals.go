@@ -147,15 +147,9 @@ type Ranked struct {
 
 // RankQuery is a search ranked by SPEC §7's blend.
 type RankQuery struct {
-	SearchQuery // Limit is the number of results; All adds superseded and wrong-flagged memories
-	// AsOf is the clock; with Cutoff (an explicit --as-of) records after
-	// it are left out, without it every record is seen (Clock).
-	AsOf   time.Time
-	Cutoff bool
+	SearchQuery       // Limit is the number of results; All adds superseded and wrong-flagged memories
+	Clock       Clock // when the query reads (Present, or AsOf an explicit --as-of)
 }
-
-// Clock is the query's clock.
-func (q RankQuery) Clock() Clock { return Clock{At: q.AsOf.UTC(), Cutoff: q.Cutoff} }
 
 // Rank asks s for a candidate pool, scores each candidate at the query's
 // clock, leaves out retired memories (superseded or flagged wrong) unless
@@ -168,7 +162,7 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	if limit <= 0 {
 		limit = 10
 	}
-	clock := q.Clock()
+	clock := q.Clock
 	sq := q.SearchQuery
 	sq.Limit = max(PoolSize, limit)
 	sq.All = true // status is decided at the clock, not by the backend

@@ -43,7 +43,7 @@ func rankLatencies(ctx context.Context, g memsync.Graph, queries []memsync.Searc
 	out := make([]float64, len(queries))
 	for i, q := range queries {
 		start := time.Now()
-		_, err := memsync.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, AsOf: asOf})
+		_, err := memsync.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(asOf)})
 		out[i] = float64(time.Since(start)) / float64(time.Millisecond)
 		if err != nil {
 			return nil, fmt.Errorf("ranked search %q: %w", q.Text, err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -282,15 +283,14 @@ func promptContext(ctx context.Context, cfg *Config, repo, agent, session, promp
 	if err != nil {
 		return "", err
 	}
+	// What is offered unasked leaves archived memories out (SPEC §7).
+	hits = slices.DeleteFunc(hits, func(h memsync.Ranked) bool { return h.Result.Status.Hidden() })
 	if len(hits) == 0 {
 		return "", nil
 	}
 	b := contextBuilder{limit: maxInjectRunes / 4}
 	b.line("memsync: memories that may bear on this prompt")
 	for _, h := range hits {
-		if h.Result.Status.Hidden() {
-			continue // what is offered unasked leaves archived memories out (SPEC §7)
-		}
 		if !b.line(memoryLine(h.Memory)) {
 			break
 		}

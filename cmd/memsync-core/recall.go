@@ -15,7 +15,7 @@ import (
 // search command ranks. cmd names the command in the note openReader
 // writes on stderr when it answers offline.
 func recall(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, q memsync.SearchQuery, now time.Time) (hits []memsync.Ranked, isOffline bool, reason string, err error) {
-	rq := memsync.RankQuery{SearchQuery: q, AsOf: now.UTC()}
+	rq := memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(now)}
 	r, isOffline, reason, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
 	defer closeReader()
 	hits, err = memsync.Rank(ctx, r, rq)

@@ -152,7 +152,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	}
 
 	res := searchResult{Results: []searchHit{}}
-	rq := memsync.RankQuery{SearchQuery: q, AsOf: clock.At, Cutoff: clock.Cutoff}
+	rq := memsync.RankQuery{SearchQuery: q, Clock: clock}
 	r, isOffline, reason, closeReader := openReader(ctx, &cfg, repo, "search", env.Stderr)
 	defer closeReader()
 	hits, err := memsync.Rank(ctx, r, rq)

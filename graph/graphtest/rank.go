@@ -127,7 +127,7 @@ func RunRanking(t *testing.T, s memsync.Searcher, seed int64) {
 		q := recall.ParseQuery(text)
 		for _, all := range []bool{false, true} {
 			rq := memsync.RankQuery{SearchQuery: memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, Limit: 100, All: all},
-				AsOf: RankClock, Cutoff: true}
+				Clock: memsync.AsOf(RankClock)}
 			hits, err := memsync.Rank(context.Background(), s, rq)
 			if err != nil {
 				t.Fatalf("Rank(%q): %v", text, err)
