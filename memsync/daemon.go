@@ -41,10 +41,16 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer func() { e.hard = nil }()
 
 	watched := map[string]bool{}
+	// unwatched holds the agents one of whose directories could not be
+	// watched (the watch failed: too many watches, say): the ticker reads
+	// them on every tick. Every other agent is read when its files send an
+	// event, and on a full rescan (see rescanTicks).
+	unwatched := map[string]bool{}
 	watch := func() {
 		if w == nil {
 			return
 		}
+		clear(unwatched)
 		dirs := []string{e.layout.Root, e.layout.AgentsDir()}
 		agents, _ := e.layout.Agents()
 		for _, a := range agents {
@@ -52,21 +58,35 @@ func (e *Engine) Run(ctx context.Context) error {
 				e.layout.JournalDir(a), e.layout.ArchiveDir(a))
 		}
 		for _, d := range dirs {
-			if watched[d] || journal.RealDir(e.layout.Root, d) != nil {
-				continue // not read through a link, so not watched either
+			if watched[d] {
+				continue
 			}
-			if err := w.Add(d); err == nil {
+			if journal.RealDir(e.layout.Root, d) != nil {
+				continue // not read through a link, so not watched either (nor read)
+			}
+			err := w.Add(d)
+			switch {
+			case err == nil:
 				watched[d] = true
-			} else if !errors.Is(err, os.ErrNotExist) {
+			case errors.Is(err, os.ErrNotExist):
+				// Its parent is watched: its creation is an event.
+			default:
 				e.lg.Warn("cannot watch directory: relying on polling", zap.String("path", d), zap.Error(err))
+				if a := agentOf(e.layout, d); a != "" {
+					unwatched[a] = true
+				}
 			}
 		}
 	}
 
 	dirty := map[string]bool{}
-	var lost error // the graph's store vanished: Run returns it
+	var lost error     // the graph's store vanished: Run returns it
+	var passGen string // the graph's generation at the last full pass
 	pass := func(all bool) {
 		start := time.Now()
+		if all {
+			passGen, _ = e.generation(ctx)
+		}
 		if lost = e.checkStore(); lost != nil {
 			e.lg.Error("the graph's store was removed or replaced under the daemon: opening it again to project the journals again",
 				zap.Error(lost))
@@ -81,7 +101,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		var rep PassReport
 		todo := agents[:0]
 		for _, a := range agents {
-			if all || dirty[a] || e.pendingFor(a) {
+			if all || dirty[a] || unwatched[a] || e.pendingFor(a) {
 				todo = append(todo, a)
 			}
 		}
@@ -106,6 +126,12 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	tick := time.NewTicker(e.opts.PollInterval)
 	defer tick.Stop()
+	// While file events flow, a tick reads only what needs it (an agent
+	// with an event not yet read, an outbox, a directory that cannot be
+	// watched, a graph that changed generation); every rescanTicks-th tick
+	// rescans everything, in case an event was missed. Without events
+	// (no watcher, or the watcher reported a loss) every tick rescans.
+	ticks, missed := 0, w == nil
 	window := time.NewTimer(time.Hour)
 	window.Stop()
 	windowOn := false
@@ -148,6 +174,7 @@ func (e *Engine) Run(ctx context.Context) error {
 				continue
 			}
 			e.lg.Warn("file events: some may be lost, the poll catches up", zap.Error(err))
+			missed = true
 		case <-window.C:
 			windowOn = false
 			pass(false)
@@ -157,10 +184,46 @@ func (e *Engine) Run(ctx context.Context) error {
 				e.recovered("") // nothing needed the graph or the disk: no reason to stay paused
 			}
 		case <-tick.C:
-			watch()
-			pass(true)
+			ticks++
+			e.ticks.Add(1)
+			if missed || ticks%rescanTicks == 0 || e.checkStore() != nil || e.generationMoved(ctx, passGen) {
+				missed = w == nil
+				watch()
+				pass(true)
+				continue
+			}
+			if len(dirty) > 0 || len(unwatched) > 0 || e.anyPending() {
+				pass(false)
+			}
 		}
 	}
+}
+
+// rescanTicks is how many ticks pass between full rescans of every
+// agent's journals while file events flow: at the default 1 s poll, a
+// missed event is read within 30 s, and a daemon of 2,000 agents with
+// nothing to do does not stat and open every journal each second.
+const rescanTicks = 30
+
+// generationMoved says whether the graph now has another generation than
+// was (it was dropped and rebuilt, maybe by another host): every agent is
+// then projected again. A graph without generations, or one that cannot
+// say now, has not moved.
+func (e *Engine) generationMoved(ctx context.Context, was string) bool {
+	gen, known := e.generation(ctx)
+	return known && gen != was
+}
+
+// anyPending says whether any agent has an outbox waiting for the graph.
+func (e *Engine) anyPending() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, a := range e.agents {
+		if a.outboxPending() {
+			return true
+		}
+	}
+	return false
 }
 
 // pendingFor says whether agent has an outbox waiting for the graph.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -96,6 +97,10 @@ type Engine struct {
 	gen      string
 	genKnown bool
 	genAsked time.Time
+
+	// ticks and agentReads count Run's ticks and the agents its passes
+	// read: what a daemon with nothing to do costs, for the tests.
+	ticks, agentReads atomic.Int64
 }
 
 // agentSync is the engine's view of one agent.

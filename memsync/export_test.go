@@ -2,3 +2,12 @@ package memsync
 
 // LocateLine is locateLine, for the fuzz target.
 var LocateLine = locateLine
+
+// IdleCounts is how many ticks Run has taken and how many agents its
+// passes have read.
+func (e *Engine) IdleCounts() (ticks, agentReads int64) {
+	return e.ticks.Load(), e.agentReads.Load()
+}
+
+// RescanTicks is rescanTicks.
+const RescanTicks = rescanTicks

@@ -69,6 +69,7 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 		}
 		e.lg.Error("sync agent", zap.Error(err))
 	}
+	e.agentReads.Add(int64(len(names)))
 	var agents []*agentSync
 	now := e.opts.Now()
 	gen, genKnown := e.generation(ctx)

@@ -127,7 +127,7 @@ func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainR
 		res.ReplacedBy = s.ReplacedBy
 	}
 	for _, e := range s.Result.Effects {
-		ev := explainEvent{Kind: string(e.Kind), Effect: e.Text}
+		ev := explainEvent{Kind: string(e.Kind), Effect: e.Text()}
 		// A record the reader may not see is never named: no uuid, and no
 		// time (a decay counted from it would give its ts away too).
 		if e.Visible {

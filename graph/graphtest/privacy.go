@@ -74,7 +74,7 @@ func ScoreAt(t *testing.T, r memsync.SignalReader, uuid string, groups []string,
 		s := scored[uuid]
 		var effects []string
 		for _, e := range s.Result.Effects {
-			effects = append(effects, e.Text)
+			effects = append(effects, e.Text())
 		}
 		out = append(out, fmt.Sprintf("%s invalid_at=%v replaced_by=%q imp=%.4f conf=%.4f %s promotable=%v [%s]",
 			at.Format(time.RFC3339), n.InvalidAt, n.ReplacedBy, s.Result.Importance, s.Result.Confidence,

@@ -156,7 +156,7 @@ func Scores(t testing.TB, r memsync.SignalReader, corpus []memsync.Memory) []str
 		for id, s := range scored {
 			effects := ""
 			for _, e := range s.Result.Effects {
-				effects += e.UUID + " " + e.Text + "; "
+				effects += e.UUID + " " + e.Text() + "; "
 			}
 			out = append(out, fmt.Sprintf("%s %s imp=%.4f conf=%.4f %s %s fresh=%.4f [%s]", clock.Format("01-02"), id,
 				s.Result.Importance, s.Result.Confidence, s.Result.Status, s.Result.MaxAgeLabel, s.Freshness, effects))

@@ -59,6 +59,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -197,7 +198,22 @@ func EventFrom(rel Relation, src *journal.Record) Event {
 type Effect struct {
 	Event
 	Importance float64 // importance right after it
-	Text       string  // "+0.10 referenced by bob"
+	Delta      float64 // the change it made, or with Set the value it set
+	Set        bool    // it set importance to Delta rather than moving it
+	Days       int     // a decay: how long the memory went unreferenced
+	Why        string  // "referenced by bob" (empty for a decay)
+}
+
+// Text is the effect as explain prints it: "+0.10 referenced by bob".
+// It is formatted on demand: every score computes effects, few are shown.
+func (f Effect) Text() string {
+	switch {
+	case f.Set:
+		return fmt.Sprintf("=%.2f %s", f.Delta, f.Why)
+	case f.Kind == "decay" && f.Why == "":
+		return fmt.Sprintf("%+.2f not referenced for %d days", f.Delta, f.Days)
+	}
+	return fmt.Sprintf("%+.2f %s", f.Delta, f.Why)
 }
 
 // Result is what the rule says of a memory at a clock.
@@ -250,8 +266,10 @@ func parseAge(s string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	var n int
-	if _, err := fmt.Sscanf(days, "%d", &n); err != nil || n <= 0 {
+	// strconv, not fmt.Sscanf: every memory's score parses its max_age,
+	// and a snapshot of a large store scores thousands of them.
+	n, err := strconv.Atoi(days)
+	if err != nil || n <= 0 {
 		return 0, false
 	}
 	return time.Duration(n) * Day, true
@@ -300,11 +318,11 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 	var basis []string
 	add := func(e Event, delta float64, text string) {
 		imp = clamp(imp + delta)
-		r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: fmt.Sprintf("%+.2f %s", delta, text)})
+		r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Delta: delta, Why: text})
 	}
 	set := func(e Event, v float64, text string) {
 		imp = v
-		r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: fmt.Sprintf("=%.2f %s", v, text)})
+		r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Delta: v, Set: true, Why: text})
 	}
 	decayTo := func(t time.Time) {
 		if core || !t.After(last) {
@@ -325,7 +343,8 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 			r.Effects = append(r.Effects, Effect{
 				Event:      Event{TS: at, Kind: "decay", Visible: lastVisible},
 				Importance: imp,
-				Text:       fmt.Sprintf("%+.2f not referenced for %d days", imp-before, (periods+1)*int(DecayPeriod/Day)),
+				Delta:      imp - before,
+				Days:       (periods + 1) * int(DecayPeriod/Day),
 			})
 		}
 	}
@@ -357,12 +376,12 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 				if prunedAt.IsZero() {
 					prunedAt = e.TS
 				}
-				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: "+0.00 archived by the consolidation cycle (a later reference brings it back)"})
+				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Why: "archived by the consolidation cycle (a later reference brings it back)"})
 			case journal.ConsolidationVerify:
 				if reviewAt.IsZero() {
 					reviewAt = e.TS
 				}
-				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Text: "+0.00 contradicted by a newer record: listed for review by the consolidation cycle"})
+				r.Effects = append(r.Effects, Effect{Event: e, Importance: imp, Why: "contradicted by a newer record: listed for review by the consolidation cycle"})
 			}
 			continue
 		case e.Kind == journal.KindPromotion || e.Kind == journal.KindCompaction:

@@ -257,7 +257,7 @@ func TestEffectsExplain(t *testing.T) {
 	r := score.Evaluate(mem(journal.KindFact), []score.Event{link(1, "bob")}, day(16))
 	var texts []string
 	for _, e := range r.Effects {
-		texts = append(texts, e.Text)
+		texts = append(texts, e.Text())
 	}
 	want := []string{"+0.15 referenced by bob", "-0.10 not referenced for 14 days"}
 	if strings.Join(texts, "|") != strings.Join(want, "|") {
@@ -472,8 +472,8 @@ func TestInvisibleEventsAreNotNamed(t *testing.T) {
 		t.Fatalf("effects %+v, want the reference and its decay", got.Effects)
 	}
 	for _, f := range got.Effects {
-		if strings.Contains(f.Text, "bob") || f.Visible {
-			t.Errorf("effect %q (visible %v) gives away a record the reader may not see", f.Text, f.Visible)
+		if strings.Contains(f.Text(), "bob") || f.Visible {
+			t.Errorf("effect %q (visible %v) gives away a record the reader may not see", f.Text(), f.Visible)
 		}
 	}
 	for _, b := range got.Basis {
