@@ -181,8 +181,8 @@ const maxJournaledFiles = 2
 
 // sessionJournaled reports whether agent journaled during session: a
 // record of the agent whose session field is the session id (rememberHint
-// puts it there), or any record of the agent stamped at or after the
-// session's start. It reads only the agent's newest journal files (a
+// puts it there), or any record of the agent stamped after the session's
+// start (append stamps to the microsecond). It reads only the agent's newest journal files (a
 // session's records are in its day's file, or the next day's), never the
 // graph, and decodes only the fields it tests.
 func sessionJournaled(l memsync.Layout, agent, session string, start time.Time) (bool, error) {
@@ -195,7 +195,6 @@ func sessionJournaled(l memsync.Layout, agent, session string, start time.Time) 
 		files = files[len(files)-maxJournaledFiles:]
 	}
 	id, _ := json.Marshal(session)
-	start = start.Truncate(time.Second) // records are stamped to the second
 	for i := len(files) - 1; i >= 0; i-- {
 		data, err := os.ReadFile(files[i])
 		if errors.Is(err, os.ErrNotExist) {
@@ -219,7 +218,7 @@ func sessionJournaled(l memsync.Layout, agent, session string, start time.Time) 
 			if json.Unmarshal(line, &r) != nil || r.Agent != agent {
 				continue
 			}
-			if session != "" && r.Session == session || !start.IsZero() && !r.TS.Before(start) {
+			if session != "" && r.Session == session || !start.IsZero() && r.TS.After(start) {
 				return true, nil
 			}
 		}
