@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -427,5 +428,36 @@ func TestSessionJournaled(t *testing.T) {
 				t.Fatalf("journaled %v %v, want %v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestHookContextBudgets: however much the agent's core tier holds, the
+// context fits the host's budget (Claude Code 9,000 characters; Codex
+// 6,000 characters and 9,600 bytes, under its 2,500-token preview of
+// bytes/4), in multi-byte text too, and a reminder after a compaction is
+// never what is cut.
+func TestHookContextBudgets(t *testing.T) {
+	repo := newRepo(t, "planner")
+	for i := range 40 {
+		text := fmt.Sprintf("core rule %d: ", i) + strings.Repeat("über-längliche Größe 東京の設定 ", 12)
+		out, err := exec.Command(memsyncBinary(t), "append", "--repo", repo, "--no-fsync", "--agent", "planner",
+			"--kind", "fact", "--tier", "core", text).CombinedOutput()
+		if err != nil {
+			t.Fatalf("append: %v\n%s", err, out)
+		}
+	}
+	for _, host := range hookHosts {
+		maxRunes, maxBytes := hookContextLimits(host)
+		for _, source := range []string{"startup", "compact"} {
+			t.Run(host+"/"+source, func(t *testing.T) {
+				a := runHookEvent(t, repo, host, "SessionStart", hookPayload(host, "SessionStart", "budget-"+host+"-"+source, map[string]any{"source": source}))
+				if n := utf8.RuneCountInString(a.context); n > maxRunes || len(a.context) > maxBytes || n < maxRunes/2 {
+					t.Fatalf("context of %d characters, %d bytes (limits %d, %d)", n, len(a.context), maxRunes, maxBytes)
+				}
+				if source == "compact" && !strings.HasSuffix(a.context, journalReminder("planner", "budget-"+host+"-"+source)+"\n") {
+					t.Fatalf("the reminder is not whole at the end:\n%s", a.context[max(0, len(a.context)-600):])
+				}
+			})
+		}
 	}
 }

@@ -44,6 +44,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -65,13 +66,21 @@ func hookContextBudget(host string) int {
 	return claudeContextRunes
 }
 
-// fitContext cuts text to host's budget at a line boundary: runes for
-// both hosts, bytes too for Codex.
-func fitContext(host, text string) string {
-	maxRunes, maxBytes := hookContextBudget(host), len(text)
+// hookContextLimits are host's limits on one context: characters, and
+// bytes (Codex counts tokens as bytes/4).
+func hookContextLimits(host string) (maxRunes, maxBytes int) {
 	if host == "codex" {
-		maxBytes = codexMaxContextBytes
+		return codexContextRunes, codexMaxContextBytes
 	}
+	return claudeContextRunes, 4 * claudeContextRunes
+}
+
+// fitContext cuts text to host's limits at a line boundary, leaving room
+// for a tail of reserve that follows it.
+func fitContext(host, text, reserve string) string {
+	maxRunes, maxBytes := hookContextLimits(host)
+	maxRunes -= utf8.RuneCountInString(reserve)
+	maxBytes -= len(reserve)
 	if utf8.RuneCountInString(text) <= maxRunes && len(text) <= maxBytes {
 		return text
 	}
@@ -186,11 +195,12 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		if err != nil {
 			return nil, joined(), err
 		}
+		text = fitContext(host, text, reminder)
 		if in.Source == "compact" || in.Source == "clear" {
 			st.Injected = nil // the context that held them is gone
 		}
 		st.Answered = true
-		st.addInjected(shown)
+		st.addInjected(slices.DeleteFunc(shown, func(u string) bool { return !strings.Contains(text, u) }))
 		if reminder != "" {
 			st.Reminded = true
 		}
@@ -201,7 +211,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		if stateful {
 			pruneHookSessions(l, agent, in.SessionID, now)
 		}
-		return contextOutput(event, fitContext(host, text+reminder)), joined(), nil
+		return contextOutput(event, text+reminder), joined(), nil
 
 	case "UserPromptSubmit":
 		rel := newPromptRelevance(in.Prompt)
@@ -214,7 +224,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		}
 		st.addInjected(shown)
 		save()
-		return contextOutput(event, fitContext(host, text)), joined(), nil
+		return contextOutput(event, fitContext(host, text, "")), joined(), nil
 
 	case "Stop":
 		if !stateful || in.StopHookActive || st.Reminded {
