@@ -410,6 +410,10 @@ func TestSessionJournaled(t *testing.T) {
 		{"the next day's file", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T08:00:00Z", ""), "2026-11-25.jsonl": line("planner", "2026-11-25T00:10:00Z", "")}, start, true},
 		{"only the newest files are read", map[string]string{"2026-11-20.jsonl": line("planner", "2026-11-20T08:00:00Z", "sess"),
 			"2026-11-21.jsonl": line("planner", "2026-11-21T08:00:00Z", ""), "2026-11-22.jsonl": line("planner", "2026-11-22T08:00:00Z", "")}, start, false},
+		{"a record since the start, then a few with earlier explicit stamps", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T09:10:00Z", "") +
+			strings.Repeat(line("planner", "2026-01-01T00:00:00Z", ""), 3)}, start, true},
+		{"the session's record before many older lines", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T08:00:00Z", "sess") +
+			strings.Repeat(line("planner", "2026-11-24T08:30:00Z", ""), 3*olderRun)}, start, true},
 		{"an unfinished last line", map[string]string{"2026-11-24.jsonl": `{"ts":"2026-11-24T09:30:00Z","agent":"planner","session":"se`}, start, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -179,12 +179,19 @@ func sessionStartedAt(l memsync.Layout, agent, session string) (start time.Time,
 // sessionJournaled reads.
 const maxJournaledFiles = 2
 
+// olderRun is how many lines in a row stamped at or before a session's
+// start end sessionJournaled's newest-first scan of a file: lines are
+// appended in time order, but a few may carry an earlier, explicit stamp.
+const olderRun = 64
+
 // sessionJournaled reports whether agent journaled during session: a
 // record of the agent whose session field is the session id (rememberHint
 // puts it there), or any record of the agent stamped after the session's
-// start (append stamps to the microsecond). It reads only the agent's newest journal files (a
-// session's records are in its day's file, or the next day's), never the
-// graph, and decodes only the fields it tests.
+// start (append stamps to the microsecond). It reads only the agent's
+// newest journal files (a session's records are in its day's file, or the
+// next day's), never the graph: the id is searched in the whole file at
+// once, and the stamps newest first until a run of olderRun lines older
+// than the start; only a line that may qualify is decoded.
 func sessionJournaled(l memsync.Layout, agent, session string, start time.Time) (bool, error) {
 	files, err := l.JournalFiles(agent)
 	if err != nil {
@@ -195,6 +202,17 @@ func sessionJournaled(l memsync.Layout, agent, session string, start time.Time) 
 		files = files[len(files)-maxJournaledFiles:]
 	}
 	id, _ := json.Marshal(session)
+	qualifies := func(line []byte) bool {
+		var r struct {
+			Agent   string    `json:"agent"`
+			TS      time.Time `json:"ts"`
+			Session string    `json:"session"`
+		}
+		if json.Unmarshal(line, &r) != nil || r.Agent != agent {
+			return false
+		}
+		return session != "" && r.Session == session || !start.IsZero() && r.TS.After(start)
+	}
 	for i := len(files) - 1; i >= 0; i-- {
 		data, err := os.ReadFile(files[i])
 		if errors.Is(err, os.ErrNotExist) {
@@ -203,25 +221,56 @@ func sessionJournaled(l memsync.Layout, agent, session string, start time.Time) 
 		if err != nil {
 			return false, fmt.Errorf("read %s: %w", files[i], err)
 		}
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if len(line) == 0 {
+		if session != "" {
+			for rest := data; ; {
+				k := bytes.Index(rest, id)
+				if k < 0 {
+					break
+				}
+				from := bytes.LastIndexByte(rest[:k], '\n') + 1
+				to := bytes.IndexByte(rest[k:], '\n')
+				if to < 0 {
+					break // a last line without its newline is not written yet
+				}
+				if qualifies(rest[from : k+to]) {
+					return true, nil
+				}
+				rest = rest[k+to:]
+			}
+		}
+		if start.IsZero() {
+			continue
+		}
+		older := 0
+		for end := bytes.LastIndexByte(data, '\n'); end > 0 && older < olderRun; {
+			from := bytes.LastIndexByte(data[:end], '\n') + 1
+			line := data[from:end]
+			end = from - 1
+			if ts, ok := lineTS(line); ok && !ts.After(start) {
+				older++
 				continue
 			}
-			if session != "" && !bytes.Contains(line, id) && start.IsZero() {
-				continue
-			}
-			var r struct {
-				Agent   string    `json:"agent"`
-				TS      time.Time `json:"ts"`
-				Session string    `json:"session"`
-			}
-			if json.Unmarshal(line, &r) != nil || r.Agent != agent {
-				continue
-			}
-			if session != "" && r.Session == session || !start.IsZero() && r.TS.After(start) {
+			older = 0
+			if len(line) > 0 && qualifies(line) {
 				return true, nil
 			}
 		}
 	}
 	return false, nil
+}
+
+// lineTS reads a journal line's "ts" without decoding the line; ok is
+// false when it cannot (the line is then decoded).
+func lineTS(line []byte) (time.Time, bool) {
+	i := bytes.Index(line, []byte(`"ts":"`))
+	if i < 0 {
+		return time.Time{}, false
+	}
+	rest := line[i+len(`"ts":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return time.Time{}, false
+	}
+	ts, err := time.Parse(time.RFC3339Nano, string(rest[:j]))
+	return ts, err == nil
 }
