@@ -292,7 +292,7 @@ func TestHookPayloadShapes(t *testing.T) {
 // each keep their own state whole (the reminder once per session).
 func TestHookSessionStateConcurrent(t *testing.T) {
 	repo := hookRepo(t)
-	const n = 4
+	const n = 3
 	type result struct {
 		session string
 		a       hookAnswer

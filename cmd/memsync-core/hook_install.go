@@ -25,15 +25,19 @@ backed up beside itself (NAME.memsync-backup-TIME) before it changes; a file
 that is a symlink (dotfiles) stays one, and its target is written.
 --dry-run prints the result instead of writing it. SessionStart is installed
 with the matcher "startup|clear|compact" (a resumed session already holds its
-context). Codex runs a hook only once you trust it: ` + codexTrustStep
+context).
+
+` + codexTrustStep
 
 // codexTrustStep is what a user does so that Codex runs memsync's hooks
 // (Codex skips hooks it has not trusted; the trust is a hash of each hook
 // kept under [hooks.state] in ~/.codex/config.toml, so a hook installed
 // again with another path or flags must be trusted again).
-const codexTrustStep = `start codex in a terminal, type /hooks, open each memsync hook and press t to trust it
-(Codex records the trust in ~/.codex/config.toml under [hooks.state]; a changed hook
-must be trusted again). Until then Codex skips them.`
+const codexTrustStep = `Codex runs a hook only once you trust it, and skips it until then. To trust memsync's hooks:
+  1. run codex in a terminal;
+  2. type /hooks, open each memsync hook and press t.
+Codex keeps the trust in ~/.codex/config.toml ([hooks.state]); a hook installed again
+with another path or flags must be trusted again (codex exec cannot ask: trust them first).`
 
 // installEvents are the events memsync hooks into, per host; --prompt adds
 // UserPromptSubmit. Both hosts: SessionStart (the context), PreCompact
@@ -109,7 +113,7 @@ func runHookInstall(_ context.Context, env *Env, args []string) int {
 	if bytes.Equal(old, updated) {
 		fmt.Fprintf(env.Stdout, "%s: memsync's %s hooks are already installed\n", path, host)
 		if host == "codex" {
-			fmt.Fprintln(env.Stdout, "Codex runs a hook only once you trust it: "+codexTrustStep)
+			fmt.Fprintln(env.Stdout, codexTrustStep)
 		}
 		return exitOK
 	}
@@ -138,7 +142,7 @@ func runHookInstall(_ context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "%s: installed memsync's %s hooks (%s)%s\n", path, host, strings.Join(events, ", "), through)
 	if host == "codex" {
-		fmt.Fprintln(env.Stdout, "Codex runs a hook only once you trust it: "+codexTrustStep)
+		fmt.Fprintln(env.Stdout, codexTrustStep)
 	}
 	return exitOK
 }
