@@ -465,3 +465,26 @@ func TestHookContextBudgets(t *testing.T) {
 		}
 	}
 }
+
+// TestHookPromptNotRepeated: a prompt's context leaves out what the
+// session's start gave: the open follow-up a fresh session gets for the
+// prompt is not given again to a session whose SessionStart showed it.
+func TestHookPromptNotRepeated(t *testing.T) {
+	repo := hookRepo(t)
+	const prompt = "Where is the follow up on the billing migration with Mira?"
+	for _, host := range hookHosts {
+		t.Run(host, func(t *testing.T) {
+			fresh := runHookEvent(t, repo, host, "UserPromptSubmit", hookPayload(host, "UserPromptSubmit", "fresh-"+host, map[string]any{"prompt": prompt}))
+			if !strings.Contains(fresh.context, "#billing migration") {
+				t.Fatalf("a fresh session's prompt lacks the follow-up: %q", fresh.raw)
+			}
+			started := "started-" + host
+			if a := runHookEvent(t, repo, host, "SessionStart", hookPayload(host, "SessionStart", started, nil)); !strings.Contains(a.context, "#billing migration") {
+				t.Fatalf("the session's start lacks the follow-up: %q", a.raw)
+			}
+			if a := runHookEvent(t, repo, host, "UserPromptSubmit", hookPayload(host, "UserPromptSubmit", started, map[string]any{"prompt": prompt})); strings.Contains(a.context, "#billing migration") {
+				t.Fatalf("the follow-up given again: %q", a.raw)
+			}
+		})
+	}
+}
