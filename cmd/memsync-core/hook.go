@@ -18,16 +18,22 @@ import (
 )
 
 const hookDescription = `Run as a session hook of Claude Code or Codex: read the host's hook
-JSON on stdin and answer in the host's own envelope. SessionStart injects a
-planner packet for the session (see memsync packet), the rest of the agent's
-core tier and its open follow-ups; UserPromptSubmit (opt-in) a compact
-executor packet with the prompt as its goal (the core tier left out);
-PreCompact, Stop and SessionEnd remind the agent what to journal and record
-the session's boundary in the agent's sync/sessions.jsonl. The agent is
---agent, else $MEMSYNC_AGENT, else hooks.agent in memsync.yaml. Fail-open:
-whatever goes wrong (no repository, no graph, bad input, unknown event), it
-exits 0 within a second, prints nothing on stdout and says why on stderr; it
-never exits 2, which would block the host. "memsync hook install" adds these
+JSON on stdin and answer in the host's own envelope, through the channels
+each host delivers to the model. SessionStart injects a planner packet for
+the session (see memsync packet), the rest of the agent's core tier and its
+open follow-ups, fitted to the host's budget (Claude Code 9,000 characters,
+Codex 6,000), once per session: a resume of a session it already answered
+gets nothing, a compaction gets it again. UserPromptSubmit (opt-in) injects
+the memories that bear on the prompt (its significant terms) and that the
+session was not given yet, else nothing. Stop asks the model, once per
+session, to journal what is worth keeping (the host's block-with-reason),
+unless the session already journaled; PreCompact and SessionEnd record the
+session's boundary in the agent's sync/sessions.jsonl. Per-session state
+lives in the agent's sync/hooks/. The agent is --agent, else
+$MEMSYNC_AGENT, else hooks.agent in memsync.yaml. Fail-open: whatever goes
+wrong (no repository, no graph, bad input, unknown event), it exits 0
+within a second, prints nothing on stdout and says why on stderr; it never
+exits 2, which would block the host. "memsync hook install" adds these
 hooks to the host's settings.`
 
 // hookHosts are the hosts memsync hooks into.
@@ -44,26 +50,43 @@ const hookBudget = 700 * time.Millisecond
 const maxHookInput = 4 << 20
 
 // hookInput is the JSON a host writes on a hook's stdin; each event sets
-// its own fields, Codex adds model and turn_id. Unknown fields are ignored.
+// its own fields. Unknown fields are ignored, and so is a null where a
+// string is expected (Codex's transcript_path, Claude Code's
+// custom_instructions): the shapes the real hosts send differ by event and
+// version (no permission_mode on PreCompact, Claude Code's prompt_id,
+// Codex's turn_id and model, Stop's last_assistant_message, SessionEnd's
+// reason "other").
 type hookInput struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
 	Cwd            string `json:"cwd"`
 	HookEventName  string `json:"hook_event_name"`
-	Source         string `json:"source"`  // SessionStart: startup, resume, clear, compact
-	Prompt         string `json:"prompt"`  // UserPromptSubmit
-	Trigger        string `json:"trigger"` // PreCompact: manual, auto
-	Reason         string `json:"reason"`  // SessionEnd
-	Model          string `json:"model"`   // Codex
+	PermissionMode string `json:"permission_mode"`
+	Source         string `json:"source"`           // SessionStart: startup, resume, clear, compact
+	Prompt         string `json:"prompt"`           // UserPromptSubmit
+	PromptID       string `json:"prompt_id"`        // UserPromptSubmit (Claude Code)
+	Trigger        string `json:"trigger"`          // PreCompact: manual, auto
+	Reason         string `json:"reason"`           // SessionEnd: clear, logout, prompt_input_exit, other, ...
+	StopHookActive bool   `json:"stop_hook_active"` // Stop: the host already continued the turn for a Stop hook
+	LastMessage    string `json:"last_assistant_message"`
+	Model          string `json:"model"`   // Codex, Claude Code's SessionStart
 	TurnID         string `json:"turn_id"` // Codex
 }
 
-// hookOutput is the envelope both hosts read on stdout: context for the
-// model under hookSpecificOutput (a bare additionalContext is dropped), or
-// a systemMessage shown to the user.
+// hookOutput is what a hook prints on stdout. Context for the model goes
+// under hookSpecificOutput.additionalContext (SessionStart,
+// UserPromptSubmit: both hosts hand it to the model; a bare
+// additionalContext is dropped); the journaling reminder is Stop's
+// block-with-reason (decision "block" + reason: both hosts feed the reason
+// to the model as its next instruction and continue the turn). plain, when
+// set, is printed as it is instead of JSON (Claude Code's PreCompact: its
+// stdout goes to the compaction summarizer). memsync never prints
+// systemMessage: both hosts show it to the user only.
 type hookOutput struct {
+	Decision           string        `json:"decision,omitempty"`
+	Reason             string        `json:"reason,omitempty"`
 	HookSpecificOutput *hookSpecific `json:"hookSpecificOutput,omitempty"`
-	SystemMessage      string        `json:"systemMessage,omitempty"`
+	plain              string
 }
 
 type hookSpecific struct {
@@ -128,6 +151,10 @@ func runHook(ctx context.Context, env *Env, args []string) int {
 	if a.out == nil {
 		return exitOK
 	}
+	if a.out.plain != "" {
+		fmt.Fprintf(env.Stdout, "%s\n", strings.TrimRight(a.out.plain, "\n"))
+		return exitOK
+	}
 	data, err := json.Marshal(a.out)
 	if err != nil {
 		return fail("encode answer: %v", err)
@@ -163,28 +190,7 @@ func hook(ctx context.Context, env *Env, host, event, repoFlag, agentFlag string
 	if st, err := os.Stat(l.MemoryDir(agent)); err != nil || !st.IsDir() {
 		return nil, "", fmt.Errorf("%s is not a memory repository with agent %s (see memsync init)", repo, agent)
 	}
-	switch event {
-	case "SessionStart":
-		text, err := sessionContext(ctx, cfg, repo, agent, in.SessionID, in.Cwd, env.Stderr, env.Now())
-		if err != nil {
-			return nil, "", err
-		}
-		note := recordBoundary(l, agent, host, event, in, env.Now())
-		return contextOutput(event, text), note, nil
-	case "UserPromptSubmit":
-		text, err := promptContext(ctx, cfg, repo, agent, in.SessionID, in.Prompt, env.Stderr, env.Now())
-		if err != nil || text == "" {
-			return nil, "", err
-		}
-		return contextOutput(event, text), "", nil
-	default: // PreCompact, Stop, SessionEnd
-		note := recordBoundary(l, agent, host, event, in, env.Now())
-		msg := "memsync: before this context is compacted, journal what is worth keeping. "
-		if event != "PreCompact" {
-			msg = "memsync: if this session decided, learned or corrected something worth keeping, journal it. "
-		}
-		return &hookOutput{SystemMessage: msg + rememberHint(agent, in.SessionID)}, note, nil
-	}
+	return answerHook(ctx, env, cfg, repo, agent, host, event, in)
 }
 
 // readHookInput reads and decodes the host's JSON; an empty stdin is an
@@ -243,6 +249,11 @@ func contextOutput(event, text string) *hookOutput {
 // when it falls back to ranked search.
 const maxPromptHits = 5
 
+// maxPromptContextRunes bounds a prompt's context from ranked search (a
+// packet keeps itself under packet.MarkdownBudget bytes, 4,000): under
+// either host's budget, since it comes on every prompt.
+const maxPromptContextRunes = 2400
+
 // maxPromptGoalRunes is how much of a prompt becomes its packet's goal.
 const maxPromptGoalRunes = 2000
 
@@ -250,13 +261,16 @@ const maxPromptGoalRunes = 2000
 // (SPEC §8) with the prompt as its goal, in session: the step after a
 // prompt is doing what it asks, and the executor reads decisions, facts
 // and reflections as well as preferences and procedures. Its core tier is
-// left out (SessionStart injected it), so a prompt that bears on no memory
-// gets "" and the host's context nothing. When no packet can be built in
-// time (packetContext), the few memories ranked search finds (graph, else
-// the journals) stand in.
-func promptContext(ctx context.Context, cfg *Config, repo, agent, session, prompt string, stderr io.Writer, now time.Time) (string, error) {
+// left out (SessionStart injected it), and so is every item offer rejects
+// (the relevance threshold, what the session was already given), so a
+// prompt that bears on no memory gets "" and the host's context nothing.
+// When no packet can be built in time (packetContext), the few memories
+// ranked search finds (graph, else the journals) stand in, through the
+// same offer. It returns the uuids of the memories it shows.
+func promptContext(ctx context.Context, cfg *Config, repo, agent, session, prompt string, stderr io.Writer, now time.Time,
+	offer func(uuid, text string) bool) (string, []string, error) {
 	if strings.TrimSpace(prompt) == "" {
-		return "", nil
+		return "", nil, nil
 	}
 	goal := prompt
 	if r := []rune(goal); len(r) > maxPromptGoalRunes {
@@ -268,34 +282,51 @@ func promptContext(ctx context.Context, cfg *Config, repo, agent, session, promp
 	cancel()
 	if err == nil {
 		p.Core = nil
-		if len(packetUUIDs(p)) == 0 {
-			return "", nil
+		keep := func(items []packet.Item) []packet.Item {
+			return slices.DeleteFunc(items, func(it packet.Item) bool {
+				return it.UUID == "" || !offer(it.UUID, it.Text+"\n"+it.Why)
+			})
 		}
-		return packet.Markdown(p), nil
+		p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid = keep(p.HardConstraints), keep(p.ProceduresToFollow), keep(p.PitfallsToAvoid)
+		p.RelevantFacts, p.OpenQuestions = keep(p.RelevantFacts), keep(p.OpenQuestions)
+		shown := packetUUIDs(p)
+		if len(shown) == 0 {
+			return "", nil, nil
+		}
+		uuids := make([]string, 0, len(shown))
+		for u := range shown {
+			uuids = append(uuids, u)
+		}
+		slices.Sort(uuids)
+		return packet.Markdown(p), uuids, nil
 	}
 	if ctx.Err() != nil {
-		return "", ctx.Err()
+		return "", nil, ctx.Err()
 	}
 	fmt.Fprintf(stderr, "memsync hook: no working-memory packet (%v); ranked search instead\n", oneLineErr(err))
-	q := memsync.SearchQuery{Text: prompt, Limit: maxPromptHits,
+	q := memsync.SearchQuery{Text: prompt, Limit: 2 * maxPromptHits,
 		Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}}
 	hits, _, _, err := recall(ctx, cfg, repo, "hook", stderr, q, now)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	// What is offered unasked leaves archived memories out (SPEC §7).
-	hits = slices.DeleteFunc(hits, func(h memsync.Ranked) bool { return h.Result.Status.Hidden() })
+	hits = slices.DeleteFunc(hits, func(h memsync.Ranked) bool {
+		return h.Result.Status.Hidden() || !offer(h.Memory.UUID, h.Memory.Text+"\n"+h.Memory.Why)
+	})
 	if len(hits) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
-	b := contextBuilder{limit: maxInjectRunes / 4}
+	b := contextBuilder{limit: maxPromptContextRunes}
 	b.line("memsync: memories that may bear on this prompt")
-	for _, h := range hits {
-		if !b.line(memoryLine(h.Memory)) {
+	var uuids []string
+	for i, h := range hits {
+		if i == maxPromptHits || !b.line(memoryLine(h.Memory)) {
 			break
 		}
+		uuids = append(uuids, h.Memory.UUID)
 	}
-	return b.String(), nil
+	return b.String(), uuids, nil
 }
 
 // sessionEvent is one line of an agent's sync/sessions.jsonl: where a

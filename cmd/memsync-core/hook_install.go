@@ -23,16 +23,36 @@ DIR/.codex/hooks.json. Every other setting and hook is kept as it was; memsync's
 own entries are replaced, so installing twice is installing once. The file is
 backed up beside itself (NAME.memsync-backup-TIME) before it changes; a file
 that is a symlink (dotfiles) stays one, and its target is written.
---dry-run prints the result instead of writing it. Codex runs hooks only with
-"[features] codex_hooks = true" in its config.toml.`
+--dry-run prints the result instead of writing it. SessionStart is installed
+with the matcher "startup|clear|compact" (a resumed session already holds its
+context).
+
+` + codexTrustStep
+
+// codexTrustStep is what a user does so that Codex runs memsync's hooks
+// (Codex skips hooks it has not trusted; the trust is a hash of each hook
+// kept under [hooks.state] in ~/.codex/config.toml, so a hook installed
+// again with another path or flags must be trusted again).
+const codexTrustStep = `Codex runs a hook only once you trust it, and skips it until then. To trust memsync's hooks:
+  1. run codex in a terminal;
+  2. type /hooks, open each memsync hook and press t.
+Codex keeps the trust in ~/.codex/config.toml ([hooks.state]); a hook installed again
+with another path or flags must be trusted again (codex exec cannot ask: trust them first).`
 
 // installEvents are the events memsync hooks into, per host; --prompt adds
-// UserPromptSubmit. Claude Code's Stop fires after every turn, so it gets
-// SessionEnd instead; Codex has Stop as its end of a turn.
+// UserPromptSubmit. Both hosts: SessionStart (the context), PreCompact
+// (the boundary; Claude Code's summarizer note), Stop (the once-per-session
+// journaling reminder) and SessionEnd (the boundary).
 var installEvents = map[string][]string{
-	"claude-code": {"SessionStart", "PreCompact", "SessionEnd"},
-	"codex":       {"SessionStart", "PreCompact", "Stop"},
+	"claude-code": {"SessionStart", "PreCompact", "Stop", "SessionEnd"},
+	"codex":       {"SessionStart", "PreCompact", "Stop", "SessionEnd"},
 }
+
+// hookMatchers are the matchers memsync's groups carry, per event; both
+// hosts test SessionStart's matcher against its source. Resume is left
+// out: the resumed transcript already holds the context (the hook itself
+// also prints nothing for a session it already answered).
+var hookMatchers = map[string]string{"SessionStart": "startup|clear|compact"}
 
 // hookTimeoutSeconds is the timeout written for each hook (the hook gives
 // up on its own well before).
@@ -92,6 +112,9 @@ func runHookInstall(_ context.Context, env *Env, args []string) int {
 	}
 	if bytes.Equal(old, updated) {
 		fmt.Fprintf(env.Stdout, "%s: memsync's %s hooks are already installed\n", path, host)
+		if host == "codex" {
+			fmt.Fprintln(env.Stdout, codexTrustStep)
+		}
 		return exitOK
 	}
 	// A settings file that is a symlink (dotfiles) is written through to
@@ -119,7 +142,7 @@ func runHookInstall(_ context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "%s: installed memsync's %s hooks (%s)%s\n", path, host, strings.Join(events, ", "), through)
 	if host == "codex" {
-		fmt.Fprintln(env.Stdout, `Codex runs hooks only with "[features] codex_hooks = true" in its config.toml.`)
+		fmt.Fprintln(env.Stdout, codexTrustStep)
 	}
 	return exitOK
 }
@@ -270,6 +293,9 @@ func mergeHooks(settings []byte, host string, commands map[string]string) ([]byt
 			_ = json.Unmarshal(raw, &groups)
 		}
 		group := map[string]any{"hooks": []map[string]any{{"type": "command", "command": cmd, "timeout": hookTimeoutSeconds}}}
+		if m := hookMatchers[ev]; m != "" {
+			group["matcher"] = m
+		}
 		groups = append(groups, mustJSON(group))
 		hooks.set(ev, mustJSON(groups))
 	}

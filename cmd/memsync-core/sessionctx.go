@@ -18,8 +18,9 @@ import (
 	"github.com/memsync/memsync/memsync/packet"
 )
 
-// maxInjectRunes caps what a hook injects into a session: Claude Code
-// drops additionalContext beyond 10,000 characters.
+// maxInjectRunes caps what the session context holds when no host asks
+// for less (the MCP tool session_context); hooks fit it to their host's
+// budget (hookContextBudget).
 const maxInjectRunes = 9500
 
 // maxItemRunes cuts one memory's text in injected context.
@@ -78,9 +79,17 @@ func sessionGoal(session, cwd string) string {
 // This is the one place that decides what a session starts with: the
 // SessionStart hook and the MCP tool session_context both call it.
 func sessionContext(ctx context.Context, cfg *Config, repo, agent, session, cwd string, stderr io.Writer, now time.Time) (string, error) {
+	text, _, err := sessionContextWithin(ctx, cfg, repo, agent, session, cwd, stderr, now, maxInjectRunes)
+	return text, err
+}
+
+// sessionContextWithin is sessionContext in at most limit characters; it
+// also returns the uuids of the memories the context shows (a hook
+// remembers them, so that no prompt of the session repeats them).
+func sessionContextWithin(ctx context.Context, cfg *Config, repo, agent, session, cwd string, stderr io.Writer, now time.Time, limit int) (string, []string, error) {
 	core, tasks, recent, retired, err := scanForContext(ctx, layout(repo), agent)
 	if err != nil {
-		return "", fmt.Errorf("read %s's journals: %w", agent, err)
+		return "", nil, fmt.Errorf("read %s's journals: %w", agent, err)
 	}
 	var inPacket map[string]bool
 	live := func(ms []memsync.Memory, n int) []memsync.Memory {
@@ -103,22 +112,27 @@ func sessionContext(ctx context.Context, cfg *Config, repo, agent, session, cwd 
 	cancel()
 
 	var b contextBuilder
-	b.limit = maxInjectRunes
+	b.limit = limit
 	b.line(fmt.Sprintf("# memsync: the memory of agent %s", agent))
 	b.line(rememberHint(agent, session))
 	if perr != nil {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return "", nil, ctx.Err()
 		}
 		fmt.Fprintf(stderr, "memsync hook: no working-memory packet (%v); starting from the journals\n", oneLineErr(perr))
 		core, tasks, recent = live(core, 0), live(tasks, maxFollowUps), live(recent, maxRecent)
 		b.section("Core (always true for you)", core)
 		b.section("Open follow-ups", tasks)
 		b.section("Recent", recent)
-		return b.String(), nil
+		return b.String(), b.shown, nil
 	}
 	inPacket = packetUUIDs(p)
-	b.text("\n" + packet.Markdown(p))
+	if b.text("\n" + packet.Markdown(p)) {
+		for u := range inPacket {
+			b.shown = append(b.shown, u)
+		}
+		slices.Sort(b.shown)
+	}
 	core, tasks = live(core, 0), live(tasks, maxFollowUps)
 	title := "More core (always true for you)"
 	if len(p.Core) == 0 { // a graph not yet projected, say
@@ -126,7 +140,7 @@ func sessionContext(ctx context.Context, cfg *Config, repo, agent, session, cwd 
 	}
 	b.section(title, core)
 	b.section("Open follow-ups", tasks)
-	return b.String(), nil
+	return b.String(), b.shown, nil
 }
 
 // packetUUIDs are the memories a packet shows.
@@ -256,6 +270,7 @@ func rememberHint(agent, session string) string {
 type contextBuilder struct {
 	strings.Builder
 	limit, used int
+	shown       []string // uuids of the memories written by section
 }
 
 func (b *contextBuilder) line(s string) bool {
@@ -294,6 +309,7 @@ func (b *contextBuilder) section(title string, ms []memsync.Memory) {
 			b.line(fmt.Sprintf("- (%d more left out for space)", len(ms)-i))
 			return
 		}
+		b.shown = append(b.shown, m.UUID)
 	}
 }
 

@@ -263,7 +263,7 @@ func TestFrontWithRealCore(t *testing.T) {
 		t.Fatalf("append: exit %d %q", code, errOut)
 	}
 	// A hook runs the core as a child: its answer comes through whole.
-	if out, errOut, code, _ := run(t, front, `{"session_id":"s","hook_event_name":"Stop"}`, "hook", "claude-code", "Stop", "--agent", "a", "--repo", repo); code != 0 || !strings.HasPrefix(out, `{"systemMessage":"memsync: `) {
+	if out, errOut, code, _ := run(t, front, `{"session_id":"s","hook_event_name":"Stop"}`, "hook", "claude-code", "Stop", "--agent", "a", "--repo", repo); code != 0 || !strings.HasPrefix(out, `{"decision":"block","reason":"memsync reminder`) {
 		t.Errorf("hook through the front: exit %d %q %q", code, out, errOut)
 	}
 	if out, errOut, code, _ := run(t, front, "", "help", "run"); code != 0 || !strings.HasPrefix(out, "usage: memsync run") {

@@ -1,0 +1,259 @@
+package main
+
+// What each host does with a hook's answer, as found in its own code or
+// docs (issue 26). The contract memsync keeps is in answerHook below.
+//
+// Claude Code (2.1.x; https://code.claude.com/docs/en/hooks):
+//   - SessionStart and UserPromptSubmit: hookSpecificOutput.additionalContext
+//     is added to the model's context; hook output injected into context is
+//     capped at 10,000 characters (beyond that it is saved to a file and
+//     only a preview is injected).
+//   - SessionStart's matcher is tested against source: startup, resume,
+//     clear, compact.
+//   - Stop: {"decision":"block","reason":R} keeps Claude working with R as
+//     its next instruction; the next Stop of that turn has
+//     stop_hook_active true (and the host ends the turn after repeated
+//     blocks on its own).
+//   - PreCompact: plain stdout goes to the compaction summarizer (which
+//     may not call tools); systemMessage is shown to the user only;
+//     SessionEnd's output is ignored.
+//
+// Codex (0.171; github.com/openai/codex, codex-rs/hooks):
+//   - src/events/session_start.rs parse_completed: additionalContext (or
+//     plain stdout) becomes model context; the matcher is tested against
+//     source (matcher_input), and src/events/common.rs
+//     matcher_pattern_for_event keeps matchers for SessionStart only
+//     among the events memsync uses; "startup|clear|compact" is an exact
+//     alternation (is_exact_matcher).
+//   - src/events/stop.rs parse_completed: decision "block" with a
+//     non-empty reason makes the reason a continuation prompt
+//     (HookPromptFragment) the model gets; systemMessage becomes a
+//     user-facing warning; continue:false stops the turn.
+//   - src/events/compact.rs parse_pre_completed: PreCompact's output feeds
+//     nothing to the model (only systemMessage warnings and continue).
+//   - src/output_spill.rs: hook text over HOOK_OUTPUT_TOKEN_LIMIT (2,500
+//     approximate tokens, bytes/4) is spilled to a file and the model gets
+//     a head/tail preview: about 10,000 bytes.
+//   - Hook trust: Codex runs a hook from hooks.json only once the user
+//     trusted it (a hash of the hook per "PATH:event:group:handler" under
+//     [hooks.state] in ~/.codex/config.toml, written when the user trusts
+//     it in /hooks); untrusted hooks are skipped (codex exec: silently).
+//     Hooks are on by default; [features] codex_hooks is a deprecated
+//     alias.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Context budgets per host, in characters: under Claude Code's 10,000
+// character cap, and for Codex under its 2,500-token preview (counted as
+// bytes/4, so at most codexMaxContextBytes).
+const (
+	claudeContextRunes   = 9000
+	codexContextRunes    = 6000
+	codexMaxContextBytes = 9600
+)
+
+// hookContextBudget is how many characters of context host takes whole.
+func hookContextBudget(host string) int {
+	if host == "codex" {
+		return codexContextRunes
+	}
+	return claudeContextRunes
+}
+
+// hookContextLimits are host's limits on one context: characters, and
+// bytes (Codex counts tokens as bytes/4).
+func hookContextLimits(host string) (maxRunes, maxBytes int) {
+	if host == "codex" {
+		return codexContextRunes, codexMaxContextBytes
+	}
+	return claudeContextRunes, 4 * claudeContextRunes
+}
+
+// fitContext cuts text to host's limits at a line boundary, leaving room
+// for a tail of reserve that follows it.
+func fitContext(host, text, reserve string) string {
+	maxRunes, maxBytes := hookContextLimits(host)
+	maxRunes -= utf8.RuneCountInString(reserve)
+	maxBytes -= len(reserve)
+	if utf8.RuneCountInString(text) <= maxRunes && len(text) <= maxBytes {
+		return text
+	}
+	var b contextBuilder
+	b.limit = maxRunes
+	n := 0
+	for _, line := range splitLines(text) {
+		if n+len(line)+1 > maxBytes || !b.line(line) {
+			break
+		}
+		n += len(line) + 1
+	}
+	return b.String()
+}
+
+func splitLines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }
+
+// reminderMarker begins the journaling reminder, so that it can be told
+// from the journaling hint at session start.
+const reminderMarker = "memsync reminder (once per session):"
+
+// journalReminder is the reminder the model gets once per session: the
+// exact command for this agent and session.
+func journalReminder(agent, session string) string {
+	s := ""
+	if session != "" {
+		s = " --session " + shellQuote(session)
+	}
+	return fmt.Sprintf("%s before you finish, journal what this session decided, learned or corrected that is worth keeping, "+
+		"one memory per command: `memsync append --agent %s%s --kind decision|preference|procedure|fact|observation|task "+
+		"[--scope shared] [--why WHY] \"TEXT\"` (or the MCP tool remember). If nothing is worth keeping, just finish; "+
+		"you will not be asked again.", reminderMarker, agent, s)
+}
+
+// compactSummaryNote is Claude Code's PreCompact answer: plain text for
+// the compaction summarizer.
+const compactSummaryNote = "memsync: keep in the summary every decision (with its reason), preference, procedure, correction " +
+	"and outcome of this session that is not journaled yet, so that it can still be journaled after the compaction."
+
+// answerHook answers one event of a session by the contract of issue 26:
+//
+//  1. SessionStart (startup, clear, compact, or resume of a session not
+//     answered before): the session context, fitted to the host's
+//     budget; nothing for the resume of a session already answered (its
+//     transcript holds the context). On compact, the journaling reminder
+//     too if the session was neither reminded nor journaled.
+//  2. UserPromptSubmit: context only with memories over the relevance
+//     threshold (promptRelevance) that the session was not given yet.
+//  3. Stop: the journaling reminder as a block-with-reason, once per
+//     session, never when stop_hook_active, never when the session
+//     already journaled (sessionJournaled).
+//  4. PreCompact: records the boundary; for Claude Code, plain text for
+//     the summarizer; nothing for Codex.
+//  5. SessionEnd: records the boundary, prints nothing.
+//
+// State is saved before an answer that depends on it is printed; when it
+// cannot be saved, the reminder is left out (never risk repeating it).
+func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, event string, in hookInput) (*hookOutput, string, error) {
+	l := layout(repo)
+	now := env.Now()
+	var notes []string
+	note := func(s string) {
+		if s != "" {
+			notes = append(notes, s)
+		}
+	}
+	joined := func() string { return strings.Join(notes, "; ") }
+	stateful := in.SessionID != ""
+	st, known, err := hookSession{}, false, error(nil)
+	if stateful {
+		if st, known, err = loadHookSession(l, agent, in.SessionID); err != nil {
+			return nil, "", err
+		}
+		if !known {
+			st.Host = host
+			start, answered := sessionStartedAt(l, agent, in.SessionID)
+			st.Started, st.Answered = start, answered
+			if st.Started.IsZero() {
+				st.Started = now.UTC()
+			}
+		}
+	}
+	save := func() bool {
+		if !stateful {
+			return false
+		}
+		if err := saveHookSession(l, agent, &st, now); err != nil {
+			note(err.Error())
+			return false
+		}
+		return true
+	}
+
+	switch event {
+	case "SessionStart":
+		if in.Source == "resume" && st.Answered {
+			note(recordBoundary(l, agent, host, event, in, now))
+			save()
+			return nil, joined(), nil
+		}
+		reminder := ""
+		if stateful && in.Source == "compact" && !st.Reminded {
+			done, err := sessionJournaled(l, agent, in.SessionID, st.Started)
+			if err != nil {
+				note("cannot tell whether the session journaled: " + err.Error())
+			} else if !done {
+				reminder = "\n" + journalReminder(agent, in.SessionID) + "\n"
+			}
+		}
+		budget := hookContextBudget(host) - utf8.RuneCountInString(reminder)
+		text, shown, err := sessionContextWithin(ctx, cfg, repo, agent, in.SessionID, in.Cwd, env.Stderr, now, budget)
+		if err != nil {
+			return nil, joined(), err
+		}
+		text = fitContext(host, text, reminder)
+		if in.Source == "compact" || in.Source == "clear" {
+			st.Injected = nil // the context that held them is gone
+		}
+		st.Answered = true
+		st.addInjected(slices.DeleteFunc(shown, func(u string) bool { return !strings.Contains(text, u) }))
+		if reminder != "" {
+			st.Reminded = true
+		}
+		if !save() {
+			reminder = ""
+		}
+		note(recordBoundary(l, agent, host, event, in, now))
+		if stateful {
+			pruneHookSessions(l, agent, in.SessionID, now)
+		}
+		return contextOutput(event, text+reminder), joined(), nil
+
+	case "UserPromptSubmit":
+		rel := newPromptRelevance(in.Prompt)
+		offer := func(uuid, text string) bool {
+			return !st.injected(uuid) && rel.relevant(text)
+		}
+		text, shown, err := promptContext(ctx, cfg, repo, agent, in.SessionID, in.Prompt, env.Stderr, now, offer)
+		if err != nil || text == "" {
+			return nil, joined(), err
+		}
+		st.addInjected(shown)
+		save()
+		return contextOutput(event, fitContext(host, text, "")), joined(), nil
+
+	case "Stop":
+		if !stateful || in.StopHookActive || st.Reminded {
+			return nil, joined(), nil
+		}
+		done, err := sessionJournaled(l, agent, in.SessionID, st.Started)
+		if err != nil {
+			return nil, joined(), fmt.Errorf("cannot tell whether the session journaled: %w", err)
+		}
+		if done {
+			return nil, joined(), nil
+		}
+		st.Reminded = true
+		if !save() {
+			return nil, joined(), nil
+		}
+		in.Reason = "reminded"
+		note(recordBoundary(l, agent, host, event, in, now))
+		return &hookOutput{Decision: "block", Reason: journalReminder(agent, in.SessionID)}, joined(), nil
+
+	case "PreCompact":
+		note(recordBoundary(l, agent, host, event, in, now))
+		if host == "claude-code" {
+			return &hookOutput{plain: compactSummaryNote}, joined(), nil
+		}
+		return nil, joined(), nil
+
+	default: // SessionEnd
+		note(recordBoundary(l, agent, host, event, in, now))
+		return nil, joined(), nil
+	}
+}
