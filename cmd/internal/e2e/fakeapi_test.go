@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +44,7 @@ const unrelatedPrompt = "Tell me a joke about cats"
 var (
 	asksDatabase   = regexp.MustCompile(`(?i)which database do we use`)
 	memsyncSearch  = regexp.MustCompile(`^mcp__memsync__search$`)
-	compactRequest = regexp.MustCompile(`(?i)create a detailed summary of the conversation|summar(y|ize) (of )?the conversation`)
+	compactRequest = regexp.MustCompile(`(?i)create a detailed summary of the conversation|summar(y|ize) (of )?the conversation|context checkpoint compaction`)
 )
 
 func startModelAPI(t *testing.T) *modelAPI {
@@ -230,6 +232,9 @@ func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
 }
 
 // responses answers POST /v1/responses with a Server-Sent Events stream.
+// Codex defers MCP tools behind its client-side tool_search: to call
+// memsync's search the script first searches for it (tool_search_call),
+// then calls the function the tool_search_output exposed, namespaced.
 func (m *modelAPI) responses(w http.ResponseWriter, body []byte) {
 	var req struct {
 		Input []json.RawMessage `json:"input"`
@@ -239,29 +244,41 @@ func (m *modelAPI) responses(w http.ResponseWriter, body []byte) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	// The last user turn: every item after the last assistant message.
-	var lastUser string
-	hasResult, called := false, false
-	for _, raw := range req.Input {
-		var it responsesItem
-		json.Unmarshal(raw, &it)
-		switch {
-		case it.Type == "message" && it.Role == "assistant":
-			lastUser, hasResult, called = "", false, false
-		case it.Type == "message" && it.Role == "user":
-			lastUser += it.text() + "\n"
-			hasResult = false
-		case it.Type == "function_call":
-			called = true
-		case it.Type == "function_call_output" || it.Type == "mcp_tool_call_output":
-			hasResult = true
-		}
-	}
 	var tools []string
 	for _, raw := range req.Tools {
 		tools = append(tools, responsesToolNames(raw)...)
 	}
-	rep := script(lastUser, hasResult, tools, called)
+	// The last user turn: every item after the last assistant message.
+	var lastUser string
+	hasResult, called, searched := false, false, false
+	var found []string
+	for _, raw := range req.Input {
+		var it responsesItem
+		json.Unmarshal(raw, &it)
+		switch it.Type {
+		case "message":
+			if it.Role == "assistant" {
+				lastUser, hasResult, called, searched, found = "", false, false, false, nil
+			} else if it.Role == "user" {
+				lastUser += it.text() + "\n"
+			}
+		case "tool_search_call":
+			searched = true
+		case "tool_search_output":
+			for _, tl := range it.Tools {
+				found = append(found, responsesToolNames(tl)...)
+			}
+		case "function_call":
+			called = true
+		case "function_call_output", "mcp_tool_call_output":
+			hasResult = true
+		}
+	}
+	rep := script(lastUser, hasResult, append(tools, found...), called)
+	search := false
+	if rep.toolName == "" && !hasResult && !searched && asksDatabase.MatchString(lastUser) && slices.Contains(tools, "tool_search") {
+		search = true
+	}
 	id := m.next()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -272,27 +289,49 @@ func (m *modelAPI) responses(w http.ResponseWriter, body []byte) {
 	respID := fmt.Sprintf("resp_%04d", id)
 	ev(map[string]any{"type": "response.created", "response": map[string]any{"id": respID}})
 	var item map[string]any
-	if rep.toolName != "" {
+	switch {
+	case search:
+		item = map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("tsc_%04d", id), "call_id": fmt.Sprintf("call_%04d", id),
+			"status": "completed", "execution": "client", "arguments": map[string]any{"query": "memsync search memory"}}
+	case rep.toolName != "":
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", id), "call_id": fmt.Sprintf("call_%04d", id),
 			"name": rep.toolName, "arguments": rep.toolArgs}
-	} else {
+		if i := strings.LastIndex(rep.toolName, "__"); i > 0 && !slices.Contains(tools, rep.toolName) {
+			item["namespace"], item["name"] = rep.toolName[:i], rep.toolName[i+2:]
+		}
+	default:
 		item = map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%04d", id),
 			"content": []any{map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}}}
 		ev(map[string]any{"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0, "delta": rep.text})
 	}
 	ev(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	tokens := 120
+	if m.phaseNow() == overflowPhase {
+		tokens = 900000 // past model_auto_compact_token_limit: Codex compacts
+	}
 	ev(map[string]any{"type": "response.completed", "response": map[string]any{"id": respID,
-		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": 20, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 120}}})
+		"usage": map[string]any{"input_tokens": tokens - 20, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": 20, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": tokens}}})
+}
+
+// overflowPhase is the phase in which the Responses API reports a usage
+// past Codex's auto-compaction limit (codex exec has no /compact).
+const overflowPhase = "compact"
+
+func (m *modelAPI) phaseNow() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.phase
 }
 
 // responsesItem is one input item of a Responses API request.
 type responsesItem struct {
-	Type    string          `json:"type"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-	Name    string          `json:"name"`
-	Output  json.RawMessage `json:"output"`
+	Type    string            `json:"type"`
+	Role    string            `json:"role"`
+	Content json.RawMessage   `json:"content"`
+	Name    string            `json:"name"`
+	Output  json.RawMessage   `json:"output"`
+	Tools   []json.RawMessage `json:"tools"` // tool_search_output
 }
 
 // text is a message item's text, its parts joined.
@@ -322,7 +361,7 @@ func responsesToolNames(raw json.RawMessage) []string {
 		Tools []json.RawMessage `json:"tools"`
 	}
 	json.Unmarshal(raw, &tl)
-	out := []string{tl.Name}
+	out := []string{cmp.Or(tl.Name, tl.Type)} // tool_search has a type only
 	for _, sub := range tl.Tools {
 		for _, n := range responsesToolNames(sub) {
 			out = append(out, tl.Name+"__"+n)
