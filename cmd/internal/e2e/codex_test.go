@@ -149,11 +149,11 @@ func (w *world) codexHooks(codex string) []codexHook {
 
 var threadStarted = regexp.MustCompile(`"thread_id"\s*:\s*"([^"]+)"`)
 
-// codexSession runs one Codex session with `codex exec` and `codex exec
+// codexSession runs the first steps (all for 0) of one Codex session with `codex exec` and `codex exec
 // resume`: a prompt memory bears on, an unrelated one, a turn whose usage
 // passes the auto-compaction limit (codex exec has no /compact), and a
 // last prompt.
-func codexSession(t *testing.T, w *world) {
+func codexSession(t *testing.T, w *world, steps int) {
 	t.Helper()
 	codex := filepath.Join(w.clients, "codex")
 	cfg := filepath.Join(w.home, ".codex", "config.toml")
@@ -171,18 +171,26 @@ func codexSession(t *testing.T, w *world) {
 		t.Fatalf("codex exec printed no thread id:\n%s", out)
 	}
 	thread := m[1]
-	for _, s := range []struct{ phase, prompt string }{
+	rest := []struct{ phase, prompt string }{
 		{"unrelated", unrelatedPrompt},
 		{"compact", "Please go on."},
 		{"resume", "Thanks, that is all."},
-	} {
+	}
+	if steps == 0 || steps > len(rest) {
+		steps = len(rest) + 1
+	}
+	for _, s := range rest[:steps-1] {
 		w.api.setPhase(s.phase)
 		w.run(w.project, "", codex, append([]string{"exec", "resume"}, append(common, thread, s.prompt)...)...)
 	}
 }
 
+// TestCodex runs a Codex session against memsync and checks what the
+// model received.
 func TestCodex(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "codex")
 	defer w.saveArtifacts("codex")
-	codexSession(t, w)
+	codexSession(t, w, 0)
+	w.finish("codex")
 }

@@ -217,6 +217,7 @@ func (m *modelAPI) anthropic(w http.ResponseWriter, body []byte) {
 type anthropicBlock struct {
 	Type    string          `json:"type"`
 	Text    string          `json:"text"`
+	Name    string          `json:"name"`    // tool_use
 	Content json.RawMessage `json:"content"` // tool_result
 }
 
@@ -326,12 +327,13 @@ func (m *modelAPI) phaseNow() string {
 
 // responsesItem is one input item of a Responses API request.
 type responsesItem struct {
-	Type    string            `json:"type"`
-	Role    string            `json:"role"`
-	Content json.RawMessage   `json:"content"`
-	Name    string            `json:"name"`
-	Output  json.RawMessage   `json:"output"`
-	Tools   []json.RawMessage `json:"tools"` // tool_search_output
+	Type      string            `json:"type"`
+	Role      string            `json:"role"`
+	Content   json.RawMessage   `json:"content"`
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace"`
+	Output    json.RawMessage   `json:"output"`
+	Tools     []json.RawMessage `json:"tools"` // tool_search_output
 }
 
 // text is a message item's text, its parts joined.

@@ -418,3 +418,20 @@ func (w *world) saveArtifacts(name string) {
 	os.WriteFile(filepath.Join(dir, name+"-hooks.txt"), b.Bytes(), 0o644)
 	w.t.Logf("requests and hook calls saved in %s/%s-*", dir, name)
 }
+
+// finish checks what the model received in the world's session, records
+// the requests or the hook payloads when asked to, and fails the test on
+// every problem the checker found.
+func (w *world) finish(name string) {
+	w.t.Helper()
+	reqs := w.api.requests()
+	if *recordRequests {
+		recordedRequests(w.t, name, reqs)
+	}
+	if *update {
+		w.writeHookTestdata()
+	}
+	for _, p := range checkSession(reqs, expectFor(agent)) {
+		w.t.Errorf("%s: %s", name, p)
+	}
+}
