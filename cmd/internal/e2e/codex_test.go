@@ -25,6 +25,18 @@ sandbox_mode = "read-only"
 check_for_update_on_startup = false
 model_auto_compact_token_limit = 50000
 
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+tool_suggest = false
+skill_mcp_dependency_install = false
+api_key_model_discovery = false
+api_key_cyber_access_programs = false
+in_app_updates = false
+daemon_auto_start = false
+
 [analytics]
 enabled = false
 

@@ -1,15 +1,18 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -177,11 +180,15 @@ type world struct {
 	bin     string // memsync's binaries
 	clients string // node_modules/.bin
 	api     *modelAPI
+	egress  *egressTrap
 	env     []string
 }
 
 func newWorld(t *testing.T, host string) *world {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the end-to-end client tests run the real hosts")
+	}
 	clients := installClients(t)
 	bin := memsyncBinaries(t)
 	root := t.TempDir()
@@ -194,7 +201,8 @@ func newWorld(t *testing.T, host string) *world {
 		}
 	}
 	w.api = startModelAPI(t)
-	w.env = hermeticEnv(w.home, bin, w.api.url, closedPort(t))
+	w.egress = startEgressTrap(t)
+	w.env = hermeticEnv(w.home, bin, w.api.url, w.egress.port)
 	w.memsync("init", "--repo", w.repo, "--agent", agent)
 	w.memsync("append", "--repo", w.repo, "--agent", agent, "--kind", "decision", "--scope", "shared",
 		"--why", "cheaper at our size", "Use #postgres for the billing service")
@@ -204,16 +212,47 @@ func newWorld(t *testing.T, host string) *world {
 	return w
 }
 
-// closedPort is a loopback port nothing listens on: the proxy every
-// non-loopback request is sent to, so that nothing leaves the machine.
-func closedPort(t *testing.T) int {
+// egressTrap is the proxy every host request off loopback is sent to: it
+// refuses each one (403) and notes what it was for, so that nothing leaves
+// the machine and the test can say what tried to.
+type egressTrap struct {
+	port     int
+	mu       sync.Mutex
+	attempts []string
+}
+
+func startEgressTrap(t *testing.T) *egressTrap {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
+	trap := &egressTrap{port: ln.Addr().(*net.TCPAddr).Port}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				trap.mu.Lock()
+				trap.attempts = append(trap.attempts, strings.TrimSpace(line))
+				trap.mu.Unlock()
+				io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return trap
+}
+
+// tried is every request a host tried to send off loopback.
+func (e *egressTrap) tried() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.attempts)
 }
 
 // hermeticEnv is the environment of every host and memsync command: the
@@ -430,6 +469,9 @@ func (w *world) finish(name string) {
 	}
 	if *update {
 		w.writeHookTestdata()
+	}
+	if tried := w.egress.tried(); len(tried) > 0 {
+		w.t.Errorf("%s tried to reach beyond loopback (refused by the test's proxy): %q", name, tried)
 	}
 	for _, p := range checkSession(reqs, expectFor(agent)) {
 		w.t.Errorf("%s: %s", name, p)
