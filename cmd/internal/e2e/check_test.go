@@ -268,7 +268,7 @@ func reminders(turns []turn, e expectations) int {
 		cur := map[string]int{}
 		for _, b := range t.Blocks {
 			if isReminder(b) {
-				cur[b.Text]++
+				cur[strings.TrimSpace(b.Text)]++ // a resumed transcript may differ in white space
 			}
 		}
 		for text, c := range cur {
