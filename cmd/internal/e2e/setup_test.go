@@ -142,9 +142,14 @@ var buildOnce struct {
 	err error
 }
 
-// memsyncBinaries builds memsync and memsync-core into one directory.
+// memsyncBinaries builds memsync and memsync-core into one directory, or
+// is $MEMSYNC_E2E_BIN when set (a directory holding both, e.g. a release
+// or another branch's build).
 func memsyncBinaries(t *testing.T) string {
 	t.Helper()
+	if dir := os.Getenv("MEMSYNC_E2E_BIN"); dir != "" {
+		return dir
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "memsync-e2e-bin-")
 		if err != nil {
