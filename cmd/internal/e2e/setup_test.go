@@ -59,57 +59,62 @@ func clientsDir(t *testing.T) string {
 
 var installOnce struct {
 	sync.Once
-	dir     string
-	skip    string
-	failure string
+	bin, skip string
+	err       error
 }
 
-// installClients installs the pinned clients with npm unless they are
-// there at those versions, and returns the node_modules/.bin directory.
-// An unreachable registry skips the test; any other failure fails it.
+// installClients installs the pinned clients once per test binary (see
+// installClientsIn) and returns their node_modules/.bin directory; an
+// unreachable registry skips the test, saying so, and any other failure
+// fails it.
 func installClients(t *testing.T) string {
 	t.Helper()
 	installOnce.Do(func() {
-		dir := clientsDir(t)
-		bin := filepath.Join(dir, "node_modules", ".bin")
-		if installedVersion(filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")) == claudeVersion &&
-			installedVersion(filepath.Join(dir, "node_modules", "@openai", "codex")) == codexVersion {
-			installOnce.dir = bin
-			return
-		}
-		if _, err := exec.LookPath("npm"); err != nil {
-			installOnce.failure = "npm is not installed (Node.js 18 or later is needed to install the clients): " + err.Error()
-			return
-		}
-		if err := registryReachable(); err != nil {
-			installOnce.skip = "the npm registry is unreachable, so the real Claude Code and Codex cannot be installed: " + err.Error()
-			return
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			installOnce.failure = err.Error()
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--save-exact", claudePackage, codexPackage)
-		cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			if registryReachable() != nil {
-				installOnce.skip = "the npm registry became unreachable during npm install: " + string(out)
-				return
-			}
-			installOnce.failure = fmt.Sprintf("npm install %s %s: %v\n%s", claudePackage, codexPackage, err, out)
-			return
-		}
-		installOnce.dir = bin
+		installOnce.bin, installOnce.skip, installOnce.err = installClientsIn(clientsDir(t))
 	})
 	if installOnce.skip != "" {
 		t.Skip("SKIPPED, not passed: " + installOnce.skip)
 	}
-	if installOnce.failure != "" {
-		t.Fatal(installOnce.failure)
+	if installOnce.err != nil {
+		t.Fatal(installOnce.err)
 	}
-	return installOnce.dir
+	return installOnce.bin
+}
+
+// installClientsIn installs the pinned clients with npm into dir unless
+// they are there at those versions, and returns dir's node_modules/.bin;
+// or why the test must skip (the registry is unreachable); or the error.
+func installClientsIn(dir string) (bin, skip string, err error) {
+	bin = filepath.Join(dir, "node_modules", ".bin")
+	if installedVersion(filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")) == claudeVersion &&
+		installedVersion(filepath.Join(dir, "node_modules", "@openai", "codex")) == codexVersion {
+		return bin, "", nil
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return "", "", fmt.Errorf("npm is not installed (Node.js 18 or later installs the clients): %w", err)
+	}
+	if err := registryReachable(); err != nil {
+		return "", "the npm registry is unreachable, so the real Claude Code and Codex cannot be installed: " + err.Error(), nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--save-exact", claudePackage, codexPackage)
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if registryReachable() != nil {
+			return "", "the npm registry became unreachable during npm install: " + string(out), nil
+		}
+		return "", "", fmt.Errorf("npm install %s %s: %v\n%s", claudePackage, codexPackage, err, out)
+	}
+	for pkg, want := range map[string]string{"@anthropic-ai/claude-code": claudeVersion, "@openai/codex": codexVersion} {
+		if got := installedVersion(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg))); got != want {
+			return "", "", fmt.Errorf("npm installed %s %q, want %s", pkg, got, want)
+		}
+	}
+	return bin, "", nil
 }
 
 // installedVersion is the version in a package's package.json, "" if none.
@@ -129,7 +134,7 @@ func installedVersion(pkg string) string {
 func registryReachable() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "ping").CombinedOutput()
+	out, err := exec.CommandContext(ctx, "npm", "ping", "--fetch-retries=1").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("npm ping: %v: %s", err, bytes.TrimSpace(out))
 	}
