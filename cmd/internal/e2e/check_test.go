@@ -12,6 +12,7 @@ import (
 type block struct {
 	Kind string // text, assistant, tool_call, tool_result
 	Text string // the text, the called tool's name, or the result
+	Msg  int    // the message (or input item) of the request it is in
 }
 
 // conversation is the blocks of one request body, either API's; ok is
@@ -33,23 +34,23 @@ func conversation(body json.RawMessage) (blocks []block, tools []string, ok bool
 	}
 	switch {
 	case req.Messages != nil: // Anthropic Messages
-		for _, m := range req.Messages {
+		for i, m := range req.Messages {
 			for _, b := range anthropicBlocks(m.Content) {
 				switch {
 				case b.Type == "text" && m.Role == "assistant":
-					blocks = append(blocks, block{"assistant", b.Text})
+					blocks = append(blocks, block{"assistant", b.Text, i})
 				case b.Type == "text":
-					blocks = append(blocks, block{"text", b.Text})
+					blocks = append(blocks, block{"text", b.Text, i})
 				case b.Type == "tool_use":
-					blocks = append(blocks, block{"tool_call", b.Name})
+					blocks = append(blocks, block{"tool_call", b.Name, i})
 				case b.Type == "tool_result":
-					blocks = append(blocks, block{"tool_result", toolResultText(b.Content)})
+					blocks = append(blocks, block{"tool_result", toolResultText(b.Content), i})
 				}
 			}
 		}
 		return blocks, tools, true
 	case req.Input != nil: // OpenAI Responses
-		for _, raw := range req.Input {
+		for i, raw := range req.Input {
 			var it responsesItem
 			json.Unmarshal(raw, &it)
 			switch it.Type {
@@ -58,15 +59,15 @@ func conversation(body json.RawMessage) (blocks []block, tools []string, ok bool
 				if it.Role == "assistant" {
 					kind = "assistant"
 				}
-				blocks = append(blocks, block{kind, strings.TrimSuffix(it.text(), "\n")})
+				blocks = append(blocks, block{kind, strings.TrimSuffix(it.text(), "\n"), i})
 			case "function_call":
 				name := it.Name
 				if it.Namespace != "" {
 					name = it.Namespace + "__" + it.Name
 				}
-				blocks = append(blocks, block{"tool_call", name})
+				blocks = append(blocks, block{"tool_call", name, i})
 			case "function_call_output":
-				blocks = append(blocks, block{"tool_result", toolResultText(it.Output)})
+				blocks = append(blocks, block{"tool_result", toolResultText(it.Output), i})
 			}
 		}
 		return blocks, tools, true
@@ -98,8 +99,8 @@ type expectations struct {
 	SessionMarker string
 	// PromptMarker is in a prompt packet (UserPromptSubmit) only.
 	PromptMarker string
-	// ReminderMarker is in the journaling reminder; a block that holds it
-	// and neither packet marker is the reminder.
+	// ReminderMarker begins the journaling reminder, wherever it is (a
+	// Stop's reason, or the context after a compaction).
 	ReminderMarker string
 	// Related is the prompt memory bears on; Memory the text of the
 	// memory that bears on it, expected in its prompt packet and in the
@@ -116,7 +117,7 @@ func expectFor(agent string) expectations {
 	return expectations{
 		SessionMarker:  "# Working memory: " + agent + " for " + agent,
 		PromptMarker:   "# Working memory: executor for " + agent,
-		ReminderMarker: "memsync append --agent " + agent,
+		ReminderMarker: "memsync reminder (once per session)",
 		Related:        databasePrompt,
 		Memory:         "Use #postgres for the billing service",
 		Unrelated:      unrelatedPrompt,
@@ -253,30 +254,51 @@ func anyBlock(bs []block, f func(block) bool) bool {
 	return false
 }
 
-// reminders counts the reminders that reached the model: reminder blocks
-// each request adds to the one before it (a multiset difference, so a
-// compaction that drops one does not count, and one given twice counts
-// twice).
+// reminders counts the reminders that reached the model: the messages
+// holding a reminder that each request adds to the one before it (a
+// multiset difference, so a compaction that drops one does not count, and
+// one given twice counts twice). A reminder is known by its own words,
+// from its marker to the end of its line, whatever the host wraps it in:
+// Claude Code 2.1.197 sends a blocked Stop's reason as "Stop hook
+// feedback:", and a resumed transcript carries, in that same message, the
+// same reason again as a "Stop hook blocking error" system reminder. That
+// is one reminder in one message, and counts once.
 func reminders(turns []turn, e expectations) int {
-	isReminder := func(b block) bool {
-		return b.Kind == "text" && strings.Contains(b.Text, e.ReminderMarker) &&
-			!strings.Contains(b.Text, e.SessionMarker) && !strings.Contains(b.Text, e.PromptMarker)
-	}
 	n := 0
 	prev := map[string]int{}
 	for _, t := range turns {
 		cur := map[string]int{}
+		seen := map[string]bool{} // reminder in message
 		for _, b := range t.Blocks {
-			if isReminder(b) {
-				cur[strings.TrimSpace(b.Text)]++ // a resumed transcript may differ in white space
+			key, ok := reminderKey(b, e.ReminderMarker)
+			if ok && !seen[fmt.Sprint(b.Msg, key)] {
+				seen[fmt.Sprint(b.Msg, key)] = true
+				cur[key]++
 			}
 		}
-		for text, c := range cur {
-			if c > prev[text] {
-				n += c - prev[text]
+		for key, c := range cur {
+			if c > prev[key] {
+				n += c - prev[key]
 			}
 		}
 		prev = cur
 	}
 	return n
+}
+
+// reminderKey is the reminder a text block holds: from marker to the end
+// of its line, trimmed.
+func reminderKey(b block, marker string) (string, bool) {
+	if b.Kind != "text" {
+		return "", false
+	}
+	i := strings.Index(b.Text, marker)
+	if i < 0 {
+		return "", false
+	}
+	rest := b.Text[i:]
+	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.TrimSpace(rest), true
 }

@@ -16,8 +16,12 @@ var (
 	ex           = expectFor(agent)
 	sessionCtx   = ex.SessionMarker + "\nGoal: start of session\n## Core\n- Always write the failing test first"
 	relatedCtx   = ex.PromptMarker + "\n## Relevant facts\n- " + ex.Memory
-	reminderText = "Stop hook feedback: journal what you learned with `" + ex.ReminderMarker + " --session S --kind K \"TEXT\"`"
-	searchResult = `{"results":[{"text":"` + ex.Memory + `"}]}`
+	reminderLine = ex.ReminderMarker + ": journal what you learned with `memsync append --agent " + agent + " --session S --kind K \"TEXT\"`"
+	reminderText = "Stop hook feedback:\n" + reminderLine
+	// reminderReplay is how Claude Code's resumed transcript carries the
+	// same Stop's reason a second time, in the same message.
+	reminderReplay = "<system-reminder>\nStop hook blocking error from command: \"memsync hook claude-code Stop\": " + reminderLine + "\n</system-reminder>"
+	searchResult   = `{"results":[{"text":"` + ex.Memory + `"}]}`
 )
 
 // anthropicMsg is a message of a synthetic Messages API request; a
@@ -181,12 +185,14 @@ func TestCheckSession(t *testing.T) {
 			[]string{"prompt packet: given for the unrelated prompt"}},
 		{"no reminder", edit(good, "", reminderText), []string{"journaling reminder: reached the model 0 times"}},
 		{"reminder twice", edit(good, "unrelated", ex.Unrelated, reminderText, ex.Unrelated), []string{"journaling reminder: reached the model 2 times"}},
+		{"reminder replayed in its own message on resume", edit(good, "unrelated", reminderText, reminderReplay, reminderText), nil},
 		{"no search result", edit(good, "", searchResult, "no results"), []string{"MCP search: no mcp__memsync__search result"}},
 		{"nothing", nil, []string{"no request carried the session's conversation"}},
 		{"claude-code before issue 26", readRecorded(t, "claude-code"), []string{
 			`session packet: 2 times in the conversation at the end of phase "unrelated"`,
 			`session packet: 3 times in the conversation at the end of phase "resume"`,
 			"prompt packet: given for the unrelated prompt",
+			"journaling reminder: reached the model 0 times",
 		}},
 		{"codex before issue 26", readRecorded(t, "codex"), []string{
 			`session packet: 2 times in the conversation at the end of phase "unrelated"`,

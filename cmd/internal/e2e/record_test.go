@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -23,7 +24,7 @@ func recordedRequests(t *testing.T, name string, reqs []loggedRequest) {
 		trimmed := map[string]json.RawMessage{}
 		for _, k := range []string{"model", "messages", "input"} {
 			if v, ok := body[k]; ok {
-				trimmed[k] = v
+				trimmed[k] = elideHostText(v)
 			}
 		}
 		var tools []json.RawMessage
@@ -49,4 +50,52 @@ func recordedRequests(t *testing.T, name string, reqs []loggedRequest) {
 	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(data, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// elideHostText replaces, in a request's messages or input items, each
+// long text that is the host's own (its instructions, reminders, tool
+// lists: none of memsync's words, no compaction prompt) with a
+// placeholder: the recorded requests keep what the checker reads and
+// carry no copy of a host's prompts.
+func elideHostText(raw json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch x := x.(type) {
+		case map[string]any:
+			if x["type"] == "tool_result" || x["type"] == "function_call_output" {
+				return x // a tool's answer is what the checker looks for
+			}
+			for k, y := range x {
+				if s, ok := y.(string); ok && (k == "text" || k == "content") {
+					x[k] = elided(s)
+					continue
+				}
+				x[k] = walk(y)
+			}
+		case []any:
+			for i, y := range x {
+				x[i] = walk(y)
+			}
+		}
+		return x
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// hostTextPlaceholder stands for a host's own text in recorded requests.
+const hostTextPlaceholder = "[host text elided]"
+
+func elided(s string) string {
+	if len(s) <= 200 || strings.Contains(s, "memsync") || strings.Contains(s, "Working memory") || compactRequest.MatchString(s) {
+		return s
+	}
+	return hostTextPlaceholder
 }
