@@ -73,7 +73,8 @@ func TestMCPListTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := map[string]bool{"search": true, "session_context": true, "packet": true, "explain": true, "status": true, "remember": false, "flag": false}
+	readOnly := map[string]bool{"search": true, "session_context": true, "packet": true, "explain": true, "status": true, "remember": false, "flag": false,
+		"record_outcome": false, "support": false}
 	seen := map[string]bool{}
 	for _, tool := range res.Tools {
 		want, known := readOnly[tool.Name]
@@ -148,7 +149,7 @@ func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
 	}
 	for _, args := range []map[string]any{
 		{"query": "critic-private password rotates"},
-		{"query": "password rotates monthly", "all": true, "limit": 100},
+		{"query": "password rotates monthly", "all": true, "limit": 50},
 		{"query": "password", "kinds": []string{"fact"}, "since": "2000-01-01"},
 	} {
 		if out, isErr := call(t, s, "search", args); isErr || strings.Contains(out, "critic") {
@@ -162,6 +163,8 @@ func testMCPBoundToAgent(t *testing.T, repo string, s *mcp.ClientSession) {
 		{"query": "password", "group_id": "AGENT:critic"},
 		{"query": "password", "repo": "/"},
 		{"query": "password", "limit": 100000},
+		{"query": "password", "limit": 51},
+		{"query": "password", "limit": 0},
 		{"query": "password", "kinds": []string{"nonsense"}},
 		{"query": ""},
 	} {
