@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -131,40 +133,40 @@ func addSearchTool(s *mcp.Server, b *mcpAgent) {
 			"One line per memory: score, kind, status when not active, uuid, text. " +
 			"Answers from the journals when the graph is down (offline: true)."},
 		toolRules{"query": textRule(mcpMaxQuery), "limit": {min: 1, max: mcpMaxLimit}, "kinds": enumListRule(allKinds...)},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, mcpSearchOut, error) {
 			q := memsync.SearchQuery{Text: in.Query, Limit: in.Limit, All: in.All, Groups: b.groups()}
 			if strings.TrimSpace(q.Text) == "" {
-				return nil, searchResult{}, errors.New("query: required")
+				return nil, mcpSearchOut{}, errors.New("query: required")
 			}
 			if q.Limit == 0 {
 				q.Limit = offline.DefaultLimit
 			}
 			if q.Limit < 1 || q.Limit > mcpMaxLimit {
-				return nil, searchResult{}, fmt.Errorf("limit: must be 1 to %d, not %d", mcpMaxLimit, in.Limit)
+				return nil, mcpSearchOut{}, fmt.Errorf("limit: must be 1 to %d, not %d", mcpMaxLimit, in.Limit)
 			}
 			for _, k := range in.Kinds {
 				if !journal.Kind(k).Valid() {
-					return nil, searchResult{}, fmt.Errorf("kinds: unknown kind %q (one of %s)", k, kindList())
+					return nil, mcpSearchOut{}, fmt.Errorf("kinds: unknown kind %q (one of %s)", k, kindList())
 				}
 				q.Kinds = append(q.Kinds, journal.Kind(k))
 			}
 			if in.Since != "" {
 				t, err := parseSince(in.Since, b.env.Now())
 				if err != nil {
-					return nil, searchResult{}, fmt.Errorf("since: %w", err)
+					return nil, mcpSearchOut{}, fmt.Errorf("since: %w", err)
 				}
 				q.Since = t
 			}
 			hits, isOffline, reason, err := recall(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, q, b.env.Now())
 			if err != nil {
-				return nil, searchResult{}, err
+				return nil, mcpSearchOut{}, err
 			}
-			res := searchResult{Offline: isOffline, Reason: reason, Results: []searchHit{}}
+			res := mcpSearchOut{Offline: isOffline, Reason: reason, Results: []mcpHit{}}
 			for _, h := range hits {
 				if g := h.Record.GroupID(); g != journal.SharedGroup && g != journal.PrivateGroup(b.agent) {
 					continue // never, whatever a backend answers
 				}
-				res.Results = append(res.Results, newSearchHit(h))
+				res.Results = append(res.Results, newMCPHit(newSearchHit(h)))
 			}
 			return textResult(searchText(res)), res, nil
 		})
@@ -193,11 +195,43 @@ type rememberIn struct {
 	RefPath       string   `json:"ref_path,omitempty" jsonschema:"evidence: a file path"`
 }
 
+// mcpSearchOut is the search tool's structured content: search --json
+// less what only ranking and the journal files need (lexical, freshness,
+// factors, path, line, group). Some hosts hand the model this rather than
+// the text (Claude Code sends it JSON.stringify(structuredContent)), so it
+// holds what a reader acts on; memsync explain UUID tells the rest.
+type mcpSearchOut struct {
+	Offline bool     `json:"offline" jsonschema:"true when the graph is down and the journals answered"`
+	Reason  string   `json:"offline_reason,omitempty" jsonschema:"why the graph did not answer"`
+	Results []mcpHit `json:"results" jsonschema:"best first"`
+}
+
+// mcpHit is one search result.
+type mcpHit struct {
+	UUID       string  `json:"uuid"`
+	Agent      string  `json:"agent" jsonschema:"the agent that wrote it"`
+	Kind       string  `json:"kind"`
+	TS         string  `json:"ts" jsonschema:"when it was written, RFC 3339"`
+	Text       string  `json:"text"`
+	Score      float64 `json:"score" jsonschema:"relevance refined by importance, freshness and confidence"`
+	Status     string  `json:"status" jsonschema:"active, review, archived or superseded"`
+	ReplacedBy string  `json:"replaced_by,omitempty" jsonschema:"the memory that superseded it"`
+}
+
+func newMCPHit(h searchHit) mcpHit {
+	ts := h.TS
+	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+		ts = t.UTC().Format(time.RFC3339)
+	}
+	return mcpHit{UUID: h.UUID, Agent: h.Agent, Kind: h.Kind, TS: ts, Text: h.Text, Score: math.Round(h.Score*1000) / 1000,
+		Status: h.Status, ReplacedBy: h.ReplacedBy}
+}
+
 // rememberOut is what remember wrote, or why the surprise gate kept it
 // out (append --json's document).
 type rememberOut struct {
-	UUID     string   `json:"uuid" jsonschema:"the new memory's uuid (empty when skipped)"`
-	Path     string   `json:"path" jsonschema:"the journal file it was appended to (empty when skipped)"`
+	UUID     string   `json:"uuid,omitempty" jsonschema:"the new memory's uuid (none when skipped)"`
+	Path     string   `json:"path,omitempty" jsonschema:"the journal file it was appended to (none when skipped)"`
 	Skipped  bool     `json:"skipped,omitempty" jsonschema:"true when the surprise gate kept a learning-tier memory out: nothing was written"`
 	Reason   string   `json:"reason,omitempty" jsonschema:"why the surprise gate skipped it"`
 	Surprise *float64 `json:"surprise,omitempty" jsonschema:"the surprise gate's score, 0 to 1 (learning tier only)"`
@@ -277,25 +311,24 @@ type contextIn struct {
 	Session string `json:"session,omitempty" jsonschema:"the session id: scopes the packet and goes in the remember hint"`
 }
 
-type contextOut struct {
-	Context string `json:"context" jsonschema:"a planner packet for the session, the rest of the core tier and the open follow-ups, as markdown"`
-}
-
 func addContextTool(s *mcp.Server, b *mcpAgent) {
 	addTool(s, b, &mcp.Tool{Name: "session_context", Title: "Session context", Annotations: readOnly(),
 		Description: "What a session of this agent starts with: a planner packet for the session, the rest of its core tier " +
 			"and its open follow-ups " +
 			"(what the SessionStart hook injects), for hosts without hooks. The text is markdown."},
 		nil,
-		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, contextOut, error) {
+		// Markdown only, no structured content: a host that hands the
+		// model structured content when there is some would wrap it in
+		// JSON, and there is nothing in it for a program to pick out.
+		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, any, error) {
 			text, err := sessionContext(ctx, b.cfg, b.repo, b.agent, in.Session, "", b.env.Stderr, b.env.Now())
 			if err != nil {
-				return nil, contextOut{}, err
+				return nil, nil, err
 			}
 			if strings.TrimSpace(text) == "" {
 				text = "No memories for this session yet."
 			}
-			return textResult(text), contextOut{Context: text}, nil
+			return textResult(text), nil, nil
 		})
 }
 

@@ -51,6 +51,15 @@ func call(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) 
 		}
 		return strings.Join(msg, " "), true
 	}
+	if res.StructuredContent == nil { // a text-only tool (session_context)
+		var text []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text = append(text, tc.Text)
+			}
+		}
+		return strings.Join(text, "\n"), false
+	}
 	out, _ := json.Marshal(res.StructuredContent)
 	return string(out), false
 }

@@ -24,7 +24,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // searchText is one line per hit: score, kind, status when not active
 // (and what replaced a superseded one), uuid, text.
-func searchText(res searchResult) string {
+func searchText(res mcpSearchOut) string {
 	var b strings.Builder
 	if res.Offline {
 		fmt.Fprintf(&b, "(offline: the graph is down, answered from the journals: %s)\n", oneLine(res.Reason))
