@@ -43,6 +43,33 @@ var Kinds = []Kind{
 	KindCompaction, KindFeedback, KindPromotion,
 }
 
+// MemsyncKinds are the kinds only memsync itself writes (SPEC §3):
+// compaction summaries, human feedback (memsync flag) and promotions. An
+// agent's own door (MCP remember) refuses them.
+var MemsyncKinds = []Kind{KindCompaction, KindFeedback, KindPromotion}
+
+// AgentKinds are the kinds an agent writes: Kinds less MemsyncKinds, in
+// Kinds' order.
+var AgentKinds = func() []Kind {
+	var out []Kind
+	for _, k := range Kinds {
+		if !k.Memsync() {
+			out = append(out, k)
+		}
+	}
+	return out
+}()
+
+// Memsync reports whether k is one of MemsyncKinds.
+func (k Kind) Memsync() bool {
+	for _, v := range MemsyncKinds {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
 // Valid reports whether k is one of Kinds.
 func (k Kind) Valid() bool {
 	for _, v := range Kinds {

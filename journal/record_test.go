@@ -232,6 +232,20 @@ func TestGroupAndKinds(t *testing.T) {
 			t.Errorf("%s not valid", k)
 		}
 	}
+	// SPEC §3: eleven kinds agents write, three only memsync writes.
+	var agentKinds, memsyncKinds []string
+	for _, k := range journal.AgentKinds {
+		agentKinds = append(agentKinds, string(k))
+	}
+	for _, k := range journal.MemsyncKinds {
+		memsyncKinds = append(memsyncKinds, string(k))
+	}
+	if got := strings.Join(agentKinds, " "); got != "decision preference observation task fact conflict procedure reflection summary outcome correction" {
+		t.Errorf("AgentKinds %s", got)
+	}
+	if got := strings.Join(memsyncKinds, " "); got != "compaction feedback promotion" || !journal.KindFeedback.Memsync() || journal.KindOutcome.Memsync() {
+		t.Errorf("MemsyncKinds %s", got)
+	}
 	if journal.Kind("Fact").Valid() {
 		t.Error("kinds are case-sensitive")
 	}

@@ -30,6 +30,9 @@ const (
 	ResultMixed   = "mixed"
 )
 
+// Results lists the outcome results in a stable order.
+var Results = []string{ResultSuccess, ResultFailure, ResultMixed}
+
 // Feedback values (the feedback field of a feedback record).
 const (
 	FeedbackImportant   = "important"

@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -25,7 +27,9 @@ const mcpDescription = `Serve memsync to an MCP client (Claude Code, Claude Desk
 Cursor...) over stdio, bound to agent A: tools to search A's memories, remember
 (append to A's journal), build A's working-memory packet for a step, read the
 context a session of A starts with, explain
-and flag a memory A may see, and show A's sync status. No tool argument can widen what it reads beyond the shared
+and flag a memory A may see, record the outcome of A's decisions, say that a
+memory supports another, and show A's sync status. Each result is short text
+for the model and the full JSON document as structured content. No tool argument can widen what it reads beyond the shared
 memories (CONSTELLATION) and A's own (AGENT:A), or write as another agent: the
 agent is this flag, never an argument. A failed call is a tool error, and a
 malformed message (not JSON or not UTF-8, a batch, not JSON-RPC 2.0) is answered
@@ -38,6 +42,7 @@ type mcpAgent struct {
 	agent string
 	flags *cmdFlags // for the graph flags given to mcp
 	cfg   *Config
+	rules map[string]toolRules // each tool's input rules, checked on every call
 }
 
 // mcpTools registers each tool; adding a tool (packet, flag, explain when
@@ -50,6 +55,8 @@ var mcpTools = []func(*mcp.Server, *mcpAgent){
 	addExplainTool,
 	addFlagTool,
 	addStatusTool,
+	addOutcomeTool,
+	addSupportTool,
 }
 
 func runMCP(ctx context.Context, env *Env, args []string) int {
@@ -77,14 +84,16 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	if !contains(mustAgents(repo), *agent) {
 		return fs.fail("agent %s does not exist in %s (see memsync init --agent)", *agent, repo)
 	}
-	b := &mcpAgent{env: env, repo: repo, agent: *agent, flags: fs, cfg: &cfg}
+	b := &mcpAgent{env: env, repo: repo, agent: *agent, flags: fs, cfg: &cfg, rules: map[string]toolRules{}}
 	server := mcp.NewServer(&mcp.Implementation{Name: "memsync", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("memsync is the long-term memory of agent %s. Search it before deciding; remember "+
-			"decisions (with why), preferences, procedures, outcomes and corrections as they happen.", *agent),
+			"decisions (with why), preferences, procedures, outcomes and corrections as they happen; record how a decision "+
+			"turned out (record_outcome).", *agent),
 	})
 	for _, add := range mcpTools {
 		add(server, b)
 	}
+	server.AddReceivingMiddleware(b.checkCalls)
 	// The filter answers a malformed frame itself (the SDK would end the
 	// session on it) and bounds each frame, so the SDK's own bound is off.
 	out := &messageWriter{w: env.Stdout}
@@ -112,59 +121,61 @@ func readOnly() *mcp.ToolAnnotations {
 // searchIn is the search tool's input.
 type searchIn struct {
 	Query string   `json:"query" jsonschema:"plain words to look for (never query syntax)"`
-	Limit int      `json:"limit,omitempty" jsonschema:"at most this many results (default 10, at most 100)"`
-	Kinds []string `json:"kinds,omitempty" jsonschema:"only memories of these kinds, e.g. decision, preference, procedure, fact"`
+	Limit int      `json:"limit,omitempty" jsonschema:"at most this many results (default 10)"`
+	Kinds []string `json:"kinds,omitempty" jsonschema:"only memories of these kinds"`
 	Since string   `json:"since,omitempty" jsonschema:"only memories at or after this: RFC 3339 time, a date (2026-11-20) or an age (36h, 7d)"`
 	All   bool     `json:"all,omitempty" jsonschema:"include retired memories: superseded ones and ones flagged wrong (archived ones are always found, ranked lower)"`
 }
 
 func addSearchTool(s *mcp.Server, b *mcpAgent) {
-	mcp.AddTool(s, &mcp.Tool{Name: "search", Title: "Search memory", Annotations: readOnly(),
+	addTool(s, b, &mcp.Tool{Name: "search", Title: "Search memory", Annotations: readOnly(),
 		Description: "Ranked recall within the memories this agent may see: shared ones and its own private ones. " +
+			"One line per memory: score, kind, status when not active, uuid, text. " +
 			"Answers from the journals when the graph is down (offline: true)."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchResult, error) {
+		toolRules{"query": textRule(mcpMaxQuery), "limit": {min: 1, max: mcpMaxLimit}, "kinds": enumListRule(allKinds...)},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, mcpSearchOut, error) {
 			q := memsync.SearchQuery{Text: in.Query, Limit: in.Limit, All: in.All, Groups: b.groups()}
 			if strings.TrimSpace(q.Text) == "" {
-				return nil, searchResult{}, errors.New("query: required")
+				return nil, mcpSearchOut{}, errors.New("query: required")
 			}
 			if q.Limit == 0 {
 				q.Limit = offline.DefaultLimit
 			}
-			if q.Limit < 1 || q.Limit > 100 {
-				return nil, searchResult{}, fmt.Errorf("limit: must be 1 to 100, not %d", in.Limit)
+			if q.Limit < 1 || q.Limit > mcpMaxLimit {
+				return nil, mcpSearchOut{}, fmt.Errorf("limit: must be 1 to %d, not %d", mcpMaxLimit, in.Limit)
 			}
 			for _, k := range in.Kinds {
 				if !journal.Kind(k).Valid() {
-					return nil, searchResult{}, fmt.Errorf("kinds: unknown kind %q (one of %s)", k, kindList())
+					return nil, mcpSearchOut{}, fmt.Errorf("kinds: unknown kind %q (one of %s)", k, kindList())
 				}
 				q.Kinds = append(q.Kinds, journal.Kind(k))
 			}
 			if in.Since != "" {
 				t, err := parseSince(in.Since, b.env.Now())
 				if err != nil {
-					return nil, searchResult{}, fmt.Errorf("since: %w", err)
+					return nil, mcpSearchOut{}, fmt.Errorf("since: %w", err)
 				}
 				q.Since = t
 			}
 			hits, isOffline, reason, err := recall(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, q, b.env.Now())
 			if err != nil {
-				return nil, searchResult{}, err
+				return nil, mcpSearchOut{}, err
 			}
-			res := searchResult{Offline: isOffline, Reason: reason, Results: []searchHit{}}
+			res := mcpSearchOut{Offline: isOffline, Reason: reason, Results: []mcpHit{}}
 			for _, h := range hits {
 				if g := h.Record.GroupID(); g != journal.SharedGroup && g != journal.PrivateGroup(b.agent) {
 					continue // never, whatever a backend answers
 				}
-				res.Results = append(res.Results, newSearchHit(h))
+				res.Results = append(res.Results, newMCPHit(newSearchHit(h)))
 			}
-			return nil, res, nil
+			return textResult(searchText(res)), res, nil
 		})
 }
 
 // rememberIn is the remember tool's input: append's flags, less the agent.
 type rememberIn struct {
 	Text          string   `json:"text" jsonschema:"the memory itself"`
-	Kind          string   `json:"kind" jsonschema:"decision, preference, observation, task, fact, conflict, procedure, reflection, summary, outcome or correction"`
+	Kind          string   `json:"kind" jsonschema:"what the memory is (to record how a decision turned out, use record_outcome)"`
 	Scope         string   `json:"scope,omitempty" jsonschema:"private (default: only this agent sees it) or shared (every agent does)"`
 	Why           string   `json:"why,omitempty" jsonschema:"why this matters (decisions)"`
 	Entities      []string `json:"entities,omitempty" jsonschema:"entities the memory is about, e.g. @Shaun, #moonshot"`
@@ -172,36 +183,91 @@ type rememberIn struct {
 	Links         []string `json:"links,omitempty" jsonschema:"uuids of memories this one builds on"`
 	Supersedes    []string `json:"supersedes,omitempty" jsonschema:"uuids of memories this one replaces"`
 	ConflictsWith []string `json:"conflicts_with,omitempty" jsonschema:"uuids of memories this one contradicts"`
-	SourceType    string   `json:"source_type,omitempty" jsonschema:"how the agent knows: experienced, told, read, inferred or observed"`
+	SourceType    string   `json:"source_type,omitempty" jsonschema:"how the agent knows it"`
 	SourceActor   string   `json:"source_actor,omitempty" jsonschema:"who it came from"`
 	SourceContext string   `json:"source_context,omitempty" jsonschema:"where it came from"`
-	Confidence    string   `json:"confidence,omitempty" jsonschema:"declared confidence: low, medium or high"`
-	MaxAge        string   `json:"max_age,omitempty" jsonschema:"how long it stays relevant: 14d, 30d, 90d, 180d or permanent"`
-	Tier          string   `json:"tier,omitempty" jsonschema:"core (never decays), working or learning"`
+	Confidence    string   `json:"confidence,omitempty" jsonschema:"declared confidence"`
+	MaxAge        string   `json:"max_age,omitempty" jsonschema:"how long it stays relevant"`
+	Tier          string   `json:"tier,omitempty" jsonschema:"core (never decays), working, or learning (passes the surprise gate: a memory too like recent ones is skipped)"`
 	Session       string   `json:"session,omitempty" jsonschema:"session id, for session-scoped recall"`
 	Task          string   `json:"task,omitempty" jsonschema:"task id, for task-scoped recall"`
 	RefGit        string   `json:"ref_git,omitempty" jsonschema:"evidence: a git commit sha"`
 	RefPath       string   `json:"ref_path,omitempty" jsonschema:"evidence: a file path"`
 }
 
-// rememberOut is what remember wrote.
+// mcpSearchOut is the search tool's structured content: search --json
+// less what only ranking and the journal files need (lexical, freshness,
+// factors, path, line, group). Some hosts hand the model this rather than
+// the text (Claude Code sends it JSON.stringify(structuredContent)), so it
+// holds what a reader acts on; memsync explain UUID tells the rest.
+type mcpSearchOut struct {
+	Offline bool     `json:"offline" jsonschema:"true when the graph is down and the journals answered"`
+	Reason  string   `json:"offline_reason,omitempty" jsonschema:"why the graph did not answer"`
+	Results []mcpHit `json:"results" jsonschema:"best first"`
+}
+
+// mcpHit is one search result.
+type mcpHit struct {
+	UUID       string  `json:"uuid"`
+	Agent      string  `json:"agent" jsonschema:"the agent that wrote it"`
+	Kind       string  `json:"kind"`
+	TS         string  `json:"ts" jsonschema:"when it was written, RFC 3339"`
+	Text       string  `json:"text"`
+	Score      float64 `json:"score" jsonschema:"relevance refined by importance, freshness and confidence"`
+	Status     string  `json:"status" jsonschema:"active, review, archived or superseded"`
+	ReplacedBy string  `json:"replaced_by,omitempty" jsonschema:"the memory that superseded it"`
+}
+
+func newMCPHit(h searchHit) mcpHit {
+	ts := h.TS
+	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+		ts = t.UTC().Format(time.RFC3339)
+	}
+	return mcpHit{UUID: h.UUID, Agent: h.Agent, Kind: h.Kind, TS: ts, Text: h.Text, Score: math.Round(h.Score*1000) / 1000,
+		Status: h.Status, ReplacedBy: h.ReplacedBy}
+}
+
+// rememberOut is what remember wrote, or why the surprise gate kept it
+// out (append --json's document).
 type rememberOut struct {
-	UUID string `json:"uuid" jsonschema:"the new memory's uuid"`
-	Path string `json:"path" jsonschema:"the journal file it was appended to"`
+	UUID     string   `json:"uuid,omitempty" jsonschema:"the new memory's uuid (none when skipped)"`
+	Path     string   `json:"path,omitempty" jsonschema:"the journal file it was appended to (none when skipped)"`
+	Skipped  bool     `json:"skipped,omitempty" jsonschema:"true when the surprise gate kept a learning-tier memory out: nothing was written"`
+	Reason   string   `json:"reason,omitempty" jsonschema:"why the surprise gate skipped it"`
+	Surprise *float64 `json:"surprise,omitempty" jsonschema:"the surprise gate's score, 0 to 1 (learning tier only)"`
+}
+
+// rememberRules are the enums and bounds of remember's fields (and of
+// record_outcome's and support's, which share them).
+var rememberRules = toolRules{
+	"text": textRule(mcpMaxText), "kind": agentKindRule, "scope": enumRule(scopes...),
+	"source_type": enumRule(journal.SourceTypes...), "confidence": enumRule(journal.Confidences...),
+	"max_age": enumRule(journal.MaxAges...), "tier": enumRule(journal.Tiers...), "why": textRule(mcpMaxText),
 }
 
 func addRememberTool(s *mcp.Server, b *mcpAgent) {
-	mcp.AddTool(s, &mcp.Tool{Name: "remember", Title: "Remember",
+	addTool(s, b, &mcp.Tool{Name: "remember", Title: "Remember",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
-		Description: "Append one memory to this agent's journal (as memsync append does) and return its uuid."},
+		Description: "Append one memory to this agent's journal (as memsync append does) and return its uuid. " +
+			"A learning-tier memory too like recent ones is skipped by the surprise gate: the result says so, " +
+			"with the reason and score, and nothing is written."},
+		rememberRules,
 		func(ctx context.Context, _ *mcp.CallToolRequest, in rememberIn) (*mcp.CallToolResult, rememberOut, error) {
-			var res rememberOut
-			// A text of "-" means stdin to append: give it the text there too.
-			if err := b.run(ctx, cmdline.RunAppend, rememberArgs(b, in), in.Text, &res); err != nil {
-				return nil, rememberOut{}, err
+			if journal.Kind(in.Kind).Memsync() { // the schema says so too; the rule holds whatever the client checks
+				return nil, rememberOut{}, fmt.Errorf("kind: %s", agentKindRule.refuse(in.Kind))
 			}
-			return nil, res, nil
+			return b.remember(ctx, rememberArgs(b, in), in.Text)
 		})
+}
+
+// remember runs append with args (text is its stdin, for a text of "-")
+// and says what it did: the uuid written, or why the gate skipped it.
+func (b *mcpAgent) remember(ctx context.Context, args []string, text string) (*mcp.CallToolResult, rememberOut, error) {
+	var res rememberOut
+	if err := b.run(ctx, cmdline.RunAppend, args, text, &res); err != nil {
+		return nil, rememberOut{}, err
+	}
+	return textResult(rememberText(res)), res, nil
 }
 
 // rememberArgs is the append command line for in, always as b's agent
@@ -245,28 +311,31 @@ type contextIn struct {
 	Session string `json:"session,omitempty" jsonschema:"the session id: scopes the packet and goes in the remember hint"`
 }
 
-type contextOut struct {
-	Context string `json:"context" jsonschema:"a planner packet for the session, the rest of the core tier and the open follow-ups, as markdown"`
-}
-
 func addContextTool(s *mcp.Server, b *mcpAgent) {
-	mcp.AddTool(s, &mcp.Tool{Name: "session_context", Title: "Session context", Annotations: readOnly(),
+	addTool(s, b, &mcp.Tool{Name: "session_context", Title: "Session context", Annotations: readOnly(),
 		Description: "What a session of this agent starts with: a planner packet for the session, the rest of its core tier " +
 			"and its open follow-ups " +
-			"(what the SessionStart hook injects), for hosts without hooks."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, contextOut, error) {
+			"(what the SessionStart hook injects), for hosts without hooks. The text is markdown."},
+		nil,
+		// Markdown only, no structured content: a host that hands the
+		// model structured content when there is some would wrap it in
+		// JSON, and there is nothing in it for a program to pick out.
+		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, any, error) {
 			text, err := sessionContext(ctx, b.cfg, b.repo, b.agent, in.Session, "", b.env.Stderr, b.env.Now())
 			if err != nil {
-				return nil, contextOut{}, err
+				return nil, nil, err
 			}
-			return nil, contextOut{Context: text}, nil
+			if strings.TrimSpace(text) == "" {
+				text = "No memories for this session yet."
+			}
+			return textResult(text), nil, nil
 		})
 }
 
 // packetIn is the packet tool's input: the packet command's flags, less
 // the agent.
 type packetIn struct {
-	Role        string   `json:"role" jsonschema:"the step's role: planner, executor, critic or responder"`
+	Role        string   `json:"role" jsonschema:"the step's role"`
 	Goal        string   `json:"goal" jsonschema:"what the step is for, in words"`
 	Task        string   `json:"task,omitempty" jsonschema:"the task id: its memories are task-scoped candidates"`
 	Session     string   `json:"session,omitempty" jsonschema:"the session id: its memories are session-scoped candidates"`
@@ -277,11 +346,12 @@ type packetIn struct {
 }
 
 func addPacketTool(s *mcp.Server, b *mcpAgent) {
-	mcp.AddTool(s, &mcp.Tool{Name: "packet", Title: "Working-memory packet", Annotations: readOnly(),
+	addTool(s, b, &mcp.Tool{Name: "packet", Title: "Working-memory packet", Annotations: readOnly(),
 		Description: "The few hard constraints, procedures, pitfalls, facts and open questions that matter for this step of " +
 			"this agent in this role (planner, executor, critic or responder), the core tier always in, each with its uuid " +
 			"and why it was chosen (as memsync packet builds it). Structured content is the packet; the text is its markdown. " +
 			"Built from the journals when the graph is down (offline: true)."},
+		toolRules{"role": enumRule(roles...), "goal": textRule(mcpMaxGoal)},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in packetIn) (*mcp.CallToolResult, packet.Packet, error) {
 			role, err := packet.ParseRole(in.Role)
 			if err != nil {
@@ -300,7 +370,7 @@ func addPacketTool(s *mcp.Server, b *mcpAgent) {
 			if err != nil {
 				return nil, packet.Packet{}, err
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: packet.Markdown(p)}}}, p, nil
+			return textResult(packet.Markdown(p)), p, nil
 		})
 }
 
@@ -312,8 +382,9 @@ type statusOut struct {
 }
 
 func addStatusTool(s *mcp.Server, b *mcpAgent) {
-	mcp.AddTool(s, &mcp.Tool{Name: "status", Title: "Sync status", Annotations: readOnly(),
+	addTool(s, b, &mcp.Tool{Name: "status", Title: "Sync status", Annotations: readOnly(),
 		Description: "Whether the graph is reachable, and this agent's journal records, projected memories, outbox, rejects and lag."},
+		nil,
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ statusIn) (*mcp.CallToolResult, statusOut, error) {
 			g, err := openGraph(ctx, b.cfg, b.repo, zap.NewNop())
 			if err != nil {
@@ -331,7 +402,7 @@ func addStatusTool(s *mcp.Server, b *mcpAgent) {
 				}
 			}
 			out.Agent.Agent = b.agent
-			return nil, out, nil
+			return textResult(statusText(out)), out, nil
 		})
 }
 
@@ -371,9 +442,10 @@ type explainIn struct {
 }
 
 func addExplainTool(s *mcp.Server, b *mcpAgent) {
-	mcp.AddTool(s, &mcp.Tool{Name: "explain", Title: "Explain a memory", Annotations: readOnly(),
+	addTool(s, b, &mcp.Tool{Name: "explain", Title: "Explain a memory", Annotations: readOnly(),
 		Description: "Why a memory this agent may see ranks where it does: importance, confidence, status, " +
 			"max_age, and every event that moved them. A memory it may not see is reported like an unknown uuid."},
+		toolRules{"uuid": textRule(200)},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in explainIn) (*mcp.CallToolResult, explainResult, error) {
 			args := []string{"--agent=" + b.agent, "--json"}
 			if in.AsOf != "" {
@@ -383,23 +455,24 @@ func addExplainTool(s *mcp.Server, b *mcpAgent) {
 			if err := b.run(ctx, runExplain, append(args, "--", in.UUID), "", &res); err != nil {
 				return nil, explainResult{}, err
 			}
-			return nil, res, nil
+			return textResult(explainText(res)), res, nil
 		})
 }
 
 // flagIn is the flag tool's input.
 type flagIn struct {
 	UUID     string `json:"uuid" jsonschema:"the memory to flag; this agent must be able to see it"`
-	Feedback string `json:"feedback" jsonschema:"important, wrong, verified or unimportant"`
+	Feedback string `json:"feedback" jsonschema:"the person's judgement of the memory"`
 	By       string `json:"by,omitempty" jsonschema:"the person whose feedback this is (default the user running memsync)"`
 	Note     string `json:"note,omitempty" jsonschema:"why, kept in the feedback record"`
 }
 
 func addFlagTool(s *mcp.Server, b *mcpAgent) {
-	mcp.AddTool(s, &mcp.Tool{Name: "flag", Title: "Flag a memory",
+	addTool(s, b, &mcp.Tool{Name: "flag", Title: "Flag a memory",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
 		Description: "Journal a person's feedback on a memory this agent may see (important, wrong, verified, " +
 			"unimportant), as a feedback record in this agent's journal."},
+		toolRules{"uuid": textRule(200), "feedback": enumRule(journal.Feedbacks...)},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in flagIn) (*mcp.CallToolResult, flagResult, error) {
 			if !slices.Contains(journal.Feedbacks, in.Feedback) {
 				return nil, flagResult{}, fmt.Errorf("feedback: %q is not one of %s", in.Feedback, strings.Join(journal.Feedbacks, ", "))
@@ -415,6 +488,6 @@ func addFlagTool(s *mcp.Server, b *mcpAgent) {
 			if err := b.run(ctx, runFlag, append(args, "--", in.UUID), "", &res); err != nil {
 				return nil, flagResult{}, err
 			}
-			return nil, res, nil
+			return textResult(fmt.Sprintf("Flagged %s %s (feedback record %s in %s).", res.Target, res.Feedback, res.UUID, res.Path)), res, nil
 		})
 }

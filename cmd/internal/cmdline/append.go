@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,12 +31,14 @@ var appendFlagOf = map[string]string{
 // day under the journal's lock (fsynced unless --no-fsync or append.fsync:
 // false) and prints its uuid, or {"uuid", "path"} with --json.
 func RunAppend(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlags(env, "append", "append --agent A --kind K [--scope S] [flags] [TEXT | -]", `
+	fs := NewFlags(env, "append", "append --agent A --kind K [--scope S] [--result R --link UUID] [--supports UUID] [flags] [TEXT | -]", `
 Append one record to agent A's journal for today (UTC),
 agents/A/memory/journal/YYYY-MM-DD.jsonl, and print its uuid
 (mem_<ts>_<A>_<NNNN>). TEXT is the memory itself; "-" reads it from stdin
 (one trailing newline is dropped). The line is written whole under a lock and
-fsynced, so any number of agents may append at once. A --tier learning
+fsynced, so any number of agents may append at once. --result records an
+outcome (kind outcome) judging the decisions it --links to; --supports names
+memories the record corroborates. A --tier learning
 record passes the surprise gate first: scored against A's recent records,
 0.4–0.7 is written with confidence low, below 0.4 is not written (exit 0;
 it says why); corrections, contradictions, outcomes and --remember always
@@ -48,6 +51,8 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 		source                        journal.Source
 		entities, tags, links, supers StringList
 		conflicts                     StringList
+		supports                      CommaList
+		result                        string
 		noFsync, asJSON, newAgent     bool
 		force, remember               bool
 	)
@@ -59,6 +64,8 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 	fs.Var(&links, "link", "`uuid` of a record this one builds on (repeatable)")
 	fs.Var(&supers, "supersedes", "`uuid` of a record this one replaces (repeatable)")
 	fs.Var(&conflicts, "conflicts-with", "`uuid` of a record this one contradicts (repeatable)")
+	fs.Var(&supports, "supports", "`uuid` of a record this one corroborates, later evidence for it (repeatable, or comma-separated)")
+	fs.StringVar(&result, "result", "", "an outcome's `result`: "+strings.Join(journal.Results, ", ")+"; it judges the decisions it --links to (implies --kind outcome)")
 	fs.StringVar(&source.Type, "source-type", "", "how A knows, a `type`: experienced, told, read, inferred or observed")
 	fs.StringVar(&source.Actor, "source-actor", "", "`who` it came from")
 	fs.StringVar(&source.Context, "source-context", "", "`where` it came from")
@@ -88,8 +95,14 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 	if !journal.ValidAgent(rec.Agent) {
 		return fs.UsageErr("--agent: %s", AgentNameError(rec.Agent))
 	}
+	if result != "" && kind == "" {
+		kind = string(journal.KindOutcome)
+	}
 	if kind == "" {
 		return fs.UsageErr("--kind: required (one of %s)", KindList())
+	}
+	if msg := signalsError(journal.Kind(kind), result, links, supports, supers, conflicts); msg != "" {
+		return fs.UsageErr("%s", msg)
 	}
 	switch len(positional) {
 	case 0:
@@ -128,8 +141,21 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 		}
 	}
 	rec.Text = text
+	setExtra := func(field string, v any) {
+		if rec.Extra == nil {
+			rec.Extra = map[string]json.RawMessage{}
+		}
+		raw, _ := json.Marshal(v) // a bool, a string or strings
+		rec.Extra[field] = raw
+	}
 	if remember {
-		rec.Extra = map[string]json.RawMessage{"remember": json.RawMessage("true")}
+		setExtra("remember", true)
+	}
+	if result != "" {
+		setExtra(journal.FieldResult, result)
+	}
+	if len(supports) > 0 {
+		setExtra(journal.FieldSupports, []string(supports))
 	}
 	// Everything is final but ts, which may still be unset (Append makes
 	// it now): validate with a stand-in, before anything touches the disk.
@@ -204,6 +230,34 @@ type appendJSON struct {
 	Skipped  bool     `json:"skipped,omitempty"`
 	Surprise *float64 `json:"surprise,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
+}
+
+// signalsError says why --result and --supports do not fit the rest of
+// the record ("" when they do): a result is one of journal.Results, on an
+// outcome that links to what it judges; every supported uuid is valid and
+// neither superseded nor contradicted by the same record.
+func signalsError(kind journal.Kind, result string, links, supports, supers, conflicts []string) string {
+	if result != "" {
+		switch {
+		case !slices.Contains(journal.Results, result):
+			return fmt.Sprintf("--result: %q is not one of %s", result, strings.Join(journal.Results, ", "))
+		case kind != journal.KindOutcome:
+			return fmt.Sprintf("--result: only an outcome has a result (--kind outcome, or leave --kind out), not a %s", kind)
+		case len(links) == 0:
+			return "--result: an outcome judges a decision: name it with --link UUID (repeatable)"
+		}
+	}
+	for _, id := range supports {
+		switch {
+		case !journal.ValidUUID(id):
+			return fmt.Sprintf("--supports: %q is not a valid uuid", id)
+		case slices.Contains(conflicts, id):
+			return fmt.Sprintf("--supports and --conflicts-with both name %s: a record cannot corroborate what it contradicts", id)
+		case slices.Contains(supers, id):
+			return fmt.Sprintf("--supports and --supersedes both name %s: a record cannot corroborate what it replaces", id)
+		}
+	}
+	return ""
 }
 
 // readText reads the text from r, dropping one trailing newline. More than

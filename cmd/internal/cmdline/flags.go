@@ -224,3 +224,22 @@ func (s *StringList) String() string { return strings.Join(*s, ",") }
 
 // Set adds one value.
 func (s *StringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// CommaList is a repeatable flag whose values may also be comma-separated
+// (uuids hold no comma): --supports a,b --supports c is a, b, c.
+type CommaList []string
+
+// String is the values, comma-separated.
+func (s *CommaList) String() string { return strings.Join(*s, ",") }
+
+// Set adds the comma-separated values of v, refusing an empty one.
+func (s *CommaList) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return fmt.Errorf("empty value in %q", v)
+		}
+		*s = append(*s, part)
+	}
+	return nil
+}
