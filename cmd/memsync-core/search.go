@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
@@ -149,6 +150,9 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	}
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)
+	}
+	if code, done := knownAgent(fs, repo, *agent); done {
+		return code
 	}
 
 	res := searchResult{Results: []searchHit{}}
@@ -296,6 +300,9 @@ func dashQuery(fs *flag.FlagSet, args []string) string {
 		}
 		f := fs.Lookup(name)
 		if f == nil {
+			if cmdline.Suggest(name, cmdline.FlagNames(fs)) != "" {
+				return "" // a mistyped flag (--agnet): the parser says which it meant
+			}
 			return a
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {
