@@ -45,7 +45,7 @@ func TestFlagRefusesBadInput(t *testing.T) {
 		for _, iv := range []invocation{{}, unreachableNeo4j} {
 			r := iv.run(t, append(tc.args, "--repo", repo)...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) || r.stdout != "" ||
-				strings.Count(r.stderr, "\n")-strings.Count(r.stderr, "graph unavailable") != 1 {
+				strings.Count(r.stderr, "\n")-strings.Count(r.stderr, "answering offline") != 1 {
 				t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, r.code, r.stdout, r.stderr, tc.code, tc.want)
 			}
 			if strings.Contains(r.stderr, "BOBSECRET") {
