@@ -86,6 +86,9 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
+	if !p.Offline {
+		hintUnprojected(env, "packet", repo, nil)
+	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(p, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)

@@ -177,6 +177,9 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		}
 		return fs.fail("%v", err)
 	}
+	if !isOffline {
+		hintUnprojected(env, "search", repo, r)
+	}
 	res.Offline, res.Reason = isOffline, reason
 	for _, h := range hits {
 		res.Results = append(res.Results, newSearchHit(h))

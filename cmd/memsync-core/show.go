@@ -119,6 +119,9 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 		}
 		doc = jdoc
 	}
+	if doc.GraphError == "" {
+		hintUnprojected(env, "show", repo, nil)
+	}
 	// Importance and status as explain computes them, at the same clock.
 	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
 	sc, _, serr := explainMemory(ctx, &fs.cfg, repo, "show", io.Discard, uuid, groups, clock)

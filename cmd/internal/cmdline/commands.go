@@ -32,6 +32,8 @@ func Commands() []Command {
 		{"consolidate", "the consolidation cycle: themes, core proposals, pruning, contradictions, follow-ups"},
 		{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)"},
 		{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)"},
+		{"list", "an agent's newest memories, newest first, as it may see them (no ranking)"},
+		{"agents", "the repository's agents: journal records, shared and private, newest record"},
 		{"show", "one memory by uuid, as an agent sees it: the record, where it lives, its edges and status"},
 		{"rejects", "the journal lines that can never be projected: file, line and reason"},
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
