@@ -30,6 +30,7 @@ func TestOneRuleForAgentNames(t *testing.T) {
 		{"cache"},
 		{"compact"},
 		{"consolidate", "--dry-run"},
+		{"mcp"},
 	}
 	for _, args := range commands {
 		for _, tc := range []struct {
