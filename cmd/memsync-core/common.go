@@ -1,8 +1,8 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/journal"
@@ -106,20 +106,20 @@ func selectAgents(fs *cmdFlags, repo string, named []string) (agents []string, c
 }
 
 // knownAgent is the one rule for a named agent on every command: a valid
-// name, and one of the repository's agents. A refusal is bad usage (exit
-// 2) in one line that names the agents and, when the name is a slip away
-// from one, that one (cmdline.UnknownAgent): the rule append and the MCP
-// server apply too.
+// name whose agents/NAME/memory/ directory exists (memsync init made it),
+// the rule append applies. A refusal is bad usage (exit 2) in one line
+// that names the repository's agents and, when the name is a slip away
+// from one, that one (cmdline.UnknownAgent).
 func knownAgent(fs *cmdFlags, repo, agent string) (code int, done bool) {
 	if !validAgent(agent) {
 		return fs.usageErr("--agent: %s", agentNameError(agent)), true
+	}
+	if st, err := os.Stat(memoryDir(repo, agent)); err == nil && st.IsDir() {
+		return 0, false
 	}
 	agents, err := listAgents(repo)
 	if err != nil {
 		return fs.fail("list agents: %v", err), true
 	}
-	if !slices.Contains(agents, agent) {
-		return fs.usageErr("--agent: %s", cmdline.UnknownAgent(repo, agent, agents)), true
-	}
-	return 0, false
+	return fs.usageErr("--agent: %s", cmdline.UnknownAgent(repo, agent, agents)), true
 }
