@@ -444,8 +444,14 @@ func TestAppendUnknownAgent(t *testing.T) {
 	repo := initRepo(t, "planner", "critic")
 	iv := invocation{now: now, env: map[string]string{"MEMSYNC_REPO": repo}}
 	r := iv.run(t, "append", "--agent", "plannr", "--kind", "fact", "x")
-	want := `memsync append: --agent: unknown agent "plannr" in ` + repo + ` (agents: critic, planner): ` +
-		`create it with "memsync init --repo ` + repo + ` --agent plannr", or pass --new-agent`
+	want := `memsync append: --agent: unknown agent "plannr" in ` + repo + `; did you mean planner? (agents: critic, planner); ` +
+		`to create it here, pass --new-agent`
+	if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("unknown agent: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = iv.run(t, "append", "--agent", "zed", "--kind", "fact", "x")
+	want = `memsync append: --agent: unknown agent "zed" in ` + repo + ` (agents: critic, planner): ` +
+		`create it with "memsync init --repo ` + repo + ` --agent zed"; to create it here, pass --new-agent`
 	if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("unknown agent: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}

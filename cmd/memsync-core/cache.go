@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"go.uber.org/zap"
 
@@ -50,8 +49,8 @@ func runCache(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("list agents: %v", err)
 	}
 	for _, a := range agents {
-		if !slices.Contains(known, a) {
-			return fs.fail("no agent %q in %s (agents/%s does not exist)", a, repo, a)
+		if code, done := knownAgent(fs, repo, a); done {
+			return code
 		}
 	}
 	if len(agents) == 0 && len(known) == 0 {

@@ -54,7 +54,7 @@ func TestCacheCommandFailures(t *testing.T) {
 	}{
 		{invocation{}, []string{"cache", "--agent", "../x"}, exitUsage, "invalid agent name"},
 		{invocation{}, []string{"cache", "extra"}, exitUsage, `unexpected argument "extra"`},
-		{invocation{}, []string{"cache", "--agent", "carol"}, exitFail, `no agent "carol"`},
+		{invocation{}, []string{"cache", "--agent", "carol"}, exitUsage, `--agent: unknown agent "carol"`},
 		{unreachableNeo4j, []string{"cache"}, exitFail, "left as they are"},
 	} {
 		r := tc.iv.run(t, append(tc.args, "--repo", repo)...)

@@ -16,6 +16,8 @@ const (
 	exitOK    = cmdline.ExitOK
 	exitFail  = cmdline.ExitFail
 	exitUsage = cmdline.ExitUsage
+	// exitNotFound: no memory with that uuid that the agent may see.
+	exitNotFound = cmdline.ExitNotFound
 )
 
 // Env is everything a command takes from its process.
@@ -46,6 +48,18 @@ func (c *cmdFlags) usageErr(format string, args ...any) int { return c.UsageErr(
 
 // fail reports a failure in one line and returns exitFail.
 func (c *cmdFlags) fail(format string, args ...any) int { return c.Fail(format, args...) }
+
+// notFound reports, in one line, a uuid that no memory the reader may see
+// has and returns exitNotFound: an unknown uuid and another agent's
+// private memory get the same line and code (SPEC §5).
+func (c *cmdFlags) notFound(uuid, agent string) int {
+	if agent == "" {
+		c.Fail("no memory %s", uuid)
+	} else {
+		c.Fail("no memory %s visible to agent %s", uuid, agent)
+	}
+	return exitNotFound
+}
 
 func addRepoFlag(fs *cmdFlags) *string                   { return cmdline.AddRepoFlag(fs.Flags) }
 func repoDir(env *Env, flagValue string) (string, error) { return cmdline.RepoDir(env, flagValue) }
@@ -84,12 +98,28 @@ func selectAgents(fs *cmdFlags, repo string, named []string) (agents []string, c
 		return all, 0, false
 	}
 	for _, a := range named {
-		if !validAgent(a) {
-			return nil, fs.usageErr("%s", agentNameError(a)), true
-		}
-		if _, err := os.Stat(memoryDir(repo, a)); err != nil {
-			return nil, fs.usageErr("agent %s has no memory directory %s", a, relPath(repo, memoryDir(repo, a))), true
+		if code, done := knownAgent(fs, repo, a); done {
+			return nil, code, true
 		}
 	}
 	return named, 0, false
+}
+
+// knownAgent is the one rule for a named agent on every command: a valid
+// name whose agents/NAME/memory/ directory exists (memsync init made it),
+// the rule append applies. A refusal is bad usage (exit 2) in one line
+// that names the repository's agents and, when the name is a slip away
+// from one, that one (cmdline.UnknownAgent).
+func knownAgent(fs *cmdFlags, repo, agent string) (code int, done bool) {
+	if !validAgent(agent) {
+		return fs.usageErr("--agent: %s", agentNameError(agent)), true
+	}
+	if st, err := os.Stat(memoryDir(repo, agent)); err == nil && st.IsDir() {
+		return 0, false
+	}
+	agents, err := listAgents(repo)
+	if err != nil {
+		return fs.fail("list agents: %v", err), true
+	}
+	return fs.usageErr("--agent: %s", cmdline.UnknownAgent(repo, agent, agents)), true
 }

@@ -120,7 +120,7 @@ func TestCompactCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"compact", "--agent", "../x"}, exitUsage, "invalid agent name"},
-		{[]string{"compact", "--agent", "carol"}, exitUsage, "agent carol has no memory directory"},
+		{[]string{"compact", "--agent", "carol"}, exitUsage, `--agent: unknown agent "carol"`},
 		{[]string{"compact", "now"}, exitUsage, `unexpected argument "now"`},
 	} {
 		r := cli(t, append(tc.args, "--repo", repo)...)

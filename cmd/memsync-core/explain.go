@@ -79,10 +79,13 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
 		return c.usageErr("%v", err)
 	}
+	if code, done := knownAgent(c.cmdFlags, repo, *agent); done {
+		return code
+	}
 	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
 	s, isOffline, err := explainMemory(ctx, &c.cfg, repo, "explain", env.Stderr, positional[0], groups, clock)
 	if errors.Is(err, memsync.ErrNotVisible) {
-		return c.usageErr("%v", err)
+		return c.notFound(positional[0], *agent)
 	}
 	if err != nil {
 		return c.fail("%v", err)

@@ -146,20 +146,23 @@ func TestExplainRefusesBadInput(t *testing.T) {
 	syncRepo(t, repo)
 	for _, tc := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"explain", "mem_dec"}, "--agent: required"},
-		{[]string{"explain", "--agent", "alice"}, "UUID: exactly one"},
-		{[]string{"explain", "mem_dec", "--agent", "alice", "--as-of", "yesterday"}, `--as-of: "yesterday" is not an RFC 3339 time`},
-		{[]string{"explain", "mem_priv", "--agent", "alice"}, "mem_priv: no such memory visible to this agent"},
-		{[]string{"explain", "mem_nope", "--agent", "alice"}, "mem_nope: no such memory visible to this agent"},
-		{[]string{"explain", "mem_ref1", "--agent", "alice", "--as-of", dayAt(1).Format(time.RFC3339)}, "no such memory"},
-		{[]string{"search", "x", "--agent", "alice", "--as-of", "2026-13-01"}, "--as-of"},
+		{[]string{"explain", "mem_dec"}, exitUsage, "--agent: required"},
+		{[]string{"explain", "--agent", "alice"}, exitUsage, "UUID: exactly one"},
+		{[]string{"explain", "mem_dec", "--agent", "alice", "--as-of", "yesterday"}, exitUsage, `--as-of: "yesterday" is not an RFC 3339 time`},
+		{[]string{"explain", "mem_dec", "--agent", "alcie"}, exitUsage, `--agent: unknown agent "alcie" in ` + repo + "; did you mean alice?"},
+		// Not found (exit 3): another agent's private memory exactly as an unknown uuid.
+		{[]string{"explain", "mem_priv", "--agent", "alice"}, exitNotFound, "memsync explain: no memory mem_priv visible to agent alice\n"},
+		{[]string{"explain", "mem_nope", "--agent", "alice"}, exitNotFound, "memsync explain: no memory mem_nope visible to agent alice\n"},
+		{[]string{"explain", "mem_ref1", "--agent", "alice", "--as-of", dayAt(1).Format(time.RFC3339)}, exitNotFound, "no memory mem_ref1"},
+		{[]string{"search", "x", "--agent", "alice", "--as-of", "2026-13-01"}, exitUsage, "--as-of"},
 	} {
 		for _, iv := range []invocation{{}, unreachableNeo4j} {
 			r := iv.run(t, append(tc.args, "--repo", repo)...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" || strings.Contains(r.stderr, "BOBSECRET") {
-				t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) || r.stdout != "" || strings.Contains(r.stderr, "BOBSECRET") {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, r.code, r.stdout, r.stderr, tc.code, tc.want)
 			}
 		}
 	}

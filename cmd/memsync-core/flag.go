@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/memsync"
 )
 
 const flagDescription = `Human feedback on a memory (SPEC §7), journaled as a feedback record
@@ -20,7 +19,8 @@ importance to 0.95, --wrong to 0 and archives it, --verified adds 0.15,
 --unimportant takes 0.30; a later flag wins over an earlier one. The record is
 written to --agent's journal (default: the memory's author), who must be able
 to see the memory (shared, or its own); it is shared when the memory is. An
-unknown or invisible uuid, or not exactly one flag, writes nothing (exit 2).`
+unknown or invisible uuid writes nothing and exits 3 (not found); not
+exactly one flag writes nothing and exits 2.`
 
 // flagResult is the document flag --json prints.
 type flagResult struct {
@@ -79,8 +79,10 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	if *agent != "" && !slices.Contains(agents, *agent) {
-		return c.usageErr("--agent: no agent %q in this repository", *agent)
+	if *agent != "" {
+		if code, done := knownAgent(c.cmdFlags, repo, *agent); done {
+			return code
+		}
 	}
 	n, found, err := findMemory(ctx, &c.cfg, repo, "flag", env.Stderr, target)
 	if err != nil {
@@ -92,7 +94,7 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	}
 	if !found || !slices.Contains([]string{journal.SharedGroup, journal.PrivateGroup(writer)}, n.Record.GroupID()) ||
 		!slices.Contains(agents, writer) {
-		return c.usageErr("%s: %v", target, memsync.ErrNotVisible)
+		return c.notFound(target, writer)
 	}
 	text := fmt.Sprintf("%s flagged %s %s", actor, target, feedback)
 	if *note != "" {

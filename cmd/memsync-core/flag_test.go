@@ -26,21 +26,27 @@ func TestFlagRefusesBadInput(t *testing.T) {
 	before := snapshot(t, repo)
 	for _, tc := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"flag", "mem_fact"}, "one of --important"},
-		{[]string{"flag", "mem_fact", "--wrong", "--important"}, "got 2 (--important --wrong)"},
-		{[]string{"flag", "--wrong"}, "UUID: exactly one"},
-		{[]string{"flag", "a b", "--wrong"}, "not a valid uuid"},
-		{[]string{"flag", "mem_nope", "--wrong"}, "mem_nope: no such memory visible to this agent"},
-		{[]string{"flag", "mem_bob_priv", "--wrong", "--agent", "alice"}, "mem_bob_priv: no such memory visible to this agent"},
-		{[]string{"flag", "mem_fact", "--wrong", "--agent", "../x"}, "invalid agent name"},
-		{[]string{"flag", "mem_fact", "--wrong", "--agent", "carol"}, `no agent "carol"`},
+		{[]string{"flag", "mem_fact"}, exitUsage, "one of --important"},
+		{[]string{"flag", "mem_fact", "--wrong", "--important"}, exitUsage, "got 2 (--important --wrong)"},
+		{[]string{"flag", "--wrong"}, exitUsage, "UUID: exactly one"},
+		{[]string{"flag", "a b", "--wrong"}, exitUsage, "not a valid uuid"},
+		{[]string{"flag", "mem_fact", "--wrong", "--agent", "../x"}, exitUsage, "invalid agent name"},
+		{[]string{"flag", "mem_fact", "--wrong", "--agent", "carol"}, exitUsage, `--agent: unknown agent "carol" in ` + repo + " (agents: alice, bob)"},
+		{[]string{"flag", "mem_fact", "--wrong", "--agent", "alcie"}, exitUsage, `--agent: unknown agent "alcie" in ` + repo + "; did you mean alice?"},
+		{[]string{"flag", "mem_fact", "--wrnog"}, exitUsage, "unknown flag --wrnog; did you mean --wrong?"},
+		// Not found (exit 3): another agent's private memory exactly as an unknown uuid.
+		{[]string{"flag", "mem_nope", "--wrong"}, exitNotFound, "memsync flag: no memory mem_nope\n"},
+		{[]string{"flag", "mem_nope", "--wrong", "--agent", "alice"}, exitNotFound, "memsync flag: no memory mem_nope visible to agent alice\n"},
+		{[]string{"flag", "mem_bob_priv", "--wrong", "--agent", "alice"}, exitNotFound, "memsync flag: no memory mem_bob_priv visible to agent alice\n"},
 	} {
 		for _, iv := range []invocation{{}, unreachableNeo4j} {
 			r := iv.run(t, append(tc.args, "--repo", repo)...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
-				t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) || r.stdout != "" ||
+				strings.Count(r.stderr, "\n")-strings.Count(r.stderr, "answering offline") != 1 {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, r.code, r.stdout, r.stderr, tc.code, tc.want)
 			}
 			if strings.Contains(r.stderr, "BOBSECRET") {
 				t.Errorf("%q: leaked bob's text: %q", tc.args, r.stderr)

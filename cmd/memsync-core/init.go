@@ -6,27 +6,40 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	gitobject "github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/memsync/memsync/ledger"
 )
 
-// gitignoreLines keep host-local state out of git (SPEC §2).
-var gitignoreLines = []string{".memsync/", "agents/*/memory/sync/"}
+// gitignoreLines keep what is host-local or generated out of git (SPEC
+// §2): .memsync/ (the embedded graph, the locks, the host id), every sync/
+// directory (cursors, outbox, rejects) and every cache/ directory (the
+// snapshots memsync cache regenerates from the graph).
+var gitignoreLines = []string{".memsync/", "agents/*/memory/sync/", "agents/*/memory/cache/"}
+
+// placeholder keeps an agent's otherwise empty directory in git, so that a
+// clone has the whole layout. No reader of the journals or entities looks
+// at it (they read *.jsonl and *.md), and the daemon's commits leave it be.
+const placeholder = ".gitkeep"
 
 func runInit(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "init", "init [--repo DIR] [--agent NAME]...", `
 Create a memory repository, or complete one: for each --agent the layout
 agents/NAME/memory/{MEMORY.md, entities/, journal/, journal/archive/, cache/,
 sync/}; a commented memsync.yaml listing every option at its default; a
-.gitignore that keeps .memsync/ and every sync/ directory out of git; a
-.gitattributes line "*.jsonl merge=union" (journals merge as a union of
-lines); and a git repository when DIR is not inside one already. Existing
-files are never overwritten (missing .gitignore and .gitattributes lines are
-appended), so running init again
-changes nothing. Prints each path it creates.`)
+.gitignore that keeps what is host-local or generated out of git (.memsync/,
+every sync/ and cache/ directory); a .gitattributes line "*.jsonl
+merge=union" (journals merge as a union of lines); and a git repository
+when DIR is not inside one already. Existing files are never overwritten
+(missing .gitignore and .gitattributes lines are appended), so running init
+again changes nothing. Prints each path it creates, then commits the files
+it created or changed (and only those) in one commit as memsync; when a
+person has other changes staged, it commits nothing and says so.`)
 	repoFlag := addRepoFlag(fs)
 	var agents stringList
 	fs.Var(&agents, "agent", "create the memory layout of agent `NAME` (repeatable)")
@@ -50,6 +63,9 @@ changes nothing. Prints each path it creates.`)
 	if err := in.run(agents); err != nil {
 		return fs.fail("%v", err)
 	}
+	if err := in.commit(agents); err != nil {
+		return fs.fail("commit: %v", err)
+	}
 	return exitOK
 }
 
@@ -57,6 +73,8 @@ changes nothing. Prints each path it creates.`)
 type initializer struct {
 	repo string
 	env  *Env
+	// changed is every file created or changed, to commit.
+	changed []string
 }
 
 // created reports a new file, or a new directory (with a trailing slash).
@@ -64,6 +82,8 @@ func (in *initializer) created(path string, dir bool) {
 	rel := relPath(in.repo, path)
 	if dir {
 		rel += "/"
+	} else {
+		in.changed = append(in.changed, path)
 	}
 	fmt.Fprintf(in.env.Stdout, "created %s\n", rel)
 }
@@ -96,6 +116,11 @@ func (in *initializer) run(agents []string) error {
 		}
 		if err := in.writeNew(memoryFile(in.repo, a), []byte(memoryTemplate(a))); err != nil {
 			return err
+		}
+		for _, dir := range []string{entitiesDir(in.repo, a), journalDir(in.repo, a), archiveDir(in.repo, a)} {
+			if err := in.writeNew(filepath.Join(dir, placeholder), nil); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -198,6 +223,7 @@ func (in *initializer) ensureLines(name, header string, lines []string) error {
 	if len(data) == 0 {
 		in.created(path, false)
 	} else {
+		in.changed = append(in.changed, path)
 		fmt.Fprintf(in.env.Stdout, "updated %s\n", relPath(in.repo, path))
 	}
 	return nil
@@ -227,4 +253,87 @@ The journal (journal/*.jsonl) is the complete record; this page is the short
 version worth reading first. memsync compaction maintains a generated section
 of this file and leaves the rest as you wrote it.
 `
+}
+
+// commit records the files init created or changed (in.changed), and only
+// those, in one commit as memsync, so that the repository starts clean and
+// a later init (another agent) commits only what it added. It commits
+// nothing, saying why on stdout, when HEAD is not on a branch or when
+// other changes are staged (a commit takes the whole index, and a
+// person's staged work is theirs to commit).
+func (in *initializer) commit(agents []string) error {
+	if len(in.changed) == 0 {
+		return nil
+	}
+	r, err := git.PlainOpenWithOptions(in.repo, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return fmt.Errorf("open git repository %s: %w", in.repo, err)
+	}
+	head, err := r.Head()
+	switch {
+	case errors.Is(err, plumbing.ErrReferenceNotFound): // no commit yet
+	case err != nil:
+		return fmt.Errorf("read HEAD: %w", err)
+	case !head.Name().IsBranch():
+		fmt.Fprintln(in.env.Stdout, "not committed: HEAD is not on a branch; commit the files above yourself")
+		return nil
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		return fmt.Errorf("work tree: %w", err)
+	}
+	root := wt.Filesystem.Root()
+	ours := map[string]bool{}
+	var rels []string
+	for _, p := range in.changed {
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !ours[rel] {
+			ours[rel] = true
+			rels = append(rels, rel)
+		}
+	}
+	st, err := wt.Status()
+	if err != nil {
+		return fmt.Errorf("git status: %w", err)
+	}
+	var staged []string
+	for path, fs := range st {
+		if !ours[path] && fs.Staging != git.Unmodified && fs.Staging != git.Untracked {
+			staged = append(staged, path)
+		}
+	}
+	if len(staged) > 0 {
+		slices.Sort(staged)
+		fmt.Fprintf(in.env.Stdout, "not committed: other changes are staged in git (%s); commit the files above yourself\n",
+			strings.Join(staged, ", "))
+		return nil
+	}
+	for _, rel := range rels {
+		if err := wt.AddWithOptions(&git.AddOptions{Path: rel, SkipStatus: true}); err != nil {
+			return fmt.Errorf("git add %s: %w", rel, err)
+		}
+	}
+	title := "memsync init"
+	if len(agents) > 0 {
+		title += ": agents " + strings.Join(agents, ", ")
+	}
+	msg := title + "\n\nFiles memsync init created or changed:\n"
+	for _, rel := range rels {
+		msg += "  " + rel + "\n"
+	}
+	now := in.env.Now()
+	sig := &gitobject.Signature{Name: ledger.AuthorName, Email: ledger.AuthorEmail, When: now}
+	h, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
+	if errors.Is(err, git.ErrEmptyCommit) {
+		return nil // the tree already held them as they are
+	}
+	if err != nil {
+		return fmt.Errorf("git commit: %w", err)
+	}
+	fmt.Fprintf(in.env.Stdout, "committed %s %s\n", h.String()[:12], title)
+	return nil
 }

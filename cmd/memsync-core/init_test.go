@@ -2,15 +2,20 @@ package main
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5"
+
+	"github.com/memsync/memsync/memsync"
 )
 
 // snapshot describes every file and directory under root: path, mode, and
@@ -141,7 +146,7 @@ func TestInitKeepsExistingFiles(t *testing.T) {
 	for p, c := range files {
 		got, _ := os.ReadFile(p)
 		if filepath.Base(p) == ".gitignore" {
-			if want := c + "\nagents/*/memory/sync/\n"; string(got) != want {
+			if want := c + "\nagents/*/memory/sync/\nagents/*/memory/cache/\n"; string(got) != want {
 				t.Errorf(".gitignore:\n%q\nwant\n%q", got, want)
 			}
 			continue
@@ -201,5 +206,132 @@ func TestInitUsage(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	if r := cli(t, "init", "--repo", file); r.code != exitFail || !strings.HasPrefix(r.stderr, "memsync init: ") {
 		t.Fatalf("init over a file: %d %q", r.code, r.stderr)
+	}
+}
+
+// realGit runs the real git in dir, isolated from the host's configuration,
+// and returns its output.
+func realGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.quotepath=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %q: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestInitCommitsItsFiles: init commits what it wrote in one commit, so
+// that after init, append and the daemon, git status shows nothing but a
+// journal the daemon has not committed yet (or nothing once it has); a
+// second init commits only what it added, and a third nothing.
+func TestInitCommitsItsFiles(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is required")
+	}
+	repo := filepath.Join(t.TempDir(), "mem")
+	r := cli(t, "init", "--repo", repo, "--agent", "alice", "--agent", "bob")
+	if r.code != exitOK || !strings.Contains(r.stdout, "committed ") {
+		t.Fatalf("init: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if got := realGit(t, repo, "log", "--format=%an <%ae> %s"); got != "memsync <memsync@localhost> memsync init: agents alice, bob\n" {
+		t.Fatalf("git log: %q", got)
+	}
+	files := realGit(t, repo, "ls-files")
+	for _, f := range []string{".gitattributes", ".gitignore", "memsync.yaml", "agents/alice/memory/MEMORY.md",
+		"agents/alice/memory/entities/.gitkeep", "agents/alice/memory/journal/.gitkeep", "agents/alice/memory/journal/archive/.gitkeep",
+		"agents/bob/memory/MEMORY.md"} {
+		if !strings.Contains("\n"+files, "\n"+f+"\n") {
+			t.Errorf("%s is not committed:\n%s", f, files)
+		}
+	}
+	if st := realGit(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status after init:\n%s", st)
+	}
+
+	// Append, project, regenerate the snapshots: only the journal shows.
+	iv := invocation{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
+	if r := iv.run(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--force", "the deploy runs at noon"); r.code != 0 {
+		t.Fatalf("append: %d %s", r.code, r.stderr)
+	}
+	syncRepo(t, repo)
+	if r := cli(t, "cache", "--repo", repo); r.code != 0 {
+		t.Fatalf("cache: %d %s", r.code, r.stderr)
+	}
+	if st := realGit(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "?? agents/alice/memory/journal/2026-11-21.jsonl\n" {
+		t.Fatalf("git status after append, sync and cache:\n%s", st)
+	}
+	// The daemon commits the journal (at the latest when it stops): nothing is left.
+	d := startDaemon(t, repo, []string{"MEMSYNC_GRAPH=embedded"})
+	projected := func() bool {
+		var st memsync.StatusReport
+		r := cli(t, "status", "--json", "--repo", repo)
+		return json.Unmarshal([]byte(r.stdout), &st) == nil && len(st.Agents) == 2 && st.Agents[0].Projected == 1
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !projected() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not project: %s\n%s", cli(t, "status", "--repo", repo).stdout, d.stderr)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the condition, not waiting for it
+	}
+	if _, err := d.stop(t); err != nil {
+		t.Fatalf("daemon: %v\n%s", err, d.stderr)
+	}
+	if st := realGit(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status after the daemon:\n%s", st)
+	}
+
+	// Another agent: one commit of that agent's files alone.
+	head := realGit(t, repo, "rev-parse", "HEAD")
+	if r := cli(t, "init", "--repo", repo, "--agent", "carol"); r.code != exitOK {
+		t.Fatalf("init carol: %d %s", r.code, r.stderr)
+	}
+	if got := realGit(t, repo, "log", "--format=%s", head[:len(head)-1]+"..HEAD"); got != "memsync init: agents carol\n" {
+		t.Fatalf("commits after init carol: %q", got)
+	}
+	want := "agents/carol/memory/MEMORY.md\nagents/carol/memory/entities/.gitkeep\n" +
+		"agents/carol/memory/journal/.gitkeep\nagents/carol/memory/journal/archive/.gitkeep\n"
+	if got := realGit(t, repo, "show", "--format=", "--name-only", "HEAD"); got != want {
+		t.Fatalf("init carol committed:\n%s\nwant\n%s", got, want)
+	}
+	// Nothing new: no commit.
+	head = realGit(t, repo, "rev-parse", "HEAD")
+	if r := cli(t, "init", "--repo", repo, "--agent", "carol", "--agent", "alice"); r.code != exitOK || r.stdout != "" {
+		t.Fatalf("init again: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if again := realGit(t, repo, "rev-parse", "HEAD"); again != head {
+		t.Fatalf("init with nothing to do committed")
+	}
+	if st := realGit(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status at the end:\n%s", st)
+	}
+}
+
+// TestInitLeavesStagedWorkAlone: inside a person's repository with work
+// staged, init commits nothing (a commit takes the whole index) and says
+// so; the staged work stays staged.
+func TestInitLeavesStagedWorkAlone(t *testing.T) {
+	parent := t.TempDir()
+	realGit(t, parent, "init", "-q")
+	os.WriteFile(filepath.Join(parent, "notes.txt"), []byte("mine\n"), 0o644)
+	realGit(t, parent, "add", "notes.txt")
+	r := cli(t, "init", "--repo", filepath.Join(parent, "memory"), "--agent", "alice")
+	if r.code != exitOK || !strings.Contains(r.stdout, "not committed: other changes are staged in git (notes.txt); commit the files above yourself\n") {
+		t.Fatalf("init: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if st := realGit(t, parent, "status", "--porcelain"); !strings.Contains(st, "A  notes.txt\n") || !strings.Contains(st, "?? memory/") {
+		t.Fatalf("git status:\n%s", st)
+	}
+	// With nothing else staged, it commits its own files, beside the person's.
+	realGit(t, parent, "commit", "-q", "-m", "mine")
+	r = cli(t, "init", "--repo", filepath.Join(parent, "memory"), "--agent", "bob")
+	if r.code != exitOK || !strings.Contains(r.stdout, "committed ") {
+		t.Fatalf("init bob: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if got := realGit(t, parent, "show", "--format=", "--name-only", "HEAD"); !strings.HasPrefix(got, "memory/agents/bob/memory/MEMORY.md\n") || strings.Contains(got, "alice") {
+		t.Fatalf("init bob committed:\n%s", got)
 	}
 }

@@ -161,7 +161,7 @@ func monthInTheLife(t *testing.T, b daemonBackend) {
 		t.Fatalf("explain promoted original: %+v", ex)
 	}
 	// bob still may not read alice's private original.
-	if code, out, errOut := binRun(t, env, "explain", secret, "--agent", "bob", "--repo", repo); code != 2 || out != "" || strings.Contains(errOut, "replay the outbox") {
+	if code, out, errOut := binRun(t, env, "explain", secret, "--agent", "bob", "--repo", repo); code != exitNotFound || out != "" || strings.Contains(errOut, "replay the outbox") {
 		t.Fatalf("bob explained alice's private memory: %d %q %q", code, out, errOut)
 	}
 	// Exactly once, across a restart and a rebuild.

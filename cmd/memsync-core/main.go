@@ -26,7 +26,7 @@ func main() {
 }
 
 // Main dispatches args (without the program name) to a subcommand and
-// returns the exit code: 0 success, 1 failure, 2 bad usage.
+// returns the exit code: 0 success, 1 failure, 2 bad usage, 3 not found.
 func Main(ctx context.Context, env *Env, args []string) int {
 	return cmdline.Main(ctx, env, args, runner)
 }
@@ -60,6 +60,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runFlag, true
 	case "explain":
 		return runExplain, true
+	case "list":
+		return runList, true
+	case "agents":
+		return runAgents, true
 	case "show":
 		return runShow, true
 	case "rejects":

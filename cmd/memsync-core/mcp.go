@@ -81,8 +81,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)
 	}
-	if !contains(mustAgents(repo), *agent) {
-		return fs.fail("agent %s does not exist in %s (see memsync init --agent)", *agent, repo)
+	if code, done := knownAgent(fs, repo, *agent); done {
+		return code
 	}
 	b := &mcpAgent{env: env, repo: repo, agent: *agent, flags: fs, cfg: &cfg, rules: map[string]toolRules{}}
 	server := mcp.NewServer(&mcp.Implementation{Name: "memsync", Version: "1"}, &mcp.ServerOptions{

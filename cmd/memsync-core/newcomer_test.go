@@ -268,10 +268,10 @@ func testShow(t *testing.T, env []string) {
 	hidden := runBin(t, repo, env, "show", ids["alice-private"], "--agent", "bob", "--repo", repo)
 	missing := runBin(t, repo, env, "show", "mem_20261121T090009Z_alice_0009", "--agent", "bob", "--repo", repo)
 	want := func(id string) string { return "memsync show: no memory " + id + " visible to agent bob\n" }
-	if hidden.code != exitFail || hidden.stdout != "" || hidden.stderr != want(ids["alice-private"]) {
+	if hidden.code != exitNotFound || hidden.stdout != "" || hidden.stderr != want(ids["alice-private"]) {
 		t.Errorf("another agent's private memory: %d %q %q", hidden.code, hidden.stdout, hidden.stderr)
 	}
-	if missing.code != exitFail || missing.stdout != "" || missing.stderr != want("mem_20261121T090009Z_alice_0009") {
+	if missing.code != exitNotFound || missing.stdout != "" || missing.stderr != want("mem_20261121T090009Z_alice_0009") {
 		t.Errorf("unknown uuid: %d %q %q", missing.code, missing.stdout, missing.stderr)
 	}
 	if r := runBin(t, repo, env, "show", ids["alice-private"], "--agent", "alice", "--repo", repo); r.code != 0 || !strings.Contains(r.stdout, "alice's own secret") {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/packet"
@@ -79,17 +78,16 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
 		return c.usageErr("%v", err)
 	}
-	agents, err := listAgents(repo)
-	if err != nil {
-		return c.fail("list agents: %v", err)
-	}
-	if !slices.Contains(agents, *agent) {
-		return c.usageErr("--agent: unknown agent %q (no agents/%s in %s)", *agent, *agent, repo)
+	if code, done := knownAgent(c.cmdFlags, repo, *agent); done {
+		return code
 	}
 
 	p, err := readPacket(ctx, &c.cfg, repo, "packet", env.Stderr, req)
 	if err != nil {
 		return c.fail("%v", err)
+	}
+	if !p.Offline {
+		hintUnprojected(env, "packet", repo, nil)
 	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(p, "", "  ")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/memsync/memsync/memsync"
@@ -54,8 +53,8 @@ func runRejects(ctx context.Context, env *Env, args []string) int {
 		}
 	} else {
 		for _, a := range agents {
-			if _, err := os.Stat(memoryDir(repo, a)); err != nil {
-				return fs.usageErr("--agent: unknown agent %q (no %s)", a, relPath(repo, memoryDir(repo, a)))
+			if code, done := knownAgent(fs, repo, a); done {
+				return code
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
@@ -150,6 +151,9 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	if err := loadConfig(env, repo, fs.FlagSet, &cfg); err != nil {
 		return fs.usageErr("%v", err)
 	}
+	if code, done := knownAgent(fs, repo, *agent); done {
+		return code
+	}
 
 	res := searchResult{Results: []searchHit{}}
 	rq := memsync.RankQuery{SearchQuery: q, Clock: clock}
@@ -172,6 +176,9 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 			return fs.fail("offline search: %v", err)
 		}
 		return fs.fail("%v", err)
+	}
+	if !isOffline {
+		hintUnprojected(env, "search", repo, r)
 	}
 	res.Offline, res.Reason = isOffline, reason
 	for _, h := range hits {
@@ -296,6 +303,9 @@ func dashQuery(fs *flag.FlagSet, args []string) string {
 		}
 		f := fs.Lookup(name)
 		if f == nil {
+			if cmdline.Suggest(name, cmdline.FlagNames(fs)) != "" {
+				return "" // a mistyped flag (--agnet): the parser says which it meant
+			}
 			return a
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {

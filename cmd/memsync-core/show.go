@@ -26,7 +26,7 @@ with), its importance, confidence and status at --as-of (default now), as
 explain computes them (active, review, archived, or superseded: when and by
 which record), and where it was read: projected, not projected yet, or read
 from the journals because the graph cannot be reached. Another agent's private memory is not found, exactly as a uuid
-that does not exist (exit 1).`
+that does not exist (exit 3).`
 
 // showJSON is the document show --json prints.
 type showJSON struct {
@@ -89,6 +89,9 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 	if done {
 		return code
 	}
+	if code, done := knownAgent(fs.cmdFlags, repo, *agent); done {
+		return code
+	}
 	uuid := positional[0]
 	visible := func(group string) bool {
 		return group == journal.SharedGroup || group == journal.PrivateGroup(*agent)
@@ -107,7 +110,7 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 			return fs.fail("read journals: %v", jerr)
 		}
 		if !ok {
-			return fs.fail("no memory %s visible to agent %s", uuid, *agent)
+			return fs.notFound(uuid, *agent)
 		}
 		jdoc.Projection = showNotProjected
 		if doc.GraphError != "" {
@@ -115,6 +118,9 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "memsync show: graph unavailable (%v); read from the journals\n", oneLineErr(err))
 		}
 		doc = jdoc
+	}
+	if doc.GraphError == "" {
+		hintUnprojected(env, "show", repo, nil)
 	}
 	// Importance and status as explain computes them, at the same clock.
 	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}

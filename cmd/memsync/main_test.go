@@ -204,6 +204,20 @@ func TestFrontAppendsWithoutCore(t *testing.T) {
 	if _, errOut, code, _ := run(t, front, "", "frob"); code != 2 || !strings.Contains(errOut, `unknown command "frob"`) {
 		t.Errorf("unknown command: exit %d stderr %q", code, errOut)
 	}
+	// Slips get the core's did-you-mean, answered here without the core.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serach", "x"}, "memsync: unknown command \"serach\"; did you mean search?\n"},
+		{[]string{"apend"}, "memsync: unknown command \"apend\"; did you mean append?\n"},
+		{[]string{"append", "--repo", repo, "--agnet", "a", "--kind", "fact", "x"},
+			"memsync append: unknown flag --agnet; did you mean --agent? (see memsync append --help)\n"},
+	} {
+		if out, errOut, code, _ := run(t, front, "", tc.args...); code != 2 || out != "" || !strings.HasPrefix(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d stdout %q stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
 }
 
 func TestFrontMissingCore(t *testing.T) {

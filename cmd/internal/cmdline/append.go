@@ -306,22 +306,19 @@ func isAgent(repo, agent string) bool {
 	return err == nil && st.IsDir()
 }
 
-// unknownAgent says that agent is not one of repo's and how to add it.
+// unknownAgent says that agent is not one of repo's and how to add it
+// (UnknownAgent, the rule of every command, and append's own way out).
 func unknownAgent(repo, agent string) string {
-	known := "none yet"
+	var names []string
 	if entries, err := os.ReadDir(filepath.Join(repo, "agents")); err == nil {
-		var names []string
 		for _, e := range entries {
 			if e.IsDir() && journal.ValidAgent(e.Name()) {
 				names = append(names, e.Name())
 			}
 		}
-		if len(names) > 0 {
-			known = strings.Join(names, ", ")
-		}
 	}
-	return fmt.Sprintf("unknown agent %q in %s (agents: %s): create it with \"memsync init --repo %s --agent %s\", "+
-		"or pass --new-agent (append.create_agents: true in memsync.yaml allows any)", agent, repo, known, repo, agent)
+	return UnknownAgent(repo, agent, names) + "; to create it here, pass --new-agent " +
+		"(append.create_agents: true in memsync.yaml allows any)"
 }
 
 // journalDir is agent's journal directory relative to the repository

@@ -32,6 +32,8 @@ func Commands() []Command {
 		{"consolidate", "the consolidation cycle: themes, core proposals, pruning, contradictions, follow-ups"},
 		{"rebuild", "drop the projection and rebuild it from git (--from-history: every commit)"},
 		{"search", "ranked recall within an agent's visible memories (offline from the journals if need be)"},
+		{"list", "an agent's newest memories, newest first, as it may see them (no ranking)"},
+		{"agents", "the repository's agents: journal records, shared and private, newest record"},
 		{"show", "one memory by uuid, as an agent sees it: the record, where it lives, its edges and status"},
 		{"rejects", "the journal lines that can never be projected: file, line and reason"},
 		{"cache", "regenerate the agents' markdown snapshots from the graph"},
@@ -84,18 +86,26 @@ func Main(ctx context.Context, env *Env, args []string, runner func(name string)
 		}
 		run, ok := lookup(args[1], runner)
 		if !ok {
-			fmt.Fprintf(env.Stderr, "memsync: unknown command %q (see memsync help)\n", args[1])
+			fmt.Fprintln(env.Stderr, UnknownCommand(args[1]))
 			return ExitUsage
 		}
 		return run(ctx, env, []string{"--help"})
 	}
 	run, ok := lookup(name, runner)
 	if !ok {
-		fmt.Fprintf(env.Stderr, "memsync: unknown command %q\n\n", name)
-		printUsage(env.Stderr)
+		fmt.Fprintln(env.Stderr, UnknownCommand(name))
 		return ExitUsage
 	}
 	return run(ctx, env, args[1:])
+}
+
+// UnknownCommand is the one line that refuses name, which is not one of
+// Commands: with the closest command when one is a slip away (Suggest).
+func UnknownCommand(name string) string {
+	if s := Suggest(name, CommandNames()); s != "" {
+		return fmt.Sprintf("memsync: unknown command %q; did you mean %s?", name, s)
+	}
+	return fmt.Sprintf("memsync: unknown command %q (memsync help lists the commands)", name)
 }
 
 func lookup(name string, runner func(string) (RunFunc, bool)) (RunFunc, bool) {
@@ -124,6 +134,7 @@ Every command takes --repo DIR (default $MEMSYNC_REPO, else the current
 directory); every command but init refuses a directory that is not a memory
 repository. Run "memsync <command> --help" for its flags; "memsync --version"
 prints the version.
-Exit codes: 0 success, 1 failure, 2 bad usage.
+Exit codes: 0 success, 1 failure, 2 bad usage, 3 not found (a uuid no
+memory has, or one the agent may not see).
 `)
 }

@@ -22,6 +22,9 @@ const (
 	ExitOK    = 0
 	ExitFail  = 1
 	ExitUsage = 2
+	// ExitNotFound: a uuid no memory has, or one the reading agent may
+	// not see (the same answer, so that the code leaks nothing).
+	ExitNotFound = 3
 )
 
 // Env is everything a command takes from its process, so that tests run

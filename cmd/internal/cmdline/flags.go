@@ -107,7 +107,7 @@ func (c *Flags) ParseArgs(args []string) (positional []string, code int, done bo
 			return nil, ExitOK, true
 		}
 		if err != nil {
-			return nil, c.UsageErr("%v (see memsync %s --help)", err, c.Name), true
+			return nil, c.UsageErr("%s (see memsync %s --help)", c.flagError(err), c.Name), true
 		}
 		rest := c.Args()
 		consumed := len(args) - len(rest)
@@ -120,6 +120,25 @@ func (c *Flags) ParseArgs(args []string) (positional []string, code int, done bo
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError is the flag package's error, or for a flag it does not know
+// that is a slip away from one it does (--agnet), the one it meant.
+func (c *Flags) flagError(err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err.Error()
+	}
+	if s := c.SuggestFlag(name); s != "" {
+		return fmt.Sprintf("unknown flag --%s; did you mean --%s?", name, s)
+	}
+	return err.Error()
+}
+
+// SuggestFlag is the flag of c that name (without dashes) most likely
+// meant to name, or "" (see Suggest).
+func (c *Flags) SuggestFlag(name string) string {
+	return Suggest(name, FlagNames(c.FlagSet))
 }
 
 // UsageErr reports bad usage in one line and returns ExitUsage.
@@ -205,6 +224,22 @@ func IsMemoryRepo(dir string) bool {
 // AgentNameError says why name cannot name an agent (see journal.ValidAgent).
 func AgentNameError(name string) string {
 	return fmt.Sprintf("invalid agent name %q (want [A-Za-z0-9][A-Za-z0-9_-]{0,63})", name)
+}
+
+// UnknownAgent is the one line that refuses agent, which is none of known
+// (the repository's agents, as its agents/ directory lists them): every
+// command that takes an agent refuses an unknown one with it, naming the
+// agents and the closest of them when one is a slip away (Suggest).
+func UnknownAgent(repo, agent string, known []string) string {
+	list := "none yet"
+	if len(known) > 0 {
+		list = strings.Join(known, ", ")
+	}
+	if s := Suggest(agent, known); s != "" {
+		return fmt.Sprintf("unknown agent %q in %s; did you mean %s? (agents: %s)", agent, repo, s, list)
+	}
+	return fmt.Sprintf("unknown agent %q in %s (agents: %s): create it with \"memsync init --repo %s --agent %s\"",
+		agent, repo, list, repo, agent)
 }
 
 // KindList is every record kind, comma-separated, for usage texts.
