@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -54,9 +55,7 @@ var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 // yamlLine is the 0-based line of the frontmatter yaml.v3 names in err.
 func yamlLine(err error) int {
 	if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
-		var n int
-		fmt.Sscan(m[1], &n)
-		if n > 0 {
+		if n, _ := strconv.Atoi(m[1]); n > 0 {
 			return n - 1
 		}
 	}
@@ -218,9 +217,8 @@ func atClock(day time.Time, text string) (time.Time, string) {
 	if m == nil {
 		return day, text
 	}
-	var h, min int
-	fmt.Sscan(m[1], &h)
-	fmt.Sscan(m[2], &min)
+	h, _ := strconv.Atoi(m[1])
+	min, _ := strconv.Atoi(m[2])
 	if h > 23 || min > 59 {
 		return day, text
 	}
