@@ -314,3 +314,82 @@ func TestImportMalformed(t *testing.T) {
 	}
 }
 
+// TestExport: export shows what search would (A's own and shared, not
+// another agent's private memories); an exported mcp-memory file imports
+// back; jsonl lines are the journal's records.
+func TestExport(t *testing.T) {
+	repo := initRepo(t, "a", "b")
+	iv := invocation{now: time.Now()}
+	for _, args := range [][]string{
+		{"import", "vault", importFixture("vault"), "--agent", "a"},
+		{"import", "mem0", importFixture("mem0"), "--agent", "b", "--scope", "shared"},
+		{"import", "mcp-memory", importFixture("mcp-memory"), "--agent", "b"},
+	} {
+		if r := iv.run(t, append(args, "--repo", repo)...); r.code != 0 {
+			t.Fatalf("%v: %d %s", args, r.code, r.stderr)
+		}
+	}
+	r := iv.run(t, "export", "--agent", "a", "--format", "jsonl", "--repo", repo)
+	if r.code != 0 {
+		t.Fatalf("export: %d %s", r.code, r.stderr)
+	}
+	var texts []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		rec, err := journal.Parse([]byte(l))
+		if err != nil {
+			t.Fatalf("jsonl line %q: %v", l, err)
+		}
+		texts = append(texts, rec.Text)
+	}
+	if len(texts) != 6 { // a's 3 observations and 1 flag, b's 2 shared
+		t.Errorf("jsonl exported %d records: %q", len(texts), texts)
+	}
+	if strings.Contains(r.stdout, "Portuguese") {
+		t.Error("export of a holds b's private memory")
+	}
+	md := iv.run(t, "export", "--agent", "a", "--format", "markdown", "--repo", repo)
+	if md.code != 0 || !strings.Contains(md.stdout, "## observation") || !strings.Contains(md.stdout, "quokka form") ||
+		!strings.Contains(md.stdout, "dark mode") || strings.Contains(md.stdout, "flagged") {
+		t.Errorf("markdown export: %d\n%s", md.code, md.stdout)
+	}
+	mcp := iv.run(t, "export", "--agent", "a", "--format", "mcp-memory", "--repo", repo)
+	if mcp.code != 0 {
+		t.Fatalf("mcp-memory export: %d %s", mcp.code, mcp.stderr)
+	}
+	file := filepath.Join(t.TempDir(), "memory.jsonl")
+	if err := os.WriteFile(file, []byte(mcp.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := initRepo(t, "c")
+	back := importJSONOf(t, iv.run(t, "import", "mcp-memory", file, "--agent", "c", "--repo", other, "--json"))
+	if back.Imported != 5+1 || len(back.Unparsable) != 0 { // 5 memories, 1 relation (the backlink)
+		t.Errorf("mcp-memory export imported back: %+v\n%s", back.Report, mcp.stdout)
+	}
+	byText(t, importedRecords(t, other, "c"), "quokka form")
+	if r := iv.run(t, "export", "--agent", "zed", "--format", "jsonl", "--repo", repo); r.code != exitUsage {
+		t.Errorf("export of an unknown agent: %d", r.code)
+	}
+	if r := iv.run(t, "export", "--agent", "a", "--format", "csv", "--repo", repo); r.code != exitUsage {
+		t.Errorf("export --format csv: %d", r.code)
+	}
+}
+
+// TestImportUsage: bad arguments write nothing (exit 2).
+func TestImportUsage(t *testing.T) {
+	repo := initRepo(t, "a")
+	for _, args := range [][]string{
+		{"import", "vault"},
+		{"import", "evernote", importFixture("vault"), "--agent", "a"},
+		{"import", "vault", importFixture("vault")},
+		{"import", "vault", importFixture("vault"), "--agent", "zed"},
+		{"import", "vault", importFixture("vault"), "--agent", "a", "--scope", "public"},
+		{"import", "vault", "/nonexistent/path", "--agent", "a"},
+	} {
+		if r := cli(t, append(args, "--repo", repo)...); r.code != exitUsage {
+			t.Errorf("%q: exit %d, want 2 (%s)", args, r.code, r.stderr)
+		}
+	}
+	if recs := importedRecords(t, repo, "a"); len(recs) != 0 {
+		t.Errorf("a refused import wrote %d records", len(recs))
+	}
+}

@@ -18,11 +18,12 @@ var ExportFormats = []string{"markdown", "mcp-memory", "jsonl"}
 //	jsonl       every record as its canonical journal line
 //	markdown    a section per kind, one list item per memory with its
 //	            date and uuid
-//	mcp-memory  the MCP memory server's memory.jsonl: one entity per
-//	            record's first entity (else "memsync:<kind>"), its type the
-//	            kind, the texts as observations; each link between two
-//	            exported memories a relation "links_to". It imports back
-//	            with `memsync import mcp-memory`.
+//	mcp-memory  the MCP memory server's memory.jsonl: the memories of
+//	            each record's first entity as one entity's observations
+//	            (a memory without an entity is an entity named by its
+//	            uuid), its type the kind of its first memory; each link
+//	            between two exported memories a relation "links_to". It
+//	            imports back with `memsync import mcp-memory`.
 func Export(w io.Writer, format, agent string, recs []journal.Record) error {
 	bw := bufio.NewWriter(w)
 	switch format {
@@ -80,7 +81,7 @@ func exportMCP(w *bufio.Writer, recs []journal.Record) error {
 	entities := map[string]*entity{}
 	for i := range recs {
 		r := &recs[i]
-		name := "memsync:" + string(r.Kind)
+		name := r.UUID
 		if es := r.AllEntities(); len(es) > 0 {
 			name = es[0]
 		}
