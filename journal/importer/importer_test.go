@@ -15,7 +15,7 @@ import (
 )
 
 // repoFor is a memory repository layout for agent a in a temp dir.
-func repoFor(t *testing.T, format, src string) Options {
+func repoFor(t testing.TB, format, src string) Options {
 	t.Helper()
 	root := t.TempDir()
 	jd := filepath.Join(root, "agents", "a", "memory", "journal")
