@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -392,4 +394,80 @@ func TestImportUsage(t *testing.T) {
 	if recs := importedRecords(t, repo, "a"); len(recs) != 0 {
 		t.Errorf("a refused import wrote %d records", len(recs))
 	}
+}
+
+// journalLinesSorted is every line of agent's journal files, sorted; a
+// file ending in a torn line fails the test.
+func journalLinesSorted(t *testing.T, repo, agent string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(journalDir(repo, agent), "*.jsonl"))
+	var out []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			t.Fatalf("%s ends in a torn line", f)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if l != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestImportKilledMidwayCompletesOnRerun: `memsync import` killed with
+// SIGKILL while it writes leaves whole lines only, and the same import
+// run again leaves the journal exactly as one uninterrupted import does.
+func TestImportKilledMidwayCompletesOnRerun(t *testing.T) {
+	bin := memsyncBinary(t)
+	src := t.TempDir()
+	for i := 0; i < 3000; i++ {
+		note := fmt.Sprintf("---\ntitle: Kill note %d\ncreated: 2026-01-%02dT10:00:00Z\n---\n- [fact] Fact number %d about the yak shed\n", i, 1+i%28, i)
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("n%04d.md", i)), []byte(note), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo, clean := initRepo(t, "a"), initRepo(t, "a")
+	cmd := exec.Command(bin, "import", "basic-memory", src, "--agent", "a", "--repo", repo)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	killed := false
+poll:
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			break poll // finished before it could be killed: the re-run must still be a no-op
+		default:
+		}
+		files, _ := filepath.Glob(filepath.Join(journalDir(repo, "a"), "*.jsonl"))
+		if len(files) > 0 {
+			cmd.Process.Kill()
+			<-exited
+			killed = true
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	partial := journalLinesSorted(t, repo, "a")
+	iv := invocation{now: time.Now()}
+	if r := iv.run(t, "import", "basic-memory", src, "--agent", "a", "--repo", repo); r.code != 0 {
+		t.Fatalf("re-run: %d %s", r.code, r.stderr)
+	}
+	if r := iv.run(t, "import", "basic-memory", src, "--agent", "a", "--repo", clean); r.code != 0 {
+		t.Fatalf("clean import: %d %s", r.code, r.stderr)
+	}
+	got, want := journalLinesSorted(t, repo, "a"), journalLinesSorted(t, clean, "a")
+	if !slices.Equal(got, want) {
+		t.Fatalf("killed (%v) after %d lines, re-run: %d lines, an uninterrupted import: %d", killed, len(partial), len(got), len(want))
+	}
+	t.Logf("killed: %v, after %d of %d lines", killed, len(partial), len(want))
 }
