@@ -147,6 +147,9 @@ func TestImportEachFormat(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("import: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
+			if r.stderr != "" {
+				t.Errorf("stderr is not a terminal, yet the import wrote to it: %q", r.stderr)
+			}
 			doc := importJSONOf(t, r)
 			if doc.Imported != tc.imported || doc.Feedback != tc.feedback || len(doc.Skipped) != tc.skipped || len(doc.Unparsable) != 0 {
 				t.Fatalf("import: %+v", doc.Report)
