@@ -78,7 +78,7 @@ func runImport(ctx context.Context, env *Env, args []string) int {
 	}
 	opts := importer.Options{
 		Format: format, Path: src, Agent: *agent, Scope: journal.Scope(*scope), SourceType: *sourceType,
-		Root: repo, JournalDir: journalDir(repo, *agent), ArchiveDir: archiveDir(repo, *agent),
+		Root: repo, JournalDir: journalDir(repo, *agent), Journals: func() ([]string, error) { return layout(repo).JournalFiles(*agent) },
 		LockFile: filepath.Join(localDir(repo), "import", *agent+".lock"),
 		DryRun:   *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
 	}

@@ -71,7 +71,7 @@ func BenchmarkImportNotes10k(b *testing.B) {
 		opts := repoFor(b, "basic-memory", src)
 		opts.Now = time.Now
 		b.StartTimer()
-		rep, err := Import(context.Background(), opts)
+		rep, err := importNow(context.Background(), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func BenchmarkImportNotes10k(b *testing.B) {
 		// A second run over the same notes: what an idempotent re-import costs.
 		b.StopTimer()
 		start := time.Now()
-		again, err := Import(context.Background(), opts)
+		again, err := importNow(context.Background(), opts)
 		if err != nil || again.Imported != 0 {
 			b.Fatalf("re-import: %+v %v", again, err)
 		}

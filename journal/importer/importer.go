@@ -18,6 +18,7 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -150,9 +151,14 @@ type Options struct {
 	// SourceType is source.type of every record ("read" when empty): how
 	// the agent came to know what the source says.
 	SourceType string
-	// Root is the memory repository; JournalDir and ArchiveDir are the
-	// agent's journal and archive directories in it.
-	Root, JournalDir, ArchiveDir string
+	// Root is the memory repository; JournalDir is the agent's journal
+	// directory in it, which the records are appended to.
+	Root, JournalDir string
+	// Journals lists the agent's journal files, archived ones included
+	// (memsync.Layout.JournalFiles, the one list of what memsync reads):
+	// what is already imported is read from them. Import calls it once it
+	// holds LockFile.
+	Journals func() ([]string, error)
 	// LockFile is a host-local file Import holds locked for its run, so
 	// that two imports for one agent do not both write an item.
 	LockFile string
@@ -221,7 +227,13 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		}
 		defer unlock()
 	}
-	have, err := scanJournal(opts.JournalDir, opts.ArchiveDir, opts.Format)
+	var files []string
+	if opts.Journals != nil {
+		if files, err = opts.Journals(); err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+	}
+	have, err := scanJournal(files, opts.Format)
 	if err != nil {
 		return nil, err
 	}
@@ -279,41 +291,36 @@ type existing struct {
 	ts       map[string]time.Time
 }
 
-// scanJournal reads every journal line of dirs (a line that does not
-// parse is the daemon's business, not the importer's).
-func scanJournal(dir, archive, format string) (*existing, error) {
+// scanJournal reads every line of files (a line that does not parse is
+// the daemon's business, not the importer's).
+func scanJournal(files []string, format string) (*existing, error) {
 	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{}}
-	for _, d := range []string{archive, dir} {
-		if d == "" {
-			continue
-		}
-		files, err := filepath.Glob(filepath.Join(d, "*.jsonl"))
+	imported := []byte(quote(format))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("import: read %s: %w", f, err)
+			if errors.Is(err, os.ErrNotExist) {
+				continue // compacted away since it was listed
 			}
-			for _, line := range strings.Split(string(data), "\n") {
-				if strings.TrimSpace(line) == "" {
-					continue
-				}
-				r, err := journal.Parse([]byte(line))
-				if err != nil {
-					continue
-				}
-				if s := derivedSuffix(r.UUID); s != "" {
-					ex.suffixes[s] = r.UUID
-				}
-				for _, id := range r.Supersedes {
-					ex.retired[id] = true
-				}
-				if from, _ := r.Extra[FieldImport]; string(from) == quote(format) && r.Source != nil && r.Source.Context != "" {
-					ex.byKey[r.Source.Context] = append(ex.byKey[r.Source.Context], r.UUID)
-					ex.ts[r.UUID] = r.TS
-				}
+			return nil, fmt.Errorf("import: read %s: %w", f, err)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			r, err := journal.Parse(line)
+			if err != nil {
+				continue
+			}
+			if s := derivedSuffix(r.UUID); s != "" {
+				ex.suffixes[s] = r.UUID
+			}
+			for _, id := range r.Supersedes {
+				ex.retired[id] = true
+			}
+			if bytes.Equal(r.Extra[FieldImport], imported) && r.Source != nil && r.Source.Context != "" {
+				ex.byKey[r.Source.Context] = append(ex.byKey[r.Source.Context], r.UUID)
+				ex.ts[r.UUID] = r.TS
 			}
 		}
 	}

@@ -22,12 +22,12 @@ func repoFor(t testing.TB, format, src string) Options {
 	if err := os.MkdirAll(jd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return Options{Format: format, Path: src, Agent: "a", Root: root, JournalDir: jd, ArchiveDir: filepath.Join(jd, "archive"),
+	return Options{Format: format, Path: src, Agent: "a", Root: root, JournalDir: jd,
 		LockFile: filepath.Join(root, ".memsync", "import", "a.lock"), Now: time.Now}
 }
 
 // lines is every journal line of opts' agent, sorted.
-func lines(t *testing.T, opts Options) []string {
+func lines(t testing.TB, opts Options) []string {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(opts.JournalDir, "*.jsonl"))
 	var out []string
@@ -49,6 +49,13 @@ func lines(t *testing.T, opts Options) []string {
 	return out
 }
 
+// importNow is Import with opts.Journals listed as the command lists
+// them (here: the day files of the journal directory).
+func importNow(ctx context.Context, opts Options) (*Report, error) {
+	opts.Journals = func() ([]string, error) { return filepath.Glob(filepath.Join(opts.JournalDir, "*.jsonl")) }
+	return Import(ctx, opts)
+}
+
 func fixture(format string) string {
 	return filepath.Join("..", "..", "testdata", "import", format)
 }
@@ -61,7 +68,7 @@ func TestImportCancelledMidwayCompletesOnRerun(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			src := fixture(format)
 			whole := repoFor(t, format, src)
-			if _, err := Import(context.Background(), whole); err != nil {
+			if _, err := importNow(context.Background(), whole); err != nil {
 				t.Fatal(err)
 			}
 			want := lines(t, whole)
@@ -76,7 +83,7 @@ func TestImportCancelledMidwayCompletesOnRerun(t *testing.T) {
 						cancel()
 					}
 				}
-				_, err := Import(ctx, opts)
+				_, err := importNow(ctx, opts)
 				cancel()
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("stop at %d: %v, want cancelled", stopAt, err)
@@ -85,7 +92,7 @@ func TestImportCancelledMidwayCompletesOnRerun(t *testing.T) {
 					t.Fatalf("stop at %d: %d lines written", stopAt, len(got))
 				}
 				opts.Progress = nil
-				rep, err := Import(context.Background(), opts)
+				rep, err := importNow(context.Background(), opts)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,7 +112,7 @@ func TestImportEditedSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := repoFor(t, "vault", src)
-	if _, err := Import(context.Background(), opts); err != nil {
+	if _, err := importNow(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
 	before := lines(t, opts)
@@ -115,7 +122,7 @@ func TestImportEditedSource(t *testing.T) {
 	if err := os.WriteFile(obs, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Import(context.Background(), opts)
+	rep, err := importNow(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +147,7 @@ func TestImportEditedSource(t *testing.T) {
 		t.Fatalf("new version %+v does not supersede %s after it", new, old.UUID)
 	}
 	// A third run: nothing.
-	if rep, err := Import(context.Background(), opts); err != nil || rep.Imported != 0 || len(lines(t, opts)) != len(after) {
+	if rep, err := importNow(context.Background(), opts); err != nil || rep.Imported != 0 || len(lines(t, opts)) != len(after) {
 		t.Fatalf("third import: %+v %v", rep, err)
 	}
 	// Touching an undated source (a new mtime) imports nothing either.
@@ -148,14 +155,14 @@ func TestImportEditedSource(t *testing.T) {
 	if err := os.CopyFS(oc.Path, os.DirFS(fixture("openclaw"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Import(context.Background(), oc); err != nil {
+	if _, err := importNow(context.Background(), oc); err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(3 * time.Hour)
 	if err := os.Chtimes(filepath.Join(oc.Path, "MEMORY.md"), later, later); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := Import(context.Background(), oc); err != nil || rep.Imported != 0 {
+	if rep, err := importNow(context.Background(), oc); err != nil || rep.Imported != 0 {
 		t.Fatalf("touched MEMORY.md: %+v %v", rep, err)
 	}
 }
@@ -164,7 +171,7 @@ func TestImportEditedSource(t *testing.T) {
 func TestImportDryRunWritesNothing(t *testing.T) {
 	opts := repoFor(t, "vault", fixture("vault"))
 	opts.DryRun = true
-	rep, err := Import(context.Background(), opts)
+	rep, err := importNow(context.Background(), opts)
 	if err != nil || rep.Imported != 3 || rep.Feedback != 1 {
 		t.Fatalf("dry run: %+v %v", rep, err)
 	}
