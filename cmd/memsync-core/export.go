@@ -16,8 +16,9 @@ const exportDescription = `Write the memories agent A may see (its own and the s
 search sees them, read from the journals) to stdout, oldest first: jsonl is
 every record as its journal line (memsync's own records included: a backup);
 markdown and mcp-memory (the MCP memory server's memory.jsonl, which memsync
-import mcp-memory reads back) leave out superseded memories and memsync's own
-records (feedback, promotions, compaction).`
+import mcp-memory reads back) leave out what search leaves out by default
+(superseded memories, memories flagged wrong) and memsync's own records
+(feedback, promotions, compaction).`
 
 func runExport(ctx context.Context, env *Env, args []string) int {
 	c := newFlags(env, "export", "export --agent A --format markdown|mcp-memory|jsonl", exportDescription)
@@ -49,12 +50,20 @@ func runExport(ctx context.Context, env *Env, args []string) int {
 	if !slices.Contains(agents, *agent) {
 		return c.usageErr("--agent: no agent %q in this repository", *agent)
 	}
-	nodes, err := offline.NewJournals(layout(repo)).List(ctx, memsync.ListQuery{
-		Groups: []string{journal.SharedGroup, journal.PrivateGroup(*agent)}, Limit: math.MaxInt32})
+	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	journals := offline.NewJournals(layout(repo))
+	nodes, err := journals.List(ctx, memsync.ListQuery{Groups: groups, Limit: math.MaxInt32})
 	if err != nil {
 		return c.fail("%v", err)
 	}
 	slices.Reverse(nodes) // oldest first
+	var scored map[string]memsync.Scored
+	if *format != "jsonl" {
+		// What search leaves out by default, by search's own rule.
+		if scored, err = memsync.ScoreNodes(ctx, journals, nodes, groups, memsync.Present(env.Now())); err != nil {
+			return c.fail("%v", err)
+		}
+	}
 	var recs []journal.Record
 	for i := range nodes {
 		n := &nodes[i]
@@ -63,7 +72,7 @@ func runExport(ctx context.Context, env *Env, args []string) int {
 			case journal.KindFeedback, journal.KindPromotion, journal.KindCompaction:
 				continue
 			}
-			if !n.InvalidAt.IsZero() {
+			if s, ok := scored[n.UUID]; !ok || s.Result.Retired() {
 				continue
 			}
 		}

@@ -352,7 +352,16 @@ func TestExport(t *testing.T) {
 	if strings.Contains(r.stdout, "Portuguese") {
 		t.Error("export of a holds b's private memory")
 	}
+	// A memory flagged wrong leaves the markdown and mcp-memory exports,
+	// as it leaves default search.
+	wrong := byText(t, importedRecords(t, repo, "a"), "wombat")
+	if r := iv.run(t, "flag", wrong.UUID, "--wrong", "--agent", "a", "--repo", repo); r.code != 0 {
+		t.Fatalf("flag: %d %s", r.code, r.stderr)
+	}
 	md := iv.run(t, "export", "--agent", "a", "--format", "markdown", "--repo", repo)
+	if strings.Contains(md.stdout, "wombat") {
+		t.Errorf("markdown export holds a memory flagged wrong")
+	}
 	if md.code != 0 || !strings.Contains(md.stdout, "## observation") || !strings.Contains(md.stdout, "quokka form") ||
 		!strings.Contains(md.stdout, "dark mode") || strings.Contains(md.stdout, "flagged") {
 		t.Errorf("markdown export: %d\n%s", md.code, md.stdout)
@@ -367,7 +376,7 @@ func TestExport(t *testing.T) {
 	}
 	other := initRepo(t, "c")
 	back := importJSONOf(t, iv.run(t, "import", "mcp-memory", file, "--agent", "c", "--repo", other, "--json"))
-	if back.Imported != 5+1 || len(back.Unparsable) != 0 { // 5 memories, 1 relation (the backlink)
+	if back.Imported != 4+1 || len(back.Unparsable) != 0 { // 4 memories, 1 relation (the backlink)
 		t.Errorf("mcp-memory export imported back: %+v\n%s", back.Report, mcp.stdout)
 	}
 	byText(t, importedRecords(t, other, "c"), "quokka form")
