@@ -239,9 +239,28 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	}
 	plan := makePlan(src, opts, have, rep)
 	written := map[string]bool{}
+	if err := write(ctx, plan, opts, rep, written); err != nil {
+		// What was written stays, durable: the re-run skips it.
+		if !opts.NoSync && len(written) > 0 {
+			_ = syncAll(opts.JournalDir, written)
+		}
+		return rep, err
+	}
+	sort.Strings(rep.Files)
+	if !opts.NoSync && len(written) > 0 {
+		if err := syncAll(opts.JournalDir, written); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// write appends the new records of plan in order, noting the files
+// written; it stops at the first error or when ctx is done.
+func write(ctx context.Context, plan []planned, opts Options, rep *Report, written map[string]bool) error {
 	for i := range plan {
 		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("import cancelled after %d of %d records: %w", i, len(plan), err)
+			return fmt.Errorf("import cancelled after %d of %d records: %w", i, len(plan), err)
 		}
 		p := &plan[i]
 		switch {
@@ -252,7 +271,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		default:
 			path, err := journal.Append(opts.JournalDir, &p.rec, journal.AppendOptions{NoSync: true, Root: opts.Root})
 			if err != nil {
-				return rep, fmt.Errorf("import %s: %w", p.source, err)
+				return fmt.Errorf("import %s: %w", p.source, err)
 			}
 			count(rep, &p.rec)
 			if !written[path] {
@@ -265,13 +284,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 			opts.Progress(i+1, len(plan))
 		}
 	}
-	sort.Strings(rep.Files)
-	if !opts.NoSync && len(written) > 0 {
-		if err := syncAll(opts.JournalDir, written); err != nil {
-			return rep, err
-		}
-	}
-	return rep, nil
+	return nil
 }
 
 func count(rep *Report, r *journal.Record) {
