@@ -489,6 +489,14 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, err.Error()})
 			continue
 		}
+		// The record as the journal reads it back (unknown fields in
+		// their canonical form): what is written is what is read.
+		back, err := journal.Parse(r.Canonical())
+		if err != nil {
+			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, err.Error()})
+			continue
+		}
+		*r = back
 		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == ""})
 		if it.Verified {
 			fsuffix := identity(opts.Format, it.Key+"\x00verified", opts.Scope, digest(it))

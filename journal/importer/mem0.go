@@ -229,8 +229,11 @@ func mem0Entry(f sourceFile, line int, raw []byte, out *Source) {
 		dec.UseNumber()
 		var v any
 		if dec.Decode(&v) == nil {
-			if b, err := json.Marshal(v); err == nil {
-				r.Extra = map[string]json.RawMessage{"mem0_metadata": b}
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if enc.Encode(v) == nil {
+				r.Extra = map[string]json.RawMessage{"mem0_metadata": bytes.TrimSpace(buf.Bytes())}
 			}
 		}
 	}
