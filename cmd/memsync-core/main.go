@@ -74,6 +74,10 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runMCP, true
 	case "packet":
 		return runPacket, true
+	case "import":
+		return runImport, true
+	case "export":
+		return runExport, true
 	}
 	return nil, false
 }

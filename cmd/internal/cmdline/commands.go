@@ -42,6 +42,8 @@ func Commands() []Command {
 		{"hook", "Claude Code / Codex session hooks (JSON on stdin, fail-open); hook install adds them"},
 		{"mcp", "an MCP server on stdio bound to one agent: search, remember, explain, flag, status"},
 		{"packet", "a working-memory packet for one step of an agent, routed by its role (SPEC §8)"},
+		{"import", "bring memory in: openclaw, vault, tiers, basic-memory, mcp-memory, mem0 (idempotent)"},
+		{"export", "write an agent's visible memories out as markdown, mcp-memory or jsonl"},
 	}
 }
 

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/journal/importer"
+)
+
+const importDescription = `Bring memory kept elsewhere into agent A's journal. FORMAT is one of
+openclaw (a workspace: MEMORY.md and memory/YYYY-MM-DD.md), vault (vault/ and
+archive/ obs-YYYY-MM-DD-NNN.md), tiers (a memory/ directory of core/, working/,
+learning/), basic-memory (a folder of notes), mcp-memory (memory.jsonl) or mem0
+(a Mem0 / OpenMemory export). Every memory becomes one journal record written
+as memsync append writes it, with a uuid derived from the source (its id, else
+its file and content): importing the same source again writes nothing, an
+edited source writes only what changed (an edited item with an id supersedes
+its earlier import), and an import stopped part-way is completed by running it
+again. Records keep the source's dates and name it in source.context; a
+declared importance is never imported. The report lists what was imported,
+skipped (and why) and could not be parsed (file:line); exit 1 when something
+could not be parsed (the rest is imported).`
+
+// importJSON is the document import --json prints.
+type importJSON struct {
+	*importer.Report
+	SkippedByReason map[string]int `json:"skipped_by_reason"`
+}
+
+func runImport(ctx context.Context, env *Env, args []string) int {
+	c := newFlags(env, "import", "import FORMAT PATH --agent A [--scope S] [--source-type T] [--dry-run] [--json]", importDescription)
+	repoFlag := addRepoFlag(c)
+	agent := c.String("agent", "", "the agent `A` whose journal receives the memories (required)")
+	scope := c.String("scope", "private", "`S`: private (only A sees them) or shared (every agent does)")
+	sourceType := c.String("source-type", "read", "source.type of the records, a `type`: read (default) or told, experienced, observed, inferred")
+	dryRun := c.Bool("dry-run", false, "parse and report, write nothing")
+	asJSON := c.Bool("json", false, "print one JSON document")
+	positional, code, done := c.parse(args)
+	if done {
+		return code
+	}
+	switch {
+	case len(positional) != 2:
+		return c.usageErr("FORMAT PATH: expected 2 arguments, got %d (formats: %s)", len(positional), strings.Join(importer.Formats(), ", "))
+	case !slices.Contains(importer.Formats(), positional[0]):
+		return c.usageErr("FORMAT: unknown format %q (one of %s)", positional[0], strings.Join(importer.Formats(), ", "))
+	case *agent == "":
+		return c.usageErr("--agent: required")
+	case !validAgent(*agent):
+		return c.usageErr("--agent: %s", agentNameError(*agent))
+	case *scope != string(journal.ScopePrivate) && *scope != string(journal.ScopeShared):
+		return c.usageErr("--scope: %q is not private or shared", *scope)
+	case !slices.Contains(journal.SourceTypes, *sourceType):
+		return c.usageErr("--source-type: %q is not one of %s", *sourceType, strings.Join(journal.SourceTypes, ", "))
+	}
+	format, src := positional[0], positional[1]
+	if _, err := os.Stat(src); err != nil {
+		return c.usageErr("PATH: %v", err)
+	}
+	repo, err := existingRepo(env, *repoFlag)
+	if err != nil {
+		return c.usageErr("%v", err)
+	}
+	var cfg Config
+	if err := loadConfig(env, repo, nil, &cfg); err != nil {
+		return c.usageErr("%v", err)
+	}
+	if _, err := os.Stat(memoryDir(repo, *agent)); err != nil && !cfg.Append.CreateAgents {
+		return c.usageErr("--agent: no agent %q in this repository (memsync init --agent %s creates it)", *agent, *agent)
+	}
+	opts := importer.Options{
+		Format: format, Path: src, Agent: *agent, Scope: journal.Scope(*scope), SourceType: *sourceType,
+		Root: repo, JournalDir: journalDir(repo, *agent), Journals: func() ([]string, error) { return layout(repo).JournalFiles(*agent) },
+		LockFile: filepath.Join(localDir(repo), "import", *agent+".lock"),
+		DryRun:   *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
+	}
+	if f, ok := env.Stderr.(*os.File); ok && isTerminal(f) {
+		last := -1
+		opts.Progress = func(done, total int) {
+			if pct := done * 100 / max(total, 1); pct != last || done == total {
+				last = pct
+				fmt.Fprintf(f, "\rimporting %s: %d/%d records", format, done, total)
+				if done == total {
+					fmt.Fprintln(f)
+				}
+			}
+		}
+	}
+	rep, err := importer.Import(ctx, opts)
+	if err != nil && rep == nil {
+		return c.fail("%v", err)
+	}
+	printImport(env.Stdout, rep, *asJSON)
+	if err != nil {
+		return c.fail("%v (run the same import again to complete it)", err)
+	}
+	if len(rep.Unparsable) > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+func skippedByReason(rep *importer.Report) map[string]int {
+	m := map[string]int{}
+	for _, s := range rep.Skipped {
+		m[s.Reason]++
+	}
+	return m
+}
+
+// printImport prints the report: counts, then every item skipped for
+// another reason than being imported already, and every problem.
+func printImport(w io.Writer, rep *importer.Report, asJSON bool) {
+	if asJSON {
+		if rep.Skipped == nil {
+			rep.Skipped = []importer.Skip{}
+		}
+		if rep.Unparsable == nil {
+			rep.Unparsable = []importer.Problem{}
+		}
+		if rep.Unresolved == nil {
+			rep.Unresolved = []importer.Skip{}
+		}
+		if rep.Files == nil {
+			rep.Files = []string{}
+		}
+		out, _ := json.Marshal(importJSON{Report: rep, SkippedByReason: skippedByReason(rep)})
+		fmt.Fprintf(w, "%s\n", out)
+		return
+	}
+	verb := "imported"
+	if rep.DryRun {
+		verb = "would import"
+	}
+	fmt.Fprintf(w, "%s %s into %s: %s %d memories", rep.Format, rep.Path, rep.Agent, verb, rep.Imported)
+	if rep.Feedback > 0 {
+		fmt.Fprintf(w, " and %d verified flags", rep.Feedback)
+	}
+	if rep.Superseded > 0 {
+		fmt.Fprintf(w, " (superseding %d earlier versions)", rep.Superseded)
+	}
+	fmt.Fprintf(w, "; skipped %d; could not parse %d\n", len(rep.Skipped), len(rep.Unparsable))
+	reasons := skippedByReason(rep)
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  skipped %d: %s\n", reasons[k], k)
+	}
+	for _, s := range rep.Skipped {
+		if s.Reason != importer.SkipAlreadyImported {
+			fmt.Fprintf(w, "  skipped %s: %s\n", s.Source, s.Reason)
+		}
+	}
+	for _, s := range rep.Unresolved {
+		fmt.Fprintf(w, "  %s: %s (kept without it)\n", s.Source, s.Reason)
+	}
+	for _, p := range rep.Unparsable {
+		fmt.Fprintf(w, "  could not parse %s\n", p)
+	}
+	for _, f := range rep.Files {
+		fmt.Fprintf(w, "  wrote %s\n", f)
+	}
+}

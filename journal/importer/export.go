@@ -1,0 +1,122 @@
+package importer
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// ExportFormats are the formats Export writes.
+var ExportFormats = []string{"markdown", "mcp-memory", "jsonl"}
+
+// Export writes recs, oldest first as given, in format:
+//
+//	jsonl       every record as its canonical journal line
+//	markdown    a section per kind, one list item per memory with its
+//	            date and uuid
+//	mcp-memory  the MCP memory server's memory.jsonl: the memories of
+//	            each record's first entity as one entity's observations
+//	            (a memory without an entity is an entity named by its
+//	            uuid), its type the kind of its first memory; each link
+//	            between two exported memories a relation "links_to". It
+//	            imports back with `memsync import mcp-memory`.
+func Export(w io.Writer, format, agent string, recs []journal.Record) error {
+	bw := bufio.NewWriter(w)
+	switch format {
+	case "jsonl":
+		for i := range recs {
+			bw.Write(recs[i].Canonical())
+			bw.WriteByte('\n')
+		}
+	case "markdown":
+		exportMarkdown(bw, agent, recs)
+	case "mcp-memory":
+		if err := exportMCP(bw, recs); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown export format %q (one of %s)", format, strings.Join(ExportFormats, ", "))
+	}
+	return bw.Flush()
+}
+
+func exportMarkdown(w *bufio.Writer, agent string, recs []journal.Record) {
+	fmt.Fprintf(w, "# Memory of %s\n\nExported by memsync: %d memories, its own and the shared ones, oldest first in each section.\n", agent, len(recs))
+	for _, k := range journal.Kinds {
+		first := true
+		for i := range recs {
+			r := &recs[i]
+			if r.Kind != k {
+				continue
+			}
+			if first {
+				fmt.Fprintf(w, "\n## %s\n\n", k)
+				first = false
+			}
+			text := strings.ReplaceAll(strings.TrimSpace(r.Text), "\n", "\n  ")
+			fmt.Fprintf(w, "- %s\n  <sub>%s · %s · %s · `%s`</sub>\n", text, r.TS.UTC().Format("2006-01-02 15:04"), r.Agent, r.Scope, r.UUID)
+		}
+	}
+}
+
+func exportMCP(w *bufio.Writer, recs []journal.Record) error {
+	type entity struct {
+		Type         string   `json:"type"`
+		Name         string   `json:"name"`
+		EntityType   string   `json:"entityType"`
+		Observations []string `json:"observations"`
+	}
+	type relation struct {
+		Type         string `json:"type"`
+		From         string `json:"from"`
+		To           string `json:"to"`
+		RelationType string `json:"relationType"`
+	}
+	nameOf := map[string]string{}
+	var order []string
+	entities := map[string]*entity{}
+	for i := range recs {
+		r := &recs[i]
+		name := r.UUID
+		if es := r.AllEntities(); len(es) > 0 {
+			name = es[0]
+		}
+		nameOf[r.UUID] = name
+		e, ok := entities[name]
+		if !ok {
+			e = &entity{Type: "entity", Name: name, EntityType: string(r.Kind)}
+			entities[name] = e
+			order = append(order, name)
+		}
+		e.Observations = append(e.Observations, strings.TrimSpace(r.Text))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, n := range order {
+		if err := enc.Encode(entities[n]); err != nil {
+			return err
+		}
+	}
+	seen := map[relation]bool{}
+	for i := range recs {
+		r := &recs[i]
+		for _, l := range r.Links {
+			to, ok := nameOf[l]
+			if !ok || to == nameOf[r.UUID] {
+				continue
+			}
+			rel := relation{Type: "relation", From: nameOf[r.UUID], To: to, RelationType: "links_to"}
+			if !seen[rel] {
+				seen[rel] = true
+				if err := enc.Encode(rel); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,560 @@
+// Package importer brings memory kept in other formats into memsync's
+// journals (SPEC §5 `memsync import`) and writes it back out (export.go).
+//
+// Every format is one file with a parser that turns a source (a directory
+// or a file) into Items: journal records without their agent, scope or
+// uuid, each with its identity in the source. Import gives each record a
+// uuid derived from that identity, so that a second import of the same
+// source writes nothing and an edited source writes only what changed, and
+// appends the records through journal.Append, the path `memsync append`
+// takes (lock, validation, layout). A crash or a cancellation part-way
+// leaves whole lines only; the next run skips what is there and writes
+// the rest.
+//
+// The importer never declares an importance (SPEC §3): a source's own
+// importance score is left behind; what the source knows about links,
+// tiers, verification and supersession is mapped onto links, tier, a
+// verified feedback record and supersedes.
+package importer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// FieldImport is the field every imported record carries: the format it
+// came from. With source.context (the item's key for items that have one)
+// it finds the previous import of an edited item, which the new version
+// supersedes.
+const FieldImport = "imported_from"
+
+// Item is one memory of a source, as a parser reads it.
+type Item struct {
+	// Key is the item's identity in the source: its own id, or the file
+	// that is the memory, or (Keyed false) the file it was found in.
+	Key string
+	// Keyed says Key names the item whatever its content: an edited item
+	// keeps its key, and its new version supersedes the previous import.
+	// Without it the item's identity is its file and its content.
+	Keyed bool
+	// Names are what other items of the source call this one in their
+	// links (an observation id, a note title).
+	Names []string
+	// Record is the memory: Agent, Scope and UUID are set by Import.
+	// Source.Context is set to Key (Keyed) or File:Line when empty.
+	Record journal.Record
+	// Links are names (Names of other items) this item builds on.
+	Links []string
+	// Verified: the source says the memory was confirmed; Import writes a
+	// verified feedback record for it, as `memsync flag --verified` does.
+	Verified bool
+	// Undated: the source gives no time for the item; Record.TS is a
+	// stand-in (the file's modification time) left out of its identity,
+	// so that touching the file imports nothing again.
+	Undated bool
+	// VerifiedBy is who confirmed it, when the source says.
+	VerifiedBy string
+	// File and Line are where the item starts (File relative to the
+	// source's root).
+	File string
+	Line int
+}
+
+// Problem is a part of the source that could not be parsed.
+type Problem struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Reason) }
+
+// Skip is an item, or a part of one, that was left out, and why.
+type Skip struct {
+	Source string `json:"source"`
+	Reason string `json:"reason"`
+}
+
+// Source is what a parser read: the items, what it left out and what it
+// could not parse.
+type Source struct {
+	Items      []Item
+	Skipped    []Skip
+	Unparsable []Problem
+}
+
+func (s *Source) problem(file string, line int, format string, args ...any) {
+	s.Unparsable = append(s.Unparsable, Problem{File: file, Line: line, Reason: fmt.Sprintf(format, args...)})
+}
+
+func (s *Source) skip(source, format string, args ...any) {
+	s.Skipped = append(s.Skipped, Skip{Source: source, Reason: fmt.Sprintf(format, args...)})
+}
+
+// parser reads the source at root (a directory or a file) into out; an
+// error only when root cannot be read at all.
+type parser func(root string, out *Source) error
+
+// formats maps each format name `memsync import` takes to its parser.
+var formats = map[string]parser{
+	"openclaw":     parseOpenClaw,
+	"vault":        parseVault,
+	"tiers":        parseTiers,
+	"basic-memory": parseBasicMemory,
+	"mcp-memory":   parseMCPMemory,
+	"mem0":         parseMem0,
+}
+
+// Formats lists the format names Import takes, sorted.
+func Formats() []string {
+	names := make([]string, 0, len(formats))
+	for n := range formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Parse reads the source at path in format.
+func Parse(format, path string) (*Source, error) {
+	p, ok := formats[format]
+	if !ok {
+		return nil, fmt.Errorf("unknown format %q (one of %s)", format, strings.Join(Formats(), ", "))
+	}
+	var src Source
+	if err := p(path, &src); err != nil {
+		return nil, err
+	}
+	return &src, nil
+}
+
+// Options say where and how Import writes.
+type Options struct {
+	Format string
+	Path   string // the source: a directory or a file
+	Agent  string
+	Scope  journal.Scope // private when empty
+	// SourceType is source.type of every record ("read" when empty): how
+	// the agent came to know what the source says.
+	SourceType string
+	// Root is the memory repository; JournalDir is the agent's journal
+	// directory in it, which the records are appended to.
+	Root, JournalDir string
+	// Journals lists the agent's journal files, archived ones included
+	// (memsync.Layout.JournalFiles, the one list of what memsync reads):
+	// what is already imported is read from them. Import calls it once it
+	// holds LockFile.
+	Journals func() ([]string, error)
+	// LockFile is a host-local file Import holds locked for its run, so
+	// that two imports for one agent do not both write an item.
+	LockFile string
+	DryRun   bool
+	// NoSync skips the fsync of the written files at the end.
+	NoSync bool
+	// Now is the clock that refuses records dated more than a day ahead
+	// (as `memsync append --ts` does); time.Now when nil.
+	Now func() time.Time
+	// Progress, when set, is called after each record is decided
+	// (written or skipped), with how many of total are done.
+	Progress func(done, total int)
+}
+
+// Report is what one import did.
+type Report struct {
+	Format     string    `json:"format"`
+	Agent      string    `json:"agent"`
+	Path       string    `json:"path"`
+	DryRun     bool      `json:"dry_run"`
+	Imported   int       `json:"imported"`
+	Feedback   int       `json:"verified_feedback"`
+	Superseded int       `json:"superseded"`
+	Skipped    []Skip    `json:"skipped"`
+	Unparsable []Problem `json:"unparsable"`
+	Unresolved []Skip    `json:"unresolved_links"`
+	Files      []string  `json:"files"` // journal files written, relative to Root
+}
+
+// SkipAlreadyImported is the reason of an item whose record is in the
+// journal already.
+const SkipAlreadyImported = "already imported"
+
+// planned is one record to write.
+type planned struct {
+	rec    journal.Record
+	suffix string // the uuid's identity part, h<16 hex>
+	source string // for the report
+	ok     bool   // not already in the journal
+}
+
+// Import reads the source and appends its records to the agent's journal,
+// skipping those already there. It stops at the first record it cannot
+// write, or when ctx is done, with every line written so far whole: a
+// re-run completes the import.
+func Import(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Scope == "" {
+		opts.Scope = journal.ScopePrivate
+	}
+	if opts.SourceType == "" {
+		opts.SourceType = "read"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	src, err := Parse(opts.Format, opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Format: opts.Format, Agent: opts.Agent, Path: opts.Path, DryRun: opts.DryRun,
+		Skipped: src.Skipped, Unparsable: src.Unparsable}
+	if !opts.DryRun && opts.LockFile != "" {
+		unlock, err := lockFile(opts.LockFile)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	var files []string
+	if opts.Journals != nil {
+		if files, err = opts.Journals(); err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+	}
+	have, err := scanJournal(files, opts.Format)
+	if err != nil {
+		return nil, err
+	}
+	plan := makePlan(src, opts, have, rep)
+	written := map[string]bool{}
+	if err := write(ctx, plan, opts, rep, written); err != nil {
+		// What was written stays, durable: the re-run skips it.
+		if !opts.NoSync && len(written) > 0 {
+			_ = syncAll(opts.JournalDir, written)
+		}
+		return rep, err
+	}
+	sort.Strings(rep.Files)
+	if !opts.NoSync && len(written) > 0 {
+		if err := syncAll(opts.JournalDir, written); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// write appends the new records of plan in order, noting the files
+// written; it stops at the first error or when ctx is done.
+func write(ctx context.Context, plan []planned, opts Options, rep *Report, written map[string]bool) error {
+	for i := range plan {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("import cancelled after %d of %d records: %w", i, len(plan), err)
+		}
+		p := &plan[i]
+		switch {
+		case !p.ok:
+			rep.Skipped = append(rep.Skipped, Skip{Source: p.source, Reason: SkipAlreadyImported})
+		case opts.DryRun:
+			count(rep, &p.rec)
+		default:
+			path, err := journal.Append(opts.JournalDir, &p.rec, journal.AppendOptions{NoSync: true, Root: opts.Root})
+			if err != nil {
+				return fmt.Errorf("import %s: %w", p.source, err)
+			}
+			count(rep, &p.rec)
+			if !written[path] {
+				written[path] = true
+				rel, _ := filepath.Rel(opts.Root, path)
+				rep.Files = append(rep.Files, filepath.ToSlash(rel))
+			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(plan))
+		}
+	}
+	return nil
+}
+
+func count(rep *Report, r *journal.Record) {
+	if r.Kind == journal.KindFeedback {
+		rep.Feedback++
+	} else {
+		rep.Imported++
+	}
+	rep.Superseded += len(r.Supersedes)
+}
+
+// existing is what the agent's journal already holds that Import needs.
+type existing struct {
+	suffixes map[string]string   // the h<16 hex> part of every derived uuid → the uuid
+	byKey    map[string][]string // source.context of this format's records → uuids
+	retired  map[string]bool     // uuids some record supersedes
+	ts       map[string]time.Time
+}
+
+// scanJournal reads every line of files (a line that does not parse is
+// the daemon's business, not the importer's).
+func scanJournal(files []string, format string) (*existing, error) {
+	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{}}
+	imported := []byte(quote(format))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // compacted away since it was listed
+			}
+			return nil, fmt.Errorf("import: read %s: %w", f, err)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			r, err := journal.Parse(line)
+			if err != nil {
+				continue
+			}
+			if s := derivedSuffix(r.UUID); s != "" {
+				ex.suffixes[s] = r.UUID
+			}
+			for _, id := range r.Supersedes {
+				ex.retired[id] = true
+			}
+			if bytes.Equal(r.Extra[FieldImport], imported) && r.Source != nil && r.Source.Context != "" {
+				ex.byKey[r.Source.Context] = append(ex.byKey[r.Source.Context], r.UUID)
+				ex.ts[r.UUID] = r.TS
+			}
+		}
+	}
+	return ex, nil
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// derivedSuffix is the h<16 hex> part of a uuid of the derived form
+// mem_<ts>_<agent>_h<16 hex>, "" for any other uuid.
+func derivedSuffix(uuid string) string {
+	cut := strings.LastIndexByte(uuid, '_')
+	if cut < 0 || len(uuid)-cut-1 != 17 || uuid[cut+1] != 'h' || !strings.HasPrefix(uuid, "mem_") {
+		return ""
+	}
+	return uuid[cut+1:]
+}
+
+// identity is the h<16 hex> uuid part of an item: the format, its key,
+// the scope and a digest of what the source says of it (for an unkeyed
+// item, the key is its file and the digest its content).
+func identity(format, key string, scope journal.Scope, digest string) string {
+	sum := sha256.Sum256([]byte("import\x00" + format + "\x00" + key + "\x00" + string(scope) + "\x00" + digest))
+	return "h" + hex.EncodeToString(sum[:8])
+}
+
+// digest is what the source says of an item, independent of where in its
+// file it sits and of the agent it is imported for.
+func digest(it *Item) string {
+	r := it.Record
+	var b strings.Builder
+	ts := r.TS.UTC().Format(time.RFC3339Nano)
+	if it.Undated {
+		ts = ""
+	}
+	for _, s := range []string{ts, string(r.Kind), r.Text, r.Tier, r.MaxAge, r.Confidence, r.Why,
+		strings.Join(r.Tags, "\x01"), strings.Join(r.Entities, "\x01"), strings.Join(it.Links, "\x01"), fmt.Sprint(it.Verified)} {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	if r.Source != nil {
+		b.WriteString(r.Source.Actor)
+	}
+	return b.String()
+}
+
+// makePlan gives every item its uuid, links and supersedes and decides
+// what is new.
+func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned {
+	now := opts.Now()
+	type ided struct {
+		it     *Item
+		suffix string
+	}
+	var items []ided
+	seen := map[string]bool{}
+	for i := range src.Items {
+		it := &src.Items[i]
+		r := &it.Record
+		r.Agent, r.Scope = opts.Agent, opts.Scope
+		where := fmt.Sprintf("%s:%d", it.File, it.Line)
+		if r.TS.IsZero() {
+			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, "no time for this memory"})
+			continue
+		}
+		if r.TS.After(now.Add(24 * time.Hour)) {
+			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, fmt.Sprintf("dated %s, more than a day ahead", r.TS.UTC().Format(time.RFC3339))})
+			continue
+		}
+		suffix := identity(opts.Format, it.Key, opts.Scope, digest(it))
+		if seen[suffix] {
+			rep.Skipped = append(rep.Skipped, Skip{Source: where, Reason: "duplicate of an earlier item of the source"})
+			continue
+		}
+		seen[suffix] = true
+		items = append(items, ided{it, suffix})
+	}
+	// Names to uuids, for links: this import's items first, then the
+	// records of earlier imports of this format (by key).
+	uuidOf := func(ts time.Time, suffix string) string {
+		return "mem_" + journal.UUIDTime(ts) + "_" + opts.Agent + "_" + suffix
+	}
+	byName := map[string]string{}
+	for _, x := range items {
+		// A new version of an edited keyed item is dated after the one
+		// it replaces, so the newer claim is the newer record.
+		prior, done := have.suffixes[x.suffix]
+		if x.it.Keyed && !done {
+			for _, old := range have.byKey[x.it.Key] {
+				if t := have.ts[old]; !x.it.Record.TS.After(t) {
+					x.it.Record.TS = t.Add(time.Second)
+				}
+			}
+		}
+		x.it.Record.UUID = uuidOf(x.it.Record.TS, x.suffix)
+		if done {
+			// Written by an earlier run (maybe dated after a version
+			// it replaced): links name that record.
+			x.it.Record.UUID = prior
+		}
+		for _, n := range append([]string{x.it.Key}, x.it.Names...) {
+			if _, dup := byName[n]; !dup {
+				byName[n] = x.it.Record.UUID
+			}
+		}
+	}
+	var plan []planned
+	for _, x := range items {
+		it, r := x.it, &x.it.Record
+		where := fmt.Sprintf("%s:%d", it.File, it.Line)
+		if r.Source == nil {
+			r.Source = &journal.Source{}
+		}
+		r.Source.Type = opts.SourceType
+		if r.Source.Context == "" {
+			if it.Keyed {
+				r.Source.Context = it.Key
+			} else {
+				r.Source.Context = where
+			}
+		}
+		if r.Extra == nil {
+			r.Extra = map[string]json.RawMessage{}
+		}
+		r.Extra[FieldImport] = json.RawMessage(quote(opts.Format))
+		for _, l := range it.Links {
+			id, ok := byName[l]
+			if !ok {
+				if olds := have.byKey[l]; len(olds) > 0 {
+					id, ok = olds[len(olds)-1], true
+				}
+			}
+			if id == r.UUID {
+				continue // a note naming itself
+			}
+			if !ok {
+				rep.Unresolved = append(rep.Unresolved, Skip{Source: where, Reason: fmt.Sprintf("link to %q: not in the source", l)})
+				continue
+			}
+			if !slices.Contains(r.Links, id) {
+				r.Links = append(r.Links, id)
+			}
+		}
+		if it.Keyed {
+			for _, old := range have.byKey[it.Key] {
+				if old != r.UUID && !have.retired[old] && derivedSuffix(old) != x.suffix {
+					r.Supersedes = append(r.Supersedes, old)
+				}
+			}
+			sort.Strings(r.Supersedes)
+		}
+		if err := r.Validate(); err != nil {
+			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, err.Error()})
+			continue
+		}
+		// The record as the journal reads it back (unknown fields in
+		// their canonical form): what is written is what is read.
+		back, err := journal.Parse(r.Canonical())
+		if err != nil {
+			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, err.Error()})
+			continue
+		}
+		*r = back
+		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == ""})
+		if it.Verified {
+			fsuffix := identity(opts.Format, it.Key+"\x00verified", opts.Scope, digest(it))
+			actor := it.VerifiedBy
+			if actor == "" {
+				actor = "import:" + opts.Format
+			}
+			fb := journal.Record{
+				UUID: uuidOf(r.TS, fsuffix), TS: r.TS, Agent: opts.Agent, Kind: journal.KindFeedback, Scope: opts.Scope,
+				Text:   fmt.Sprintf("%s flagged %s verified", actor, r.UUID),
+				Links:  []string{r.UUID},
+				Source: &journal.Source{Type: "told", Actor: actor, Context: r.Source.Context},
+				Extra: map[string]json.RawMessage{journal.FieldFeedback: json.RawMessage(`"verified"`),
+					FieldImport: json.RawMessage(quote(opts.Format))},
+			}
+			plan = append(plan, planned{rec: fb, suffix: fsuffix, source: r.Source.Context + " (verified)", ok: have.suffixes[fsuffix] == ""})
+		}
+	}
+	return plan
+}
+
+// lockFile holds path's flock until the returned function is called.
+func lockFile(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("import: lock: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("import: lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("import: lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// syncAll fsyncs the files written and their directory.
+func syncAll(dir string, files map[string]bool) error {
+	for path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("import: fsync %s: %w", path, err)
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("import: fsync %s: %w", path, err)
+		}
+	}
+	if err := journal.SyncDir(dir); err != nil {
+		return fmt.Errorf("import: fsync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// The MCP reference memory server's knowledge graph file, memory.jsonl
+// (the source: the file, or a directory holding memory.jsonl or
+// memory.json), one JSON object a line:
+//
+//	{"type":"entity","name":"...","entityType":"...","observations":["..."]}
+//	{"type":"relation","from":"...","to":"...","relationType":"..."}
+//
+// Every observation is a fact (identity: its entity and its text) with
+// the entity as entity and the entity type as tag; every relation is a
+// fact "from relation to" with both ends as entities. The file gives no
+// dates: records carry its modification time, not part of their identity.
+
+func parseMCPMemory(root string, out *Source) error {
+	if st, err := os.Stat(root); err == nil && st.IsDir() {
+		for _, name := range []string{"memory.jsonl", "memory.json"} {
+			if _, err := os.Stat(filepath.Join(root, name)); err == nil {
+				root = filepath.Join(root, name)
+				break
+			}
+		}
+	}
+	files, err := readFiles(root, func(rel string) bool { return rel == "memory.jsonl" || rel == "memory.json" }, out)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		mcpMemoryFile(f, out)
+	}
+	return nil
+}
+
+// mcpLine is one line of memory.jsonl.
+type mcpLine struct {
+	Type         string   `json:"type"`
+	Name         string   `json:"name"`
+	EntityType   string   `json:"entityType"`
+	Observations []string `json:"observations"`
+	From         string   `json:"from"`
+	To           string   `json:"to"`
+	RelationType string   `json:"relationType"`
+}
+
+// mcpMemoryFile reads one memory.jsonl.
+func mcpMemoryFile(f sourceFile, out *Source) {
+	for i, line := range strings.Split(f.data, "\n") {
+		n := i + 1
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		var l mcpLine
+		dec := json.NewDecoder(bytes.NewReader([]byte(line)))
+		if err := dec.Decode(&l); err != nil || dec.More() {
+			if err == nil {
+				err = errTrailing
+			}
+			out.problem(f.rel, n, "not a JSON object: %s", oneLine(err))
+			continue
+		}
+		switch l.Type {
+		case "entity":
+			name := strings.TrimSpace(l.Name)
+			if name == "" {
+				out.problem(f.rel, n, "entity without a name")
+				continue
+			}
+			if len(l.Observations) == 0 {
+				out.skip(f.rel+":"+itoa(n), "entity %q has no observations", name)
+			}
+			for _, o := range l.Observations {
+				if strings.TrimSpace(o) == "" {
+					continue
+				}
+				it := Item{Key: "entity:" + name, File: f.rel, Line: n, Undated: true}
+				r := &it.Record
+				r.TS, r.Kind, r.Text = f.mod, journal.KindFact, strings.TrimSpace(o)
+				r.Entities = []string{name}
+				if t := strings.TrimSpace(l.EntityType); t != "" {
+					r.Tags = []string{t}
+				}
+				out.Items = append(out.Items, it)
+			}
+		case "relation":
+			from, to, rel := strings.TrimSpace(l.From), strings.TrimSpace(l.To), strings.TrimSpace(l.RelationType)
+			if from == "" || to == "" || rel == "" {
+				out.problem(f.rel, n, "relation needs from, to and relationType")
+				continue
+			}
+			it := Item{Key: "relation", File: f.rel, Line: n, Undated: true}
+			r := &it.Record
+			r.TS, r.Kind = f.mod, journal.KindFact
+			r.Text = from + " " + strings.ReplaceAll(rel, "_", " ") + " " + to
+			r.Entities = appendUnique([]string{from}, to)
+			r.Tags = []string{"relation", rel}
+			out.Items = append(out.Items, it)
+		default:
+			out.problem(f.rel, n, "type %q is neither entity nor relation", l.Type)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package importer
+
+import (
+	"path"
+	"strings"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// OpenClaw workspace memory: MEMORY.md, the curated long-term memory in
+// sections, and the daily logs memory/YYYY-MM-DD.md. Every list item and
+// paragraph is one memory; its section names its kind (Preferences →
+// preference, Decisions → decision, Lessons → reflection, ...: kindOf),
+// else a MEMORY.md entry is a fact and a daily-log entry an observation.
+// Daily entries are dated by their file (and an HH:MM they start with);
+// MEMORY.md gives no dates, so its entries carry the file's modification
+// time, which is not part of their identity.
+
+func isOpenClawFile(rel string) bool {
+	if strings.EqualFold(rel, "MEMORY.md") {
+		return true
+	}
+	dir, name := path.Split(rel)
+	_, dated := dayOf(name)
+	return dir == "memory/" && dated && strings.HasSuffix(name, ".md")
+}
+
+func parseOpenClaw(root string, out *Source) error {
+	files, err := readFiles(root, isOpenClawFile, out)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		openClawFile(f, out)
+	}
+	return nil
+}
+
+// openClawFile reads one MEMORY.md or daily log.
+func openClawFile(f sourceFile, out *Source) {
+	_, body, first, err := frontmatter(f.data)
+	if err != nil {
+		problemAt(out, f.rel, err)
+		return
+	}
+	day, daily := dayOf(f.rel)
+	daily = daily && !strings.EqualFold(path.Base(f.rel), "MEMORY.md")
+	for _, b := range blocks(body, first) {
+		it := Item{Key: f.rel, File: f.rel, Line: b.line}
+		r := &it.Record
+		r.Text = b.text
+		if daily {
+			r.TS, r.Text = atClock(day, b.text)
+			r.Kind = kindOf(b.section(), journal.KindObservation)
+		} else {
+			r.TS, it.Undated = f.mod, true
+			r.Kind = kindOf(b.section(), journal.KindFact)
+		}
+		r.Tags = hashtags(r.Text)
+		if s := b.section(); s != "" {
+			r.Tags = appendUnique(r.Tags, strings.ToLower(s))
+		}
+		out.Items = append(out.Items, it)
+	}
+}
