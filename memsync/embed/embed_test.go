@@ -322,3 +322,33 @@ func BenchmarkFirstEmbed(b *testing.B) {
 		m.Embed(memory200)
 	}
 }
+
+// TestTokensCorpus compares the tokenizer with ids the Python tokenizer
+// produced for any corpus: MEMSYNC_EMBED_TOKEN_CHECK names a JSON-lines
+// file of {"text", "ids"} (make one with the venv of scripts/make-embedder;
+// the data sets it was checked on are not ours to ship). Skipped without it.
+func TestTokensCorpus(t *testing.T) {
+	path := os.Getenv("MEMSYNC_EMBED_TOKEN_CHECK")
+	if path == "" {
+		t.Skip("MEMSYNC_EMBED_TOKEN_CHECK not set")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, bad, n := Default(), 0, 0
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var c goldenCase
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := m.Tokens(c.Text)
+		n++
+		if !equalIDs(got, c.IDs) && !(len(got) == 0 && len(c.IDs) == 0) {
+			if bad++; bad <= 5 {
+				t.Errorf("Tokens(%q)\n got  %v\n want %v", c.Text, got, c.IDs)
+			}
+		}
+	}
+	t.Logf("%d texts, %d differ", n, bad)
+}
