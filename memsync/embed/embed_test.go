@@ -100,7 +100,7 @@ func equalIDs(a, b []int32) bool {
 func TestGoldenVectors(t *testing.T) {
 	m := Default()
 	worstF, worstQ := 1.0, 1.0
-	var teacher []float64
+	var mine, teacher [][]float32
 	for _, c := range readGolden(t) {
 		got := m.Embed(c.Text)
 		if len(got) != m.Dim() {
@@ -120,10 +120,29 @@ func TestGoldenVectors(t *testing.T) {
 		if f < 0.999 || q < 0.99999 {
 			t.Errorf("Embed(%q): cosine %.6f to the float model, %.6f to the int8 model", c.Text, f, q)
 		}
-		teacher = append(teacher, cosine(got, c.Teacher))
+		mine, teacher = append(mine, got), append(teacher, c.Teacher)
 	}
-	t.Logf("worst cosine: %.6f (float model), %.7f (int8 model); mean cosine to the transformer's own vector %.3f",
-		worstF, worstQ, mean(teacher))
+	// How well the static model keeps the transformer's notion of
+	// similarity: the correlation of the fixture's pairwise cosines.
+	var a, b []float64
+	for i := range mine {
+		for j := i + 1; j < len(mine); j++ {
+			a, b = append(a, cosine(mine[i], mine[j])), append(b, cosine(teacher[i], teacher[j]))
+		}
+	}
+	t.Logf("worst cosine: %.6f (float model), %.7f (int8 model); pairwise-cosine correlation with the transformer %.3f",
+		worstF, worstQ, pearson(a, b))
+}
+
+func pearson(a, b []float64) float64 {
+	ma, mb := mean(a), mean(b)
+	var ab, aa, bb float64
+	for i := range a {
+		ab += (a[i] - ma) * (b[i] - mb)
+		aa += (a[i] - ma) * (a[i] - ma)
+		bb += (b[i] - mb) * (b[i] - mb)
+	}
+	return ab / math.Sqrt(aa*bb)
 }
 
 func l2(v []float32) float64 { return math.Sqrt(cosineDot(v, v)) }
