@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/embed"
 	"github.com/memsync/memsync/memsync/surprise"
 )
@@ -43,12 +45,13 @@ type textEmbedder interface {
 }
 
 // semanticMain runs `bench semantic [flags]`.
-func semanticMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func semanticMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench semantic", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("recall-data", defaultRecallData, "the LoCoMo development set (JSON)")
 	convs := fs.Int("recall-conversations", 0, "conversations to read (0: all)")
 	model := fs.String("embedder", "default", "the model: default (built in), or a model directory (scripts/make-embedder's output)")
+	withMemsync := fs.Bool("memsync-lexical", true, "also fuse with memsync's own lexical ranking (each conversation projected into the embedded store)")
 	pairs := fs.String("gate-pairs", defaultGatePairs, "the labelled pairs of the gate figure (JSON lines: a, b, label)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -67,7 +70,10 @@ func semanticMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	fmt.Fprintf(stdout, "Model %s (%d dims).\n\n", e.Version(), e.Dim())
-	semanticRecall(stdout, e, cases)
+	if err := semanticRecall(ctx, stdout, e, cases, *withMemsync); err != nil {
+		fmt.Fprintf(stderr, "bench semantic: %v\n", err)
+		return 1
+	}
 	ps, err := readGatePairs(*pairs)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench semantic: %v\n", err)
@@ -78,29 +84,46 @@ func semanticMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 	return 0
 }
 
-// semanticPath is one way of ranking a question's turns.
+// semanticPath is one way of ranking a question's turns from a lexical
+// list (uuids and scores, best first) and the vector's list.
 type semanticPath struct {
-	name   string
-	rank   func(bmU []string, bmS []float64, vecU []string, vecS []float64) []string
-	scores *recallScores
+	name    string
+	lexical string // the lexical source it reads: "BM25" or "memsync"
+	rank    func(lexU []string, lexS []float64, vecU []string, vecS []float64) []string
+	scores  *recallScores
 }
 
-// semanticRecall prints the LoCoMo table: every path, every category.
-func semanticRecall(w io.Writer, e textEmbedder, cases []*recallCase) {
-	paths := []*semanticPath{
-		{name: "BM25 (the baseline)", rank: func(bmU []string, _ []float64, _ []string, _ []float64) []string { return bmU }},
-		{name: "vector only (cosine)", rank: func(_ []string, _ []float64, vecU []string, _ []float64) []string { return vecU }},
-		{name: fmt.Sprintf("RRF BM25 + vector (k=%d)", rrfK), rank: func(bmU []string, _ []float64, vecU []string, _ []float64) []string {
-			return rrf(rrfK, bmU, vecU)
-		}},
+// lexicalFunc ranks rc's turns for a question, best first, with scores.
+type lexicalFunc func(q string) ([]string, []float64, error)
+
+// semanticRecall prints the LoCoMo table: every path, every category. With
+// withMemsync, memsync's own lexical ranking (each conversation projected
+// into the embedded store, Graph.Search) is a second lexical source.
+func semanticRecall(ctx context.Context, w io.Writer, e textEmbedder, cases []*recallCase, withMemsync bool) error {
+	var paths []*semanticPath
+	sources := []string{"BM25"}
+	if withMemsync {
+		sources = append(sources, "memsync")
 	}
-	for _, alpha := range []float64{0.3, 0.5, 0.7} {
-		paths = append(paths, &semanticPath{
-			name: fmt.Sprintf("blend %.1f·cosine + %.1f·BM25/max", alpha, 1-alpha),
-			rank: func(bmU []string, bmS []float64, vecU []string, vecS []float64) []string {
-				return blend(alpha, bmU, bmS, vecU, vecS)
-			},
-		})
+	for _, src := range sources {
+		name := map[string]string{"BM25": "plain BM25", "memsync": "memsync lexical (embedded Graph.Search)"}[src]
+		paths = append(paths, &semanticPath{name: name + " alone", lexical: src,
+			rank: func(lexU []string, _ []float64, _ []string, _ []float64) []string { return lexU }})
+		if src == "BM25" {
+			paths = append(paths, &semanticPath{name: "vector only (cosine)", lexical: src,
+				rank: func(_ []string, _ []float64, vecU []string, _ []float64) []string { return vecU }})
+		}
+		paths = append(paths, &semanticPath{name: fmt.Sprintf("RRF %s + vector (k=%d)", src, rrfK), lexical: src,
+			rank: func(lexU []string, _ []float64, vecU []string, _ []float64) []string { return rrf(rrfK, lexU, vecU) }})
+		for _, alpha := range []float64{0.3, 0.5, 0.7} {
+			paths = append(paths, &semanticPath{
+				name:    fmt.Sprintf("blend %.1f·cosine + %.1f·%s/max", alpha, 1-alpha, src),
+				lexical: src,
+				rank: func(lexU []string, lexS []float64, vecU []string, vecS []float64) []string {
+					return blend(alpha, lexU, lexS, vecU, vecS)
+				},
+			})
+		}
 	}
 	for _, p := range paths {
 		p.scores = newRecallScores()
@@ -108,7 +131,20 @@ func semanticRecall(w io.Writer, e textEmbedder, cases []*recallCase) {
 	questions, turns := 0, 0
 	var embedTime time.Duration
 	for _, rc := range cases {
+		lex := map[string]lexicalFunc{}
 		bm := newBM25(rc.records)
+		lex["BM25"] = func(q string) ([]string, []float64, error) {
+			u, s := bm.scoredSearch(q, fusionDepth)
+			return u, s, nil
+		}
+		if withMemsync {
+			search, done, err := memsyncLexical(ctx, rc)
+			if err != nil {
+				return fmt.Errorf("conversation %s: %w", rc.id, err)
+			}
+			defer done()
+			lex["memsync"] = search
+		}
 		vecs := make([][]float32, len(rc.records))
 		start := time.Now()
 		for i := range rc.records {
@@ -117,10 +153,17 @@ func semanticRecall(w io.Writer, e textEmbedder, cases []*recallCase) {
 		embedTime += time.Since(start)
 		turns += len(rc.records)
 		for _, q := range rc.questions {
-			bmU, bmS := bm.scoredSearch(q.text, fusionDepth)
 			vecU, vecS := cosineTop(e.Embed(q.text), vecs, rc, fusionDepth)
-			for _, p := range paths {
-				p.scores.add(q, p.rank(bmU, bmS, vecU, vecS))
+			for _, src := range sources {
+				lexU, lexS, err := lex[src](q.text)
+				if err != nil {
+					return err
+				}
+				for _, p := range paths {
+					if p.lexical == src {
+						p.scores.add(q, p.rank(lexU, lexS, vecU, vecS))
+					}
+				}
 			}
 			questions++
 		}
@@ -145,6 +188,52 @@ func semanticRecall(w io.Writer, e textEmbedder, cases []*recallCase) {
 	}
 	fmt.Fprintf(w, "\nEmbedding the %d turns took %s (%.1f µs a turn, one goroutine).\n", turns, embedTime.Round(time.Millisecond),
 		float64(embedTime.Microseconds())/float64(max(turns, 1)))
+	return nil
+}
+
+// memsyncLexical projects rc into a fresh embedded store with the engine
+// and returns its own search (memsync's lexical ranking, no clock: the
+// backend's Graph.Search as the recall figure's diagnostic calls it, but
+// fusionDepth deep).
+func memsyncLexical(ctx context.Context, rc *recallCase) (lexicalFunc, func(), error) {
+	root, err := os.MkdirTemp("", "memsync-semantic-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(root) }
+	if err := writeRecallRepo(root, rc); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	layout := memsync.Layout{Root: root}
+	g, err := embedded.Open(layout.LocalDir(), nil)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	done := func() { g.Close(); cleanup() }
+	eng, err := memsync.New(memsync.Options{Root: root, Graph: g, BatchSize: engineBatch})
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	if _, err := eng.Rebuild(ctx, nil); err != nil {
+		done()
+		return nil, nil, fmt.Errorf("rebuild: %w", err)
+	}
+	return func(q string) ([]string, []float64, error) {
+		query := recallQuery(q)
+		query.Limit = fusionDepth
+		hits, err := g.Search(ctx, query)
+		if err != nil {
+			return nil, nil, fmt.Errorf("Graph.Search %q: %w", q, err)
+		}
+		u, s := make([]string, len(hits)), make([]float64, len(hits))
+		for i, h := range hits {
+			u[i], s[i] = h.UUID, h.Score
+		}
+		return u, s, nil
+	}, done, nil
 }
 
 // cosineTop ranks rc's turns by the cosine of their vectors to q (vectors

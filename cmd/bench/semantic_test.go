@@ -114,7 +114,7 @@ func TestSemanticSmoke(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"| BM25 (the baseline) |", "| vector only (cosine) |", "| RRF BM25 + vector (k=60) |", "| vector cosine |"} {
+	for _, want := range []string{"| plain BM25 alone |", "| memsync lexical (embedded Graph.Search) alone |", "| vector only (cosine) |", "| RRF BM25 + vector (k=60) |", "| vector cosine |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -113,6 +113,8 @@ def main():
     ap.add_argument("--golden")
     ap.add_argument("--cache", help="a directory to keep the per-token transformer outputs in")
     ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--dim", type=int, default=DIM, help="PCA dimensions (experiments; the built-in model uses the default)")
+    ap.add_argument("--sif", type=float, default=SIF, help="SIF coefficient (experiments)")
     a = ap.parse_args()
 
     W = {k: v.astype(np.float32) for k, v in load_file(os.path.join(a.src, "model.safetensors")).items() if v.dtype != np.int64}
@@ -140,8 +142,8 @@ def main():
     x = emb.astype(np.float64)
     x -= x.mean(0, keepdims=True)
     _, _, vt = np.linalg.svd(x, full_matrices=False)
-    comp = vt[:DIM]
-    signs = np.sign(comp[np.arange(DIM), np.abs(comp).argmax(1)])
+    comp = vt[:a.dim]
+    signs = np.sign(comp[np.arange(a.dim), np.abs(comp).argmax(1)])
     comp *= signs[:, None]
     red = x @ comp.T
 
@@ -149,7 +151,7 @@ def main():
     rank = np.maximum(np.arange(n) - (FIRST_WORD_ID - 1), 1).astype(np.float64)
     inv = 1.0 / (rank + 1.0)
     proba = inv / inv.sum()
-    red *= (SIF / (SIF + proba))[:, None]
+    red *= (a.sif / (a.sif + proba))[:, None]
     red = red.astype(np.float32)
 
     # 4. int8 per row.
@@ -161,7 +163,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "vectors.bin"), "wb") as f:
         f.write(b"MSEMBv1\x00")
-        f.write(struct.pack("<II", n, DIM))
+        f.write(struct.pack("<II", n, a.dim))
         f.write(scale.astype("<f4").tobytes())
         f.write(q.tobytes())
     shutil.copyfile(os.path.join(a.src, "vocab.txt"), os.path.join(a.out, "vocab.txt"))
@@ -183,7 +185,7 @@ def main():
                     v = m[keep].mean(0)
                     v = v / max(np.linalg.norm(v), 1e-30)
                 else:
-                    v = np.zeros(DIM, np.float32)
+                    v = np.zeros(a.dim, np.float32)
                 out[name] = [round(float(t), 6) for t in v]
             # The teacher's own sentence vector (full transformer, mean pooled,
             # normalised) for the quality check in the Go tests.
