@@ -76,6 +76,9 @@ func main() {
 // the exit code: 0 when every figure was measured (whatever the times), 1
 // when one failed, 2 on bad usage.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "semantic" { // issue 27's diagnostic (semantic.go)
+		return semanticMain(ctx, args[1:], stdout, stderr)
+	}
 	opts, err := parseOptions(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

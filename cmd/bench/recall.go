@@ -317,6 +317,12 @@ func newBM25(recs []journal.Record) *bm25 {
 
 // search returns the uuids of the k best documents: score descending, then uuid.
 func (x *bm25) search(query string, k int) []string {
+	out, _ := x.scoredSearch(query, k)
+	return out
+}
+
+// scoredSearch is search with each hit's BM25 score beside it.
+func (x *bm25) scoredSearch(query string, k int) ([]string, []float64) {
 	const k1, b = 1.2, 0.75
 	terms := map[string]bool{}
 	for _, w := range baselineWords(query) {
@@ -350,10 +356,12 @@ func (x *bm25) search(query string, k int) []string {
 		return x.uuids[hits[a].i] < x.uuids[hits[c].i]
 	})
 	var out []string
+	var scores []float64
 	for _, h := range hits[:min(len(hits), k)] {
 		out = append(out, x.uuids[h.i])
+		scores = append(scores, h.s)
 	}
-	return out
+	return out, scores
 }
 
 // baselineWords are text's lowercase words (letters and digits) without

@@ -1,0 +1,244 @@
+package embed
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// maxWordChars is WordPiece's limit: a longer word is one [UNK].
+const maxWordChars = 100
+
+// vocabulary maps WordPiece tokens to ids (continuation pieces with their
+// "##" prefix, as in vocab.txt). It is an open-addressing hash table over
+// the vocabulary file's own bytes: building it allocates three slices and
+// no string, so the first Embed of a process stays cheap.
+type vocabulary struct {
+	raw   string   // vocab.txt
+	start []uint32 // token id → offset in raw
+	end   []uint32 // token id → end offset in raw
+	table []int32  // hash slot → token id + 1 (0: empty)
+	mask  uint32
+	unk   int32
+}
+
+// newVocabulary indexes raw, one token a line ("\r\n" tolerated). A token
+// that appears twice keeps its first id, as a map built line by line would.
+func newVocabulary(raw string) *vocabulary {
+	n := strings.Count(raw, "\n")
+	if len(raw) > 0 && raw[len(raw)-1] != '\n' {
+		n++
+	}
+	size := uint32(1)
+	for size < uint32(2*n+1) {
+		size <<= 1
+	}
+	v := &vocabulary{raw: raw, start: make([]uint32, 0, n), end: make([]uint32, 0, n),
+		table: make([]int32, size), mask: size - 1, unk: -1}
+	for off := 0; off < len(raw); {
+		e := strings.IndexByte(raw[off:], '\n')
+		next := off + e + 1
+		if e < 0 {
+			e, next = len(raw)-off, len(raw)
+		}
+		tokEnd := off + e
+		if tokEnd > off && raw[tokEnd-1] == '\r' {
+			tokEnd--
+		}
+		id := int32(len(v.start))
+		v.start = append(v.start, uint32(off))
+		v.end = append(v.end, uint32(tokEnd))
+		tok := raw[off:tokEnd]
+		for h := fnv32s(tok) & v.mask; ; h = (h + 1) & v.mask {
+			if v.table[h] == 0 {
+				v.table[h] = id + 1
+				break
+			}
+			if v.token(v.table[h]-1) == tok {
+				break // a duplicate: the first id stays
+			}
+		}
+		off = next
+	}
+	return v
+}
+
+// token is the text of id.
+func (v *vocabulary) token(id int32) string { return v.raw[v.start[id]:v.end[id]] }
+
+// lookup returns the id of tok.
+func (v *vocabulary) lookup(tok []byte) (int32, bool) {
+	for h := fnv32(tok) & v.mask; ; h = (h + 1) & v.mask {
+		e := v.table[h]
+		if e == 0 {
+			return 0, false
+		}
+		if v.token(e-1) == string(tok) {
+			return e - 1, true
+		}
+	}
+}
+
+// size is the number of lines (ids) of the vocabulary.
+func (v *vocabulary) size() int { return len(v.start) }
+
+func fnv32(b []byte) uint32 {
+	h := uint32(2166136261)
+	for _, c := range b {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return h
+}
+
+func fnv32s(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// tokenize calls emit with the WordPiece id of every token of text, in
+// order, [UNK] included. It allocates only for non-ASCII text (the NFD
+// form) and for a word longer than buf.
+func (v *vocabulary) tokenize(text string, emit func(id int32)) {
+	if !isASCII(text) && !norm.NFD.IsNormalString(text) {
+		text = norm.NFD.String(text)
+	}
+	var stack [256]byte
+	word := stack[:0]
+	chars := 0
+	flush := func() {
+		if len(word) > 0 {
+			v.wordPiece(word, chars, emit)
+			word, chars = word[:0], 0
+		}
+	}
+	for i := 0; i < len(text); {
+		r, n := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(text[i:])
+		}
+		i += n
+		switch {
+		case r == 0 || r == utf8.RuneError || isControl(r):
+			// dropped (clean_text)
+		case isSpace(r):
+			flush()
+		case isPunct(r) || isCJK(r):
+			flush()
+			word = utf8.AppendRune(word, r)
+			chars = 1
+			flush()
+		case r >= utf8.RuneSelf && unicode.Is(unicode.Mn, r):
+			// accent stripped
+		default:
+			if r < utf8.RuneSelf {
+				if 'A' <= r && r <= 'Z' {
+					r += 'a' - 'A'
+				}
+				word = append(word, byte(r))
+			} else {
+				word = utf8.AppendRune(word, unicode.ToLower(r))
+			}
+			chars++
+		}
+	}
+	flush()
+}
+
+// wordPiece splits one normalised word greedily, longest match first; a
+// word with an unmatched rest is one [UNK].
+func (v *vocabulary) wordPiece(word []byte, chars int, emit func(id int32)) {
+	if chars > maxWordChars {
+		emit(v.unk)
+		return
+	}
+	var stack [16]int32
+	pieces := stack[:0]
+	var probe [2 + 4*maxWordChars]byte
+	for start := 0; start < len(word); {
+		end := len(word)
+		found := int32(-1)
+		for end > start {
+			var id int32
+			var ok bool
+			if start == 0 {
+				id, ok = v.lookup(word[:end])
+			} else {
+				id, ok = v.lookup(append(append(probe[:0], '#', '#'), word[start:end]...))
+			}
+			if ok {
+				found = id
+				break
+			}
+			// step back one whole character
+			end--
+			for end > start && !utf8.RuneStart(word[end]) {
+				end--
+			}
+		}
+		if found < 0 {
+			emit(v.unk)
+			return
+		}
+		pieces = append(pieces, found)
+		start = end
+	}
+	for _, id := range pieces {
+		emit(id)
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// isSpace is BERT's whitespace: tab, newline, carriage return and Unicode
+// White_Space (control characters other than those three count as control).
+func isSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r':
+		return true
+	}
+	return !isControl(r) && unicode.IsSpace(r)
+}
+
+// isControl is BERT's control class: Unicode "other" categories (Cc, Cf, Co,
+// Cs) except tab, newline and carriage return.
+func isControl(r rune) bool {
+	switch r {
+	case '\t', '\n', '\r':
+		return false
+	}
+	if r < utf8.RuneSelf {
+		return r < 0x20 || r == 0x7f
+	}
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs)
+}
+
+// isPunct is BERT's punctuation: every ASCII non-alphanumeric printable
+// character and the Unicode P categories.
+func isPunct(r rune) bool {
+	if r < utf8.RuneSelf {
+		return (r >= 33 && r <= 47) || (r >= 58 && r <= 64) || (r >= 91 && r <= 96) || (r >= 123 && r <= 126)
+	}
+	return unicode.IsPunct(r)
+}
+
+// isCJK reports the CJK Unified Ideograph blocks BERT splits one by one.
+func isCJK(r rune) bool {
+	return (r >= 0x4E00 && r <= 0x9FFF) || (r >= 0x3400 && r <= 0x4DBF) ||
+		(r >= 0x20000 && r <= 0x2A6DF) || (r >= 0x2A700 && r <= 0x2B73F) ||
+		(r >= 0x2B740 && r <= 0x2B81F) || (r >= 0x2B820 && r <= 0x2CEAF) ||
+		(r >= 0xF900 && r <= 0xFAFF) || (r >= 0x2F800 && r <= 0x2FA1F)
+}
