@@ -30,10 +30,13 @@ const (
 	vectorsStateQuery    = `MATCH (v:MemsyncVectors {key: $key}) RETURN v.version AS version, v.dim AS dim`
 	setVectorsQuery      = `MERGE (v:MemsyncVectors {key: $key}) SET v.version = $version, v.dim = $dim`
 	dropVectorIndex      = "DROP INDEX " + IndexMemoryEmbedding + " IF EXISTS"
+	vectorIndexOptions   = `SHOW VECTOR INDEXES YIELD name, options WHERE name = $name
+RETURN options.indexConfig['vector.dimensions'] AS dim, coalesce(options.indexConfig['vector.quantization.enabled'], false) AS quantized`
 	// vectorSearchQuery asks the vector index for its $k nearest and
-	// keeps, in one row, how many it gave and those the reader may see.
+	// keeps, in one row, how many it gave and those the reader may see,
+	// each with its exact similarity (the index's score is approximate).
 	vectorSearchQuery = `
-CALL db.index.vector.queryNodes($vindex, $k, $vector) YIELD node, score
+CALL db.index.vector.queryNodes($vindex, $k, $vector) YIELD node
 WITH count(*) AS n,
   collect(CASE WHEN node.hash IS NOT NULL
       AND node.embedding_version = $version
@@ -41,7 +44,7 @@ WITH count(*) AS n,
       AND ($all OR node.invalid_at IS NULL)
       AND (size($kinds) = 0 OR node.kind IN $kinds)
       AND ($since IS NULL OR node.ts >= $since)
-    THEN [node.uuid, score, node.ts] END) AS hits
+    THEN [node.uuid, vector.similarity.cosine(node.embedding, $vector), node.ts] END) AS hits
 RETURN n, hits`
 	staleQuery = `MATCH (m:Memory) WHERE m.hash IS NOT NULL AND (m.embedding_version IS NULL OR m.embedding_version <> $version)
 RETURN m.uuid AS uuid, m.text AS text LIMIT $limit`
@@ -54,7 +57,7 @@ SET m.embedding = r.vec, m.embedding_version = $version`
 // integer from the embedder, never text from a user.
 func createVectorIndex(dim int) string {
 	return "CREATE VECTOR INDEX " + IndexMemoryEmbedding + " IF NOT EXISTS FOR (m:Memory) ON m.embedding" +
-		" OPTIONS {indexConfig: {`vector.dimensions`: " + strconv.Itoa(dim) + ", `vector.similarity_function`: 'cosine'}}"
+		" OPTIONS {indexConfig: {`vector.dimensions`: " + strconv.Itoa(dim) + ", `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}"
 }
 
 // vectorProps sets a memory's embedding properties.
@@ -86,9 +89,18 @@ func (g *Graph) openVectors(ctx context.Context) error {
 	}
 	version, dim := g.emb.Version(), int64(g.emb.Dim())
 	oldDim, _ := state["dim"].(int64)
-	if state != nil && oldDim != dim {
-		if err := g.write(ctx, dropVectorIndex, nil); err != nil {
-			return fmt.Errorf("drop vector index: %w", err)
+	index, err := g.readRow(ctx, vectorIndexOptions, map[string]any{"name": IndexMemoryEmbedding})
+	if err != nil {
+		return fmt.Errorf("read vector index: %w", err)
+	}
+	if index != nil {
+		// An index for another dimension, or quantised (approximate
+		// scores), is made again.
+		idim, _ := index["dim"].(int64)
+		if quantized, _ := index["quantized"].(bool); idim != dim || quantized {
+			if err := g.write(ctx, dropVectorIndex, nil); err != nil {
+				return fmt.Errorf("drop vector index: %w", err)
+			}
 		}
 	}
 	if err := g.write(ctx, createVectorIndex(int(dim)), nil); err != nil && !isEquivalentSchema(err) {
@@ -249,7 +261,7 @@ func (g *Graph) similar(ctx context.Context, s neo4jdrv.SessionWithContext, qv [
 				uuid, _ := row[0].(string)
 				score, _ := row[1].(float64)
 				ts, _ := row[2].(time.Time)
-				// The index scores cosine as (1 + cos) / 2.
+				// Neo4j scores cosine as (1 + cos) / 2.
 				a.hits = append(a.hits, recall.Similar{UUID: uuid, TS: ts.UTC(), Cosine: recall.RoundCosine(2*score - 1)})
 			}
 			return a, nil
