@@ -16,4 +16,3 @@ func (g *Graph) CountEmbeddings(ctx context.Context, version string) (int, error
 func (g *Graph) SetEmbeddingVersion(ctx context.Context, uuid, version string) error {
 	return g.write(ctx, `MATCH (m:Memory {uuid: $uuid}) SET m.embedding_version = $v`, map[string]any{"uuid": uuid, "v": version})
 }
-

@@ -19,7 +19,7 @@ type Journals struct {
 	// Embedder, when set, makes Search hybrid: every visible record is
 	// embedded and compared with the query (SearchWith); nil: lexical only.
 	Embedder memsync.Embedder
-	memo   *memo // set by NewJournals: one read of the journals for every List
+	memo     *memo // set by NewJournals: one read of the journals for every List
 }
 
 var _ memsync.Searcher = Journals{}
