@@ -52,6 +52,7 @@ type Graph struct {
 	opened os.FileInfo // the database file as Open found it, for CheckStore
 
 	emb          memsync.Embedder   // nil: lexical only (WithEmbedder)
+	vecs         vecIndex           // the vectors of emb's version, in memory
 	reembedStop  context.CancelFunc // stops Open's background re-embedding
 	reembedDone  chan struct{}      // closed when it is over; nil if none ran
 	reembedError error              // what it failed with, for Flush; set before reembedDone closes

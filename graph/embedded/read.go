@@ -324,7 +324,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	}
 	var sims []recall.Similar
 	if qv := memsync.QueryVector(g.emb, q.Text); qv != nil {
-		vc, err := g.similar(ctx, qv, f, recall.PoolSize(limit))
+		vc, err := g.similarIndexed(ctx, qv, q.Groups, f, recall.PoolSize(limit))
 		if err != nil {
 			return nil, err
 		}

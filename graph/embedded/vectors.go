@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -36,19 +35,15 @@ const (
 		vec      BLOB NOT NULL)`
 	sqlCreateVectorsGroup = `CREATE INDEX IF NOT EXISTS vectors_group ON vectors (group_id, version)`
 	sqlRemoveVector       = `DELETE FROM vectors WHERE id = ?1`
-	// sqlVectorSearch reads the vectors of the current version ?6 in the
-	// groups ?1 whose memories pass the search's filters (?2 to ?4 as in
-	// sqlSearch).
-	sqlVectorSearch = `SELECT v.id, v.vec, m.ts, m.uuid FROM vectors AS v CROSS JOIN memories AS m ON m.id = v.id
-	WHERE v.group_id IN (SELECT value FROM json_each(?1)) AND v.version = ?5
-	  AND (?2 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
-	  AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3)))
-	  AND (?4 IS NULL OR m.ts >= ?4)`
 	// sqlStale lists, after id ?1, the memories whose vector is missing
 	// or of another version than ?2.
 	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN vectors AS v ON v.id = m.id
 	WHERE m.id > ?1 AND (v.id IS NULL OR v.version <> ?2) ORDER BY m.id LIMIT ?3`
 )
+
+// sqlBumpEpoch marks a change to vectors already stored (re-embedding).
+const sqlBumpEpoch = `INSERT INTO meta (key, value) VALUES ('vectors_epoch', 1)
+	ON CONFLICT (key) DO UPDATE SET value = value + 1`
 
 var vectorsTable = &table{name: "vectors", cols: 4, head: `INSERT OR REPLACE INTO vectors (id, group_id, version, vec)`}
 
@@ -92,69 +87,6 @@ func dotStored(q []float32, b []byte) float64 {
 type vectorCand struct {
 	id  int64
 	sim recall.Similar
-}
-
-// simHeap is a min-heap of the best candidates so far (worst on top).
-type simHeap []vectorCand
-
-func (h simHeap) Len() int { return len(h) }
-func (h simHeap) Less(i, j int) bool {
-	a, b := h[i].sim, h[j].sim
-	return recall.Less(b.Cosine, b.TS, b.UUID, a.Cosine, a.TS, a.UUID)
-}
-func (h simHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *simHeap) Push(x any)   { *h = append(*h, x.(vectorCand)) }
-func (h *simHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// similar returns the pool memories of f's groups most similar to qv
-// (exact: every visible vector of the current version is compared),
-// best first.
-func (g *Graph) similar(ctx context.Context, qv []float32, f filter, pool int) ([]vectorCand, error) {
-	rows, err := g.rdb.QueryContext(ctx, sqlVectorSearch, f.groups, f.all, f.kinds, f.since, g.emb.Version())
-	if err != nil {
-		return nil, g.wrap("vector search", err)
-	}
-	defer rows.Close()
-	h := make(simHeap, 0, pool+1)
-	var (
-		id   int64
-		vec  []byte
-		ts   string
-		uuid string
-	)
-	for rows.Next() {
-		if err := rows.Scan(&id, &vec, &ts, &uuid); err != nil {
-			return nil, g.wrap("vector search", err)
-		}
-		c := recall.RoundCosine(dotStored(qv, vec))
-		if len(h) == pool {
-			w := h[0].sim
-			if c < w.Cosine || c == w.Cosine && ts < formatTS(w.TS) {
-				continue
-			}
-		}
-		t, err := time.Parse(time.RFC3339Nano, ts)
-		if err != nil {
-			return nil, g.wrap("vector search", fmt.Errorf("%s: ts: %w", uuid, err))
-		}
-		heap.Push(&h, vectorCand{id: id, sim: recall.Similar{UUID: uuid, TS: t, Cosine: c}})
-		if len(h) > pool {
-			heap.Pop(&h)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, g.wrap("vector search", err)
-	}
-	out := make([]vectorCand, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(vectorCand)
-	}
-	return out, nil
 }
 
 // reembedChunk is how many memories one re-embedding transaction takes.
@@ -227,7 +159,13 @@ func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		return w.insert(ctx, vectorsTable, args)
+		if err := w.insert(ctx, vectorsTable, args); err != nil || n == 0 {
+			return err
+		}
+		// Vectors of ids already loaded changed: in-memory indexes
+		// (vecIndex) start again.
+		_, err = w.conn.ExecContext(ctx, sqlBumpEpoch)
+		return err
 	})
 	if err != nil {
 		g.dropWriterIfBroken(err)

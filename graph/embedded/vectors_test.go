@@ -161,3 +161,63 @@ func TestVectorsFollowTheProjection(t *testing.T) {
 		t.Fatalf("after rebuild: vectors %v, want 3", got)
 	}
 }
+
+// TestVectorIndexFollowsWrites: the in-memory vector index of a
+// long-lived reader (this Graph, and another opened read-only on the same
+// files, as an MCP server beside the daemon) follows every write: new
+// memories, a clash's replacement, a Drop, a re-projection.
+func TestVectorIndexFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	emb := memsynctest.NewEmbedder(256)
+	g, err := Open(dir, nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	apply(t, g, mem("m1", 1, "the photographer is booked"), mem("m0", 0, "lunch"))
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(dir, nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	byVector := func(gr *Graph) []string {
+		var out []string
+		for _, h := range search(t, gr, "photography") {
+			if h.Parts.VecRank > 0 && h.Parts.Cosine > 0.3 {
+				out = append(out, h.UUID)
+			}
+		}
+		return out
+	}
+	check := func(step string, want ...string) {
+		t.Helper()
+		for name, gr := range map[string]*Graph{"writer": g, "read-only": ro} {
+			got := byVector(gr)
+			if len(got) != len(want) || (len(want) > 0 && got[0] != want[0]) || len(want) == 2 && got[1] != want[1] {
+				t.Errorf("%s, %s: found by vector %v, want %v", step, name, got, want)
+			}
+		}
+	}
+	check("first", "m1")
+	apply(t, g, mem("m2", 2, "photographs of the photographer"))
+	check("a new memory", "m2", "m1")
+	res := apply(t, g, mem("m2", 2, "pizza again", func(r *journal.Record) { r.Confidence = "high" }))
+	if len(res.Mismatched) != 1 {
+		t.Fatalf("clash: %+v", res)
+	}
+	if n, _ := g.Get(ctx, []string{"m2"}); n["m2"].Text == "pizza again" {
+		check("m2 replaced by a text far from the query", "m1")
+	} else {
+		check("m2's clash lost", "m2", "m1")
+	}
+	if err := g.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("dropped")
+	apply(t, g, mem("m3", 3, "photographer booked again"))
+	check("projected again", "m3")
+}
