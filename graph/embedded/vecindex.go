@@ -69,7 +69,9 @@ func quantize(b []byte, dim int, q []int8) ([]int8, float32) {
 	return q, s
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 // refresh brings the index up to the table as conn sees it.
 func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int) error {
