@@ -17,16 +17,20 @@ import (
 // Vectors (issue 27) are a projection like the full-text index: with an
 // embedder (WithEmbedder), Apply stores each new memory's embedding in the
 // vectors table of the main file, in the batch's transaction, tagged with
-// the embedder's Version. Search reads only the rows of the reader's groups
-// (the vectors_group index: a vector of a group the reader may not see is
-// never read) and of the current version, so an index is never mixed: after
-// a model change the rows of the old version are ignored until the store
-// re-embeds them (at Open, in the background; Flush waits for it; a rebuild
+// the embedder's Version (the preparing goroutines embed, not the writer).
+// Search compares the query with the vectors of the reader's groups only
+// and of the current version only (vecIndex: an int8 copy in memory, per
+// group, so a vector of a group the reader may not see is never read),
+// then scores the best candidates exactly from their stored float32
+// rows, with the search's filters. An index is never mixed: after a model
+// change the rows of the old version are ignored until the store re-embeds
+// them (at Open, in the background; Flush waits for it; a rebuild
 // re-embeds everything anyway).
 //
 //	vectors     id INTEGER PRIMARY KEY (memories.id), group_id, version,
 //	            vec BLOB (Dim float32, little-endian, L2-normalised)
 //	vectors_group  index (group_id, version)
+//	meta vectors_epoch  bumped by every re-embedding chunk (vecIndex reloads)
 const (
 	sqlCreateVectors = `CREATE TABLE IF NOT EXISTS vectors (
 		id       INTEGER PRIMARY KEY,
