@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/recall"
 )
 
 // Memory is a journal record together with where it was read from.
@@ -91,8 +92,9 @@ type SearchQuery struct {
 // Hit is one search result, in package recall's order.
 type Hit struct {
 	Node
-	Score float64 // the lexical score (recall.Ranked.Score): higher ranks first
+	Score float64 // the relevance (recall.Ranked.Score: lexical, or fused with vectors): higher ranks first
 	Match uint64  // the query terms it holds (recall.Ranked.Match)
+	Parts recall.Parts
 }
 
 // The relations that carry importance signals into a memory (SPEC §4, §7).

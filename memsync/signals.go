@@ -139,7 +139,8 @@ const PoolSize = 100
 // Ranked is one ranked search result with every factor of its score.
 type Ranked struct {
 	Scored
-	Lexical float64       // the backend's lexical score (package recall)
+	Lexical float64       // the backend's relevance score (package recall: lexical, or fused with vectors)
+	Parts   recall.Parts  // the lexical and vector parts of Lexical (recall.Fuse)
 	Match   uint64        // the query terms it holds (recall.Ranked.Match)
 	Factors score.Factors // the blend, factor by factor (score.Blend)
 	Score   float64       // Factors.Score
@@ -200,7 +201,7 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	for _, sc := range kept {
 		h := lexical[sc.UUID]
 		f := score.Blend(h.Score, best, sc.Result, sc.Freshness)
-		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Match: h.Match, Factors: f, Score: f.Score})
+		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Parts: h.Parts, Match: h.Match, Factors: f, Score: f.Score})
 	}
 	recall.Order(out, func(a, b Ranked) bool {
 		if a.Score != b.Score {

@@ -24,6 +24,7 @@ type backend struct {
 	neo       *neo4jServer // nil for the embedded store
 	tmp       string       // scratch directory of the run
 	logf      func(format string, args ...any)
+	emb       memsync.Embedder // vectors (--vectors); nil: lexical only
 }
 
 // neo4jServer is the Neo4j the run measures. The memsync graph and a raw
@@ -69,9 +70,9 @@ func lockNeo4j(logf func(string, ...any)) (unlock func(), err error) {
 
 // openNeo4j connects to uri (user, password and database from the
 // MEMSYNC_NEO4J_* environment, as memsync reads them) and reads its version.
-func openNeo4j(ctx context.Context, uri string, logf func(string, ...any)) (*neo4jServer, error) {
+func openNeo4j(ctx context.Context, uri string, emb memsync.Embedder, logf func(string, ...any)) (*neo4jServer, error) {
 	cfg := neo4j.Config{URI: uri, User: os.Getenv("MEMSYNC_NEO4J_USER"), Password: os.Getenv("MEMSYNC_NEO4J_PASSWORD"),
-		Database: os.Getenv("MEMSYNC_NEO4J_DATABASE"), ConnectTimeout: 5 * time.Second}
+		Database: os.Getenv("MEMSYNC_NEO4J_DATABASE"), ConnectTimeout: 5 * time.Second, Embedder: emb}
 	if cfg.Password == "" {
 		cfg.User = "" // a server without auth takes no credentials, as memsync does
 	}
@@ -158,7 +159,7 @@ func (b *backend) fresh(ctx context.Context) (memsync.Graph, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := embedded.Open(dir, nil)
+	g, err := embedded.Open(dir, nil, embedded.WithEmbedder(b.emb))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

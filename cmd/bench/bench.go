@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/memsynctest"
 )
 
 // bench is one benchmark run.
@@ -114,15 +115,20 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 	defer os.RemoveAll(b.tmp)
 	b.logf("scratch directory %s; %s per figure", b.tmp, plural(o.runs, "run"))
 
-	emb := &column{b: &backend{name: "embedded", graphFlag: "embedded", tmp: b.tmp, logf: b.logf}}
-	neo := &column{b: &backend{name: "Neo4j", graphFlag: "neo4j", tmp: b.tmp, logf: b.logf}}
+	var vectors memsync.Embedder
+	if o.vectors > 0 {
+		vectors = memsynctest.NewEmbedder(o.vectors)
+		b.logf("vectors: every memory embedded by %s", vectors.Version())
+	}
+	emb := &column{b: &backend{name: "embedded", graphFlag: "embedded", tmp: b.tmp, logf: b.logf, emb: vectors}}
+	neo := &column{b: &backend{name: "Neo4j", graphFlag: "neo4j", tmp: b.tmp, logf: b.logf, emb: vectors}}
 	b.columns = []*column{emb, neo}
 	switch {
 	case o.neo4jURI == "":
 		neo.na = "no server: pass --neo4j-uri or set MEMSYNC_NEO4J_URI"
 	default:
 		b.neoURI = o.neo4jURI
-		srv, err := openNeo4j(ctx, o.neo4jURI, b.logf)
+		srv, err := openNeo4j(ctx, o.neo4jURI, vectors, b.logf)
 		if err != nil {
 			if !o.quick {
 				return fmt.Errorf("neo4j at %s: %w", o.neo4jURI, err)

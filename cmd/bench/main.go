@@ -62,6 +62,7 @@ type options struct {
 	recallData          string // the LoCoMo dev set
 	recallConversations int    // 0: all
 	only                map[string]bool
+	vectors             int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
 	args                []string // the command line, for the report
 }
 
@@ -130,6 +131,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.recallData, "recall-data", defaultRecallData, "the LoCoMo development set (JSON) the recall figure reads")
 	fs.IntVar(&o.recallConversations, "recall-conversations", 0, "conversations of the recall figure (0: all; CI's smoke run uses 1)")
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
+	fs.IntVar(&o.vectors, "vectors", 0, "embed every memory and search hybrid with the hashing test embedder (memsynctest) of `N` dimensions: the cost of vectors at the real model's size, not its quality; 0: lexical only")
 	fs.StringVar(&only, "only", "", "run only these figures (comma-separated): "+strings.Join(figures, ","))
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./cmd/bench [--quick] [--runs N] [--out FILE] [--neo4j-uri URI] [sizes]\n\n"+

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
+	"github.com/memsync/memsync/memsync"
 )
 
 // Config is the configuration of a command (cmdline.Config: defaults,
 // memsync.yaml, MEMSYNC_* environment, flags), shared with the front binary.
 type Config struct {
 	cmdline.Config
+	emb memsync.Embedder // resolved from Embedder by loadConfig; nil: lexical only
 }
 
 // graph is the backend in effect.
@@ -26,7 +30,30 @@ const defaultConfigYAML = cmdline.DefaultConfigYAML
 
 // loadConfig fills *c for repo; see cmdline.LoadConfig.
 func loadConfig(env *Env, repo string, fs *flag.FlagSet, c *Config) error {
-	return cmdline.LoadConfig(env, repo, fs, &c.Config)
+	if err := cmdline.LoadConfig(env, repo, fs, &c.Config); err != nil {
+		return err
+	}
+	emb, err := resolveEmbedder(env, c.Embedder)
+	if err != nil {
+		return fmt.Errorf("embedder: %w", err)
+	}
+	c.emb = emb
+	return nil
+}
+
+// resolveEmbedder turns the embedder setting into a model: none (or
+// empty) is lexical recall only.
+func resolveEmbedder(env *Env, spec string) (memsync.Embedder, error) {
+	switch {
+	case spec == "" || spec == "none":
+		return nil, nil
+	case env.Embedder != nil:
+		return env.Embedder(spec)
+	case spec == "default":
+		return nil, errors.New("this build has no built-in model yet: use --embedder none")
+	default:
+		return nil, fmt.Errorf("%s: this build reads no model files yet: use --embedder none", spec)
+	}
 }
 
 // addGraphFlags registers --graph and the --neo4j-* flags bound to c.

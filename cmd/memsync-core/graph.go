@@ -32,13 +32,13 @@ func openGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (m
 		}
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		g, err := neo4j.Open(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database}, lg)
+		g, err := neo4j.Open(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database, Embedder: cfg.emb}, lg)
 		if err != nil {
 			return nil, err
 		}
 		return g, nil
 	default:
-		g, err := embedded.Open(layout(repo).LocalDir(), lg)
+		g, err := embedded.Open(layout(repo).LocalDir(), lg, embedded.WithEmbedder(cfg.emb))
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +67,7 @@ func openReadGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		var g *neo4j.Graph
-		g, err = neo4j.OpenReadOnly(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database}, lg)
+		g, err = neo4j.OpenReadOnly(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database, Embedder: cfg.emb}, lg)
 		if err == nil {
 			return g, nil
 		}
@@ -78,7 +78,7 @@ func openReadGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger
 		var g *embedded.Graph
 		// Whatever keeps the read-only open from serving, the writer's open
 		// either cures it or says what is wrong.
-		if g, err = embedded.OpenReadOnly(layout(repo).LocalDir(), lg); err == nil {
+		if g, err = embedded.OpenReadOnly(layout(repo).LocalDir(), lg, embedded.WithEmbedder(cfg.emb)); err == nil {
 			return g, nil
 		}
 	}

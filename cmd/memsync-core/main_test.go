@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
+	"github.com/memsync/memsync/memsync"
 )
 
 // result is what an in-process run of memsync produced.
@@ -22,6 +23,8 @@ type invocation struct {
 	stdin string
 	now   time.Time
 	cwd   string
+	// embedder resolves --embedder (env.Embedder); nil: the binary's own.
+	embedder func(spec string) (memsync.Embedder, error)
 }
 
 func (iv invocation) run(t *testing.T, args ...string) result {
@@ -43,6 +46,7 @@ func (iv invocation) run(t *testing.T, args ...string) result {
 		Now:    func() time.Time { return now },
 		Getwd:  func() (string, error) { return cwd, nil },
 	}
+	env.Embedder = iv.embedder
 	code := Main(context.Background(), env, args)
 	return result{code, out.String(), errOut.String()}
 }

@@ -22,7 +22,7 @@ func recall(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer
 	if err != nil && !isOffline && ctx.Err() == nil {
 		// The graph answered the probe, then failed: the journals answer.
 		isOffline, reason = true, fmt.Sprintf("%s graph: %v", cfg.graph(), err)
-		hits, err = memsync.Rank(ctx, offline.Journals{Layout: layout(repo)}, rq)
+		hits, err = memsync.Rank(ctx, offline.Journals{Layout: layout(repo), Embedder: cfg.emb}, rq)
 	}
 	return hits, isOffline, reason, err
 }

@@ -40,7 +40,13 @@ where relevance is the memory's lexical score over the best candidate's
 it; status is 1 (active, review), 0.75 (archived) or 0.6 (superseded or
 flagged wrong, with --all). Ties by uuid. Then a memory that holds every
 query word another holds and more is moved above it, whatever their
-scores (SPEC §7). --explain prints every factor per hit, as they multiply into the printed score.`
+scores (SPEC §7). --explain prints every factor per hit, as they multiply into the printed score.
+
+With --embedder (or memsync.yaml's embedder) other than none, recall is
+hybrid: the lexical candidates and the memories nearest to the query in
+vector space (the reader's groups only) are fused by reciprocal rank
+fusion, 1/(60 + lexical rank) + 1/(60 + vector rank), which is then the
+relevance; --explain prints both parts per hit.`
 
 // searchHit is one result as search --json prints it.
 type searchHit struct {
@@ -56,6 +62,7 @@ type searchHit struct {
 	Lexical    float64         `json:"lexical"`
 	Freshness  float64         `json:"freshness"`
 	Factors    searchFactors   `json:"factors"`
+	Retrieval  *searchParts    `json:"retrieval,omitempty"`
 	Path       string          `json:"path"`
 	Line       int             `json:"line"`
 	Scope      string          `json:"scope"`
@@ -77,6 +84,18 @@ type searchFactors struct {
 	Freshness  float64 `json:"freshness"`
 	Confidence float64 `json:"confidence"`
 	Status     float64 `json:"status"`
+}
+
+// searchParts is, with an embedder, what each retrieval contributed to a
+// hit's relevance (recall.Parts): its lexical score and rank, its vector
+// cosine and rank (0 ranks: not in that list), fused by reciprocal rank
+// fusion into Fused = 1/(60+lexical_rank) + 1/(60+vector_rank).
+type searchParts struct {
+	Lexical     float64 `json:"lexical"`
+	LexicalRank int     `json:"lexical_rank"`
+	Cosine      float64 `json:"cosine"`
+	VectorRank  int     `json:"vector_rank"`
+	Fused       float64 `json:"fused"`
 }
 
 // searchResult is the document search --json prints.
@@ -166,10 +185,10 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		}
 		// Reads never hard-fail: whatever kept the graph from answering,
 		// the journals can.
-		reason = fmt.Sprintf("%s graph: %v", cfg.graph(), err)
-		fmt.Fprintf(env.Stderr, "memsync search: graph unavailable (%v); answering offline from the journals\n", oneLineErr(err))
+		reason = fmt.Sprintf("%s graph: %v%s", cfg.graph(), err, offlineVectors(&cfg))
+		fmt.Fprintf(env.Stderr, "memsync search: graph unavailable (%v); answering offline from the journals%s\n", oneLineErr(err), offlineVectors(&cfg))
 		isOffline = true
-		hits, err = memsync.Rank(ctx, offline.Journals{Layout: layout(repo)}, rq)
+		hits, err = memsync.Rank(ctx, offline.Journals{Layout: layout(repo), Embedder: cfg.emb}, rq)
 	}
 	if err != nil {
 		if isOffline {
@@ -182,7 +201,13 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	}
 	res.Offline, res.Reason = isOffline, reason
 	for _, h := range hits {
-		res.Results = append(res.Results, newSearchHit(h))
+		sh := newSearchHit(h)
+		if cfg.emb != nil {
+			p := h.Parts
+			sh.Retrieval = &searchParts{Lexical: roundScore(p.Lexical), LexicalRank: p.LexRank,
+				Cosine: roundScore(p.Cosine), VectorRank: p.VecRank, Fused: roundScore(h.Lexical)}
+		}
+		res.Results = append(res.Results, sh)
 	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(res, "", "  ")
@@ -249,6 +274,10 @@ func printHits(env *Env, res searchResult, explain bool) {
 				h.Score, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status)
 			fmt.Fprintf(env.Stdout, "   (holds %d query terms; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
 				f.Terms, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			if p := h.Retrieval; p != nil {
+				fmt.Fprintf(env.Stdout, "   relevance parts: lexical %s + vector %s = fused %.6g (reciprocal rank fusion, k=%d)\n",
+					rankPart(p.LexicalRank, "score", p.Lexical), rankPart(p.VectorRank, "cosine", p.Cosine), p.Fused, recallrule.RRFK)
+			}
 		}
 		if h.Source != nil && (h.Source.Type != "" || h.Source.Actor != "") {
 			fmt.Fprintf(env.Stdout, "   source: %s\n", strings.TrimSpace(h.Source.Type+" "+h.Source.Actor))
@@ -313,4 +342,12 @@ func dashQuery(fs *flag.FlagSet, args []string) string {
 		}
 	}
 	return ""
+}
+
+// rankPart prints one retrieval's part of a fused relevance.
+func rankPart(rank int, what string, v float64) string {
+	if rank == 0 {
+		return "(not found)"
+	}
+	return fmt.Sprintf("rank %d (%s %.4g)", rank, what, v)
 }

@@ -34,8 +34,20 @@ func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Wr
 	} else {
 		err = fmt.Errorf("open %s graph: %w", cfg.graph(), err)
 	}
-	fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals\n", cmd, oneLineErr(err))
-	return offline.NewJournals(layout(repo)), true, err.Error(), func() {}
+	fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals%s\n", cmd, oneLineErr(err), offlineVectors(cfg))
+	j := offline.NewJournals(layout(repo))
+	j.Embedder = cfg.emb
+	return j, true, err.Error() + offlineVectors(cfg), func() {}
+}
+
+// offlineVectors is what the offline note says of vector recall: nothing
+// without an embedder (lexical, as always), else that the journals are
+// embedded for the query (hybrid, as the graph ranks).
+func offlineVectors(cfg *Config) string {
+	if cfg.emb == nil {
+		return ""
+	}
+	return "; hybrid recall: the journals embedded with " + cfg.emb.Version()
 }
 
 // parseClock reads --as-of as a read's clock: empty is the present (now,

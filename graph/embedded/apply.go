@@ -160,7 +160,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	start := time.Now()
 	// Deriving what to store (canonical encoding, hash, entities) costs as
 	// much as storing it; it runs on other cores, a chunk ahead of the writer.
-	p := startPreparing(batch)
+	p := startPreparing(batch, g.emb)
 	defer p.stop()
 
 	g.mu.Lock()
@@ -170,7 +170,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	if err != nil {
 		return res, g.wrap("apply batch", err)
 	}
-	a := &applier{w: w, p: p, held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
+	a := &applier{w: w, p: p, version: g.version(), held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
 	err = inTx(ctx, w.conn, func() error { return a.run(ctx) })
 	if err != nil {
 		var re *memsync.RecordError
@@ -194,8 +194,9 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 
 // applier writes one batch, chunk after chunk, inside the transaction.
 type applier struct {
-	w *writer
-	p *preparer
+	w       *writer
+	p       *preparer
+	version string // the embedder's, when vectors are stored
 
 	held       map[string]stored // what the store holds for each uuid of the batch looked at so far
 	order      []string          // clashing uuids in order of first clash
@@ -415,7 +416,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 	}
 
 	memArgs := make([]any, 0, len(pick)*memoriesTable.cols)
-	var edgeArgs []any
+	var edgeArgs, vecArgs []any
 	for i := range rows {
 		r := &rows[i]
 		m := r.m
@@ -441,6 +442,9 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon)
 		a.fresh = append(a.fresh, inserted{id, r})
+		if r.vec != nil {
+			vecArgs = append(vecArgs, id, r.group, a.version, r.vec)
+		}
 		for _, e := range [...]struct {
 			typ string
 			dst []string
@@ -459,7 +463,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		t    *table
 		args []any
 	}{
-		{memoriesTable, memArgs}, {edgesTable, edgeArgs},
+		{memoriesTable, memArgs}, {edgesTable, edgeArgs}, {vectorsTable, vecArgs},
 	} {
 		if err := a.w.insert(ctx, t.t, t.args); err != nil {
 			return err
@@ -510,7 +514,7 @@ func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
 	for _, q := range []struct {
 		sql string
 		arg any
-	}{{sqlRemoveMemory, st.id}, {sqlRemoveSuperseded, st.id}, {sqlRemoveEdges, uuid}, {sqlRemoveWaiting, uuid}} {
+	}{{sqlRemoveMemory, st.id}, {sqlRemoveSuperseded, st.id}, {sqlRemoveVector, st.id}, {sqlRemoveEdges, uuid}, {sqlRemoveWaiting, uuid}} {
 		s, err := a.w.stmt(ctx, q.sql)
 		if err != nil {
 			return err
@@ -591,6 +595,7 @@ type row struct {
 	entities []string
 	meta     string // its entity names and tags
 	token    string // groupToken(group)
+	vec      []byte // its embedding as stored (encodeVector); nil without an embedder
 }
 
 // prepareRow validates m and derives what will be stored.
@@ -677,7 +682,7 @@ func (g *Graph) Drop(ctx context.Context) error {
 		}
 		for _, q := range []string{
 			`DELETE FROM memories`, `DELETE FROM edges`, `DELETE FROM agents`,
-			`DELETE FROM supersede_waiting`, `DELETE FROM superseded`,
+			`DELETE FROM supersede_waiting`, `DELETE FROM superseded`, `DELETE FROM vectors`,
 		} {
 			if _, err := w.conn.ExecContext(ctx, q); err != nil {
 				return err

@@ -84,6 +84,8 @@
 //	              id_floor (the last id before the latest Drop), retire_rule
 //	              (the supersession rule the superseded table follows)
 //
+//	vectors       with an embedder: one embedding per memory, see vectors.go
+//
 // The search file (its own user_version, 1), attached to every read
 // connection as "search":
 //

@@ -50,6 +50,12 @@ type Graph struct {
 	ix *indexer // keeps the search file up with the memories; set once by Open
 
 	opened os.FileInfo // the database file as Open found it, for CheckStore
+
+	emb          memsync.Embedder   // nil: lexical only (WithEmbedder)
+	vecs         vecIndex           // the vectors of emb's version, in memory
+	reembedStop  context.CancelFunc // stops Open's background re-embedding
+	reembedDone  chan struct{}      // closed when it is over; nil if none ran
+	reembedError error              // what it failed with, for Flush; set before reembedDone closes
 }
 
 // IdleRelease is how long the store goes without a write before it hands
@@ -100,7 +106,7 @@ var _ memsync.Graph = (*Graph)(nil)
 // Open opens (creating it when needed) the store in dir/graph.db, creating
 // dir too. The schema is created on first use; a file written by a newer
 // schema version is refused. A nil lg logs nothing.
-func Open(dir string, lg *zap.Logger) (*Graph, error) {
+func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
@@ -114,6 +120,9 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	path := filepath.Join(abs, FileName)
 	lg = lg.With(zap.String("path", path))
 	g := &Graph{lg: lg, path: path}
+	for _, o := range opts {
+		o(g)
+	}
 
 	g.wdb, err = sql.Open("sqlite", dsn(path,
 		"journal_mode(WAL)", "synchronous(FULL)", "cache_size(-32768)", "temp_store(MEMORY)",
@@ -139,7 +148,7 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	if err == nil {
 		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
 	}
-	for _, q := range sqlCreateList {
+	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlCreateVectors, sqlCreateVectorsGroup) {
 		if err == nil {
 			_, err = g.w.conn.ExecContext(ctx, q)
 		}
@@ -184,6 +193,19 @@ func Open(dir string, lg *zap.Logger) (*Graph, error) {
 	g.mu.Lock()
 	g.wrote()
 	g.mu.Unlock()
+	if g.emb != nil {
+		// Memories stored without a vector, or with another model's, are
+		// embedded again in the background; Search reads only current ones.
+		rctx, cancel := context.WithCancel(context.Background())
+		g.reembedStop, g.reembedDone = cancel, make(chan struct{})
+		go func() {
+			defer close(g.reembedDone)
+			if err := g.Reembed(rctx); err != nil && rctx.Err() == nil {
+				g.reembedError = err
+				g.lg.Warn("embedded graph: re-embed", zap.Error(err))
+			}
+		}()
+	}
 	lg.Debug("embedded graph open", zap.Int("schema_version", SchemaVersion))
 	return g, nil
 }
@@ -462,6 +484,11 @@ func (g *Graph) Path() string { return g.path }
 
 // Close releases the connections. Calls after the first return nil.
 func (g *Graph) Close() error {
+	if g.reembedStop != nil {
+		// Before taking mu: the re-embedding takes it for every chunk.
+		g.reembedStop()
+		<-g.reembedDone
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {

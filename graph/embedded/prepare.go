@@ -19,6 +19,7 @@ const prepareChunk = 256
 // or whenever preparing falls behind) it prepares that chunk itself rather
 // than wait. Its goroutines end before stop returns.
 type preparer struct {
+	emb    memsync.Embedder // nil: no vectors
 	batch  []memsync.Memory
 	chunks []prepared
 	next   atomic.Int64 // next chunk to hand out
@@ -33,9 +34,9 @@ type prepared struct {
 	err     error // the first *memsync.RecordError of the chunk
 }
 
-func startPreparing(batch []memsync.Memory) *preparer {
+func startPreparing(batch []memsync.Memory, emb memsync.Embedder) *preparer {
 	n := (len(batch) + prepareChunk - 1) / prepareChunk
-	p := &preparer{batch: batch, chunks: make([]prepared, n)}
+	p := &preparer{emb: emb, batch: batch, chunks: make([]prepared, n)}
 	for i := range p.chunks {
 		p.chunks[i].done = make(chan struct{})
 	}
@@ -77,6 +78,9 @@ func (p *preparer) prepare(i int) {
 		if err != nil {
 			c.err = err
 			break
+		}
+		if p.emb != nil {
+			r.vec = encodeVector(p.emb.Embed(r.m.Text))
 		}
 		c.rows = append(c.rows, r)
 	}

@@ -322,7 +322,18 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 			cands[i].Match = recall.Matched(rq, text)
 		}
 	}
-	ranked := recall.Rank(rq, cands, links)
+	var sims []recall.Similar
+	if qv := memsync.QueryVector(g.emb, q.Text); qv != nil {
+		vc, err := g.similarIndexed(ctx, qv, q.Groups, f, recall.PoolSize(limit))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range vc {
+			byUUID[c.sim.UUID] = c.id
+			sims = append(sims, c.sim)
+		}
+	}
+	ranked := recall.Hybrid(rq, cands, links, sims)
 	ranked = ranked[:min(limit, len(ranked))]
 	need = need[:0]
 	for _, r := range ranked {
@@ -337,7 +348,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 		if !ok {
 			return nil, g.wrap("search", fmt.Errorf("memory %s vanished during the search", r.UUID))
 		}
-		hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match})
+		hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match, Parts: r.Parts})
 	}
 	return hits, nil
 }
@@ -546,6 +557,16 @@ func (g *Graph) awaitIndex(ctx context.Context) error {
 // Flush waits until every memory applied so far is in the full-text index,
 // and returns the error of the indexing that failed, if the last one did.
 func (g *Graph) Flush(ctx context.Context) error {
+	if g.reembedDone != nil {
+		select {
+		case <-g.reembedDone:
+			if g.reembedError != nil {
+				return g.reembedError
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("embedded: flush: %w", ctx.Err())
+		}
+	}
 	if g.ix == nil {
 		return nil
 	}

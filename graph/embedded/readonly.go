@@ -36,7 +36,7 @@ const readMmap = 1 << 30
 // It returns an error wrapping ErrNotReadable when the store cannot be read
 // as it is (no file, another schema version, a search file missing, of
 // another generation or behind the memories); Open then does what is needed.
-func OpenReadOnly(dir string, lg *zap.Logger) (*Graph, error) {
+func OpenReadOnly(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
@@ -47,6 +47,9 @@ func OpenReadOnly(dir string, lg *zap.Logger) (*Graph, error) {
 	path := filepath.Join(abs, FileName)
 	searchPath := filepath.Join(abs, SearchFileName)
 	g := &Graph{lg: lg.With(zap.String("path", path)), path: path}
+	for _, o := range opts {
+		o(g)
+	}
 	for _, p := range []string{path, searchPath} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("embedded: open %s read-only: %w: %w", p, ErrNotReadable, err)
@@ -64,6 +67,19 @@ func OpenReadOnly(dir string, lg *zap.Logger) (*Graph, error) {
 	if err := g.checkReadable(context.Background()); err != nil {
 		g.closeAll()
 		return nil, err
+	}
+	if g.emb != nil {
+		// A store no writer with vectors has opened yet has no vectors
+		// table: its search is lexical only until one does.
+		var n int
+		if err := g.rdb.QueryRowContext(context.Background(),
+			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'vectors'`).Scan(&n); err != nil {
+			g.closeAll()
+			return nil, g.wrap("open "+g.path+" read-only", err)
+		}
+		if n == 0 {
+			g.emb = nil
+		}
 	}
 	return g, nil
 }

@@ -283,7 +283,7 @@ const prepareSpan = 128
 // prepareAll validates and prepares every record of batch, in batch order,
 // spreading the work over the CPUs: encoding and hashing the records is most
 // of the client's time, and the server waits for it.
-func prepareAll(batch []memsync.Memory) []prepared {
+func (g *Graph) prepareAll(batch []memsync.Memory) []prepared {
 	out := make([]prepared, len(batch))
 	prep := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -296,6 +296,7 @@ func prepareAll(batch []memsync.Memory) []prepared {
 				continue
 			}
 			out[i] = prepare(m)
+			g.vectorProps(out[i].props, m.Text)
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(batch)/prepareSpan)
@@ -329,7 +330,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	var firstBad error
 	seen := make(map[string]int, len(batch)) // uuid -> its row: the version the rule prefers so far
 	rows := make([]prepared, 0, len(batch))
-	for i, p := range prepareAll(batch) {
+	for i, p := range g.prepareAll(batch) {
 		if p.err != nil {
 			if firstBad == nil {
 				m := &batch[i]

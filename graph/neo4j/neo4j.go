@@ -112,6 +112,10 @@ type Config struct {
 
 	// ConnectTimeout bounds establishing a connection; 0 keeps the driver's default.
 	ConnectTimeout time.Duration
+	// Embedder, when set, gives every memory a vector and makes Search
+	// hybrid (see IndexMemoryEmbedding); nil: lexical only.
+	Embedder memsync.Embedder
+
 	// MaxRetryTime bounds the driver's retries of a failing transaction
 	// before the error is returned as memsync.ErrUnavailable; 0 keeps the
 	// driver's default (30s).
@@ -124,6 +128,11 @@ type Graph struct {
 	database string // resolved at Open, so Identity never depends on server defaults changing
 	identity string
 	lg       *zap.Logger
+
+	emb          memsync.Embedder   // nil: lexical only
+	reembedStop  context.CancelFunc // stops Open's background re-embedding
+	reembedDone  chan struct{}      // closed when it is over; nil if none ran
+	reembedError error              // what it failed with; set before reembedDone closes
 }
 
 var _ memsync.Graph = (*Graph)(nil)
@@ -157,6 +166,9 @@ func Open(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
 	}
 	if err := g.upgradeRetirement(ctx); err != nil {
 		return fail("upgrade supersession on", err)
+	}
+	if err := g.openVectors(ctx); err != nil {
+		return fail("set up vectors on", err)
 	}
 	lg.Info("neo4j graph open", zap.String("identity", g.identity))
 	return g, nil
@@ -196,7 +208,11 @@ func newGraph(cfg Config, lg *zap.Logger) (*Graph, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("neo4j: create driver for %s: %w", hostPort, err)
 	}
-	return &Graph{driver: drv, database: cfg.Database, lg: lg}, hostPort, nil
+	g := &Graph{driver: drv, database: cfg.Database, lg: lg}
+	if memsync.Embeds(cfg.Embedder) {
+		g.emb = cfg.Embedder
+	}
+	return g, hostPort, nil
 }
 
 // resolveDatabase asks the server which database a session lands on, so that
@@ -410,6 +426,10 @@ func (g *Graph) Identity() string { return g.identity }
 
 // Close releases the driver's connections.
 func (g *Graph) Close() error {
+	if g.reembedStop != nil {
+		g.reembedStop()
+		<-g.reembedDone
+	}
 	if err := g.driver.Close(context.Background()); err != nil {
 		return fmt.Errorf("neo4j: close: %w", err)
 	}

@@ -81,6 +81,18 @@ func OpenReadOnly(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, erro
 	if err := schemaReady(a.rows, want); err != nil {
 		return fail(fmt.Errorf("neo4j: open %s read-only: %w: %w", g.identity, err, ErrNotReadable))
 	}
+	if g.emb != nil {
+		// Without a vector index made for this embedder (no writer with
+		// it has opened the graph yet), search is lexical only.
+		index, err := g.readRow(ctx, vectorIndexOptions, map[string]any{"name": IndexMemoryEmbedding})
+		if err != nil {
+			return fail(wrap("read vector index on "+hostPort, err))
+		}
+		dim, _ := index["dim"].(int64)
+		if quantized, _ := index["quantized"].(bool); index == nil || dim != int64(g.emb.Dim()) || quantized {
+			g.emb = nil
+		}
+	}
 	return g, nil
 }
 

@@ -120,7 +120,14 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	if len(found) > pool {
 		found = found[:pool]
 	}
-	if len(found) == 0 {
+	var sims []recall.Similar
+	if qv := memsync.QueryVector(g.emb, q.Text); qv != nil {
+		var err error
+		if sims, err = g.similar(ctx, s, qv, params, pool); err != nil {
+			return nil, err
+		}
+	}
+	if len(found) == 0 && len(sims) == 0 {
 		return nil, nil
 	}
 	cands := make([]recall.Candidate, 0, len(found))
@@ -164,7 +171,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 			cands[i].Match = recall.Matched(rq, text)
 		}
 	}
-	ranked := recall.Rank(rq, cands, links)
+	ranked := recall.Hybrid(rq, cands, links, sims)
 	ranked = ranked[:min(limit, len(ranked))]
 	var missing []string
 	for _, r := range ranked {
@@ -182,7 +189,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 	hits := make([]memsync.Hit, 0, len(ranked))
 	for _, r := range ranked {
 		if n, ok := nodes[r.UUID]; ok {
-			hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match})
+			hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match, Parts: r.Parts})
 		}
 	}
 	return hits, nil

@@ -13,6 +13,15 @@
 // of the strongest are then ranked by package recall's rule, as the graph
 // ranks them; ties rank newest first, then by uuid.
 //
+// # Vectors
+//
+// With an embedder (SearchWith, Journals.Embedder) the search is hybrid as
+// the graph's is: every visible record that passes the filters is embedded
+// and compared with the query (cosine, accumulated as the embedded store
+// does), the best are checked against their lines like lexical candidates,
+// and recall.Hybrid fuses both lists. Nothing is cached: each search
+// embeds every visible record once, which costs one model lookup per word.
+//
 // # Cost
 //
 // A search reads every journal of every agent once and keeps no index: the
@@ -120,6 +129,18 @@ type search struct {
 	retired map[string][]retirement // by the uuid retired
 
 	rec lightRecord // reused for every line
+
+	emb     memsync.Embedder // nil: lexical only
+	qv      []float32        // the query's vector; nil: lexical only
+	vectors []vectorCand     // every visible record the query's filters let through, with its cosine
+}
+
+// vectorCand is a record the vector half of a search compares.
+type vectorCand struct {
+	pos    linePos
+	uuid   string
+	ts     time.Time
+	cosine float64
 }
 
 // Search ranks the records in q.Groups against the words of q.Text, reading
@@ -130,6 +151,12 @@ type search struct {
 // Only valid records count, each uuid as the graph projects it. No groups, or no
 // words, give no hits. Hits carry the file and line each record came from.
 func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) ([]memsync.Hit, error) {
+	return SearchWith(ctx, layout, q, nil)
+}
+
+// SearchWith is Search, hybrid with vector recall when emb is set (see
+// the package documentation, Vectors).
+func SearchWith(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery, emb memsync.Embedder) ([]memsync.Hit, error) {
 	query := recall.ParseQuery(q.Text)
 	terms := query.Terms[:min(len(query.Terms), MaxQueryTokens)]
 	if len(q.Groups) == 0 || len(terms) == 0 {
@@ -140,6 +167,9 @@ func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) (
 		groups: make(map[string]bool, len(q.Groups)), df: make([]int, len(terms)),
 		seed: maphash.MakeSeed(), first: map[uint64]linePos{}, dups: map[uint64][]linePos{},
 		retired: map[string][]retirement{},
+	}
+	if s.qv = memsync.QueryVector(emb, q.Text); s.qv != nil {
+		s.emb = emb
 	}
 	for _, g := range q.Groups {
 		s.groups[g] = true
@@ -227,6 +257,9 @@ func (s *search) add(line []byte, pos linePos) {
 	}
 	s.n++
 	s.total += dl
+	if s.qv != nil {
+		s.addVector(r, pos)
+	}
 	if tf == nil {
 		return
 	}
@@ -252,7 +285,7 @@ func (s *search) add(line []byte, pos linePos) {
 // rank scores the candidates and takes them best first, checking each
 // against its journal line, until the limit is filled.
 func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
-	if len(s.cands) == 0 {
+	if len(s.cands) == 0 && len(s.vectors) == 0 {
 		return nil, nil
 	}
 	limit := s.q.Limit
@@ -313,11 +346,15 @@ func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
 			cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Timed: recall.Timed(h.Text)})
 		}
 	}
-	ranked := recall.Rank(s.query, cands, links)
+	sims, err := s.similar(ctx, lines, pool, byUUID)
+	if err != nil {
+		return nil, err
+	}
+	ranked := recall.Hybrid(s.query, cands, links, sims)
 	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
 	for _, r := range ranked[:min(limit, len(ranked))] {
 		h := byUUID[r.UUID]
-		h.Score, h.Match = r.Score, r.Match
+		h.Score, h.Match, h.Parts = r.Score, r.Match, r.Parts
 		hits = append(hits, h)
 	}
 	return hits, nil
@@ -540,4 +577,68 @@ func (h *candidates) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// addVector compares a visible record with the query's vector, if the
+// search's filters let it through.
+func (s *search) addVector(r *lightRecord, pos linePos) {
+	if s.kinds != nil && !s.kinds[journal.Kind(r.kind)] {
+		return
+	}
+	ts, err := time.Parse(time.RFC3339Nano, string(r.ts))
+	if err != nil {
+		return
+	}
+	ts = ts.UTC()
+	if !s.q.Since.IsZero() && ts.Before(s.q.Since) {
+		return
+	}
+	c := recall.RoundCosine(dot(s.qv, s.emb.Embed(string(r.text))))
+	s.vectors = append(s.vectors, vectorCand{pos: pos, uuid: string(r.uuid), ts: ts, cosine: c})
+}
+
+// dot is the dot product of two unit vectors, accumulated in float32 as
+// the embedded store does, so both round to the same cosine.
+func dot(a, b []float32) float64 {
+	var sum float32
+	for i := range a[:min(len(a), len(b))] {
+		sum += a[i] * b[i]
+	}
+	return float64(sum)
+}
+
+// similar takes the vector candidates best first, checking each against
+// its journal line as the lexical ones are, until pool are found; the
+// hits found are added to byUUID.
+func (s *search) similar(ctx context.Context, lines *lineReader, pool int, byUUID map[string]memsync.Hit) ([]recall.Similar, error) {
+	if len(s.vectors) == 0 {
+		return nil, nil
+	}
+	sort.Slice(s.vectors, func(i, j int) bool {
+		a, b := &s.vectors[i], &s.vectors[j]
+		if a.cosine != b.cosine || !a.ts.Equal(b.ts) || a.uuid != b.uuid {
+			return recall.Less(a.cosine, a.ts, a.uuid, b.cosine, b.ts, b.uuid)
+		}
+		return a.pos.seq < b.pos.seq
+	})
+	var out []recall.Similar
+	seen := map[string]bool{}
+	for _, v := range s.vectors {
+		if len(out) == pool {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h, ok := s.check(lines, candidate{pos: v.pos, uuid: v.uuid})
+		if !ok || seen[h.UUID] {
+			continue
+		}
+		seen[h.UUID] = true
+		if _, known := byUUID[h.UUID]; !known {
+			byUUID[h.UUID] = h
+		}
+		out = append(out, recall.Similar{UUID: h.UUID, TS: h.TS, Cosine: v.cosine})
+	}
+	return out, nil
 }

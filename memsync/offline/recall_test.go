@@ -39,3 +39,22 @@ func TestRankProperties(t *testing.T) {
 	}
 	graphtest.RunRanking(t, Journals{Layout: writeJournals(t, t.TempDir(), recs...)}, 7)
 }
+
+// TestHybridCases: offline, with the embedder, passes the hybrid cases the
+// graph backends pass (graphtest.RunHybrid): the same top 10, and no other
+// agent's private memory returned or ranking anything.
+func TestHybridCases(t *testing.T) {
+	var recs []journal.Record
+	for _, m := range graphtest.HybridCorpus(true) {
+		recs = append(recs, m.Record)
+	}
+	j := Journals{Layout: writeJournals(t, t.TempDir(), recs...), Embedder: graphtest.HybridEmbedder()}
+	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
+		t.Helper()
+		hits, err := j.Search(context.Background(), q)
+		if err != nil {
+			t.Fatalf("Search(%q): %v", q.Text, err)
+		}
+		return hits
+	})
+}

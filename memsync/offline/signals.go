@@ -16,14 +16,17 @@ import (
 // over a graph.
 type Journals struct {
 	Layout memsync.Layout
-	memo   *memo // set by NewJournals: one read of the journals for every List
+	// Embedder, when set, makes Search hybrid: every visible record is
+	// embedded and compared with the query (SearchWith); nil: lexical only.
+	Embedder memsync.Embedder
+	memo     *memo // set by NewJournals: one read of the journals for every List
 }
 
 var _ memsync.Searcher = Journals{}
 
 // Search is offline.Search.
 func (j Journals) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	return Search(ctx, j.Layout, q)
+	return SearchWith(ctx, j.Layout, q, j.Embedder)
 }
 
 // Get returns the valid records among uuids (each as first written), with

@@ -131,6 +131,7 @@ type Ranked struct {
 	Candidate
 	Match uint64
 	Score float64
+	Parts // what each retrieval contributed (Fuse); zero from Rank alone
 }
 
 // Held is how many of the query's terms a Match holds.

@@ -24,7 +24,11 @@ import (
 type Config struct {
 	// Graph is the projection backend: "embedded" or "neo4j". Empty until
 	// resolved: neo4j when a Neo4j URI is configured, else embedded.
-	Graph      string           `yaml:"graph"`
+	Graph string `yaml:"graph"`
+	// Embedder is the model for vector recall (issue 27): "none" (lexical
+	// only), "default" (the model built into the binary) or the path of a
+	// model file. Empty means none.
+	Embedder   string           `yaml:"embedder"`
 	Neo4j      Neo4jConfig      `yaml:"neo4j"`
 	Append     AppendConfig     `yaml:"append"`
 	Daemon     DaemonConfig     `yaml:"daemon"`
@@ -426,6 +430,7 @@ func (c *Config) applyEnv(getenv func(string) string) {
 		dst  *string
 	}{
 		{"MEMSYNC_GRAPH", &c.Graph},
+		{"MEMSYNC_EMBEDDER", &c.Embedder},
 		{"MEMSYNC_NEO4J_URI", &c.Neo4j.URI},
 		{"MEMSYNC_NEO4J_USER", &c.Neo4j.User},
 		{"MEMSYNC_NEO4J_DATABASE", &c.Neo4j.Database},
@@ -486,6 +491,7 @@ func AddGraphFlags(fs *flag.FlagSet, c *Config) {
 	fs.Var(&configValue{stringField{&c.Graph}}, "graph", "projection `backend`: embedded or neo4j (default neo4j when a Neo4j URI is configured, else embedded; env MEMSYNC_GRAPH)")
 	fs.Var(&configValue{stringField{&c.Neo4j.URI}}, "neo4j-uri", "Neo4j Bolt `URI`, e.g. neo4j://127.0.0.1:7687 (env MEMSYNC_NEO4J_URI; password only from MEMSYNC_NEO4J_PASSWORD or neo4j.password_file)")
 	fs.Var(&configValue{stringField{&c.Neo4j.User}}, "neo4j-user", "Neo4j `user` (default neo4j; env MEMSYNC_NEO4J_USER)")
+	fs.Var(&configValue{stringField{&c.Embedder}}, "embedder", "vector recall `model`: none, default (built in) or a model file's path (default none; env MEMSYNC_EMBEDDER)")
 	fs.Var(&configValue{stringField{&c.Neo4j.Database}}, "neo4j-database", "Neo4j `database` (default: the server's; env MEMSYNC_NEO4J_DATABASE)")
 }
 
@@ -497,6 +503,11 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 # Projection backend: embedded or neo4j. Default: neo4j when neo4j.uri is
 # set, else embedded. Env MEMSYNC_GRAPH, flag --graph.
 # graph: embedded
+
+# Vector recall, fused with the lexical index: none, default (the model
+# built into the binary) or a model file's path. Env MEMSYNC_EMBEDDER,
+# flag --embedder.
+# embedder: none
 
 # neo4j:
 #   uri: ""                # e.g. neo4j://127.0.0.1:7687  (MEMSYNC_NEO4J_URI, --neo4j-uri)

@@ -12,6 +12,8 @@
 package cmdline
 
 import (
+	"github.com/memsync/memsync/memsync"
+
 	"io"
 	"os"
 	"time"
@@ -37,6 +39,9 @@ type Env struct {
 	// Getwd is the working directory, the last resort for --repo;
 	// os.Getwd when nil.
 	Getwd func() (string, error)
+	// Embedder resolves an --embedder other than none (tests set a test
+	// embedder here); nil: the binary's own models.
+	Embedder func(spec string) (memsync.Embedder, error)
 }
 
 // OSEnv is the Env of the running process.

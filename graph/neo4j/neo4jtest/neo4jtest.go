@@ -51,7 +51,17 @@ func Config(t testing.TB) neo4j.Config {
 // test lock until the test ends; the graph is closed then too.
 func Open(t testing.TB) *neo4j.Graph {
 	t.Helper()
+	return OpenWith(t, nil)
+}
+
+// OpenWith is Open with the configuration adjusted by adjust (nil: none),
+// e.g. to set an embedder.
+func OpenWith(t testing.TB, adjust func(*neo4j.Config)) *neo4j.Graph {
+	t.Helper()
 	cfg := Config(t)
+	if adjust != nil {
+		adjust(&cfg)
+	}
 	unlock := lock(t)
 	t.Cleanup(unlock)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

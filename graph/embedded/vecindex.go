@@ -1,0 +1,303 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/memsync/memsync/memsync/recall"
+)
+
+// vecIndex keeps the current version's vectors in memory, per group,
+// quantised to int8 (a quarter of the float32 the table stores), so that
+// a search compares the query with the vectors of the reader's groups
+// without reading them from SQLite: at 100,000 memories of 256 dimensions
+// that is 25 MB held and one pass of multiply-adds per search. It follows
+// the table by id: each search first loads the rows added since
+// (ids only grow), and starts again from nothing when the store's
+// generation (a Drop) or vectors epoch (a re-embedding) changed. A vector
+// whose memory was replaced since stays until then, and is dropped by the
+// exact pass, which reads the candidates' rows (and filters) from SQLite.
+type vecIndex struct {
+	mu      sync.Mutex
+	key     string // generation, epoch and version the index was built for
+	through int64  // the largest id loaded
+	groups  map[string]*groupVecs
+}
+
+// groupVecs are one group's vectors: ids[i]'s vector is q[i*dim:(i+1)*dim]
+// times scale[i].
+type groupVecs struct {
+	ids   []int64
+	q     []int8
+	scale []float32
+}
+
+const sqlVectorState = `SELECT IFNULL((SELECT value FROM meta WHERE key = 'generation'), ''),
+	IFNULL((SELECT value FROM meta WHERE key = 'vectors_epoch'), '0'), IFNULL((SELECT MAX(id) FROM vectors), 0)`
+
+const sqlVectorsAfter = `SELECT id, group_id, vec FROM vectors WHERE id > ?1 AND version = ?2 ORDER BY id`
+
+// sqlVectorCandidates reads the candidates among the ids ?1 whose memories
+// pass the search's filters (?2 to ?4 as in sqlSearch), with their stored
+// vectors of version ?5.
+const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid FROM vectors AS v CROSS JOIN memories AS m ON m.id = v.id
+	WHERE v.id IN (SELECT value FROM json_each(?1)) AND v.version = ?5
+	  AND (?2 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
+	  AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3)))
+	  AND (?4 IS NULL OR m.ts >= ?4)`
+
+// quantize is v as int8 with its scale.
+func quantize(b []byte, dim int, q []int8) ([]int8, float32) {
+	maxAbs := float32(0)
+	for i := 0; i < dim; i++ {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(math.Float32frombits(le32(b[4*i:]))))))
+	}
+	if maxAbs == 0 {
+		return append(q, make([]int8, dim)...), 0
+	}
+	s := maxAbs / 127
+	for i := 0; i < dim; i++ {
+		q = append(q, int8(math.Round(float64(math.Float32frombits(le32(b[4*i:]))/s))))
+	}
+	return q, s
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// refresh brings the index up to the table as conn sees it.
+func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int) error {
+	var gen, epoch string
+	var last int64
+	if err := conn.QueryRowContext(ctx, sqlVectorState).Scan(&gen, &epoch, &last); err != nil {
+		return err
+	}
+	if key := gen + "/" + epoch + "/" + version; key != x.key {
+		x.key, x.through, x.groups = key, 0, map[string]*groupVecs{}
+	}
+	if last <= x.through {
+		return nil
+	}
+	rows, err := conn.QueryContext(ctx, sqlVectorsAfter, x.through, version)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id    int64
+			group string
+			vec   []byte
+		)
+		if err := rows.Scan(&id, &group, &vec); err != nil {
+			return err
+		}
+		x.through = max(x.through, id)
+		if len(vec) != 4*dim {
+			continue
+		}
+		g := x.groups[group]
+		if g == nil {
+			g = &groupVecs{}
+			x.groups[group] = g
+		}
+		var s float32
+		g.q, s = quantize(vec, dim, g.q)
+		g.ids = append(g.ids, id)
+		g.scale = append(g.scale, s)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	x.through = max(x.through, last)
+	return nil
+}
+
+// approx is a vector's id and its quantised similarity.
+type approx struct {
+	id  int64
+	sim float32
+}
+
+// scan returns the vectors of groups with their quantised similarity to
+// qv, in no order. The query is quantised too, so that the pass is int8
+// multiply-adds into int32 (exact, no conversion per element): the error
+// both quantisations add is far below the margin the exact pass covers.
+func (x *vecIndex) scan(qv []float32, groups []string) []approx {
+	dim := len(qv)
+	maxAbs := float32(0)
+	for _, v := range qv {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(v))))
+	}
+	if maxAbs == 0 {
+		return nil
+	}
+	qs := maxAbs / 127
+	q := make([]int32, dim)
+	for i, v := range qv {
+		q[i] = int32(math.Round(float64(v / qs)))
+	}
+	var out []approx
+	for _, name := range groups {
+		g := x.groups[name]
+		if g == nil {
+			continue
+		}
+		out = slices.Grow(out, len(g.ids))
+		for i, id := range g.ids {
+			out = append(out, approx{id, float32(dot8(q, g.q[i*dim:(i+1)*dim])) * g.scale[i] * qs})
+		}
+	}
+	return out
+}
+
+// dot8 is the dot product of q and row (len(row) == len(q)), four lanes
+// at a time.
+func dot8(q []int32, row []int8) int32 {
+	row = row[:len(q)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		s0 += q[i] * int32(row[i])
+		s1 += q[i+1] * int32(row[i+1])
+		s2 += q[i+2] * int32(row[i+2])
+		s3 += q[i+3] * int32(row[i+3])
+	}
+	for ; i < len(q); i++ {
+		s0 += q[i] * int32(row[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+func better(a, b approx) bool { return a.sim > b.sim || a.sim == b.sim && a.id < b.id }
+
+// best moves the m best of all to its front, in order, and returns them:
+// a heap of m, not a sort of all, for m much smaller than all.
+func best(all []approx, m int) []approx {
+	if m >= len(all) {
+		sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
+		return all
+	}
+	h := make([]approx, 0, m+1)
+	less := func(i, j int) bool { return better(h[j], h[i]) } // worst on top
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && less(r, l) {
+				l = r
+			}
+			if !less(l, i) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	up := func(i int) {
+		for i > 0 {
+			p := (i - 1) / 2
+			if !less(i, p) {
+				return
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+	}
+	for _, a := range all {
+		if len(h) == m {
+			if !better(a, h[0]) {
+				continue
+			}
+			h[0] = a
+			down(0)
+			continue
+		}
+		h = append(h, a)
+		up(len(h) - 1)
+	}
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
+	return h
+}
+
+// similarIndexed is similar through the in-memory index: the candidates
+// in quantised order, read from SQLite (with the filters) a chunk at a
+// time and scored exactly, until pool of them pass the filters and twice
+// pool have been looked at (quantisation moves a vector by far less than
+// the gap that margin covers); the best pool by exact similarity.
+func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []string, f filter, pool int) ([]vectorCand, error) {
+	conn, err := g.rdb.Conn(ctx)
+	if err != nil {
+		return nil, g.wrap("vector search", err)
+	}
+	defer conn.Close()
+	version := g.emb.Version()
+	g.vecs.mu.Lock()
+	err = g.vecs.refresh(ctx, conn, version, len(qv))
+	var all []approx
+	if err == nil {
+		all = g.vecs.scan(qv, groups)
+	}
+	g.vecs.mu.Unlock()
+	if err != nil {
+		return nil, g.wrap("vector search: load", err)
+	}
+	// Most searches find pool candidates among the first few hundred; a
+	// filter that rejects most of them gets the whole order.
+	order := best(all, 4*pool)
+	var found []vectorCand
+	const chunk = 256
+	for at := 0; at < len(order) && (len(found) < pool || at < 2*pool); at += chunk {
+		if at+chunk > len(order) && len(order) < len(all) && len(found) < pool {
+			order = best(all, len(all))
+		}
+		part := order[at:min(at+chunk, len(order))]
+		ids := make([]int64, len(part))
+		for i, a := range part {
+			ids[i] = a.id
+		}
+		list, err := json.Marshal(ids)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: vector search: %w", err)
+		}
+		rows, err := conn.QueryContext(ctx, sqlVectorCandidates, string(list), f.all, f.kinds, f.since, version)
+		if err != nil {
+			return nil, g.wrap("vector search", err)
+		}
+		for rows.Next() {
+			var (
+				c   vectorCand
+				vec []byte
+				ts  string
+			)
+			if err := rows.Scan(&c.id, &vec, &ts, &c.sim.UUID); err != nil {
+				rows.Close()
+				return nil, g.wrap("vector search", err)
+			}
+			if c.sim.TS, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+				rows.Close()
+				return nil, g.wrap("vector search", fmt.Errorf("%s: ts: %w", c.sim.UUID, err))
+			}
+			c.sim.Cosine = recall.RoundCosine(dotStored(qv, vec))
+			found = append(found, c)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, g.wrap("vector search", err)
+		}
+	}
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i].sim, found[j].sim
+		return recall.Less(a.Cosine, a.TS, a.UUID, b.Cosine, b.TS, b.UUID)
+	})
+	return found[:min(pool, len(found))], nil
+}

@@ -1,0 +1,186 @@
+package embedded
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
+)
+
+// Vectors (issue 27) are a projection like the full-text index: with an
+// embedder (WithEmbedder), Apply stores each new memory's embedding in the
+// vectors table of the main file, in the batch's transaction, tagged with
+// the embedder's Version (the preparing goroutines embed, not the writer).
+// Search compares the query with the vectors of the reader's groups only
+// and of the current version only (vecIndex: an int8 copy in memory, per
+// group, so a vector of a group the reader may not see is never read),
+// then scores the best candidates exactly from their stored float32
+// rows, with the search's filters. An index is never mixed: after a model
+// change the rows of the old version are ignored until the store re-embeds
+// them (at Open, in the background; Flush waits for it; a rebuild
+// re-embeds everything anyway).
+//
+//	vectors     id INTEGER PRIMARY KEY (memories.id), group_id, version,
+//	            vec BLOB (Dim float32, little-endian, L2-normalised)
+//	vectors_group  index (group_id, version)
+//	meta vectors_epoch  bumped by every re-embedding chunk (vecIndex reloads)
+const (
+	sqlCreateVectors = `CREATE TABLE IF NOT EXISTS vectors (
+		id       INTEGER PRIMARY KEY,
+		group_id TEXT NOT NULL,
+		version  TEXT NOT NULL,
+		vec      BLOB NOT NULL)`
+	sqlCreateVectorsGroup = `CREATE INDEX IF NOT EXISTS vectors_group ON vectors (group_id, version)`
+	sqlRemoveVector       = `DELETE FROM vectors WHERE id = ?1`
+	// sqlStale lists, after id ?1, the memories whose vector is missing
+	// or of another version than ?2.
+	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN vectors AS v ON v.id = m.id
+	WHERE m.id > ?1 AND (v.id IS NULL OR v.version <> ?2) ORDER BY m.id LIMIT ?3`
+)
+
+// sqlBumpEpoch marks a change to vectors already stored (re-embedding).
+const sqlBumpEpoch = `INSERT INTO meta (key, value) VALUES ('vectors_epoch', 1)
+	ON CONFLICT (key) DO UPDATE SET value = value + 1`
+
+var vectorsTable = &table{name: "vectors", cols: 4, head: `INSERT OR REPLACE INTO vectors (id, group_id, version, vec)`}
+
+// Option configures Open and OpenReadOnly.
+type Option func(*Graph)
+
+// WithEmbedder makes the store keep a vector per memory and search with
+// it (hybrid with the lexical index, package recall). Nil means lexical
+// only.
+func WithEmbedder(e memsync.Embedder) Option {
+	return func(g *Graph) {
+		if memsync.Embeds(e) {
+			g.emb = e
+		}
+	}
+}
+
+// encodeVector is v as stored: float32 little-endian.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// dotStored is the dot product of q with the stored vector b (both unit
+// length, so their cosine), 0 when b has another dimension.
+func dotStored(q []float32, b []byte) float64 {
+	if len(b) != 4*len(q) {
+		return 0
+	}
+	var s float32
+	for i := range q {
+		s += q[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return float64(s)
+}
+
+// vectorCand is a memory the vector search found.
+type vectorCand struct {
+	id  int64
+	sim recall.Similar
+}
+
+// reembedChunk is how many memories one re-embedding transaction takes.
+const reembedChunk = 512
+
+// Reembed gives every memory whose vector is missing or of another
+// version than the embedder's a current one, chunk by chunk (each its own
+// transaction). Open runs it in the background; Flush waits for it.
+func (g *Graph) Reembed(ctx context.Context) error {
+	if g.emb == nil {
+		return nil
+	}
+	version := g.emb.Version()
+	var after int64
+	total := 0
+	start := time.Now()
+	for {
+		n, last, err := g.reembedChunk(ctx, after, version)
+		if err != nil {
+			return g.wrap("re-embed", err)
+		}
+		total += n
+		if n == 0 {
+			break
+		}
+		after = last
+	}
+	if total > 0 {
+		g.lg.Info("embedded graph: re-embedded memories", zap.Int("memories", total),
+			zap.String("version", version), zap.Duration("took", time.Since(start)))
+	}
+	return nil
+}
+
+// reembedChunk re-embeds up to reembedChunk stale memories after id after.
+func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (n int, last int64, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, 0, fmt.Errorf("store closed")
+	}
+	w, err := g.writerLocked(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = inTx(ctx, w.conn, func() error {
+		rows, err := w.conn.QueryContext(ctx, sqlStale, after, version, reembedChunk)
+		if err != nil {
+			return err
+		}
+		var args []any
+		for rows.Next() {
+			var (
+				id          int64
+				group, text string
+			)
+			if err := rows.Scan(&id, &group, &text); err != nil {
+				rows.Close()
+				return err
+			}
+			rec, err := journal.Parse([]byte(text))
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
+			}
+			args = append(args, id, group, version, encodeVector(g.emb.Embed(rec.Text)))
+			n++
+			last = id
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := w.insert(ctx, vectorsTable, args); err != nil || n == 0 {
+			return err
+		}
+		// Vectors of ids already loaded changed: in-memory indexes
+		// (vecIndex) start again.
+		_, err = w.conn.ExecContext(ctx, sqlBumpEpoch)
+		return err
+	})
+	if err != nil {
+		g.dropWriterIfBroken(err)
+	}
+	return n, last, err
+}
+
+// version is the embedder's version, "" without one.
+func (g *Graph) version() string {
+	if g.emb == nil {
+		return ""
+	}
+	return g.emb.Version()
+}

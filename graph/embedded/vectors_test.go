@@ -1,0 +1,223 @@
+package embedded
+
+import (
+	"context"
+	"testing"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/memsynctest"
+)
+
+func vectorRows(t *testing.T, g *Graph) map[string]int {
+	t.Helper()
+	rows, err := g.rdb.QueryContext(context.Background(), `SELECT version, count(*) FROM vectors GROUP BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var v string
+		var n int
+		if err := rows.Scan(&v, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[v] = n
+	}
+	return out
+}
+
+func search(t *testing.T, g *Graph, text string) []memsync.Hit {
+	t.Helper()
+	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
+}
+
+// TestVectorsFindWithoutSharedWords: with an embedder, a memory that
+// shares no term with the query but is near it in vector space is found,
+// its parts saying so; without one, it is not.
+func TestVectorsFindWithoutSharedWords(t *testing.T) {
+	batch := []memsync.Memory{mem("m1", 1, "we moved the orders to postgres yesterday"), mem("m2", 2, "lunch was pizza")}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want int
+	}{{"lexical only", nil, 0}, {"with vectors", []Option{WithEmbedder(memsynctest.NewEmbedder(64))}, 1}} {
+		g, err := Open(t.TempDir(), nil, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply(t, g, batch...)
+		hits := search(t, g, "postgresql")
+		found := 0
+		for _, h := range hits {
+			if h.UUID == "m1" {
+				found++
+				if h.Parts.VecRank != 1 || h.Parts.LexRank != 0 || h.Parts.Cosine <= 0 {
+					t.Errorf("%s: parts %+v, want found by its vector alone", tc.name, h.Parts)
+				}
+			}
+		}
+		if found != tc.want {
+			t.Errorf("%s: m1 found %d times, want %d (hits %v)", tc.name, found, tc.want, hits)
+		}
+		g.Close()
+	}
+}
+
+// TestVectorsNeverMixed: a store whose vectors another model made is
+// never searched with them: a read-only opener with a new model ranks
+// lexically; a writer re-embeds everything (Flush waits), after which the
+// store holds the new version only and ranks as one built with it.
+func TestVectorsNeverMixed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	v1, v2 := memsynctest.Embedder{N: 64, Salt: "1"}, memsynctest.Embedder{N: 64, Salt: "2"}
+	batch := []memsync.Memory{mem("m1", 1, "we moved the orders to postgres yesterday"), mem("m2", 2, "postgres upgrade planned"), mem("m3", 3, "lunch was pizza")}
+	g, err := Open(dir, nil, WithEmbedder(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g, batch...)
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := vectorRows(t, g); got[v1.Version()] != 3 || len(got) != 1 {
+		t.Fatalf("vectors %v, want 3 of %s", got, v1.Version())
+	}
+	g.Close()
+
+	ro, err := OpenReadOnly(dir, nil, WithEmbedder(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range search(t, ro, "postgresql upgrade") {
+		if h.Parts.VecRank != 0 {
+			t.Errorf("read-only with a new model: %s ranked by a vector of the old one (%+v)", h.UUID, h.Parts)
+		}
+	}
+	ro.Close()
+
+	g, err = Open(dir, nil, WithEmbedder(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := vectorRows(t, g); got[v2.Version()] != 3 || len(got) != 1 {
+		t.Fatalf("after re-embedding: vectors %v, want 3 of %s only", got, v2.Version())
+	}
+	fresh, err := Open(t.TempDir(), nil, WithEmbedder(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	apply(t, fresh, batch...)
+	got, want := search(t, g, "postgresql upgrade"), search(t, fresh, "postgresql upgrade")
+	if len(got) != len(want) {
+		t.Fatalf("re-embedded store: %d hits, fresh store %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].UUID != want[i].UUID || got[i].Parts != want[i].Parts {
+			t.Errorf("%d: re-embedded %s %+v, fresh %s %+v", i, got[i].UUID, got[i].Parts, want[i].UUID, want[i].Parts)
+		}
+	}
+}
+
+// TestVectorsFollowTheProjection: a clash's winner replaces the loser's
+// vector, a Drop empties them, and Apply after it (a rebuild) embeds again.
+func TestVectorsFollowTheProjection(t *testing.T) {
+	ctx := context.Background()
+	g, err := Open(t.TempDir(), nil, WithEmbedder(memsynctest.NewEmbedder(64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	a := mem("m1", 1, "first version")
+	b := mem("m1", 1, "second version")
+	apply(t, g, a, mem("m2", 2, "other"))
+	apply(t, g, b)
+	var n, orphans int
+	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE id NOT IN (SELECT id FROM memories)) FROM vectors`).Scan(&n, &orphans); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || orphans != 0 {
+		t.Fatalf("after a clash: %d vectors, %d of no memory; want 2, 0", n, orphans)
+	}
+	if err := g.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := vectorRows(t, g); len(got) != 0 {
+		t.Fatalf("after Drop: vectors %v", got)
+	}
+	apply(t, g, a, mem("m2", 2, "other"), mem("m3", 3, "third"))
+	if got := vectorRows(t, g); got[memsynctest.NewEmbedder(64).Version()] != 3 {
+		t.Fatalf("after rebuild: vectors %v, want 3", got)
+	}
+}
+
+// TestVectorIndexFollowsWrites: the in-memory vector index of a
+// long-lived reader (this Graph, and another opened read-only on the same
+// files, as an MCP server beside the daemon) follows every write: new
+// memories, a clash's replacement, a Drop, a re-projection.
+func TestVectorIndexFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	emb := memsynctest.NewEmbedder(256)
+	g, err := Open(dir, nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	apply(t, g, mem("m1", 1, "the photographer is booked"), mem("m0", 0, "lunch"))
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(dir, nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	byVector := func(gr *Graph) []string {
+		var out []string
+		for _, h := range search(t, gr, "photography") {
+			if h.Parts.VecRank > 0 && h.Parts.Cosine > 0.3 {
+				out = append(out, h.UUID)
+			}
+		}
+		return out
+	}
+	check := func(step string, want ...string) {
+		t.Helper()
+		for name, gr := range map[string]*Graph{"writer": g, "read-only": ro} {
+			got := byVector(gr)
+			if len(got) != len(want) || (len(want) > 0 && got[0] != want[0]) || len(want) == 2 && got[1] != want[1] {
+				t.Errorf("%s, %s: found by vector %v, want %v", step, name, got, want)
+			}
+		}
+	}
+	check("first", "m1")
+	apply(t, g, mem("m2", 2, "photographs of the photographer"))
+	check("a new memory", "m2", "m1")
+	res := apply(t, g, mem("m2", 2, "pizza again", func(r *journal.Record) { r.Confidence = "high" }))
+	if len(res.Mismatched) != 1 {
+		t.Fatalf("clash: %+v", res)
+	}
+	if n, _ := g.Get(ctx, []string{"m2"}); n["m2"].Text == "pizza again" {
+		check("m2 replaced by a text far from the query", "m1")
+	} else {
+		check("m2's clash lost", "m2", "m1")
+	}
+	if err := g.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("dropped")
+	apply(t, g, mem("m3", 3, "photographer booked again"))
+	check("projected again", "m3")
+}

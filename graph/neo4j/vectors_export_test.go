@@ -1,0 +1,18 @@
+package neo4j
+
+import "context"
+
+// CountEmbeddings counts the memories embedded by version (tests only).
+func (g *Graph) CountEmbeddings(ctx context.Context, version string) (int, error) {
+	row, err := g.readRow(ctx, `MATCH (m:Memory) WHERE m.embedding_version = $v RETURN count(m) AS n`, map[string]any{"v": version})
+	if err != nil {
+		return 0, err
+	}
+	n, _ := row["n"].(int64)
+	return int(n), nil
+}
+
+// SetEmbeddingVersion marks a memory's vector as made by version (tests only).
+func (g *Graph) SetEmbeddingVersion(ctx context.Context, uuid, version string) error {
+	return g.write(ctx, `MATCH (m:Memory {uuid: $uuid}) SET m.embedding_version = $v`, map[string]any{"uuid": uuid, "v": version})
+}

@@ -1,0 +1,93 @@
+package neo4j_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/memsync/memsync/graph/graphtest"
+	"github.com/memsync/memsync/graph/neo4j"
+	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/memsynctest"
+)
+
+func withEmbedder(e memsync.Embedder) func(*neo4j.Config) {
+	return func(c *neo4j.Config) { c.Embedder = e }
+}
+
+// TestHybridConformance: Neo4j passes the hybrid cases
+// (graphtest.RunHybrid): the same top 10 as the embedded store and
+// offline, and no other agent's private vector returned or ranking
+// anything (the group filter runs in the vector query itself).
+func TestHybridConformance(t *testing.T) {
+	g := neo4jtest.OpenWith(t, withEmbedder(graphtest.HybridEmbedder()))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := g.Apply(ctx, graphtest.HybridCorpus(true)); err != nil {
+		t.Fatal(err)
+	}
+	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
+		hits, err := g.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	})
+}
+
+// TestVectorsReembedOnNewModel: a graph embedded by one model, opened
+// with another, searches with no vector of the old one (never a mixed
+// index) and re-embeds every memory in the background (Flush waits).
+func TestVectorsReembedOnNewModel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	v1, v2 := memsynctest.Embedder{N: 64, Salt: "1"}, memsynctest.Embedder{N: 32, Salt: "2"}
+	g1 := neo4jtest.OpenWith(t, withEmbedder(v1))
+	corpus := graphtest.HybridCorpus(false)
+	if _, err := g1.Apply(ctx, corpus); err != nil {
+		t.Fatal(err)
+	}
+	if err := g1.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Opened again (not through neo4jtest, which would empty it).
+	cfg := neo4jtest.Config(t)
+	cfg.Embedder = v2
+	g2, err := neo4j.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	if err := g2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := g2.Search(ctx, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].UUID != "h-photo" || hits[0].Parts.VecRank != 1 {
+		t.Fatalf("after re-embedding with a new model: %v, want h-photo first by its vector", hits)
+	}
+	n, err := g2.CountEmbeddings(ctx, v2.Version())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(corpus) {
+		t.Fatalf("%d memories embedded by %s, want all %d", n, v2.Version(), len(corpus))
+	}
+	// A memory left with the old model's vector is never searched by it.
+	if err := g2.SetEmbeddingVersion(ctx, "h-photo", v1.Version()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err = g2.Search(ctx, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.UUID == "h-photo" {
+			t.Fatalf("h-photo found by a vector of another model: %+v", h.Parts)
+		}
+	}
+}
