@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/embed"
 )
 
 // Config is the configuration of a command (cmdline.Config: defaults,
@@ -50,9 +50,13 @@ func resolveEmbedder(env *Env, spec string) (memsync.Embedder, error) {
 	case env.Embedder != nil:
 		return env.Embedder(spec)
 	case spec == "default":
-		return nil, errors.New("this build has no built-in model yet: use --embedder none")
+		return embed.Default(), nil
 	default:
-		return nil, fmt.Errorf("%s: this build reads no model files yet: use --embedder none", spec)
+		m, err := embed.Load(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--embedder %s: %w", spec, err)
+		}
+		return m, nil
 	}
 }
 
