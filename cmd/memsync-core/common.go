@@ -51,7 +51,7 @@ func (c *cmdFlags) fail(format string, args ...any) int { return c.Fail(format, 
 
 // notFound reports, in one line, a uuid that no memory the reader may see
 // has and returns exitNotFound: an unknown uuid and another agent's
-// private memory get the same line and code (SPEC §5).
+// private memory get the same line and code, so that neither leaks.
 func (c *cmdFlags) notFound(uuid, agent string) int {
 	if agent == "" {
 		c.Fail("no memory %s", uuid)
