@@ -57,6 +57,7 @@ type column struct {
 	rebuildPeak, verifyPeak            series              // MB sampled in each phase of the rebuild command
 	idleMB, idleHWM, idleCatchUp       series              // MB, MB, s
 	idleSettled                        series              // s
+	idleCPU                            series              // % of one core while idle
 	cpu                                map[string][]string // figure -> per run: wall and CPU split
 	serverPID                          int                 // the Neo4j server's process, 0 if unknown
 }

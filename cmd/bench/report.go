@@ -20,6 +20,7 @@ var (
 	targetRebuild    = [2]*target{below(60, "< 60 s"), below(120, "< 120 s")}
 	targetPeakRSS    = [2]*target{atMost(300, "≤ 300 MB"), atMost(300, "≤ 300 MB")}
 	targetIdleRSS    = [2]*target{atMost(40, "≤ 40 MB"), atMost(40, "≤ 40 MB")}
+	targetIdleCPU    = atMost(2, "≤ 2 % of a core") // issue 30: a fleet daemon with nothing to do
 )
 
 // table renders the results table and lists every target's outcome.
@@ -93,7 +94,7 @@ func (b *bench) table() (string, []check) {
 			thousands(float64(o.rebuildRecords)))},
 		{figure: fmt.Sprintf("rebuild of %s records: `memsync rebuild --yes` wall s (the rebuild itself, then its verify pass) · peak RSS (sampled peak while rebuilding / verifying)%s",
 			thousands(float64(o.rebuildRecords)), runsNote(o.rebuildRuns, o.runs))},
-		{figure: fmt.Sprintf("daemon idle RSS with %d agents (`memsync run`, caught up and settled, then idle %s s; VmRSS)",
+		{figure: fmt.Sprintf("daemon idle RSS with %d agents (`memsync run`, caught up and settled, then idle %s s; VmRSS) · CPU while idle, %% of one core",
 			o.idleAgents, strings.TrimSuffix(seconds(o.idleWait.Seconds()), ".0"))},
 		{figure: fmt.Sprintf("`memsync hook claude-code SessionStart` wall time per call p50 / p95 at %s memories (%d execs of the built binary, process start included), ms",
 			thousands(float64(o.searchCorpus)), o.hookCalls)},
@@ -140,6 +141,9 @@ func (b *bench) table() (string, []check) {
 		idle := cell("daemon idle RSS", c, c.idleMB, mbFormat, targetIdleRSS[i])
 		if c.na == "" && c.idleMB.ok() && c.idleHWM.ok() {
 			idle += " (peak VmHWM " + mbFormat(c.idleHWM.median()) + ")"
+		}
+		if c.na == "" && c.idleCPU.ok() {
+			idle += " · CPU " + cell("daemon idle CPU", c, c.idleCPU, func(v float64) string { return fmt.Sprintf("%.2f %%", v) }, targetIdleCPU)
 		}
 		rows[13].cells = append(rows[13].cells, idle)
 		switch {
@@ -217,6 +221,7 @@ func (b *bench) report(table string, checks []check) string {
 			{"daemon idle VmHWM, MB", c.idleHWM, seconds},
 			{"daemon catch-up, s", c.idleCatchUp, seconds},
 			{"daemon settled (a second without CPU), s", c.idleSettled, seconds},
+			{"daemon idle CPU, % of one core", c.idleCPU, seconds},
 		} {
 			if l.s.na == "not run" {
 				continue

@@ -225,6 +225,7 @@ type idleResult struct {
 	rssKiB, hwmKiB int64
 	caughtUp       time.Duration // from start until status showed every record projected
 	settled        time.Duration // from start until a second without CPU use
+	cpuPercent     float64       // CPU used while idle, in percent of one core
 }
 
 // daemonIdleRSS starts `memsync run` (default configuration) on a
@@ -326,10 +327,14 @@ func daemonIdleRSS(ctx context.Context, b *backend, bin string, agents, perAgent
 		}
 	}
 	res.settled = time.Since(start)
+	cpu0, t0 := procCPU(pid), time.Now()
 	select {
 	case err := <-exited:
 		return res, fmt.Errorf("memsync run exited: %v", err)
 	case <-time.After(idle):
+	}
+	if d := time.Since(t0); d > 0 {
+		res.cpuPercent = 100 * float64(procCPU(pid)-cpu0) / float64(d)
 	}
 	if res.rssKiB, err = procStatus(cmd.Process.Pid, "VmRSS"); err != nil {
 		return res, err
@@ -385,8 +390,9 @@ func (b *bench) measureIdle(ctx context.Context, c *column) error {
 		c.idleHWM.add(mb(r.hwmKiB))
 		c.idleCatchUp.add(r.caughtUp.Seconds())
 		c.idleSettled.add(r.settled.Seconds())
-		b.logf("%s daemon idle run %d: VmRSS %s MB (VmHWM %s MB; caught up after %s s, settled after %s s)", name, run+1,
-			seconds(mb(r.rssKiB)), seconds(mb(r.hwmKiB)), seconds(r.caughtUp.Seconds()), seconds(r.settled.Seconds()))
+		c.idleCPU.add(r.cpuPercent)
+		b.logf("%s daemon idle run %d: VmRSS %s MB (VmHWM %s MB; caught up after %s s, settled after %s s; idle CPU %.2f %% of a core)", name, run+1,
+			seconds(mb(r.rssKiB)), seconds(mb(r.hwmKiB)), seconds(r.caughtUp.Seconds()), seconds(r.settled.Seconds()), r.cpuPercent)
 		return nil
 	}, &c.idleMB)
 	return nil

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
-	"github.com/memsync/memsync/memsync"
 )
 
 // result is what an in-process run of memsync produced.
@@ -24,7 +23,7 @@ type invocation struct {
 	now   time.Time
 	cwd   string
 	// embedder resolves --embedder (env.Embedder); nil: the binary's own.
-	embedder func(spec string) (memsync.Embedder, error)
+	embedder func(spec string) (cmdline.Embedder, error)
 }
 
 func (iv invocation) run(t *testing.T, args ...string) result {

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/memsync/memsynctest"
 )
 
 // withTestEmbedder is an invocation whose --embedder test resolves to the
 // test embedder of package memsynctest.
-var withTestEmbedder = invocation{embedder: func(spec string) (memsync.Embedder, error) {
+var withTestEmbedder = invocation{embedder: func(spec string) (cmdline.Embedder, error) {
 	if spec != "test" {
 		return nil, fmt.Errorf("unknown embedder %q", spec)
 	}
@@ -70,7 +70,10 @@ func TestSearchHybridThroughTheCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "relevance parts: lexical rank 1 (score") || !strings.Contains(r.stdout, "+ vector rank 1 (cosine") {
 		t.Errorf("search --explain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := cli(t, "search", "photography", "--agent", "alice", "--repo", repo, "--embedder", "default"); r.code == 0 {
-		t.Errorf("--embedder default without a built-in model: exit 0\n%s", r.stdout)
+	if r := cli(t, "search", "photography", "--agent", "alice", "--repo", repo, "--embedder", "default"); r.code != 0 {
+		t.Errorf("--embedder default (the built-in model): exit %d\n%s", r.code, r.stderr)
+	}
+	if r := cli(t, "search", "photography", "--agent", "alice", "--repo", repo, "--embedder", t.TempDir()); r.code == 0 || !strings.Contains(r.stderr, "--embedder") {
+		t.Errorf("--embedder DIR holding no model: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -12,8 +12,6 @@
 package cmdline
 
 import (
-	"github.com/memsync/memsync/memsync"
-
 	"io"
 	"os"
 	"time"
@@ -41,10 +39,19 @@ type Env struct {
 	Getwd func() (string, error)
 	// Embedder resolves an --embedder other than none (tests set a test
 	// embedder here); nil: the binary's own models.
-	Embedder func(spec string) (memsync.Embedder, error)
+	Embedder func(spec string) (Embedder, error)
 }
 
 // OSEnv is the Env of the running process.
 func OSEnv() *Env {
 	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, Getwd: os.Getwd}
+}
+
+// Embedder is memsync.Embedder's method set, declared here so that the
+// front binary, which links this package, does not link the engine (a
+// value of either type converts to the other).
+type Embedder interface {
+	Embed(text string) []float32
+	Dim() int
+	Version() string
 }
