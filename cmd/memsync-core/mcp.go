@@ -104,11 +104,6 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	return exitOK
 }
 
-func mustAgents(repo string) []string {
-	a, _ := listAgents(repo)
-	return a
-}
-
 // groups are the only groups a bound server reads.
 func (b *mcpAgent) groups() []string {
 	return []string{journal.SharedGroup, journal.PrivateGroup(b.agent)}
