@@ -253,19 +253,7 @@ func (g *Graph) createSchema(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
-	s := g.session(ctx, neo4jdrv.AccessModeRead)
-	defer s.Close(ctx)
-	_, err := s.ExecuteRead(ctx, func(tx neo4jdrv.ManagedTransaction) (any, error) {
-		res, err := tx.Run(ctx, "CALL db.awaitIndexes($seconds)", map[string]any{"seconds": int64(indexWait / time.Second)})
-		if err != nil {
-			return nil, err
-		}
-		return res.Consume(ctx)
-	})
-	if err != nil {
-		return fmt.Errorf("wait for indexes: %w", err)
-	}
-	return nil
+	return g.awaitIndexes(ctx)
 }
 
 // upgradeTextIndex replaces the fulltext index of earlier versions: when

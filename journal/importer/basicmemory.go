@@ -86,17 +86,12 @@ func noteFile(f sourceFile, out *Source) {
 	nr.Kind = kindOf(stringValue(fm["type"]), journal.KindFact)
 	nr.Tags = stringsValue(fm["tags"])
 	nr.Entities = []string{title}
-	dated := false
-	for _, k := range []string{"created", "date"} {
-		if v, ok := fm[k]; ok {
-			ts, ok := timeValue(v)
-			if !ok {
-				out.problem(f.rel, fmLine(f.data, k), "%s: %q is not a date", k, stringValue(v))
-				return
-			}
-			nr.TS, dated = ts, true
-			break
-		}
+	ts, dated, ok := createdValue(fm, f, out)
+	if !ok {
+		return
+	}
+	if dated {
+		nr.TS = ts
 	}
 	if !dated {
 		nr.TS, note.Undated = f.mod, true

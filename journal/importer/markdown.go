@@ -225,6 +225,23 @@ func atClock(day time.Time, text string) (time.Time, string) {
 	return day.Add(time.Duration(h)*time.Hour + time.Duration(min)*time.Minute), text[len(m[0]):]
 }
 
+// createdValue is a note's own date: its frontmatter's created, else its
+// date. dated is false when it has neither; ok is false (a problem noted
+// at the key's line) when the one it has is not a date.
+func createdValue(fm map[string]any, f sourceFile, out *Source) (ts time.Time, dated, ok bool) {
+	for _, k := range []string{"created", "date"} {
+		if v, has := fm[k]; has {
+			ts, ok := timeValue(v)
+			if !ok {
+				out.problem(f.rel, fmLine(f.data, k), "%s: %q is not a date", k, stringValue(v))
+				return time.Time{}, false, false
+			}
+			return ts, true, true
+		}
+	}
+	return time.Time{}, false, true
+}
+
 // timeValue reads a frontmatter time: a YAML timestamp, or a string in
 // RFC 3339 or YYYY-MM-DD.
 func timeValue(v any) (time.Time, bool) {

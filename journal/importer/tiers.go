@@ -99,17 +99,12 @@ func tiersFile(f sourceFile, out *Source) {
 	}
 	br.Why = stringValue(fm["why"])
 	br.Tags = stringsValue(fm["tags"])
-	dated := false
-	for _, k := range []string{"created", "date"} {
-		if v, ok := fm[k]; ok {
-			ts, ok := timeValue(v)
-			if !ok {
-				out.problem(f.rel, fmLine(f.data, k), "%s: %q is not a date", k, stringValue(v))
-				return
-			}
-			br.TS, dated = ts, true
-			break
-		}
+	ts, dated, ok := createdValue(fm, f, out)
+	if !ok {
+		return
+	}
+	if dated {
+		br.TS = ts
 	}
 	if !dated {
 		if d, ok := dayOf(f.rel); ok {
