@@ -94,7 +94,10 @@ type recallDoor struct {
 	wall    time.Duration // spent running the commands
 	execs   int
 	emb     memsync.Embedder // the model of the figure (--recall-embedder); nil: lexical only
-	graph   memsync.Graph    // Neo4j opened with emb; nil: the column's own
+	// search answers with results, and those of them with a vector part
+	// (a hit whose retrieval has a vector rank): proof the model was used
+	answered, vectored int
+	graph              memsync.Graph // Neo4j opened with emb; nil: the column's own
 }
 
 // recallWorkers is how many commands run at once: one per usable CPU.
@@ -186,6 +189,13 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 	table, checks := recallTable(paths, len(cases), questions, fmt.Sprintf("%d split, %d repaired, %d dropped", split, repaired, dropped))
 	fmt.Fprint(w, table)
 	fmt.Fprintf(w, "\nEmbedder: %s.\n", recallModelNote(o.recallEmbedder, emb))
+	var vec []string
+	for _, d := range doors {
+		if d.execs > 0 {
+			vec = append(vec, fmt.Sprintf("%s %d of %d", d.name, d.vectored, d.answered))
+		}
+	}
+	fmt.Fprintf(w, "Search answers with a vector part (a hit with a vector_rank): %s.\n", strings.Join(vec, ", "))
 	fmt.Fprintf(w, "\nTarget (issue 24): `memsync search` recall@10 and hit@10 no more than 0.02 below the diagnostic of its door, at both clocks: %s.\n", summary(checks))
 	var times []string
 	for _, d := range doors {
@@ -331,6 +341,7 @@ func projectAndDiagnose(ctx context.Context, g memsync.Graph, rc *recallCase, ro
 func (b *bench) recallCommands(ctx context.Context, d *recallDoor, rc *recallCase, root string) error {
 	asOf := rc.last.Add(recallDayAfter)
 	ranked := make([][]string, len(rc.questions)*len(recallAsks))
+	vectored := make([]int, len(ranked)) // -1: no results; 1: a hit has a vector rank
 	t0 := time.Now()
 	err := forEach(ctx, recallWorkers(), len(ranked), func(j int) error {
 		q, a := rc.questions[j/len(recallAsks)], recallAsks[j%len(recallAsks)]
@@ -343,6 +354,9 @@ func (b *bench) recallCommands(ctx context.Context, d *recallDoor, rc *recallCas
 		if err != nil {
 			return fmt.Errorf("memsync %s: %w", strings.Join(args, " "), err)
 		}
+		if !a.packet {
+			vectored[j] = vectorPart(out)
+		}
 		return nil
 	})
 	d.wall += time.Since(t0)
@@ -352,8 +366,33 @@ func (b *bench) recallCommands(ctx context.Context, d *recallDoor, rc *recallCas
 	}
 	for j, uuids := range ranked {
 		d.asks[j%len(recallAsks)].scores.add(rc.questions[j/len(recallAsks)], uuids)
+		if !recallAsks[j%len(recallAsks)].packet && vectored[j] >= 0 {
+			d.answered++
+			d.vectored += vectored[j]
+		}
 	}
 	return nil
+}
+
+// vectorPart reads a search's JSON: -1 when it found nothing, 1 when a
+// hit's retrieval has a vector rank (the model ranked it), else 0.
+func vectorPart(out []byte) int {
+	var s struct {
+		Results []struct {
+			Retrieval *struct {
+				VectorRank int `json:"vector_rank"`
+			} `json:"retrieval"`
+		} `json:"results"`
+	}
+	if json.Unmarshal(out, &s) != nil || len(s.Results) == 0 {
+		return -1
+	}
+	for _, r := range s.Results {
+		if r.Retrieval != nil && r.Retrieval.VectorRank > 0 {
+			return 1
+		}
+	}
+	return 0
 }
 
 // runRecall runs one command and returns its stdout; a failure carries
