@@ -97,6 +97,7 @@ type recallDoor struct {
 	// search answers with results, and those of them with a vector part
 	// (a hit whose retrieval has a vector rank): proof the model was used
 	answered, vectored int
+	searchMS           []float64     // wall of each `memsync search` process, ms
 	graph              memsync.Graph // Neo4j opened with emb; nil: the column's own
 }
 
@@ -196,6 +197,13 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "Search answers with a vector part (a hit with a vector_rank): %s.\n", strings.Join(vec, ", "))
+	var walls []string
+	for _, d := range doors {
+		if len(d.searchMS) > 0 {
+			walls = append(walls, fmt.Sprintf("%s p50 %s / p95 %s ms", d.name, millis(percentile(d.searchMS, 50)), millis(percentile(d.searchMS, 95))))
+		}
+	}
+	fmt.Fprintf(w, "`memsync search` wall per process, %d at a time: %s.\n", recallWorkers(), strings.Join(walls, ", "))
 	fmt.Fprintf(w, "\nTarget (issue 24): `memsync search` recall@10 and hit@10 no more than 0.02 below the diagnostic of its door, at both clocks: %s.\n", summary(checks))
 	var times []string
 	for _, d := range doors {
@@ -230,7 +238,11 @@ func newRecallDoor(name string, col *column, args []string, na string) *recallDo
 // (`memsync init`, then the turns as journal lines, committed to git), and
 // returns its root.
 func (b *bench) recallRepo(ctx context.Context, rc *recallCase) (string, error) {
-	root := filepath.Join(b.tmp, "recall-"+rc.id)
+	dir := b.tmp
+	if b.opts.recallRepos != "" {
+		dir = b.opts.recallRepos
+	}
+	root := filepath.Join(dir, "recall-"+rc.id)
 	if _, err := os.Stat(root); err == nil {
 		return root, nil
 	}
@@ -342,14 +354,17 @@ func (b *bench) recallCommands(ctx context.Context, d *recallDoor, rc *recallCas
 	asOf := rc.last.Add(recallDayAfter)
 	ranked := make([][]string, len(rc.questions)*len(recallAsks))
 	vectored := make([]int, len(ranked)) // -1: no results; 1: a hit has a vector rank
+	walls := make([]float64, len(ranked))
 	t0 := time.Now()
 	err := forEach(ctx, recallWorkers(), len(ranked), func(j int) error {
 		q, a := rc.questions[j/len(recallAsks)], recallAsks[j%len(recallAsks)]
 		args := recallArgs(a, q.text, root, asOf, d.args)
+		start := time.Now()
 		out, err := b.runRecall(ctx, args)
 		if err != nil {
 			return err
 		}
+		walls[j] = float64(time.Since(start)) / float64(time.Millisecond)
 		ranked[j], err = answerUUIDs(a.packet, out, d.offline, d.emb != nil)
 		if err != nil {
 			return fmt.Errorf("memsync %s: %w", strings.Join(args, " "), err)
@@ -366,7 +381,11 @@ func (b *bench) recallCommands(ctx context.Context, d *recallDoor, rc *recallCas
 	}
 	for j, uuids := range ranked {
 		d.asks[j%len(recallAsks)].scores.add(rc.questions[j/len(recallAsks)], uuids)
-		if !recallAsks[j%len(recallAsks)].packet && vectored[j] >= 0 {
+		if recallAsks[j%len(recallAsks)].packet {
+			continue
+		}
+		d.searchMS = append(d.searchMS, walls[j])
+		if vectored[j] >= 0 {
 			d.answered++
 			d.vectored += vectored[j]
 		}
