@@ -103,8 +103,12 @@ func TestRecallThroughTheCommand(t *testing.T) {
 			if row := recallRow(out, "–", "BM25 baseline (same turns, in process)", "–"); len(row) < 7 {
 				t.Errorf("no BM25 row")
 			}
-			for _, want := range []string{"Elapsed:", model.note, "embedded 20 commands", "offline 20 commands", "--neo4j-uri " + offlineURI,
-				"embedded " + model.vectored, "offline " + model.vectored} {
+			wants := []string{"Elapsed:", model.note, "embedded 20 commands", "offline 20 commands", "--neo4j-uri " + offlineURI,
+				"embedded " + model.vectored, "offline " + model.vectored, "`memsync search` wall per process"}
+			if uri != "" {
+				wants = append(wants, "Neo4j "+model.vectored)
+			}
+			for _, want := range wants {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q", want)
 				}
