@@ -189,7 +189,7 @@ func childEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "MEMSYNC_REPO", "MEMSYNC_GRAPH", "MEMSYNC_NEO4J_URI", "MEMSYNC_CONFIG":
+		case "MEMSYNC_REPO", "MEMSYNC_GRAPH", "MEMSYNC_NEO4J_URI", "MEMSYNC_CONFIG", "MEMSYNC_EMBEDDER":
 			continue
 		}
 		out = append(out, kv)

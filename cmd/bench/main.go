@@ -61,6 +61,8 @@ type options struct {
 	cpuProfile          string
 	recallData          string // the LoCoMo dev set
 	recallConversations int    // 0: all
+	recallEmbedder      string // the model the recall figure embeds with: none, default or a model's path
+	recallRepos         string // where the recall figure's repositories are made and kept; "": the scratch directory
 	only                map[string]bool
 	vectors             int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
 	args                []string // the command line, for the report
@@ -129,6 +131,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.packetCommands, "packet-commands", 0, "memsync packet execs per run of the search figure (default 60, quick 20)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the projection (rebuild path): the last run's CPU into `prefix`-<backend>.pprof; then one more run, not counted, sampling memsync's goroutines into prefix-<backend>.wall.txt and the Neo4j server's transactions into prefix-neo4j.server.txt")
 	fs.StringVar(&o.recallData, "recall-data", defaultRecallData, "the LoCoMo development set (JSON) the recall figure reads")
+	fs.StringVar(&o.recallEmbedder, "recall-embedder", "none", "the recall figure's `model`: none (lexical only), default (the built-in model) or a model's path; the projection into each backend, the diagnostics and every command (--embedder) use it")
+	fs.StringVar(&o.recallRepos, "recall-repos", "", "make the recall figure's repositories (one per conversation, with its embedded store) under `dir` and keep them; default: the run's scratch directory, removed")
 	fs.IntVar(&o.recallConversations, "recall-conversations", 0, "conversations of the recall figure (0: all; CI's smoke run uses 1)")
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.IntVar(&o.vectors, "vectors", 0, "embed every memory and search hybrid with the hashing test embedder (memsynctest) of `N` dimensions: the cost of vectors at the real model's size, not its quality; 0: lexical only")

@@ -150,21 +150,26 @@ func TestAnswerUUIDs(t *testing.T) {
 		packet      bool
 		out         string
 		wantOffline bool
+		hybrid      bool
 		want        []string
 		wantErr     bool
 	}{
-		{"search", false, `{"offline": false, "results": [{"uuid": "b"}, {"uuid": "a"}]}`, false, []string{"b", "a"}, false},
-		{"search, nothing found", false, `{"offline": false, "results": []}`, false, nil, false},
-		{"search offline on the offline door", false, `{"offline": true, "results": [{"uuid": "a"}]}`, true, []string{"a"}, false},
-		{"search offline on a graph door", false, `{"offline": true, "results": [{"uuid": "a"}]}`, false, nil, true},
-		{"search from a graph on the offline door", false, `{"offline": false, "results": []}`, true, nil, true},
-		{"search without offline", false, `{"results": []}`, false, nil, true},
-		{"search, not JSON", false, `no results`, false, nil, true},
-		{"packet", true, `{"offline": false, "relevant_facts": [{"uuid": "f"}], "selected_memory_ids": ["f", "g"]}`, false, []string{"f", "g"}, false},
-		{"packet offline on a graph door", true, `{"offline": true}`, false, nil, true},
+		{"search", false, `{"offline": false, "results": [{"uuid": "b"}, {"uuid": "a"}]}`, false, false, []string{"b", "a"}, false},
+		{"search, nothing found", false, `{"offline": false, "results": []}`, false, false, nil, false},
+		{"search offline on the offline door", false, `{"offline": true, "results": [{"uuid": "a"}]}`, true, false, []string{"a"}, false},
+		{"search offline on a graph door", false, `{"offline": true, "results": [{"uuid": "a"}]}`, false, false, nil, true},
+		{"search from a graph on the offline door", false, `{"offline": false, "results": []}`, true, false, nil, true},
+		{"search without offline", false, `{"results": []}`, false, false, nil, true},
+		{"search, not JSON", false, `no results`, false, false, nil, true},
+		{"packet", true, `{"offline": false, "relevant_facts": [{"uuid": "f"}], "selected_memory_ids": ["f", "g"]}`, false, false, []string{"f", "g"}, false},
+		{"packet offline on a graph door", true, `{"offline": true}`, false, false, nil, true},
+		{"hybrid search offline, saying so", false, `{"offline": true, "offline_reason": "neo4j graph: down; hybrid recall: the journals embedded with m", "results": [{"uuid": "a"}]}`, true, true, []string{"a"}, false},
+		{"hybrid search offline, lexical only", false, `{"offline": true, "offline_reason": "neo4j graph: down", "results": [{"uuid": "a"}]}`, true, true, nil, true},
+		{"lexical search offline, claiming hybrid", false, `{"offline": true, "offline_reason": "neo4j graph: down; hybrid recall: the journals embedded with m", "results": []}`, true, false, nil, true},
+		{"hybrid packet offline", true, `{"offline": true, "selected_memory_ids": ["f"]}`, true, true, []string{"f"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := answerUUIDs(c.packet, []byte(c.out), c.wantOffline)
+			got, err := answerUUIDs(c.packet, []byte(c.out), c.wantOffline, c.hybrid)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("err = %v, want error %v", err, c.wantErr)
 			}

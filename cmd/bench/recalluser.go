@@ -24,8 +24,10 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/graph/neo4j"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/embed"
 	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/packet"
 )
@@ -91,6 +93,12 @@ type recallDoor struct {
 	diag    *recallPath
 	wall    time.Duration // spent running the commands
 	execs   int
+	emb     memsync.Embedder // the model of the figure (--recall-embedder); nil: lexical only
+	// search answers with results, and those of them with a vector part
+	// (a hit whose retrieval has a vector rank): proof the model was used
+	answered, vectored int
+	searchMS           []float64     // wall of each `memsync search` process, ms
+	graph              memsync.Graph // Neo4j opened with emb; nil: the column's own
 }
 
 // recallWorkers is how many commands run at once: one per usable CPU.
@@ -118,11 +126,35 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
+	emb, err := recallEmbedder(o.recallEmbedder)
+	if err != nil {
+		return fmt.Errorf("recall: %w", err)
+	}
+	model := []string{"--embedder", o.recallEmbedder}
 	var doors []*recallDoor
 	for _, c := range b.columns {
-		doors = append(doors, newRecallDoor(c.b.name, c, c.b.cliArgs(), c.na))
+		d := newRecallDoor(c.b.name, c, append(c.b.cliArgs(), model...), c.na)
+		d.emb = emb
+		if c.b.neo != nil && c.na == "" && emb != nil {
+			// The run's own Neo4j graph embeds with --vectors' test model, if any:
+			// the figure projects through one that embeds with its own.
+			cfg := c.b.neo.cfg
+			cfg.Embedder = emb
+			g, err := neo4j.Open(ctx, cfg, nil)
+			if err != nil {
+				return fmt.Errorf("recall: neo4j with %s: %w", emb.Version(), err)
+			}
+			defer g.Close()
+			d.graph = g
+		}
+		doors = append(doors, d)
 	}
-	doors = append(doors, newRecallDoor("offline", nil, []string{"--graph", "neo4j", "--neo4j-uri", offlineURI}, ""))
+	off := newRecallDoor("offline", nil, append([]string{"--graph", "neo4j", "--neo4j-uri", offlineURI}, model...), "")
+	off.emb = emb
+	doors = append(doors, off)
+	if emb != nil {
+		b.logf("recall: every door embeds with %s (--embedder %s)", emb.Version(), o.recallEmbedder)
+	}
 	base := &recallPath{name: "BM25 baseline (same turns, in process)", clock: "–", scores: newRecallScores()}
 
 	questions, dropped, repaired, split := 0, 0, 0, 0
@@ -157,6 +189,21 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 	paths = append(paths, base)
 	table, checks := recallTable(paths, len(cases), questions, fmt.Sprintf("%d split, %d repaired, %d dropped", split, repaired, dropped))
 	fmt.Fprint(w, table)
+	fmt.Fprintf(w, "\nEmbedder: %s.\n", recallModelNote(o.recallEmbedder, emb))
+	var vec []string
+	for _, d := range doors {
+		if d.execs > 0 {
+			vec = append(vec, fmt.Sprintf("%s %d of %d", d.name, d.vectored, d.answered))
+		}
+	}
+	fmt.Fprintf(w, "Search answers with a vector part (a hit with a vector_rank): %s.\n", strings.Join(vec, ", "))
+	var walls []string
+	for _, d := range doors {
+		if len(d.searchMS) > 0 {
+			walls = append(walls, fmt.Sprintf("%s p50 %s / p95 %s ms", d.name, millis(percentile(d.searchMS, 50)), millis(percentile(d.searchMS, 95))))
+		}
+	}
+	fmt.Fprintf(w, "`memsync search` wall per process, %d at a time: %s.\n", recallWorkers(), strings.Join(walls, ", "))
 	fmt.Fprintf(w, "\nTarget (issue 24): `memsync search` recall@10 and hit@10 no more than 0.02 below the diagnostic of its door, at both clocks: %s.\n", summary(checks))
 	var times []string
 	for _, d := range doors {
@@ -191,7 +238,11 @@ func newRecallDoor(name string, col *column, args []string, na string) *recallDo
 // (`memsync init`, then the turns as journal lines, committed to git), and
 // returns its root.
 func (b *bench) recallRepo(ctx context.Context, rc *recallCase) (string, error) {
-	root := filepath.Join(b.tmp, "recall-"+rc.id)
+	dir := b.tmp
+	if b.opts.recallRepos != "" {
+		dir = b.opts.recallRepos
+	}
+	root := filepath.Join(dir, "recall-"+rc.id)
 	if _, err := os.Stat(root); err == nil {
 		return root, nil
 	}
@@ -231,7 +282,7 @@ func (b *bench) recallOn(ctx context.Context, d *recallDoor, rc *recallCase, roo
 	layout := memsync.Layout{Root: root}
 	if d.offline {
 		for _, q := range rc.questions {
-			hits, err := offline.Search(ctx, layout, recallQuery(q.text))
+			hits, err := offline.SearchWith(ctx, layout, recallQuery(q.text), d.emb)
 			if err != nil {
 				return fmt.Errorf("offline.Search %q: %w", q.text, err)
 			}
@@ -241,7 +292,7 @@ func (b *bench) recallOn(ctx context.Context, d *recallDoor, rc *recallCase, roo
 	}
 	// Neo4j holds one conversation at a time: exclusive drops it before and after.
 	return d.col.b.exclusive(ctx, func() error {
-		g, release, err := recallGraph(d.col.b, layout)
+		g, release, err := recallGraph(d.col.b, layout, d.emb, d.graph)
 		if err != nil {
 			return err
 		}
@@ -255,12 +306,16 @@ func (b *bench) recallOn(ctx context.Context, d *recallDoor, rc *recallCase, roo
 }
 
 // recallGraph is the graph the command reads for the repository at
-// layout: its own embedded store (<repo>/.memsync), or the Neo4j server.
-func recallGraph(be *backend, layout memsync.Layout) (memsync.Graph, func(), error) {
+// layout: its own embedded store (<repo>/.memsync), embedding with emb, or
+// the Neo4j server (through neo when set, else the run's own graph).
+func recallGraph(be *backend, layout memsync.Layout, emb memsync.Embedder, neo memsync.Graph) (memsync.Graph, func(), error) {
 	if be.neo != nil {
+		if neo != nil {
+			return neo, func() {}, nil
+		}
 		return be.neo.graph, func() {}, nil
 	}
-	g, err := embedded.Open(layout.LocalDir(), nil)
+	g, err := embedded.Open(layout.LocalDir(), nil, embedded.WithEmbedder(emb))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,17 +353,24 @@ func projectAndDiagnose(ctx context.Context, g memsync.Graph, rc *recallCase, ro
 func (b *bench) recallCommands(ctx context.Context, d *recallDoor, rc *recallCase, root string) error {
 	asOf := rc.last.Add(recallDayAfter)
 	ranked := make([][]string, len(rc.questions)*len(recallAsks))
+	vectored := make([]int, len(ranked)) // -1: no results; 1: a hit has a vector rank
+	walls := make([]float64, len(ranked))
 	t0 := time.Now()
 	err := forEach(ctx, recallWorkers(), len(ranked), func(j int) error {
 		q, a := rc.questions[j/len(recallAsks)], recallAsks[j%len(recallAsks)]
 		args := recallArgs(a, q.text, root, asOf, d.args)
+		start := time.Now()
 		out, err := b.runRecall(ctx, args)
 		if err != nil {
 			return err
 		}
-		ranked[j], err = answerUUIDs(a.packet, out, d.offline)
+		walls[j] = float64(time.Since(start)) / float64(time.Millisecond)
+		ranked[j], err = answerUUIDs(a.packet, out, d.offline, d.emb != nil)
 		if err != nil {
 			return fmt.Errorf("memsync %s: %w", strings.Join(args, " "), err)
+		}
+		if !a.packet {
+			vectored[j] = vectorPart(out)
 		}
 		return nil
 	})
@@ -319,8 +381,37 @@ func (b *bench) recallCommands(ctx context.Context, d *recallDoor, rc *recallCas
 	}
 	for j, uuids := range ranked {
 		d.asks[j%len(recallAsks)].scores.add(rc.questions[j/len(recallAsks)], uuids)
+		if recallAsks[j%len(recallAsks)].packet {
+			continue
+		}
+		d.searchMS = append(d.searchMS, walls[j])
+		if vectored[j] >= 0 {
+			d.answered++
+			d.vectored += vectored[j]
+		}
 	}
 	return nil
+}
+
+// vectorPart reads a search's JSON: -1 when it found nothing, 1 when a
+// hit's retrieval has a vector rank (the model ranked it), else 0.
+func vectorPart(out []byte) int {
+	var s struct {
+		Results []struct {
+			Retrieval *struct {
+				VectorRank int `json:"vector_rank"`
+			} `json:"retrieval"`
+		} `json:"results"`
+	}
+	if json.Unmarshal(out, &s) != nil || len(s.Results) == 0 {
+		return -1
+	}
+	for _, r := range s.Results {
+		if r.Retrieval != nil && r.Retrieval.VectorRank > 0 {
+			return 1
+		}
+	}
+	return 0
 }
 
 // runRecall runs one command and returns its stdout; a failure carries
@@ -372,7 +463,8 @@ func indexOf(s []string, v string) int {
 
 // searchAnswer is the part of `memsync search --json` the figure reads.
 type searchAnswer struct {
-	Offline *bool `json:"offline"`
+	Offline *bool  `json:"offline"`
+	Reason  string `json:"offline_reason"`
 	Results []struct {
 		UUID string `json:"uuid"`
 	} `json:"results"`
@@ -380,10 +472,13 @@ type searchAnswer struct {
 
 // answerUUIDs reads the ranked memory uuids of one command's JSON. It
 // fails when the command answered offline on a graph's door, or from a
-// graph on the offline door: that row would measure the wrong thing.
-func answerUUIDs(isPacket bool, out []byte, wantOffline bool) ([]string, error) {
+// graph on the offline door, or (hybrid: an embedder is on) a search
+// answered offline without saying its recall was hybrid: that row would
+// measure the wrong thing.
+func answerUUIDs(isPacket bool, out []byte, wantOffline, hybrid bool) ([]string, error) {
 	var uuids []string
 	var offline bool
+	var reason string
 	if isPacket {
 		var p packet.Packet
 		if err := json.Unmarshal(out, &p); err != nil {
@@ -398,7 +493,7 @@ func answerUUIDs(isPacket bool, out []byte, wantOffline bool) ([]string, error) 
 		if s.Offline == nil {
 			return nil, fmt.Errorf("its JSON has no \"offline\": %.200s", out)
 		}
-		offline = *s.Offline
+		offline, reason = *s.Offline, s.Reason
 		for _, r := range s.Results {
 			uuids = append(uuids, r.UUID)
 		}
@@ -406,7 +501,38 @@ func answerUUIDs(isPacket bool, out []byte, wantOffline bool) ([]string, error) 
 	if offline != wantOffline {
 		return nil, fmt.Errorf("answered with offline %v, want %v", offline, wantOffline)
 	}
+	if !isPacket && offline && hybrid != strings.Contains(reason, offlineHybridNote) {
+		return nil, fmt.Errorf("answered offline with reason %q: want hybrid %v", reason, hybrid)
+	}
 	return uuids, nil
+}
+
+// offlineHybridNote is what an offline search's reason says when its
+// recall is hybrid (the journals embedded with the model).
+const offlineHybridNote = "hybrid recall"
+
+// recallEmbedder is the model of --recall-embedder, resolved as the
+// command resolves --embedder: none is lexical only (nil).
+func recallEmbedder(spec string) (memsync.Embedder, error) {
+	switch spec {
+	case "", "none":
+		return nil, nil
+	case "default":
+		return embed.Default(), nil
+	}
+	m, err := embed.Load(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--recall-embedder %s: %w", spec, err)
+	}
+	return m, nil
+}
+
+// recallModelNote says which model the figure ran with.
+func recallModelNote(spec string, emb memsync.Embedder) string {
+	if emb == nil {
+		return "none (lexical recall only; every command has `--embedder none`)"
+	}
+	return fmt.Sprintf("%s (every command has `--embedder %s`; the projection, the diagnostics and offline embed with it, hybrid RRF in memsync/recall)", emb.Version(), spec)
 }
 
 // packetUUIDs is every memory uuid a packet returns, once each, in the
@@ -507,7 +633,7 @@ func recallTable(paths []*recallPath, convs, questions int, evidence string) (st
 	cats := []int{1, 2, 3, 4}
 	sb.WriteString("| door | path | clock | recall@5 | recall@10 | hit@10 | MRR@10 | Δ recall@10 / Δ hit@10 vs the diagnostic |")
 	for _, c := range cats {
-		fmt.Fprintf(&sb, " %s R@10 / hit@10 |", categoryNames[c])
+		fmt.Fprintf(&sb, " %s R@10 / hit@10 / MRR |", categoryNames[c])
 	}
 	sb.WriteString("\n|" + strings.Repeat("---|", 8+len(cats)) + "\n")
 	f := func(v float64) string {
@@ -530,7 +656,7 @@ func recallTable(paths []*recallPath, convs, questions int, evidence string) (st
 		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |", door, p.name, p.clock,
 			f(s.mean(s.r5, 0)), f(r10), f(hit), f(s.mean(s.mrr, 0)), deltaCell(p, &checks))
 		for _, c := range cats {
-			fmt.Fprintf(&sb, " %s / %s |", f(s.mean(s.r10, c)), f(s.mean(s.hit10, c)))
+			fmt.Fprintf(&sb, " %s / %s / %s |", f(s.mean(s.r10, c)), f(s.mean(s.hit10, c)), f(s.mean(s.mrr, c)))
 		}
 		sb.WriteString("\n")
 	}

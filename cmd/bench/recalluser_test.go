@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memsync/memsync/memsync/embed"
 )
 
 // tinyLocomo is a LoCoMo-shaped conversation small enough for a test: two
@@ -38,7 +40,10 @@ const tinyLocomo = `[{"sample_id": "tiny",
 // diagnostic and BM25. At the day-after clock nothing has decayed, so the
 // command must find every evidence turn the diagnostic finds. (Before
 // issue 24 the figure measured only the backends' own search: none of
-// these rows existed.) Neo4j joins when MEMSYNC_NEO4J_URI names a server.
+// these rows existed.) It runs lexical only and with the built-in model
+// (--recall-embedder default, issue 27): then every door embeds, and the
+// offline door's searches must say their recall is hybrid. Neo4j joins
+// when MEMSYNC_NEO4J_URI names a server.
 func TestRecallThroughTheCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds memsync and runs it some sixty times")
@@ -51,52 +56,64 @@ func TestRecallThroughTheCommand(t *testing.T) {
 	if err := os.WriteFile(data, []byte(tinyLocomo), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	args := []string{"--only", "recall", "--recall-data", data, "--neo4j-uri", uri}
-	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
-	out := stdout.String()
-	t.Log(out)
-	if !strings.Contains(out, "1 conversation, 5 questions") || !strings.Contains(out, "1 split, 2 repaired, 1 dropped") {
-		t.Errorf("questions or evidence repair not reported")
-	}
-	doors := []string{"embedded", "offline"}
-	if uri != "" {
-		doors = append(doors, "Neo4j")
-	} else if row := recallRow(out, "Neo4j", "`memsync search`", "day after"); len(row) == 0 || !strings.HasPrefix(row[3], "n/a") {
-		t.Errorf("Neo4j without a server: row %q, want n/a", row)
-	}
-	for _, door := range doors {
-		diag := "diagnostic: Graph.Search (below the command)"
-		if door == "offline" {
-			diag = "diagnostic: offline.Search (below the command)"
-		}
-		d := recallRow(out, door, diag, "–")
-		if len(d) < 7 || d[4] != "1.000" {
-			t.Errorf("%s diagnostic row %q: want recall@10 1.000", door, d)
-		}
-		s := recallRow(out, door, "`memsync search`", "day after")
-		if len(s) < 8 || s[4] != "1.000" || s[5] != "1.000" || s[7] != "+0.000 / +0.000 ✅" {
-			t.Errorf("%s search at the day-after clock: row %q, want recall@10 and hit@10 1.000, level with the diagnostic", door, s)
-		}
-		for _, r := range []struct{ path, clock string }{
-			{"`memsync search`", "today"},
-			{"`memsync packet` (planner, every uuid)", "day after"},
-			{"`memsync packet` (planner, every uuid)", "today"},
-		} {
-			if row := recallRow(out, door, r.path, r.clock); len(row) < 7 || strings.HasPrefix(row[3], "n/a") {
-				t.Errorf("%s %s at %s: row %q not measured", door, r.path, r.clock, row)
+	for _, model := range []struct{ spec, note, vectored string }{
+		{"none", "Embedder: none (lexical recall only; every command has `--embedder none`)", "0 of 10"},
+		{"default", "Embedder: " + embed.Default().Version() + " (every command has `--embedder default`", "10 of 10"},
+	} {
+		t.Run(model.spec, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := []string{"--only", "recall", "--recall-data", data, "--neo4j-uri", uri, "--recall-embedder", model.spec}
+			if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 			}
-		}
-	}
-	if row := recallRow(out, "–", "BM25 baseline (same turns, in process)", "–"); len(row) < 7 {
-		t.Errorf("no BM25 row")
-	}
-	for _, want := range []string{"Elapsed:", "embedded 20 commands", "offline 20 commands", "--neo4j-uri " + offlineURI} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
+			out := stdout.String()
+			t.Log(out)
+			if !strings.Contains(out, "1 conversation, 5 questions") || !strings.Contains(out, "1 split, 2 repaired, 1 dropped") {
+				t.Errorf("questions or evidence repair not reported")
+			}
+			doors := []string{"embedded", "offline"}
+			if uri != "" {
+				doors = append(doors, "Neo4j")
+			} else if row := recallRow(out, "Neo4j", "`memsync search`", "day after"); len(row) == 0 || !strings.HasPrefix(row[3], "n/a") {
+				t.Errorf("Neo4j without a server: row %q, want n/a", row)
+			}
+			for _, door := range doors {
+				diag := "diagnostic: Graph.Search (below the command)"
+				if door == "offline" {
+					diag = "diagnostic: offline.Search (below the command)"
+				}
+				d := recallRow(out, door, diag, "–")
+				if len(d) < 7 || d[4] != "1.000" {
+					t.Errorf("%s diagnostic row %q: want recall@10 1.000", door, d)
+				}
+				s := recallRow(out, door, "`memsync search`", "day after")
+				if len(s) < 8 || s[4] != "1.000" || s[5] != "1.000" || s[7] != "+0.000 / +0.000 ✅" {
+					t.Errorf("%s search at the day-after clock: row %q, want recall@10 and hit@10 1.000, level with the diagnostic", door, s)
+				}
+				for _, r := range []struct{ path, clock string }{
+					{"`memsync search`", "today"},
+					{"`memsync packet` (planner, every uuid)", "day after"},
+					{"`memsync packet` (planner, every uuid)", "today"},
+				} {
+					if row := recallRow(out, door, r.path, r.clock); len(row) < 7 || strings.HasPrefix(row[3], "n/a") {
+						t.Errorf("%s %s at %s: row %q not measured", door, r.path, r.clock, row)
+					}
+				}
+			}
+			if row := recallRow(out, "–", "BM25 baseline (same turns, in process)", "–"); len(row) < 7 {
+				t.Errorf("no BM25 row")
+			}
+			wants := []string{"Elapsed:", model.note, "embedded 20 commands", "offline 20 commands", "--neo4j-uri " + offlineURI,
+				"embedded " + model.vectored, "offline " + model.vectored, "`memsync search` wall per process"}
+			if uri != "" {
+				wants = append(wants, "Neo4j "+model.vectored)
+			}
+			for _, want := range wants {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q", want)
+				}
+			}
+		})
 	}
 }
 
