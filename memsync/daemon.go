@@ -158,12 +158,14 @@ func (e *Engine) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
-			if ev.Has(fsnotify.Create) {
-				watch()
+			a, journalDir := e.eventAgent(ev.Name)
+			if ev.Has(fsnotify.Create) && journalDir {
+				watch() // a new agent, or a directory of one: watch it too
 			}
-			if a := agentOf(e.layout, ev.Name); a != "" {
-				dirty[a] = true
+			if a == "" {
+				continue // the cache's snapshots, MEMORY.md, memsync.yaml: nothing to read
 			}
+			dirty[a] = true
 			if !windowOn {
 				window.Reset(e.opts.BatchWindow)
 				windowOn = true
@@ -197,6 +199,33 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// eventAgent is the agent whose journals a file event under the
+// repository may have changed, or "" for one that changes none (the
+// snapshots and MEMORY.md the cache and compaction write in an agent's
+// memory directory: with 2,000 agents, reading an agent, and worse,
+// re-listing every agent's directories, for each of those kept a daemon
+// busy). dir says the path is itself a directory the daemon watches or
+// would (the agents directory, an agent's, its memory, journal or archive
+// directory): its creation is a new place to watch.
+func (e *Engine) eventAgent(path string) (agent string, dir bool) {
+	if path == e.layout.AgentsDir() {
+		return "", true
+	}
+	a := agentOf(e.layout, path)
+	if a == "" {
+		return "", false
+	}
+	journal, archive := e.layout.JournalDir(a), e.layout.ArchiveDir(a)
+	switch path {
+	case filepath.Join(e.layout.AgentsDir(), a), e.layout.MemoryDir(a), journal, archive:
+		return a, true
+	}
+	if d := filepath.Dir(path); d == journal || d == archive {
+		return a, false
+	}
+	return "", false
 }
 
 // rescanTicks is how many ticks pass between full rescans of every
