@@ -2,16 +2,16 @@ package main
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/memsync/memsync/memsync/analysis"
 )
 
 // The relevance threshold of a prompt's context (UserPromptSubmit): a
 // memory is offered with a prompt only when its text (with its why) holds
 // enough of the prompt's significant terms: at least one when the prompt
 // has one or two, at least two when it has more. A significant term is a
-// word of three or more letters or digits that is not a stop word, folded
-// to lower case with a plural or -ing/-ed ending cut ("cats" and "cat",
-// "deploys" and "deploying" meet). Ranked retrieval always returns its
+// word that is neither a stopword nor request filler, analyzed by
+// memsync/analysis (see significantTerms). Ranked retrieval always returns its
 // best few, however weak; this gate is what lets "Tell me a joke about
 // cats" get nothing on a store that holds no cat memory. It decides only
 // whether a memory the packet already chose is worth the prompt's context,
@@ -21,53 +21,38 @@ const (
 	minTermsLongPrompt  = 2 // prompts with more
 )
 
-// promptStopWords are words that carry no topic.
-var promptStopWords = func() map[string]bool {
+// promptFiller are the words of a request to an assistant that carry no
+// topic ("tell me", "can you help", "please show"), beyond the stopwords
+// of memsync/analysis, which every index and query share.
+var promptFiller = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`the and for are but not you your yours all any can had has have her his him
-		was were will would should could what which who whom whose when where why how this that these those
-		there their them they then than into onto from with without about above below over under again once
-		here out off own same some such only very just also too more most other each few both does did doing done
-		its it's our ours ourselves she shes he hes i'm i've we we're let lets let's tell give show make get got
-		please thanks thank hey hello know think want need like use used using one two yes now new way may might
-		must shall say said see look looking find tell me my mine any anything something nothing everything`) {
+	for _, w := range strings.Fields(`tell give show make get got please thanks thank hey hello hi help know
+		think want need like use used using let lets let's say said see look looking find anything
+		something nothing everything one two yes now new way`) {
 		m[w] = true
 	}
 	return m
 }()
 
-// significantTerms are the prompt's distinct significant terms, stemmed.
+// significantTerms are the prompt's distinct significant terms: its words
+// less the filler, analyzed as every index analyzes them
+// (memsync/analysis: stopwords out, diacritics folded, Porter stems), so
+// that "cats" and "cat", "deploys" and "deploying" meet.
 func significantTerms(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
-	}) {
-		w = strings.Trim(w, "'")
-		if len([]rune(w)) < 3 || promptStopWords[w] {
+	for _, w := range analysis.Words(text) {
+		if promptFiller[w] {
 			continue
 		}
-		w = stemTerm(w)
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
+		t, ok := analysis.Term(w)
+		if !ok || seen[t] {
+			continue
 		}
+		seen[t] = true
+		out = append(out, t)
 	}
 	return out
-}
-
-// stemTerm cuts a plural or -ing/-ed ending, so that a word and its
-// inflections meet; never below three letters.
-func stemTerm(w string) string {
-	for _, suf := range []string{"ies", "ing", "ed", "es", "s"} {
-		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
-			if suf == "ies" {
-				return w[:len(w)-3] + "y"
-			}
-			return w[:len(w)-len(suf)]
-		}
-	}
-	return w
 }
 
 // promptRelevance says whether a memory's text bears on a prompt.
