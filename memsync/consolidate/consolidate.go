@@ -220,11 +220,7 @@ func (m *memo) textWords() surprise.Words {
 // own reports whether m is a record the steps may act on: not one of
 // memsync's own.
 func (m *memo) own() bool {
-	switch m.rec.Kind {
-	case journal.KindCompaction, journal.KindFeedback, journal.KindPromotion:
-		return false
-	}
-	return m.rec.Consolidation() == ""
+	return !m.rec.Kind.Memsync() && m.rec.Consolidation() == ""
 }
 
 // load reads the agent's records, then every record of every agent for
@@ -525,7 +521,7 @@ func (c *cycle) uses(m *memo) int {
 	users := map[string]bool{}
 	for _, e := range m.events {
 		if e.Relation != score.ConflictsWith && e.Consolidation == "" && e.TS.After(m.rec.TS) && !e.TS.After(c.now) &&
-			e.Kind != journal.KindPromotion && e.Kind != journal.KindCompaction && e.Kind != journal.KindFeedback {
+			!e.Kind.Memsync() {
 			users[e.UUID] = true
 		}
 	}

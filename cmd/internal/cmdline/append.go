@@ -42,7 +42,8 @@ memories the record corroborates. A --tier learning
 record passes the surprise gate first: scored against A's recent records,
 0.4–0.7 is written with confidence low, below 0.4 is not written (exit 0;
 it says why); corrections, contradictions, outcomes and --remember always
-are, and --force writes anyway. Kinds: `+KindList()+`.`)
+are, and --force writes anyway. Kinds: `+AgentKindList()+` (compaction,
+feedback and promotion are memsync's own: memsync compact, flag, consolidate).`)
 	repoFlag := AddRepoFlag(fs)
 	var (
 		rec                           journal.Record
@@ -99,7 +100,11 @@ are, and --force writes anyway. Kinds: `+KindList()+`.`)
 		kind = string(journal.KindOutcome)
 	}
 	if kind == "" {
-		return fs.UsageErr("--kind: required (one of %s)", KindList())
+		return fs.UsageErr("--kind: required (one of %s)", AgentKindList())
+	}
+	if k := journal.Kind(kind); k.Memsync() {
+		return fs.UsageErr("--kind: %s records are written by memsync itself (%s), not appended (one of %s)",
+			k, memsyncKindWriter[k], AgentKindList())
 	}
 	if msg := signalsError(journal.Kind(kind), result, links, supports, supers, conflicts); msg != "" {
 		return fs.UsageErr("%s", msg)
@@ -282,6 +287,14 @@ func readText(r io.Reader) (string, error) {
 	return s, nil
 }
 
+// memsyncKindWriter names the command that writes each of memsync's own
+// kinds, for append's refusal.
+var memsyncKindWriter = map[journal.Kind]string{
+	journal.KindCompaction: "memsync compact",
+	journal.KindFeedback:   "memsync flag",
+	journal.KindPromotion:  "the daemon, promoting a memory",
+}
+
 // describeFieldError names the flag behind a refused field:
 // `--kind: unknown kind "bogus"`.
 func describeFieldError(err error) string {
@@ -294,7 +307,7 @@ func describeFieldError(err error) string {
 		return err.Error()
 	}
 	if fe.Field == "kind" {
-		return name + ": " + fe.Reason + " (one of " + KindList() + ")"
+		return name + ": " + fe.Reason + " (one of " + AgentKindList() + ")"
 	}
 	return name + ": " + fe.Reason
 }

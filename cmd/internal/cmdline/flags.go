@@ -243,9 +243,15 @@ func UnknownAgent(repo, agent string, known []string) string {
 }
 
 // KindList is every record kind, comma-separated, for usage texts.
-func KindList() string {
-	names := make([]string, len(journal.Kinds))
-	for i, k := range journal.Kinds {
+func KindList() string { return joinKinds(journal.Kinds) }
+
+// AgentKindList is the kinds an agent may append (journal.AgentKinds),
+// comma-separated: the kinds only memsync writes are left out.
+func AgentKindList() string { return joinKinds(journal.AgentKinds) }
+
+func joinKinds(kinds []journal.Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
 		names[i] = string(k)
 	}
 	return strings.Join(names, ", ")
