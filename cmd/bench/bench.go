@@ -117,7 +117,16 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 	b.logf("scratch directory %s; %s per figure", b.tmp, plural(o.runs, "run"))
 
 	var vectors memsync.Embedder
-	if o.vectors > 0 {
+	switch {
+	case o.vectorsModel != "" && o.vectorsModel != "test":
+		// A real model (issue 27's costs with the embedder itself).
+		if vectors, err = recallEmbedder(o.vectorsModel); err != nil {
+			return fmt.Errorf("--vectors-model: %w", err)
+		}
+		if vectors != nil {
+			b.logf("vectors: every memory embedded by %s", vectors.Version())
+		}
+	case o.vectors > 0:
 		vectors = memsynctest.NewEmbedder(o.vectors)
 		b.logf("vectors: every memory embedded by %s", vectors.Version())
 	}

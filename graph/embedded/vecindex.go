@@ -46,27 +46,21 @@ const sqlVectorsAfter = `SELECT id, group_id, vec FROM vectors WHERE id > ?1 AND
 
 // sqlVectorCandidates reads the candidates among the ids ?1 whose memories
 // pass the search's filters (?2 to ?4 as in sqlSearch), with their stored
-// vectors of version ?5.
-const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid FROM vectors AS v CROSS JOIN memories AS m ON m.id = v.id
+// vectors of version ?5 and their text.
+const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid, json_extract(m.record, '$.text') FROM vectors AS v CROSS JOIN memories AS m ON m.id = v.id
 	WHERE v.id IN (SELECT value FROM json_each(?1)) AND v.version = ?5
 	  AND (?2 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
 	  AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3)))
 	  AND (?4 IS NULL OR m.ts >= ?4)`
 
-// quantize is v as int8 with its scale.
+// quantize appends the stored float32 vector b to q as int8, with its
+// scale.
 func quantize(b []byte, dim int, q []int8) ([]int8, float32) {
-	maxAbs := float32(0)
-	for i := 0; i < dim; i++ {
-		maxAbs = max(maxAbs, float32(math.Abs(float64(math.Float32frombits(le32(b[4*i:]))))))
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = math.Float32frombits(le32(b[4*i:]))
 	}
-	if maxAbs == 0 {
-		return append(q, make([]int8, dim)...), 0
-	}
-	s := maxAbs / 127
-	for i := 0; i < dim; i++ {
-		q = append(q, int8(math.Round(float64(math.Float32frombits(le32(b[4*i:]))/s))))
-	}
-	return q, s
+	return quantizeFloats(v, q)
 }
 
 func le32(b []byte) uint32 {
@@ -101,7 +95,8 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 			return err
 		}
 		x.through = max(x.through, id)
-		if len(vec) != 4*dim {
+		kind := storedKind(vec, dim)
+		if kind == vecBad {
 			continue
 		}
 		g := x.groups[group]
@@ -110,7 +105,14 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 			x.groups[group] = g
 		}
 		var s float32
-		g.q, s = quantize(vec, dim, g.q)
+		if kind == vecInt8 {
+			s = math.Float32frombits(le32(vec))
+			for _, c := range vec[4:] {
+				g.q = append(g.q, int8(c))
+			}
+		} else {
+			g.q, s = quantize(vec, dim, g.q)
+		}
 		g.ids = append(g.ids, id)
 		g.scale = append(g.scale, s)
 	}
@@ -232,7 +234,7 @@ func best(all []approx, m int) []approx {
 
 // similarIndexed is similar through the in-memory index: the candidates
 // in quantised order, read from SQLite (with the filters) a chunk at a
-// time and scored exactly, until pool of them pass the filters and twice
+// time and scored exactly (their text embedded again), until pool of them pass the filters and twice
 // pool have been looked at (quantisation moves a vector by far less than
 // the gap that margin covers); the best pool by exact similarity.
 func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []string, f filter, pool int) ([]vectorCand, error) {
@@ -276,11 +278,11 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 		}
 		for rows.Next() {
 			var (
-				c   vectorCand
-				vec []byte
-				ts  string
+				c        vectorCand
+				vec      []byte
+				ts, text string
 			)
-			if err := rows.Scan(&c.id, &vec, &ts, &c.sim.UUID); err != nil {
+			if err := rows.Scan(&c.id, &vec, &ts, &c.sim.UUID, &text); err != nil {
 				rows.Close()
 				return nil, g.wrap("vector search", err)
 			}
@@ -288,7 +290,13 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 				rows.Close()
 				return nil, g.wrap("vector search", fmt.Errorf("%s: ts: %w", c.sim.UUID, err))
 			}
-			c.sim.Cosine = recall.RoundCosine(dotStored(qv, vec))
+			// The exact score: a float32 row as stored, an int8 one from
+			// the text embedded again (what the other backends store).
+			if storedKind(vec, len(qv)) == vecFloat32 {
+				c.sim.Cosine = recall.RoundCosine(dotStored(qv, vec))
+			} else {
+				c.sim.Cosine = recall.RoundCosine(dotFloats(qv, g.emb.Embed(text)))
+			}
 			found = append(found, c)
 		}
 		if err := rows.Close(); err != nil {
