@@ -247,3 +247,7 @@ func (g *Graph) version() string {
 	}
 	return g.emb.Version()
 }
+
+// Embedder is the store's embedder (memsync.VectorGraph), nil without
+// one: the engine embeds the records it reads with it, ahead of Apply.
+func (g *Graph) Embedder() memsync.Embedder { return g.emb }
