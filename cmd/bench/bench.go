@@ -50,6 +50,7 @@ type column struct {
 	rankP50, rankP95                   series // ms: search through memsync.Rank
 	packetP50, packetP95               series // ms: packet.BuildPacket in process
 	packetCmdP50, packetCmdP95         series // ms: `memsync packet --json`, the built binary
+	searchCmdP50, searchCmdP95         series // ms: `memsync search --json`, the built binary
 	processStart                       series // ms: `memsync packet --help`, p50
 	importanceSec                      series // s to score every memory after the rebuild
 	searchHits                         int
@@ -284,7 +285,7 @@ func (b *bench) measure(ctx context.Context, c *column) error {
 		{"projection", b.measureProjection, []*series{&c.rebuildPath, &c.apply}},
 		{"naive", b.measureNaive, []*series{&c.naive}},
 		{"ceiling", b.measureCeiling, []*series{&c.ceiling}},
-		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95, &c.rankP50, &c.rankP95, &c.packetP50, &c.packetP95, &c.packetCmdP50, &c.packetCmdP95, &c.processStart}},
+		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95, &c.rankP50, &c.rankP95, &c.packetP50, &c.packetP95, &c.packetCmdP50, &c.packetCmdP95, &c.processStart, &c.searchCmdP50, &c.searchCmdP95}},
 		{"latency", b.measureLatency, []*series{&c.latP50, &c.latP99}},
 		{"idle", b.measureIdle, []*series{&c.idleMB}},
 		{"rebuild", b.measureRebuild, []*series{&c.rebuildWall, &c.peakMB, &c.importanceSec}},

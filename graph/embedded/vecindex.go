@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/memsync/recall"
 )
@@ -29,6 +32,9 @@ type vecIndex struct {
 	key     string // generation, epoch and version the index was built for
 	through int64  // the largest id loaded
 	groups  map[string]*groupVecs
+	// tableRows counts the rows read from the vectors table (not from
+	// the index file), for tests.
+	tableRows int
 }
 
 // groupVecs are one group's vectors: ids[i]'s vector is q[i*dim:(i+1)*dim]
@@ -67,8 +73,11 @@ func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-// refresh brings the index up to the table as conn sees it.
-func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int) error {
+// refresh brings the index up to the table as conn sees it. An index
+// starting again reads the index file at file first (vecfile.go; "" for
+// none), and a refresh that read many rows from the table writes it; a
+// file that cannot be read or written is only logged (it is a cache).
+func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int, file string, lg *zap.Logger) (err error) {
 	var gen, epoch string
 	var last int64
 	if err := conn.QueryRowContext(ctx, sqlVectorState).Scan(&gen, &epoch, &last); err != nil {
@@ -76,10 +85,23 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 	}
 	if key := gen + "/" + epoch + "/" + version; key != x.key {
 		x.key, x.through, x.groups = key, 0, map[string]*groupVecs{}
+		if file != "" && last > 0 {
+			if _, err := readVecFile(file, x, key, dim); err != nil {
+				lg.Debug("embedded graph: vector index file not read", zap.String("file", file), zap.Error(err))
+			}
+		}
 	}
 	if last <= x.through {
 		return nil
 	}
+	loaded := 0
+	defer func() {
+		if err == nil && file != "" && loaded >= vecFileRewrite {
+			if err := writeVecFile(file, x, dim); err != nil {
+				lg.Debug("embedded graph: vector index file not written", zap.String("file", file), zap.Error(err))
+			}
+		}
+	}()
 	rows, err := conn.QueryContext(ctx, sqlVectorsAfter, x.through, version)
 	if err != nil {
 		return err
@@ -95,6 +117,8 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 			return err
 		}
 		x.through = max(x.through, id)
+		loaded++
+		x.tableRows++
 		kind := storedKind(vec, dim)
 		if kind == vecBad {
 			continue
@@ -245,7 +269,7 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 	defer conn.Close()
 	version := g.emb.Version()
 	g.vecs.mu.Lock()
-	err = g.vecs.refresh(ctx, conn, version, len(qv))
+	err = g.vecs.refresh(ctx, conn, version, len(qv), filepath.Join(filepath.Dir(g.path), vecFileName), g.lg)
 	var all []approx
 	if err == nil {
 		all = g.vecs.scan(qv, groups)
