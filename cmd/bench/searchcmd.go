@@ -16,7 +16,7 @@ import (
 // searchCommandLatencies times `memsync search --json` through the built
 // binary on g's store (embedded: the store itself, through a repository
 // whose .memsync links to it), one exec per query, in ms. With a real
-// model (--vectors-model) the command embeds with it too (--embedder),
+// model (--vectors-model) the command embeds with it too (cliArgs),
 // and every answer must carry a vector part: each process loads the
 // store's vector index before it can answer.
 func (b *bench) searchCommandLatencies(ctx context.Context, c *column, g memsync.Graph, agents []string, queries []memsync.SearchQuery, asOf time.Time) ([]float64, error) {
@@ -44,9 +44,6 @@ func (b *bench) searchCommandLatencies(ctx context.Context, c *column, g memsync
 	var out []float64
 	for _, req := range packetRequests(queries, asOf) {
 		args := append([]string{"search", "--json", "--repo", repo, "--agent", req.Agent, "--query", req.Goal}, c.b.cliArgs()...)
-		if model != "" {
-			args = append(args, "--embedder", model)
-		}
 		cmd := exec.CommandContext(ctx, b.bin, args...)
 		cmd.Env = childEnv()
 		t0 := time.Now()

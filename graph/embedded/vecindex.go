@@ -83,6 +83,9 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 	if err := conn.QueryRowContext(ctx, sqlVectorState).Scan(&gen, &epoch, &last); err != nil {
 		return err
 	}
+	if gen == "" {
+		file = "" // a store without its generation yet: nothing names it
+	}
 	if key := gen + "/" + epoch + "/" + version; key != x.key {
 		x.key, x.through, x.groups = key, 0, map[string]*groupVecs{}
 		if file != "" && last > 0 {
