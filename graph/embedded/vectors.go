@@ -88,20 +88,27 @@ func encodeVector(v []float32) []byte {
 	return b
 }
 
-// quantizeFloats appends v quantised to int8 to q, with its scale.
+// quantizeFloats appends v quantised to int8 to q (each element to the
+// nearest multiple of the scale, maxAbs / 127), with its scale. float32
+// throughout: the projection quantises every vector it stores.
 func quantizeFloats(v []float32, q []int8) ([]int8, float32) {
 	maxAbs := float32(0)
 	for _, x := range v {
-		maxAbs = max(maxAbs, float32(math.Abs(float64(x))))
+		maxAbs = max(maxAbs, x, -x)
 	}
 	if maxAbs == 0 {
 		return append(q, make([]int8, len(v))...), 0
 	}
-	s := maxAbs / 127
+	inv := 127 / maxAbs
 	for _, x := range v {
-		q = append(q, int8(math.Round(float64(x/s))))
+		y := x * inv // within ±127 (a rounding may pass it by an ulp: truncation keeps it)
+		if y >= 0 {
+			q = append(q, int8(int32(y+0.5)))
+		} else {
+			q = append(q, int8(int32(y-0.5)))
+		}
 	}
-	return q, s
+	return q, maxAbs / 127
 }
 
 // storedVec is how a stored vector of dim dimensions is encoded.

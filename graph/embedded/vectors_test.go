@@ -304,3 +304,31 @@ func TestVectorsStoredCompactly(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantizeFloats: every element comes back within half a step of the
+// scale, the largest at ±127, and the zero vector as zeros.
+func TestQuantizeFloats(t *testing.T) {
+	for _, v := range [][]float32{
+		{0.5, -0.25, 0.125, -0.5, 0},
+		{-1, 0.999, 1e-9, -1e-9},
+		{0, 0, 0},
+		memsynctest.NewEmbedder(256).Embed("the photographer is booked for saturday"),
+	} {
+		q, s := quantizeFloats(v, nil)
+		if len(q) != len(v) {
+			t.Fatalf("%v: %d values", v, len(q))
+		}
+		big := 0
+		for i, x := range v {
+			if d := math.Abs(float64(x) - float64(q[i])*float64(s)); d > float64(s)/2*1.0001 {
+				t.Errorf("%v[%d]: %v ≈ %d × %v is %v off, more than half a step", v, i, x, q[i], s, d)
+			}
+			if q[i] == 127 || q[i] == -127 {
+				big++
+			}
+		}
+		if s != 0 && big == 0 {
+			t.Errorf("%v: no element at ±127 (%v)", v, q)
+		}
+	}
+}
