@@ -261,9 +261,10 @@ func best(all []approx, m int) []approx {
 
 // similarIndexed is similar through the in-memory index: the candidates
 // in quantised order, read from SQLite (with the filters) a chunk at a
-// time and scored exactly (their text embedded again), until pool of them pass the filters and twice
-// pool have been looked at (quantisation moves a vector by far less than
-// the gap that margin covers); the best pool by exact similarity.
+// time and scored exactly (their text embedded again), until pool of them
+// pass the filters and twice pool have been looked at (quantisation moves
+// a vector by far less than the gap that margin covers); the best pool by
+// exact similarity.
 func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []string, f filter, pool int) ([]vectorCand, error) {
 	conn, err := g.rdb.Conn(ctx)
 	if err != nil {
