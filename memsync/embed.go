@@ -26,3 +26,19 @@ func QueryVector(e Embedder, text string) []float32 {
 	}
 	return nil
 }
+
+// VectorGraph is a Graph that stores a vector per memory, made by the
+// embedder it returns (nil: none). The engine embeds the records it reads
+// for such a graph on its reader goroutine (Memory.Embed), where the work
+// overlaps the graph's write of the batch before instead of adding to it.
+type VectorGraph interface {
+	Embedder() Embedder
+}
+
+// graphEmbedder is g's embedder when g stores vectors, else nil.
+func graphEmbedder(g Graph) Embedder {
+	if v, ok := g.(VectorGraph); ok && Embeds(v.Embedder()) {
+		return v.Embedder()
+	}
+	return nil
+}

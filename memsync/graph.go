@@ -23,6 +23,11 @@ type Memory struct {
 	// Encode has run; nil and "" before.
 	canon []byte
 	hash  string
+
+	// vec is the record's text embedded by the embedder of version vecOf
+	// once Embed has run; nil and "" before.
+	vec   []float32
+	vecOf string
 }
 
 // Encode computes the record's canonical encoding and hash and keeps them
@@ -32,6 +37,22 @@ type Memory struct {
 // The kept values describe Record as it was when Encode ran: a caller that
 // changes Record afterwards must call Encode again.
 func (m *Memory) Encode() { m.canon, m.hash = m.Record.CanonicalHash() }
+
+// Embed embeds the record's text with e and keeps the vector with m, so
+// that Vector returns it at no cost: the engine embeds the records it
+// reads, for a graph that stores vectors (VectorGraph), on its reader
+// goroutine, as it encodes them. Like Encode's, the kept vector describes
+// Text as it was when Embed ran.
+func (m *Memory) Embed(e Embedder) { m.vec, m.vecOf = e.Embed(m.Text), e.Version() }
+
+// Vector returns the record's text embedded by e: the vector Embed kept
+// if it ran with a model of e's version, else computed now.
+func (m *Memory) Vector(e Embedder) []float32 {
+	if m.vec != nil && m.vecOf == e.Version() {
+		return m.vec
+	}
+	return e.Embed(m.Text)
+}
 
 // CanonicalHash returns the record's canonical encoding and hash
 // (journal.Record.CanonicalHash), computed by Encode if it ran, else now.

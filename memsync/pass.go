@@ -156,7 +156,7 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 // indexes next to each other rather than all over them (on the embedded
 // store, agent after agent rewrote about four times more pages).
 func (e *Engine) read(ctx context.Context, agents []*agentSync, starts []map[string]Cursor, out chan<- *group) error {
-	r := &groupReader{e: e, ctx: ctx, out: out, cur: &group{}}
+	r := &groupReader{e: e, ctx: ctx, out: out, cur: &group{}, emb: graphEmbedder(e.opts.Graph)}
 	var firstErr error
 	keep := func(err error) {
 		if firstErr == nil {
@@ -252,6 +252,7 @@ type groupReader struct {
 	ctx context.Context
 	out chan<- *group
 	cur *group
+	emb Embedder // the graph's (VectorGraph); nil: records are not embedded here
 }
 
 // send hands the full group to the writer and starts a new one; errStop
@@ -340,6 +341,9 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 			default:
 				m := Memory{Record: l.Record, Path: rel, Line: l.Number}
 				m.Encode()
+				if r.emb != nil {
+					m.Embed(r.emb)
+				}
 				seg.batch = append(seg.batch, m)
 				r.cur.records++
 			}

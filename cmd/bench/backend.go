@@ -25,6 +25,7 @@ type backend struct {
 	tmp       string       // scratch directory of the run
 	logf      func(format string, args ...any)
 	emb       memsync.Embedder // vectors (--vectors); nil: lexical only
+	cliModel  string           // --embedder of every command it runs (--vectors-model's real model); "": none
 }
 
 // neo4jServer is the Neo4j the run measures. The memsync graph and a raw
@@ -169,10 +170,14 @@ func (b *backend) fresh(ctx context.Context) (memsync.Graph, func(), error) {
 
 // cliArgs select this backend on a memsync command line.
 func (b *backend) cliArgs() []string {
-	if b.neo == nil {
-		return []string{"--graph", "embedded"}
+	var args []string
+	if b.cliModel != "" {
+		args = append(args, "--embedder", b.cliModel)
 	}
-	args := []string{"--graph", "neo4j", "--neo4j-uri", b.neo.cfg.URI}
+	if b.neo == nil {
+		return append(args, "--graph", "embedded")
+	}
+	args = append(args, "--graph", "neo4j", "--neo4j-uri", b.neo.cfg.URI)
 	if b.neo.cfg.User != "" {
 		args = append(args, "--neo4j-user", b.neo.cfg.User)
 	}

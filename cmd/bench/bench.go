@@ -50,6 +50,7 @@ type column struct {
 	rankP50, rankP95                   series // ms: search through memsync.Rank
 	packetP50, packetP95               series // ms: packet.BuildPacket in process
 	packetCmdP50, packetCmdP95         series // ms: `memsync packet --json`, the built binary
+	searchCmdP50, searchCmdP95         series // ms: `memsync search --json`, the built binary
 	processStart                       series // ms: `memsync packet --help`, p50
 	importanceSec                      series // s to score every memory after the rebuild
 	searchHits                         int
@@ -117,12 +118,21 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 	b.logf("scratch directory %s; %s per figure", b.tmp, plural(o.runs, "run"))
 
 	var vectors memsync.Embedder
-	if o.vectors > 0 {
+	switch {
+	case o.vectorsModel != "" && o.vectorsModel != "test":
+		// A real model (issue 27's costs with the embedder itself).
+		if vectors, err = recallEmbedder(o.vectorsModel); err != nil {
+			return fmt.Errorf("--vectors-model: %w", err)
+		}
+		if vectors != nil {
+			b.logf("vectors: every memory embedded by %s", vectors.Version())
+		}
+	case o.vectors > 0:
 		vectors = memsynctest.NewEmbedder(o.vectors)
 		b.logf("vectors: every memory embedded by %s", vectors.Version())
 	}
-	emb := &column{b: &backend{name: "embedded", graphFlag: "embedded", tmp: b.tmp, logf: b.logf, emb: vectors}}
-	neo := &column{b: &backend{name: "Neo4j", graphFlag: "neo4j", tmp: b.tmp, logf: b.logf, emb: vectors}}
+	emb := &column{b: &backend{name: "embedded", graphFlag: "embedded", tmp: b.tmp, logf: b.logf, emb: vectors, cliModel: b.cliEmbedder()}}
+	neo := &column{b: &backend{name: "Neo4j", graphFlag: "neo4j", tmp: b.tmp, logf: b.logf, emb: vectors, cliModel: b.cliEmbedder()}}
 	b.columns = []*column{emb, neo}
 	switch {
 	case o.neo4jURI == "":
@@ -275,7 +285,7 @@ func (b *bench) measure(ctx context.Context, c *column) error {
 		{"projection", b.measureProjection, []*series{&c.rebuildPath, &c.apply}},
 		{"naive", b.measureNaive, []*series{&c.naive}},
 		{"ceiling", b.measureCeiling, []*series{&c.ceiling}},
-		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95, &c.rankP50, &c.rankP95, &c.packetP50, &c.packetP95, &c.packetCmdP50, &c.packetCmdP95, &c.processStart}},
+		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95, &c.rankP50, &c.rankP95, &c.packetP50, &c.packetP95, &c.packetCmdP50, &c.packetCmdP95, &c.processStart, &c.searchCmdP50, &c.searchCmdP95}},
 		{"latency", b.measureLatency, []*series{&c.latP50, &c.latP99}},
 		{"idle", b.measureIdle, []*series{&c.idleMB}},
 		{"rebuild", b.measureRebuild, []*series{&c.rebuildWall, &c.peakMB, &c.importanceSec}},

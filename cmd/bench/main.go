@@ -65,6 +65,7 @@ type options struct {
 	recallRepos         string // where the recall figure's repositories are made and kept; "": the scratch directory
 	only                map[string]bool
 	vectors             int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
+	vectorsModel        string   // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
 	args                []string // the command line, for the report
 }
 
@@ -136,6 +137,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.recallConversations, "recall-conversations", 0, "conversations of the recall figure (0: all; CI's smoke run uses 1)")
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.IntVar(&o.vectors, "vectors", 0, "embed every memory and search hybrid with the hashing test embedder (memsynctest) of `N` dimensions: the cost of vectors at the real model's size, not its quality; 0: lexical only")
+	fs.StringVar(&o.vectorsModel, "vectors-model", "test", "the `model` the graphs embed with: test (the hashing test embedder of --vectors dimensions), none, default (the built-in model) or a model's path")
 	fs.StringVar(&only, "only", "", "run only these figures (comma-separated): "+strings.Join(figures, ","))
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./cmd/bench [--quick] [--runs N] [--out FILE] [--neo4j-uri URI] [sizes]\n\n"+

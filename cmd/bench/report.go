@@ -211,6 +211,8 @@ func (b *bench) report(table string, checks []check) string {
 			{"packet command p50", c.packetCmdP50, ms},
 			{"packet command p95", c.packetCmdP95, ms},
 			{"process start (packet --help) p50", c.processStart, ms},
+			{"search command p50", c.searchCmdP50, ms},
+			{"search command p95", c.searchCmdP95, ms},
 			{"importance of every memory after rebuild, s", c.importanceSec, seconds},
 			{"rebuild wall, s", c.rebuildWall, seconds},
 			{"rebuild phase (as the command reports it), s", c.rebuildPhase, seconds},

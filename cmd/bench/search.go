@@ -99,6 +99,7 @@ func (b *bench) measureSearch(ctx context.Context, c *column) error {
 				millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)))
 		}
 		b.measurePacket(ctx, c, g, agents, queries, asOf)
+		b.measureSearchCommand(ctx, c, g, agents, queries, asOf)
 		return nil
 	})
 	if err != nil {

@@ -374,17 +374,48 @@ func gateSeparation(w io.Writer, e textEmbedder, pairs []gatePair) {
 		n[p.Label]++
 	}
 	fmt.Fprintf(w, "Gate pairs: %d duplicate, %d paraphrase, %d different (cmd/bench/testdata/gate-pairs.jsonl).\n\n", n["duplicate"], n["paraphrase"], n["different"])
-	fmt.Fprintln(w, "| similarity | mean duplicate | mean paraphrase | mean different | AUC repeated vs different | AUC paraphrase vs different |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| similarity | mean duplicate | mean paraphrase | mean different | AUC repeated vs different | AUC paraphrase vs different | skipped at ≥ 0.6 (the gate's novelty < 0.4): repeats / differents | best cut: skipped repeats / differents |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, s := range sims {
 		by := map[string][]float64{}
 		for _, p := range pairs {
 			by[p.Label] = append(by[p.Label], s.fn(p.A, p.B))
 		}
 		repeated := append(append([]float64(nil), by["duplicate"]...), by["paraphrase"]...)
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f | %.3f |\n", s.name, meanOf(by["duplicate"]), meanOf(by["paraphrase"]),
-			meanOf(by["different"]), auc(repeated, by["different"]), auc(by["paraphrase"], by["different"]))
+		cut, best := bestCut(repeated, by["different"])
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f | %.3f | %d of %d / %d of %d | ≥ %.2f: %d / %d |\n", s.name, meanOf(by["duplicate"]), meanOf(by["paraphrase"]),
+			meanOf(by["different"]), auc(repeated, by["different"]), auc(by["paraphrase"], by["different"]),
+			countAtLeast(repeated, 0.6), len(repeated), countAtLeast(by["different"], 0.6), len(by["different"]),
+			cut, best[0], best[1])
 	}
+}
+
+// countAtLeast is how many of xs are at least t.
+func countAtLeast(xs []float64, t float64) int {
+	n := 0
+	for _, x := range xs {
+		if x >= t {
+			n++
+		}
+	}
+	return n
+}
+
+// bestCut is the similarity from which a pair would be skipped as a
+// repeat that skips the most repeats less the differents it skips
+// (Youden's J; the lowest such cut), with both counts: what a gate's
+// threshold calibrated on these pairs would do.
+func bestCut(repeated, different []float64) (float64, [2]int) {
+	cuts := append(append([]float64(nil), repeated...), different...)
+	best, bestJ, counts := 1.0, math.Inf(-1), [2]int{}
+	for _, c := range cuts {
+		r, d := countAtLeast(repeated, c), countAtLeast(different, c)
+		j := float64(r)/float64(max(1, len(repeated))) - float64(d)/float64(max(1, len(different)))
+		if j > bestJ || j == bestJ && c < best {
+			best, bestJ, counts = c, j, [2]int{r, d}
+		}
+	}
+	return best, counts
 }
 
 func meanOf(xs []float64) float64 {

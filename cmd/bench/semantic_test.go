@@ -120,3 +120,20 @@ func TestSemanticSmoke(t *testing.T) {
 		}
 	}
 }
+
+func TestBestCut(t *testing.T) {
+	for _, tc := range []struct {
+		repeated, different []float64
+		cut                 float64
+		counts              [2]int
+	}{
+		{[]float64{0.9, 0.8, 0.7}, []float64{0.1, 0.2, 0.3}, 0.7, [2]int{3, 0}},
+		{[]float64{0.9, 0.5}, []float64{0.6, 0.1}, 0.5, [2]int{2, 1}}, // a tie of J: the lowest cut
+		{[]float64{0.5}, []float64{0.5}, 0.5, [2]int{1, 1}},
+	} {
+		cut, counts := bestCut(tc.repeated, tc.different)
+		if cut != tc.cut || counts != tc.counts {
+			t.Errorf("bestCut(%v, %v) = %v %v, want %v %v", tc.repeated, tc.different, cut, counts, tc.cut, tc.counts)
+		}
+	}
+}

@@ -16,7 +16,9 @@
 // batch here, ~1 µs per record at 1,000 records a batch, so
 // synchronous=NORMAL would buy too little for what it risks.) PRAGMA
 // user_version holds the schema version (currently 3); a file written by a
-// newer schema is refused rather than misread.
+// newer schema is refused rather than misread. With an embedder,
+// dir/vectors.idx caches the in-memory vector index for the next process
+// (vecfile.go): a cache, ignored whenever it does not match the store.
 //
 // The search file is derived data, written by the indexer on its own
 // connection and goroutine: Apply commits a batch to the main file and

@@ -80,7 +80,7 @@ func (p *preparer) prepare(i int) {
 			break
 		}
 		if p.emb != nil {
-			r.vec = encodeVector(p.emb.Embed(r.m.Text))
+			r.vec = encodeVector(r.m.Vector(p.emb))
 		}
 		c.rows = append(c.rows, r)
 	}

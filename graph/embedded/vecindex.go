@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/memsync/recall"
 )
@@ -29,6 +32,9 @@ type vecIndex struct {
 	key     string // generation, epoch and version the index was built for
 	through int64  // the largest id loaded
 	groups  map[string]*groupVecs
+	// tableRows counts the rows read from the vectors table (not from
+	// the index file), for tests.
+	tableRows int
 }
 
 // groupVecs are one group's vectors: ids[i]'s vector is q[i*dim:(i+1)*dim]
@@ -46,46 +52,59 @@ const sqlVectorsAfter = `SELECT id, group_id, vec FROM vectors WHERE id > ?1 AND
 
 // sqlVectorCandidates reads the candidates among the ids ?1 whose memories
 // pass the search's filters (?2 to ?4 as in sqlSearch), with their stored
-// vectors of version ?5.
-const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid FROM vectors AS v CROSS JOIN memories AS m ON m.id = v.id
+// vectors of version ?5 and their text.
+const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid, json_extract(m.record, '$.text') FROM vectors AS v CROSS JOIN memories AS m ON m.id = v.id
 	WHERE v.id IN (SELECT value FROM json_each(?1)) AND v.version = ?5
 	  AND (?2 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
 	  AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3)))
 	  AND (?4 IS NULL OR m.ts >= ?4)`
 
-// quantize is v as int8 with its scale.
+// quantize appends the stored float32 vector b to q as int8, with its
+// scale.
 func quantize(b []byte, dim int, q []int8) ([]int8, float32) {
-	maxAbs := float32(0)
-	for i := 0; i < dim; i++ {
-		maxAbs = max(maxAbs, float32(math.Abs(float64(math.Float32frombits(le32(b[4*i:]))))))
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = math.Float32frombits(le32(b[4*i:]))
 	}
-	if maxAbs == 0 {
-		return append(q, make([]int8, dim)...), 0
-	}
-	s := maxAbs / 127
-	for i := 0; i < dim; i++ {
-		q = append(q, int8(math.Round(float64(math.Float32frombits(le32(b[4*i:]))/s))))
-	}
-	return q, s
+	return quantizeFloats(v, q)
 }
 
 func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-// refresh brings the index up to the table as conn sees it.
-func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int) error {
+// refresh brings the index up to the table as conn sees it. An index
+// starting again reads the index file at file first (vecfile.go; "" for
+// none), and a refresh that read many rows from the table writes it; a
+// file that cannot be read or written is only logged (it is a cache).
+func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int, file string, lg *zap.Logger) (err error) {
 	var gen, epoch string
 	var last int64
 	if err := conn.QueryRowContext(ctx, sqlVectorState).Scan(&gen, &epoch, &last); err != nil {
 		return err
 	}
+	if gen == "" {
+		file = "" // a store without its generation yet: nothing names it
+	}
 	if key := gen + "/" + epoch + "/" + version; key != x.key {
 		x.key, x.through, x.groups = key, 0, map[string]*groupVecs{}
+		if file != "" && last > 0 {
+			if _, err := readVecFile(file, x, key, dim); err != nil {
+				lg.Debug("embedded graph: vector index file not read", zap.String("file", file), zap.Error(err))
+			}
+		}
 	}
 	if last <= x.through {
 		return nil
 	}
+	loaded := 0
+	defer func() {
+		if err == nil && file != "" && loaded >= vecFileRewrite {
+			if err := writeVecFile(file, x, dim); err != nil {
+				lg.Debug("embedded graph: vector index file not written", zap.String("file", file), zap.Error(err))
+			}
+		}
+	}()
 	rows, err := conn.QueryContext(ctx, sqlVectorsAfter, x.through, version)
 	if err != nil {
 		return err
@@ -101,7 +120,10 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 			return err
 		}
 		x.through = max(x.through, id)
-		if len(vec) != 4*dim {
+		loaded++
+		x.tableRows++
+		kind := storedKind(vec, dim)
+		if kind == vecBad {
 			continue
 		}
 		g := x.groups[group]
@@ -110,7 +132,14 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 			x.groups[group] = g
 		}
 		var s float32
-		g.q, s = quantize(vec, dim, g.q)
+		if kind == vecInt8 {
+			s = math.Float32frombits(le32(vec))
+			for _, c := range vec[4:] {
+				g.q = append(g.q, int8(c))
+			}
+		} else {
+			g.q, s = quantize(vec, dim, g.q)
+		}
 		g.ids = append(g.ids, id)
 		g.scale = append(g.scale, s)
 	}
@@ -232,9 +261,10 @@ func best(all []approx, m int) []approx {
 
 // similarIndexed is similar through the in-memory index: the candidates
 // in quantised order, read from SQLite (with the filters) a chunk at a
-// time and scored exactly, until pool of them pass the filters and twice
-// pool have been looked at (quantisation moves a vector by far less than
-// the gap that margin covers); the best pool by exact similarity.
+// time and scored exactly (their text embedded again), until pool of them
+// pass the filters and twice pool have been looked at (quantisation moves
+// a vector by far less than the gap that margin covers); the best pool by
+// exact similarity.
 func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []string, f filter, pool int) ([]vectorCand, error) {
 	conn, err := g.rdb.Conn(ctx)
 	if err != nil {
@@ -243,7 +273,7 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 	defer conn.Close()
 	version := g.emb.Version()
 	g.vecs.mu.Lock()
-	err = g.vecs.refresh(ctx, conn, version, len(qv))
+	err = g.vecs.refresh(ctx, conn, version, len(qv), filepath.Join(filepath.Dir(g.path), vecFileName), g.lg)
 	var all []approx
 	if err == nil {
 		all = g.vecs.scan(qv, groups)
@@ -276,11 +306,11 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 		}
 		for rows.Next() {
 			var (
-				c   vectorCand
-				vec []byte
-				ts  string
+				c        vectorCand
+				vec      []byte
+				ts, text string
 			)
-			if err := rows.Scan(&c.id, &vec, &ts, &c.sim.UUID); err != nil {
+			if err := rows.Scan(&c.id, &vec, &ts, &c.sim.UUID, &text); err != nil {
 				rows.Close()
 				return nil, g.wrap("vector search", err)
 			}
@@ -288,7 +318,13 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 				rows.Close()
 				return nil, g.wrap("vector search", fmt.Errorf("%s: ts: %w", c.sim.UUID, err))
 			}
-			c.sim.Cosine = recall.RoundCosine(dotStored(qv, vec))
+			// The exact score: a float32 row as stored, an int8 one from
+			// the text embedded again (what the other backends store).
+			if storedKind(vec, len(qv)) == vecFloat32 {
+				c.sim.Cosine = recall.RoundCosine(dotStored(qv, vec))
+			} else {
+				c.sim.Cosine = recall.RoundCosine(dotFloats(qv, g.emb.Embed(text)))
+			}
 			found = append(found, c)
 		}
 		if err := rows.Close(); err != nil {

@@ -21,14 +21,16 @@ import (
 // Search compares the query with the vectors of the reader's groups only
 // and of the current version only (vecIndex: an int8 copy in memory, per
 // group, so a vector of a group the reader may not see is never read),
-// then scores the best candidates exactly from their stored float32
-// rows, with the search's filters. An index is never mixed: after a model
+// then scores the best candidates exactly, with the search's filters: from
+// their memories' text embedded again (the stored int8 rows are for the
+// approximate pass only). An index is never mixed: after a model
 // change the rows of the old version are ignored until the store re-embeds
 // them (at Open, in the background; Flush waits for it; a rebuild
 // re-embeds everything anyway).
 //
 //	vectors     id INTEGER PRIMARY KEY (memories.id), group_id, version,
-//	            vec BLOB (Dim float32, little-endian, L2-normalised)
+//	            vec BLOB (encodeVector: float32 scale + Dim int8; or,
+//	            written before, Dim float32, little-endian, L2-normalised)
 //	vectors_group  index (group_id, version)
 //	meta vectors_epoch  bumped by every re-embedding chunk (vecIndex reloads)
 const (
@@ -65,17 +67,73 @@ func WithEmbedder(e memsync.Embedder) Option {
 	}
 }
 
-// encodeVector is v as stored: float32 little-endian.
+// encodeVector is v as stored: its int8 quantisation, compactly (a
+// quarter of float32's bytes, so a quarter of the bytes the projection
+// writes and a search loads):
+//
+//	scale float32 little-endian, then len(v) int8 (v[i] ≈ q[i] × scale)
+//
+// Rows written before this encoding hold len(v) float32 little-endian
+// (4 × len(v) bytes); both are read (storedVec). The stored vector serves
+// the approximate pass only: the exact pass scores the candidates with
+// their memories' text embedded again (the embedder is deterministic), so
+// every backend ranks with the same float32 vector.
 func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	b := make([]byte, 4, 4+len(v))
+	q, s := quantizeFloats(v, make([]int8, 0, len(v)))
+	binary.LittleEndian.PutUint32(b, math.Float32bits(s))
+	for _, x := range q {
+		b = append(b, byte(x))
 	}
 	return b
 }
 
-// dotStored is the dot product of q with the stored vector b (both unit
-// length, so their cosine), 0 when b has another dimension.
+// quantizeFloats appends v quantised to int8 to q (each element to the
+// nearest multiple of the scale, maxAbs / 127), with its scale. float32
+// throughout: the projection quantises every vector it stores.
+func quantizeFloats(v []float32, q []int8) ([]int8, float32) {
+	maxAbs := float32(0)
+	for _, x := range v {
+		maxAbs = max(maxAbs, x, -x)
+	}
+	if maxAbs == 0 {
+		return append(q, make([]int8, len(v))...), 0
+	}
+	inv := 127 / maxAbs
+	for _, x := range v {
+		y := x * inv // within ±127 (a rounding may pass it by an ulp: truncation keeps it)
+		if y >= 0 {
+			q = append(q, int8(int32(y+0.5)))
+		} else {
+			q = append(q, int8(int32(y-0.5)))
+		}
+	}
+	return q, maxAbs / 127
+}
+
+// storedVec is how a stored vector of dim dimensions is encoded.
+type storedVec int
+
+const (
+	vecBad     storedVec = iota // another dimension: ignored
+	vecInt8                     // encodeVector's: scale, then int8
+	vecFloat32                  // the first encoding: float32
+)
+
+// storedKind tells the encoding of b, a stored vector of dim dimensions
+// (the two lengths differ for every dim > 0 but 4/3, never a dimension).
+func storedKind(b []byte, dim int) storedVec {
+	switch len(b) {
+	case 4 + dim:
+		return vecInt8
+	case 4 * dim:
+		return vecFloat32
+	}
+	return vecBad
+}
+
+// dotStored is the dot product of q with the stored float32 vector b
+// (both unit length, so their cosine), 0 when b has another dimension.
 func dotStored(q []float32, b []byte) float64 {
 	if len(b) != 4*len(q) {
 		return 0
@@ -83,6 +141,18 @@ func dotStored(q []float32, b []byte) float64 {
 	var s float32
 	for i := range q {
 		s += q[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return float64(s)
+}
+
+// dotFloats is the dot product of q and v, summed as dotStored sums.
+func dotFloats(q, v []float32) float64 {
+	if len(v) != len(q) {
+		return 0
+	}
+	var s float32
+	for i := range q {
+		s += q[i] * v[i]
 	}
 	return float64(s)
 }
@@ -184,3 +254,7 @@ func (g *Graph) version() string {
 	}
 	return g.emb.Version()
 }
+
+// Embedder is the store's embedder (memsync.VectorGraph), nil without
+// one: the engine embeds the records it reads with it, ahead of Apply.
+func (g *Graph) Embedder() memsync.Embedder { return g.emb }

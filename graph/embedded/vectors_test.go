@@ -2,11 +2,14 @@ package embedded
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 	"testing"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/memsynctest"
+	"github.com/memsync/memsync/memsync/recall"
 )
 
 func vectorRows(t *testing.T, g *Graph) map[string]int {
@@ -220,4 +223,112 @@ func TestVectorIndexFollowsWrites(t *testing.T) {
 	check("dropped")
 	apply(t, g, mem("m3", 3, "photographer booked again"))
 	check("projected again", "m3")
+}
+
+// TestVectorsStoredCompactly: a vector is stored as its int8 quantisation
+// (4 + Dim bytes, not 4 × Dim), and the search's exact scores are those
+// of the float32 vectors: equal to the cosine of the embedder's own
+// vectors, and equal to what a store holding float32 rows (the first
+// encoding, still read) returns.
+func TestVectorsStoredCompactly(t *testing.T) {
+	ctx := context.Background()
+	const dim = 256
+	emb := memsynctest.NewEmbedder(dim)
+	batch := []memsync.Memory{
+		mem("m1", 1, "the photographer is booked for saturday"),
+		mem("m2", 2, "photographs of the photographer"),
+		mem("m3", 3, "lunch was pizza"),
+		mem("m4", 4, "the photo booth is rented"),
+	}
+	query := "photographer photos"
+	qv := emb.Embed(query)
+	want := map[string]float64{}
+	for _, m := range batch {
+		want[m.UUID] = recall.RoundCosine(dotFloats(qv, emb.Embed(m.Text)))
+	}
+	for _, tc := range []struct {
+		name    string
+		float32 bool // rewrite the rows as the first encoding stored them
+	}{{"int8 rows", false}, {"float32 rows of an older store", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := Open(t.TempDir(), nil, WithEmbedder(emb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			apply(t, g, batch...)
+			if err := g.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if tc.float32 {
+				g.mu.Lock()
+				w, err := g.writerLocked(ctx)
+				g.mu.Unlock()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range batch {
+					b := make([]byte, 4*dim)
+					for i, x := range emb.Embed(m.Text) {
+						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+					}
+					if _, err := w.conn.ExecContext(ctx, `UPDATE vectors SET vec = ?1 WHERE id = (SELECT id FROM memories WHERE uuid = ?2)`, b, m.UUID); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var n, bytes int
+			if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), IFNULL(SUM(length(vec)), 0) FROM vectors`).Scan(&n, &bytes); err != nil {
+				t.Fatal(err)
+			}
+			wantBytes := n * (4 + dim)
+			if tc.float32 {
+				wantBytes = n * 4 * dim
+			}
+			if n != len(batch) || bytes != wantBytes {
+				t.Fatalf("%d rows of %d bytes in all, want %d of %d", n, bytes, len(batch), wantBytes)
+			}
+			got := 0
+			for _, h := range search(t, g, query) {
+				if h.Parts.VecRank == 0 {
+					continue
+				}
+				got++
+				if h.Parts.Cosine != want[h.UUID] {
+					t.Errorf("%s: cosine %v, want %v (the float32 vectors')", h.UUID, h.Parts.Cosine, want[h.UUID])
+				}
+			}
+			if got != len(batch) {
+				t.Errorf("%d hits with a vector part, want %d", got, len(batch))
+			}
+		})
+	}
+}
+
+// TestQuantizeFloats: every element comes back within half a step of the
+// scale, the largest at ±127, and the zero vector as zeros.
+func TestQuantizeFloats(t *testing.T) {
+	for _, v := range [][]float32{
+		{0.5, -0.25, 0.125, -0.5, 0},
+		{-1, 0.999, 1e-9, -1e-9},
+		{0, 0, 0},
+		memsynctest.NewEmbedder(256).Embed("the photographer is booked for saturday"),
+	} {
+		q, s := quantizeFloats(v, nil)
+		if len(q) != len(v) {
+			t.Fatalf("%v: %d values", v, len(q))
+		}
+		big := 0
+		for i, x := range v {
+			if d := math.Abs(float64(x) - float64(q[i])*float64(s)); d > float64(s)/2*1.0001 {
+				t.Errorf("%v[%d]: %v ≈ %d × %v is %v off, more than half a step", v, i, x, q[i], s, d)
+			}
+			if q[i] == 127 || q[i] == -127 {
+				big++
+			}
+		}
+		if s != 0 && big == 0 {
+			t.Errorf("%v: no element at ±127 (%v)", v, q)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -386,5 +387,57 @@ func TestFirstEmbedCheap(t *testing.T) {
 	})
 	if allocs > 16 {
 		t.Fatalf("a cold model's first Embed allocates %v times, want ≤ 16", allocs)
+	}
+}
+
+// TestWordCacheSameTokens: once the word cache is on (after wordsAfter
+// words), the golden texts still get the Python tokenizer's ids, from the
+// cache, and every vector is bit for bit the one a cold model gives.
+func TestWordCacheSameTokens(t *testing.T) {
+	m, err := newModel(builtinVectors, builtinVocab, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := readGolden(t)
+	cold := make([][]float32, len(golden))
+	for i, c := range golden {
+		cold[i] = m.Embed(c.Text) // the first pass: nothing cached yet
+	}
+	for m.vocab.splits.Load() <= wordsAfter {
+		m.Embed("warming the word cache up with a sentence of several words")
+	}
+	for pass := 0; pass < 2; pass++ { // the first fills the cache, the second reads it
+		for i, c := range golden {
+			if got, _ := m.Tokens(c.Text); !equalIDs(got, c.IDs) && (len(got) > 0 || len(c.IDs) > 0) {
+				t.Errorf("pass %d: Tokens(%q)\n got  %v\n want %v", pass, c.Text, got, c.IDs)
+			}
+			if v := m.Embed(c.Text); !slices.Equal(v, cold[i]) {
+				t.Errorf("pass %d: Embed(%q) differs from the cold model's", pass, c.Text)
+			}
+		}
+	}
+	m.vocab.wordsMu.RLock()
+	cached := len(m.vocab.words)
+	m.vocab.wordsMu.RUnlock()
+	if cached == 0 {
+		t.Error("nothing cached")
+	}
+}
+
+// BenchmarkEmbedGolden embeds the golden texts in turn (recurring words,
+// as a store's memories have): with the word cache warm.
+func BenchmarkEmbedGolden(b *testing.B) {
+	m := Default()
+	var texts []string
+	for _, c := range readGolden(b) {
+		texts = append(texts, c.Text)
+	}
+	for i := 0; i < 2*wordsAfter; i++ {
+		m.Embed(texts[i%len(texts)])
+	}
+	i := 0
+	for b.Loop() {
+		m.Embed(texts[i%len(texts)])
+		i++
 	}
 }

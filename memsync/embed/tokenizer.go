@@ -2,6 +2,8 @@ package embed
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -22,7 +24,23 @@ type vocabulary struct {
 	table []int32  // hash slot → token id + 1 (0: empty)
 	mask  uint32
 	unk   int32
+
+	// words keeps the pieces of words already split (up to wordsMax of
+	// them): most words of a store recur, and WordPiece's longest-match
+	// search costs several table probes a piece. The ids are the same
+	// either way, so the vectors are.
+	wordsMu sync.RWMutex
+	words   map[string][]int32
+	splits  atomic.Int64 // words split so far
 }
+
+// wordsMax bounds the word cache (about 100 bytes a word). The cache
+// starts after wordsAfter words were split, so that a process embedding
+// one query (a command's first Embed) allocates nothing for it.
+const (
+	wordsMax   = 1 << 14
+	wordsAfter = 512
+)
 
 // newVocabulary indexes raw, one token a line ("\r\n" tolerated). A token
 // that appears twice keeps its first id, as a map built line by line would.
@@ -151,15 +169,42 @@ func (v *vocabulary) tokenize(text string, emit func(id int32)) {
 	flush()
 }
 
-// wordPiece splits one normalised word greedily, longest match first; a
-// word with an unmatched rest is one [UNK].
+// wordPiece emits the pieces of one normalised word (split), from the
+// word cache when the word was split before.
 func (v *vocabulary) wordPiece(word []byte, chars int, emit func(id int32)) {
 	if chars > maxWordChars {
 		emit(v.unk)
 		return
 	}
+	v.wordsMu.RLock()
+	ids, ok := v.words[string(word)]
+	v.wordsMu.RUnlock()
+	if ok {
+		for _, id := range ids {
+			emit(id)
+		}
+		return
+	}
 	var stack [16]int32
-	pieces := stack[:0]
+	pieces := v.split(word, stack[:0])
+	if v.splits.Add(1) > wordsAfter {
+		v.wordsMu.Lock()
+		if len(v.words) < wordsMax {
+			if v.words == nil {
+				v.words = map[string][]int32{}
+			}
+			v.words[string(word)] = append([]int32(nil), pieces...)
+		}
+		v.wordsMu.Unlock()
+	}
+	for _, id := range pieces {
+		emit(id)
+	}
+}
+
+// split appends word's WordPiece ids to pieces: greedy, longest match
+// first; a word with an unmatched rest is one [UNK].
+func (v *vocabulary) split(word []byte, pieces []int32) []int32 {
 	var probe [2 + 4*maxWordChars]byte
 	for start := 0; start < len(word); {
 		end := len(word)
@@ -183,15 +228,12 @@ func (v *vocabulary) wordPiece(word []byte, chars int, emit func(id int32)) {
 			}
 		}
 		if found < 0 {
-			emit(v.unk)
-			return
+			return append(pieces[:0], v.unk)
 		}
 		pieces = append(pieces, found)
 		start = end
 	}
-	for _, id := range pieces {
-		emit(id)
-	}
+	return pieces
 }
 
 func isASCII(s string) bool {
