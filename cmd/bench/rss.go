@@ -220,6 +220,10 @@ func procStatus(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
 }
 
+// settleLimit bounds how long the idle daemon may stay busy after
+// catching up.
+const settleLimit = 10 * time.Minute
+
 // idleResult is one daemon idle run.
 type idleResult struct {
 	rssKiB, hwmKiB int64
@@ -311,7 +315,10 @@ func daemonIdleRSS(ctx context.Context, b *backend, bin string, agents, perAgent
 	// then it idles for idle more.
 	settleSeconds := int((cache.DefaultDelay + time.Second) / time.Second)
 	pid := cmd.Process.Pid
-	quiet := time.Now().Add(2 * time.Minute)
+	// The first snapshot walk of 2,000 agents takes more than two
+	// minutes on a loaded host: the bound is for a daemon that never
+	// settles, not for a slow one.
+	quiet := time.Now().Add(settleLimit)
 	for last, still := procCPU(pid), 0; still < settleSeconds; {
 		select {
 		case err := <-exited:
@@ -325,7 +332,7 @@ func daemonIdleRSS(ctx context.Context, b *backend, bin string, agents, perAgent
 		}
 		last = now
 		if time.Now().After(quiet) {
-			return res, fmt.Errorf("memsync run still busy 2 minutes after catching up")
+			return res, fmt.Errorf("memsync run still busy %s after catching up", settleLimit)
 		}
 	}
 	res.settled = time.Since(start)
