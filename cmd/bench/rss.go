@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -361,7 +362,45 @@ func daemonIdleRSS(ctx context.Context, b *backend, bin string, agents, perAgent
 // `memsync append --scope shared` writes one record every interval, the
 // first at once (issue 30: each shared record changes what every agent's
 // snapshot shows), as agent. The appends' own processes are not counted.
+//
+// A first record comes before the window, and the window starts once the
+// snapshot of the last agent shows it: the daemon spaces snapshot walks by
+// four times the last one's length, so right after the first walk of
+// every agent it would put the churn off past the window.
 func churnCPU(ctx context.Context, bin, repo, agent string, pid int, window, interval time.Duration, exited <-chan error) (float64, error) {
+	appendShared := func(text string) error {
+		cmd := exec.CommandContext(ctx, bin, "append", "--repo", repo, "--agent", agent, "--kind", "fact", "--scope", "shared", text)
+		cmd.Env = childEnv()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("memsync append: %v: %s", err, out)
+		}
+		return nil
+	}
+	layout := memsync.Layout{Root: repo}
+	agents, err := layout.Agents()
+	if err != nil || len(agents) == 0 {
+		return 0, fmt.Errorf("list agents: %v", err)
+	}
+	last := filepath.Join(layout.CacheDir(slices.Max(agents)), cache.FactsFile)
+	const warm = "churn warm-up: the first shared fact"
+	if err := appendShared(warm); err != nil {
+		return 0, err
+	}
+	for deadline := time.Now().Add(settleLimit); ; {
+		if data, _ := os.ReadFile(last); bytes.Contains(data, []byte(warm)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("the warm-up record is not in %s after %s", last, settleLimit)
+		}
+		select {
+		case err := <-exited:
+			return 0, fmt.Errorf("memsync run exited: %v", err)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 	cpu0, t0 := procCPU(pid), time.Now()
 	for i := 0; ; i++ {
 		next := t0.Add(time.Duration(i) * interval)
@@ -375,11 +414,8 @@ func churnCPU(ctx context.Context, bin, repo, agent string, pid int, window, int
 			return 0, ctx.Err()
 		case <-time.After(time.Until(next)):
 		}
-		cmd := exec.CommandContext(ctx, bin, "append", "--repo", repo, "--agent", agent, "--kind", "fact", "--scope", "shared",
-			fmt.Sprintf("churn record %d: a shared fact every agent's snapshot shows", i+1))
-		cmd.Env = childEnv()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("memsync append: %v: %s", err, out)
+		if err := appendShared(fmt.Sprintf("churn record %d: a shared fact every agent's snapshot shows", i+1)); err != nil {
+			return 0, err
 		}
 	}
 	select {
