@@ -93,6 +93,12 @@ type entry struct {
 	size                           int          // bytes of its whole text
 	mem                            score.Memory // what the rule reads of it
 	original                       string       // the memory it promotes, when a promotion
+
+	// What rendering computed of it, kept for the other agents of the
+	// same walk that see it: its line, and its score at the clock it was
+	// last scored at (most agents of a walk share one clock).
+	rendered []byte
+	scored   *scoredEntry
 }
 
 func newEntry(n *memsync.Node) *entry {
@@ -125,6 +131,15 @@ type newest struct {
 	total  int
 	oldest bool
 	heap   []*entry // the least wanted kept at [0]
+	rank   *rankMemo
+}
+
+// rankMemo is a frozen list scored and ordered at one clock, kept for the
+// other agents of the walk that merge it at the same clock.
+type rankMemo struct {
+	clock    time.Time
+	out      []*scoredEntry // importance first, archived ones left out
+	archived int
 }
 
 // before reports whether a is wanted before b.
@@ -238,6 +253,14 @@ type walked struct {
 	conflicts []conflict               // newest winner first
 	events    map[string][]score.Event // signals into the kept entries and their originals
 	originals map[string]score.Memory  // the originals of the kept promotions
+	stats     renderStats
+}
+
+// renderStats counts what rendering a walk's snapshots computed, so that
+// tests can tell what is shared between agents without timing anything.
+type renderStats struct {
+	evaluated int // score.Evaluate of an entry at a clock
+	ranked    int // lists scored and ordered at a clock
 }
 
 // Render walks g once and renders the snapshot of each agent, with every
@@ -424,48 +447,97 @@ func signals(ctx context.Context, g memsync.Graph, views map[string]*view, origi
 	return events, nil
 }
 
-// scoredEntry is an entry with what score.Evaluate says of it.
+// scoredEntry is an entry with what score.Evaluate says of it at clock,
+// and its line in a ranked list once written.
 type scoredEntry struct {
 	*entry
-	res score.Result
+	res   score.Result
+	clock time.Time
+	line  []byte
+}
+
+// score is what score.Evaluate says of e at clock (through the original,
+// for a promotion). The result is kept with e: every agent of the walk
+// that sees e at the same clock reads it instead of evaluating again.
+func (wk *walked) score(e *entry, clock time.Time) *scoredEntry {
+	if s := e.scored; s != nil && s.clock.Equal(clock) {
+		return s
+	}
+	wk.stats.evaluated++
+	r := score.Evaluate(e.mem, wk.events[e.uuid], clock)
+	if o, ok := wk.originals[e.original]; ok && e.original != "" {
+		r = memsync.FollowOriginal(r, score.Evaluate(o, wk.events[e.original], clock))
+	}
+	s := &scoredEntry{entry: e, res: r, clock: clock}
+	e.scored = s
+	return s
+}
+
+// byImportance orders scored entries by importance, then newest first.
+func byImportance(x, y *scoredEntry) int {
+	if x.res.Importance != y.res.Importance {
+		if x.res.Importance > y.res.Importance {
+			return -1
+		}
+		return 1
+	}
+	if newer(x.entry, y.entry) {
+		return -1
+	}
+	if newer(y.entry, x.entry) {
+		return 1
+	}
+	return 0
+}
+
+// rankedList is the frozen list l scored at clock and ordered by
+// importance, archived ones left out and counted. It is kept with l, so
+// the shared view's lists are ranked once for all the agents of a walk
+// that share a clock.
+func (wk *walked) rankedList(l *newest, clock time.Time) ([]*scoredEntry, int) {
+	if l == nil {
+		return nil, 0
+	}
+	if m := l.rank; m != nil && m.clock.Equal(clock) {
+		return m.out, m.archived
+	}
+	wk.stats.ranked++
+	m := &rankMemo{clock: clock, out: make([]*scoredEntry, 0, len(l.heap))}
+	for _, e := range l.heap {
+		s := wk.score(e, clock)
+		if s.res.Status.Hidden() {
+			m.archived++
+			continue
+		}
+		m.out = append(m.out, s)
+	}
+	slices.SortFunc(m.out, byImportance)
+	l.rank = m
+	return m.out, m.archived
 }
 
 // ranked is the entries of a and b (frozen lists of the shared and the
 // private view) scored at clock, archived ones left out, ordered by
-// importance, then newest first; archived counts the ones left out.
-func (wk *walked) ranked(a, b *newest, clock time.Time) (out []scoredEntry, total, archived int) {
+// importance, then newest first; archived counts the ones left out. The
+// two groups hold different memories and the order is total, so merging
+// the two ranked lists gives what sorting them together would.
+func (wk *walked) ranked(a, b *newest, clock time.Time) (out []*scoredEntry, total, archived int) {
+	x, ax := wk.rankedList(a, clock)
+	y, ay := wk.rankedList(b, clock)
 	for _, l := range []*newest{a, b} {
-		if l == nil {
-			continue
-		}
-		total += l.total
-		for _, e := range l.heap {
-			r := score.Evaluate(e.mem, wk.events[e.uuid], clock)
-			if o, ok := wk.originals[e.original]; ok && e.original != "" {
-				r = memsync.FollowOriginal(r, score.Evaluate(o, wk.events[e.original], clock))
-			}
-			if r.Status.Hidden() {
-				archived++
-				continue
-			}
-			out = append(out, scoredEntry{e, r})
+		if l != nil {
+			total += l.total
 		}
 	}
-	slices.SortFunc(out, func(x, y scoredEntry) int {
-		if x.res.Importance != y.res.Importance {
-			if x.res.Importance > y.res.Importance {
-				return -1
-			}
-			return 1
+	archived = ax + ay
+	out = make([]*scoredEntry, 0, len(x)+len(y))
+	for len(x) > 0 || len(y) > 0 {
+		if len(y) == 0 || len(x) > 0 && byImportance(x[0], y[0]) < 0 {
+			out, x = append(out, x[0]), x[1:]
+		} else {
+			out, y = append(out, y[0]), y[1:]
 		}
-		if newer(x.entry, y.entry) {
-			return -1
-		}
-		if newer(y.entry, x.entry) {
-			return 1
-		}
-		return 0
-	})
+	}
 	return out, total - archived, archived
 }
 
@@ -618,7 +690,7 @@ func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, 
 	if coreBytes > CoreWarnBytes {
 		fmt.Fprintf(b, "\nWarning: the core tier holds %d bytes of text, over %d: core memories go into every packet and snapshot, keep them few.\n", coreBytes, CoreWarnBytes)
 	}
-	var review []scoredEntry
+	var review []*scoredEntry
 	for _, s := range sections {
 		l, total, _ := wk.ranked(shared.sections[s.kind], own.sections[s.kind], latest)
 		fmt.Fprintf(b, "\n## %s (%d)\n\n", s.heading, total)
@@ -631,7 +703,7 @@ func (wk *walked) render(agent string, buf *bytes.Buffer, emit func(rel string, 
 			review = append(review, e)
 		}
 	}
-	slices.SortFunc(review, func(x, y scoredEntry) int {
+	slices.SortFunc(review, func(x, y *scoredEntry) int {
 		if newer(y.entry, x.entry) { // oldest first: the longest overdue
 			return -1
 		}
@@ -734,7 +806,7 @@ func (wk *walked) writeFollowUps(b *bytes.Buffer, agent string, shared, own *vie
 
 // writeRanked writes up to limit scored entries, with their importance,
 // and how many more there are of total.
-func writeRanked(b *bytes.Buffer, l []scoredEntry, total, limit int) {
+func writeRanked(b *bytes.Buffer, l []*scoredEntry, total, limit int) {
 	if total == 0 || len(l) == 0 {
 		b.WriteString("None.\n")
 		return
@@ -743,16 +815,26 @@ func writeRanked(b *bytes.Buffer, l []scoredEntry, total, limit int) {
 		if i == limit {
 			break
 		}
-		fmt.Fprintf(b, "- (%.2f", e.res.Importance)
-		if e.res.Status != score.Active {
-			fmt.Fprintf(b, ", %s", e.res.Status)
-		}
-		b.WriteString(") ")
-		writeEntry(b, e.entry)
+		b.Write(e.rankedLine())
 	}
 	if more := total - min(limit, len(l)); more > 0 {
 		fmt.Fprintf(b, "… and %d more\n", more)
 	}
+}
+
+// rankedLine is s's line in a ranked list, formatted once.
+func (s *scoredEntry) rankedLine() []byte {
+	if s.line == nil {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "- (%.2f", s.res.Importance)
+		if s.res.Status != score.Active {
+			fmt.Fprintf(&b, ", %s", s.res.Status)
+		}
+		b.WriteString(") ")
+		writeEntry(&b, s.entry)
+		s.line = b.Bytes()
+	}
+	return s.line
 }
 
 func writeEntries(b *bytes.Buffer, l list) {
@@ -770,10 +852,14 @@ func writeEntries(b *bytes.Buffer, l list) {
 }
 
 // writeEntry writes one memory and a newline: kind, ts, author, scope,
-// uuid, source line, text.
+// uuid, source line, text. The line is formatted once per walk, however
+// many snapshots hold it.
 func writeEntry(b *bytes.Buffer, e *entry) {
-	fmt.Fprintf(b, "**%s** %s · %s · %s · `%s` · %s:%d — %s\n",
-		e.kind, formatTS(e.ts), e.agent, e.scope, e.uuid, e.path, e.line, e.text)
+	if e.rendered == nil {
+		e.rendered = fmt.Appendf(nil, "**%s** %s · %s · %s · `%s` · %s:%d — %s\n",
+			e.kind, formatTS(e.ts), e.agent, e.scope, e.uuid, e.path, e.line, e.text)
+	}
+	b.Write(e.rendered)
 }
 
 func formatTS(t time.Time) string {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,15 +31,36 @@ const (
 )
 
 // Writer regenerates agents' snapshots from a graph into their cache
-// directories. It holds no state between calls and is safe for concurrent
-// use; two processes writing the same snapshot each replace whole files, so
-// a reader never sees a torn one.
+// directories. It is safe for concurrent use; two processes writing the
+// same snapshot each replace whole files, so a reader never sees a torn
+// one.
+//
+// Between calls it remembers, for each file it wrote or found up to date,
+// the file's identity (device and inode, size, modification time) and a
+// hash of its bytes: a file rendered again to the same bytes and still
+// the file it left is not read back to compare (a daemon's walk after one
+// shared record leaves most entity pages of every agent as they were). A
+// file changed since, by anyone, is read and compared as before.
 type Writer struct {
 	g      memsync.Graph
 	layout memsync.Layout
 	lg     *zap.Logger
 	// Limit caps every list of a snapshot; DefaultLimit when <= 0.
 	Limit int
+
+	seed  maphash.Seed
+	mu    sync.Mutex
+	known map[string]knownFile // by path
+	// reads counts files read back to compare with their rendering, and
+	// onWalk sees each walk's rendering counts: hooks for tests.
+	reads  atomic.Int64
+	onWalk func(renderStats)
+}
+
+// knownFile is a snapshot file as the Writer last wrote or read it.
+type knownFile struct {
+	info os.FileInfo
+	sum  uint64
 }
 
 // NewWriter writes snapshots of g under layout. lg may be nil.
@@ -44,7 +68,41 @@ func NewWriter(g memsync.Graph, layout memsync.Layout, lg *zap.Logger) *Writer {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-	return &Writer{g: g, layout: layout, lg: lg}
+	return &Writer{g: g, layout: layout, lg: lg, seed: maphash.MakeSeed(), known: map[string]knownFile{}}
+}
+
+// unchanged reports whether the file at path is known to hold data: it is
+// the file this Writer last wrote or compared there, unchanged since, and
+// it held bytes of the same hash.
+func (w *Writer) unchanged(path string, data []byte) bool {
+	w.mu.Lock()
+	k, ok := w.known[path]
+	w.mu.Unlock()
+	if !ok {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && os.SameFile(info, k.info) && info.Size() == int64(len(data)) &&
+		info.ModTime().Equal(k.info.ModTime()) && maphash.Bytes(w.seed, data) == k.sum
+}
+
+// remember notes that the file at path holds data now.
+func (w *Writer) remember(path string, data []byte) {
+	info, err := os.Stat(path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil || info.Size() != int64(len(data)) {
+		delete(w.known, path)
+		return
+	}
+	w.known[path] = knownFile{info: info, sum: maphash.Bytes(w.seed, data)}
+}
+
+// forget drops what the Writer knew of the file at path.
+func (w *Writer) forget(path string) {
+	w.mu.Lock()
+	delete(w.known, path)
+	w.mu.Unlock()
 }
 
 // Result says what Generate did to one agent's cache. Paths are relative to
@@ -79,6 +137,9 @@ func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error
 	wk, err := walk(ctx, w.g, agents, w.Limit)
 	if err != nil {
 		return nil, err
+	}
+	if w.onWalk != nil {
+		defer func() { w.onWalk(wk.stats) }()
 	}
 	out := make([]Result, 0, len(wk.agents))
 	var buf bytes.Buffer
@@ -117,13 +178,21 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 	err := render(func(rel string, data []byte) error {
 		rendered[rel] = true
 		path := filepath.Join(root, filepath.FromSlash(rel))
+		if w.unchanged(path, data) {
+			res.Unchanged++
+			return nil
+		}
+		w.reads.Add(1)
 		if holds(path, data, scratch) {
+			w.remember(path, data)
 			res.Unchanged++
 			return nil
 		}
 		if err := journal.Replace(path, data); err != nil {
+			w.forget(path)
 			return fmt.Errorf("cache: write %s: %w", w.layout.Rel(path), diskFull(err))
 		}
+		w.remember(path, data)
 		dirty[filepath.Dir(path)] = true
 		res.Written = append(res.Written, w.layout.Rel(path))
 		return nil
@@ -158,6 +227,7 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 			if !stale {
 				continue
 			}
+			w.forget(path)
 			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return res, fmt.Errorf("cache: remove %s: %w", w.layout.Rel(path), err)
 			}

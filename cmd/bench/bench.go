@@ -59,6 +59,7 @@ type column struct {
 	idleMB, idleHWM, idleCatchUp       series              // MB, MB, s
 	idleSettled                        series              // s
 	idleCPU                            series              // % of one core while idle
+	idleChurnCPU                       series              // % of one core with one shared record per --idle-churn
 	cpu                                map[string][]string // figure -> per run: wall and CPU split
 	serverPID                          int                 // the Neo4j server's process, 0 if unknown
 }

@@ -52,6 +52,7 @@ type options struct {
 	idleAgents          int
 	idlePerAgent        int
 	idleWait            time.Duration
+	idleChurn           time.Duration // one shared record this often while the churn CPU is measured; 0: not measured
 	latencyRate         int
 	latencyDur          time.Duration
 	latencyAgents       int
@@ -122,8 +123,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.rebuildRecords, "rebuild-records", 0, "records of the rebuild figure (default 1000000, quick 10000)")
 	fs.IntVar(&o.agents, "agents", 40, "agents writing the corpora")
 	fs.IntVar(&o.idleAgents, "idle-agents", 0, "agents of the idle daemon (default 100, quick 20)")
-	fs.IntVar(&o.idlePerAgent, "idle-records", 50, "records per agent of the idle daemon")
-	fs.Float64Var(&idleSec, "idle-seconds", 0, "how long the daemon idles before its RSS is read (default 5, quick 2)")
+	fs.IntVar(&o.idlePerAgent, "idle-records", 0, "records per agent of the idle daemon (default 50; 5 with --idle-churn)")
+	fs.Float64Var(&idleSec, "idle-seconds", 0, "how long the daemon idles before its RSS is read (default 5, quick 2; 60 with --idle-churn), and how long the churn CPU is measured")
+	fs.DurationVar(&o.idleChurn, "idle-churn", 0, "also measure the idle daemon's CPU while `memsync append --scope shared` writes one record every `interval` (e.g. 10s), over --idle-seconds (issue 30); 0: not measured")
 	fs.IntVar(&o.latencyRate, "latency-rate", 500, "append rate of the latency figure, records/s")
 	fs.Float64Var(&latencySec, "latency-seconds", 0, "how long the appenders run (default 10, quick 3)")
 	fs.IntVar(&o.latencyAgents, "latency-agents", 10, "agents the appenders write as")
@@ -189,6 +191,15 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if idleSec == 0 {
 		idleSec = map[bool]float64{false: 5, true: 2}[o.quick]
+		if o.idleChurn > 0 {
+			idleSec = 60
+		}
+	}
+	if o.idlePerAgent == 0 {
+		o.idlePerAgent = 50
+		if o.idleChurn > 0 {
+			o.idlePerAgent = 5
+		}
 	}
 	o.latencyDur = time.Duration(latencySec * float64(time.Second))
 	o.idleWait = time.Duration(idleSec * float64(time.Second))
@@ -204,6 +215,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.recallConversations < 0 {
 		return nil, fmt.Errorf("--recall-conversations must not be negative")
+	}
+	if o.idleChurn < 0 {
+		return nil, fmt.Errorf("--idle-churn must not be negative")
 	}
 	if o.latencyDur <= 0 || o.idleWait < 0 {
 		return nil, fmt.Errorf("--latency-seconds must be positive and --idle-seconds not negative")

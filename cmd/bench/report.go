@@ -20,7 +20,8 @@ var (
 	targetRebuild    = [2]*target{below(60, "< 60 s"), below(120, "< 120 s")}
 	targetPeakRSS    = [2]*target{atMost(300, "≤ 300 MB"), atMost(300, "≤ 300 MB")}
 	targetIdleRSS    = [2]*target{atMost(40, "≤ 40 MB"), atMost(40, "≤ 40 MB")}
-	targetIdleCPU    = atMost(2, "≤ 2 % of a core") // issue 30: a fleet daemon with nothing to do
+	targetIdleCPU    = atMost(2, "≤ 2 % of a core")  // issue 30: a fleet daemon with nothing to do
+	targetChurnCPU   = below(10, "< 10 % of a core") // issue 30: one shared record every --idle-churn
 )
 
 // table renders the results table and lists every target's outcome.
@@ -98,6 +99,8 @@ func (b *bench) table() (string, []check) {
 			o.idleAgents, strings.TrimSuffix(seconds(o.idleWait.Seconds()), ".0"))},
 		{figure: fmt.Sprintf("`memsync hook claude-code SessionStart` wall time per call p50 / p95 at %s memories (%d execs of the built binary, process start included), ms",
 			thousands(float64(o.searchCorpus)), o.hookCalls)},
+		{figure: fmt.Sprintf("daemon CPU with %d agents × %d records, one shared record every %s (`memsync append --scope shared`), over %s s after the idle figure, %% of one core (issue 30; `--idle-churn`)",
+			o.idleAgents, o.idlePerAgent, o.idleChurn, strings.TrimSuffix(seconds(o.idleWait.Seconds()), ".0"))},
 	}
 	for i, c := range b.columns {
 		rows[0].cells = append(rows[0].cells, cell("projection throughput", c, c.rebuildPath, thousands, targetProjection[i]))
@@ -153,6 +156,11 @@ func (b *bench) table() (string, []check) {
 			rows[14].cells = append(rows[14].cells, "not run (the figure reads the embedded graph)")
 		default:
 			rows[14].cells = append(rows[14].cells, "")
+		}
+		if o.idleChurn > 0 || c.na != "" {
+			rows[15].cells = append(rows[15].cells, cell("daemon CPU with a shared record per interval", c, c.idleChurnCPU, func(v float64) string { return fmt.Sprintf("%.2f %%", v) }, targetChurnCPU))
+		} else {
+			rows[15].cells = append(rows[15].cells, "not run (`--idle-churn 10s`)")
 		}
 	}
 	columns := []string{"figure (median of " + plural(o.runs, "run") + ")"}
@@ -224,6 +232,7 @@ func (b *bench) report(table string, checks []check) string {
 			{"daemon catch-up, s", c.idleCatchUp, seconds},
 			{"daemon settled (a second without CPU), s", c.idleSettled, seconds},
 			{"daemon idle CPU, % of one core", c.idleCPU, seconds},
+			{"daemon CPU with a shared record per --idle-churn, % of one core", c.idleChurnCPU, seconds},
 		} {
 			if l.s.na == "not run" {
 				continue
