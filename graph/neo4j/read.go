@@ -58,19 +58,19 @@ var dropQueries = []string{
 }
 
 // Drop deletes every Memory, Entity and Agent node and their relationships,
-// in bounded transactions. The schema stays.
+// of both slots (generation.go), in bounded transactions, and ends any
+// rebuild. The schema stays.
 func (g *Graph) Drop(ctx context.Context) error {
+	g.stopDropper()
+	g.genMu.Lock()
+	g.build = nil
+	g.genMu.Unlock()
 	total := int64(0)
-	for _, q := range dropQueries {
-		for {
-			n, err := g.writeCount(ctx, q, map[string]any{"limit": int64(dropChunk)})
-			if err != nil {
-				return wrap("drop", err)
-			}
-			total += n
-			if n < dropChunk {
-				break
-			}
+	for _, slot := range []int{0, 1} {
+		n, err := g.dropSlot(ctx, slot, nil)
+		total += n
+		if err != nil {
+			return wrap("drop", err)
 		}
 	}
 	// Every daemon sharing the graph compares its cursors' generation
@@ -91,7 +91,8 @@ func (g *Graph) Drop(ctx context.Context) error {
 const (
 	generationKey       = "graph"
 	generationQuery     = "MATCH (g:MemsyncGeneration {key: $key}) RETURN g.id AS id"
-	setGenerationQuery  = "MERGE (g:MemsyncGeneration {key: $key}) SET g.id = $id"
+	setGenerationQuery  = `MERGE (g:MemsyncGeneration {key: $key})
+SET g.id = $id, g.slot = 0, g.building = null, g.build_id = null, g.dropping = null`
 	generationIDEntropy = 12 // random bytes of a generation id
 )
 
@@ -105,32 +106,19 @@ func newGeneration() (string, error) {
 
 var _ memsync.Generations = (*Graph)(nil)
 
-// Generation is the id the last Drop marked the graph with, "" before
-// any (memsync.Generations).
+// Generation is the id the last Drop or FinishRebuild marked the graph
+// with, "" before any; while this Graph builds a rebuild, the id of the
+// generation it builds (memsync.Generations).
 func (g *Graph) Generation(ctx context.Context) (string, error) {
+	if slot, id := g.buildSlot(); slot >= 0 {
+		return id, nil // the generation this Graph builds (BeginRebuild)
+	}
 	v, err := g.readValue(ctx, generationQuery, map[string]any{"key": generationKey})
 	if err != nil {
 		return "", wrap("generation", err)
 	}
 	id, _ := v.(string)
 	return id, nil
-}
-
-func (g *Graph) writeCount(ctx context.Context, stmt string, params map[string]any) (int64, error) {
-	s := g.session(ctx, neo4jdrv.AccessModeWrite)
-	defer s.Close(ctx)
-	return neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) (int64, error) {
-		res, err := tx.Run(ctx, stmt, params)
-		if err != nil {
-			return 0, err
-		}
-		rec, err := res.Single(ctx)
-		if err != nil {
-			return 0, err
-		}
-		n, _ := rec.Values[0].(int64)
-		return n, nil
-	})
 }
 
 // Stats counts projected memories, placeholders excluded.
