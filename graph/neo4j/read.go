@@ -89,9 +89,9 @@ func (g *Graph) Drop(ctx context.Context) error {
 
 // The generation marker: one node that Drop's queries leave alone.
 const (
-	generationKey       = "graph"
-	generationQuery     = "MATCH (g:MemsyncGeneration {key: $key}) RETURN g.id AS id"
-	setGenerationQuery  = `MERGE (g:MemsyncGeneration {key: $key})
+	generationKey      = "graph"
+	generationQuery    = "MATCH (g:MemsyncGeneration {key: $key}) RETURN g.id AS id"
+	setGenerationQuery = `MERGE (g:MemsyncGeneration {key: $key})
 SET g.id = $id, g.slot = 0, g.building = null, g.build_id = null, g.dropping = null`
 	generationIDEntropy = 12 // random bytes of a generation id
 )
