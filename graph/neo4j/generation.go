@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"time"
 
 	neo4jdrv "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"go.uber.org/zap"
@@ -93,8 +94,9 @@ func namesSlot(stmt string, params map[string]any) bool {
 }
 
 const (
-	// readSlot is the slot readers use, inside the reader's transaction.
-	readSlot = "OPTIONAL MATCH (g:MemsyncGeneration {key: $key}) RETURN coalesce(g.slot, 0) AS slot"
+	// readSlot is the slot readers use, inside the reader's transaction,
+	// and the generation it holds.
+	readSlot = "OPTIONAL MATCH (g:MemsyncGeneration {key: $key}) RETURN coalesce(g.slot, 0) AS slot, g.id AS id"
 	// lockMarker takes the marker's write lock (making it first), so that
 	// what the transaction reads of it next is not changed under it.
 	lockMarker = "MERGE (g:MemsyncGeneration {key: $key}) SET g.lock = true"
@@ -333,6 +335,11 @@ func (g *Graph) startDropper(slot int) {
 	g.genMu.Unlock()
 	go func() {
 		defer close(done)
+		select {
+		case <-time.After(dropGrace):
+		case <-ctx.Done():
+			return
+		}
 		n, err := g.dropSlot(ctx, slot, func(m marker) bool { return m.dropping == slot && m.slot != slot })
 		if err == nil {
 			err = g.write(ctx, dropDone, map[string]any{"key": generationKey, "slot": int64(slot)})
@@ -435,17 +442,83 @@ type slotTx struct {
 func (t *slotTx) Run(ctx context.Context, cypher string, params map[string]any) (neo4jdrv.ResultWithContext, error) {
 	if namesSlot(cypher, params) {
 		if t.slot < 0 {
-			res, err := t.ManagedTransaction.Run(ctx, readSlot, map[string]any{"key": generationKey})
-			if err != nil {
-				return nil, err
+			p, _ := ctx.Value(pinKey{}).(*pin)
+			if p != nil {
+				p.mu.Lock()
+				defer p.mu.Unlock()
 			}
-			rec, err := res.Single(ctx)
-			if err != nil {
-				return nil, err
+			if p != nil && p.set {
+				t.slot = p.slot
+			} else {
+				res, err := t.ManagedTransaction.Run(ctx, readSlot, map[string]any{"key": generationKey})
+				if err != nil {
+					return nil, err
+				}
+				rec, err := res.Single(ctx)
+				if err != nil {
+					return nil, err
+				}
+				t.slot = intOr(rec.Values[0], 0)
+				if p != nil {
+					p.set, p.slot = true, t.slot
+					p.id, _ = rec.Values[1].(string)
+				}
 			}
-			t.slot = intOr(rec.Values[0], 0)
 		}
 		cypher, params = forSlot(cypher, params, t.slot)
 	}
 	return t.ManagedTransaction.Run(ctx, cypher, params)
+}
+
+// pinKey keys a *pin in a context.
+type pinKey struct{}
+
+// pin holds the slot that the first transaction of an operation of
+// several resolved, for the others: a read never mixes generations. The
+// old slot is deleted dropGrace after a switch, so a short read pinned to
+// it finishes on a whole generation.
+type pin struct {
+	mu   sync.Mutex
+	set  bool
+	slot int
+	id   string
+}
+
+// withPin makes every transaction under ctx read the slot the first one resolves.
+func withPin(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(pinKey{}).(*pin); ok {
+		return ctx
+	}
+	return context.WithValue(ctx, pinKey{}, &pin{})
+}
+
+// dropGrace is how long the background drop waits after a switch before
+// it deletes the old slot: reads that resolved it just before the switch
+// finish first.
+var dropGrace = 30 * time.Second
+
+// errSwitched means a long read (Walk, Hashes) outlived its generation.
+var errSwitched = fmt.Errorf("%w: the graph switched to a new generation (a rebuild) during the read; read again", memsync.ErrUnavailable)
+
+// stillCurrent checks that the generation ctx's pin read is still the
+// graph's, so a long read did not return part of a generation being deleted.
+func (g *Graph) stillCurrent(ctx context.Context, op string) error {
+	p, _ := ctx.Value(pinKey{}).(*pin)
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	set, id := p.set, p.id
+	p.mu.Unlock()
+	if !set {
+		return nil // built (a fixed slot), or nothing read
+	}
+	now, err := g.readValue(ctx, generationQuery, map[string]any{"key": generationKey})
+	if err != nil {
+		return wrap(op, err)
+	}
+	if s, _ := now.(string); s != id {
+		return fmt.Errorf("neo4j: %s: %w", op, errSwitched)
+	}
+	return nil
 }

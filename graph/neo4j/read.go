@@ -149,7 +149,18 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 // Walk calls fn for every projected memory in uuid order. It reads a page of
 // memories per transaction and calls fn outside any transaction, so a slow
 // fn holds nothing open; an error from fn stops the walk and is returned.
+// Every page comes from one generation; if a rebuild switched the graph to
+// another meanwhile, Walk returns an error wrapping memsync.ErrUnavailable
+// (generation.go).
 func (g *Graph) Walk(ctx context.Context, fn func(memsync.Node) error) error {
+	ctx = withPin(ctx)
+	if err := g.walk(ctx, fn); err != nil {
+		return err
+	}
+	return g.stillCurrent(ctx, "walk")
+}
+
+func (g *Graph) walk(ctx context.Context, fn func(memsync.Node) error) error {
 	after := ""
 	for {
 		page, err := g.readNodes(ctx, walkQuery, map[string]any{"after": after, "limit": int64(walkPage)})
@@ -348,8 +359,16 @@ RETURN m.uuid AS uuid, m.hash AS hash ORDER BY m.uuid LIMIT $limit`
 
 // Hashes calls fn with the uuid and hash of every projected memory, in uuid
 // order. Like Walk, it reads a page per transaction and calls fn outside
-// any; an error from fn stops it and is returned.
+// any, from one generation; an error from fn stops it and is returned.
 func (g *Graph) Hashes(ctx context.Context, fn func(uuid, hash string) error) error {
+	ctx = withPin(ctx)
+	if err := g.hashes(ctx, fn); err != nil {
+		return err
+	}
+	return g.stillCurrent(ctx, "hashes")
+}
+
+func (g *Graph) hashes(ctx context.Context, fn func(uuid, hash string) error) error {
 	after := ""
 	for {
 		page, err := g.readHashes(ctx, after)
