@@ -2,13 +2,17 @@ package memsync_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/memsync/memsync/graph/neo4j"
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -117,5 +121,116 @@ func TestRebuildOnASharedGraphIsNoticed(t *testing.T) {
 	rep, err := daemon2.SyncOnce(ctx)
 	if err != nil || rep.Projected != 0 {
 		t.Errorf("a pass after catching up projected %d (%v)", rep.Projected, err)
+	}
+}
+
+// TestRebuildOverAFullGraphKeepsAnswering is issue 30: `memsync rebuild`
+// over a graph that holds another projection used to delete it first, so
+// every search meanwhile found nothing or part of it. Now (Rebuilder) a
+// second client's reads answer from the old projection, whole, until the
+// switch, then from the new one, whole: never empty, never a mix.
+func TestRebuildOverAFullGraphKeepsAnswering(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	write := func(root, what string, n int) {
+		t.Helper()
+		dir := memsync.Layout{Root: root}.JournalDir("ada")
+		for i := 0; i < n; i++ {
+			rec := journal.Record{Agent: "ada", Kind: journal.KindObservation, Scope: journal.ScopeShared,
+				Text: "alpaca " + what + " note", TS: time.Date(2026, 11, 20, 10, 0, 0, i, time.UTC)}
+			if _, err := journal.Append(dir, &rec, journal.AppendOptions{NoSync: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	engine := func(root string) *memsync.Engine {
+		e, err := memsync.New(memsync.Options{Root: root, Graph: g, Logger: zaptest.NewLogger(t), BatchSize: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	const nOld, nNew = 1500, 3000
+	old, fresh := t.TempDir(), t.TempDir()
+	write(old, "old", nOld)
+	write(fresh, "new", nNew)
+	if _, err := engine(old).SyncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	reader, err := neo4j.Open(ctx, neo4jtest.Config(t), nil) // another process's client
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	// read answers which projection Stats, then Search, answered from:
+	// each must be one whole projection.
+	read := func() []string {
+		st, err := reader.Stats(ctx)
+		if err != nil {
+			t.Error(err)
+			return []string{"error"}
+		}
+		var out []string
+		switch st.Memories {
+		case nOld:
+			out = append(out, "old")
+		case nNew:
+			out = append(out, "new")
+		default:
+			out = append(out, fmt.Sprintf("Stats counted %d memories", st.Memories))
+		}
+		hits, err := reader.Search(ctx, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 20})
+		if err != nil {
+			t.Error(err)
+			return []string{"error"}
+		}
+		gens := map[string]bool{}
+		for _, h := range hits {
+			gens[strings.Fields(h.Text)[1]] = true
+		}
+		if len(hits) == 20 && len(gens) == 1 {
+			for g := range gens {
+				out = append(out, g)
+			}
+		} else {
+			out = append(out, fmt.Sprintf("search found %d hits from %v", len(hits), gens))
+		}
+		return out
+	}
+	done := make(chan struct{})
+	var seen []string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			seen = append(seen, read()...)
+		}
+	}()
+	_, err = engine(fresh).Rebuild(ctx, nil)
+	close(done)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for i, s := range seen {
+		counts[s]++
+		if s != "old" && s != "new" || s == "old" && i > 0 && seen[i-1] == "new" {
+			t.Errorf("read %d during the rebuild: %s after %s", i, s, seen[max(i-1, 0)])
+		}
+	}
+	t.Logf("reads during the rebuild: %v", counts)
+	if counts["old"] == 0 {
+		t.Fatalf("no read answered during the rebuild: %v", counts)
+	}
+	if got := read(); got[0] != "new" || got[1] != "new" {
+		t.Fatalf("after the rebuild: %v", got)
 	}
 }

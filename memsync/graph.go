@@ -208,6 +208,22 @@ type Generations interface {
 	Generation(ctx context.Context) (string, error)
 }
 
+// Rebuilder is a Graph that builds a rebuild beside the projection it
+// serves (Neo4j: a new generation), so that readers keep answering from
+// the old projection until the new one is complete. Rebuild uses it
+// instead of Drop when the Graph offers it.
+type Rebuilder interface {
+	// BeginRebuild starts an empty projection that this Graph's reads and
+	// writes go to from now on (and Generations names), while other
+	// clients keep using the current one.
+	BeginRebuild(ctx context.Context) error
+	// FinishRebuild makes that projection the graph's, atomically for
+	// every reader; the old one is deleted afterwards.
+	FinishRebuild(ctx context.Context) error
+	// AbortRebuild gives the new projection up; readers never saw it.
+	AbortRebuild(ctx context.Context) error
+}
+
 // ReadOrder is the order in which a pass reads journal files.
 type ReadOrder int
 

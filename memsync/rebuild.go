@@ -41,10 +41,34 @@ func (e *Engine) Rebuild(ctx context.Context, extra Source) (RebuildReport, erro
 }
 
 func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, error) {
-	var rep RebuildReport
-	if err := e.opts.Graph.Drop(ctx); err != nil {
-		return rep, fmt.Errorf("rebuild: drop graph: %w", err)
+	r, ok := e.opts.Graph.(Rebuilder)
+	if !ok {
+		if err := e.opts.Graph.Drop(ctx); err != nil {
+			return RebuildReport{}, fmt.Errorf("rebuild: drop graph: %w", err)
+		}
+		return e.rebuildDropped(ctx, extra)
 	}
+	// Built beside the projection readers use, which answers until the
+	// switch (FinishRebuild).
+	if err := r.BeginRebuild(ctx); err != nil {
+		return RebuildReport{}, fmt.Errorf("rebuild: begin: %w", err)
+	}
+	rep, err := e.rebuildDropped(ctx, extra)
+	if err != nil {
+		if aerr := r.AbortRebuild(context.WithoutCancel(ctx)); aerr != nil {
+			e.lg.Warn("rebuild: abort", zap.Error(aerr))
+		}
+		return rep, err
+	}
+	if err := r.FinishRebuild(ctx); err != nil {
+		return rep, fmt.Errorf("rebuild: switch to the new projection: %w", err)
+	}
+	return rep, nil
+}
+
+// rebuildDropped projects everything into an empty graph.
+func (e *Engine) rebuildDropped(ctx context.Context, extra Source) (RebuildReport, error) {
+	var rep RebuildReport
 	agents, err := e.layout.Agents()
 	if err != nil {
 		return rep, fmt.Errorf("rebuild: list agents: %w", err)

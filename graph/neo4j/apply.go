@@ -107,16 +107,23 @@ DELETE m`
 	// creates the memories the lookup did not find and fills the
 	// placeholders it found (nodes that edges of earlier records created,
 	// with no properties but the uuid and no edges of their own yet), each
-	// with its WROTE and MENTIONS edges. Rows name their agent and entities
-	// by position in $agents and $entities, so no row looks a node up
+	// with its WROTE and MENTIONS edges, and last the outgoing edges of
+	// all of them. Rows name their agent and entities by position in
+	// $agents and $entities, and edges their source by position among the
+	// memories written ($rows, then $filled), so no row looks a node up
 	// again: on a rebuild that reads agent after agent, most links point to
 	// another agent's record not read yet, and many memories fill a
-	// placeholder. CREATE, not MERGE: a concurrent writer that created one
-	// of these uuids since the lookup makes the statement fail on the
-	// uniqueness constraint, and the chunk is classified again (errRaced).
-	// The hash guard keeps a placeholder that a concurrent writer filled
-	// since the lookup: the statement returns how many it filled, and a
-	// shortfall sends the chunk round again too.
+	// placeholder. An edge's target not projected yet becomes a
+	// placeholder; the edges come after every memory of the chunk, so a
+	// target in the chunk is found, not doubled. CREATE, not MERGE: a
+	// concurrent writer that created one of these uuids since the lookup
+	// makes the statement fail on the uniqueness constraint, and the chunk
+	// is classified again (errRaced). The hash guard keeps a placeholder
+	// that a concurrent writer filled since the lookup: the statement
+	// returns how many it filled (no edge is made then), and a shortfall
+	// sends the chunk round again too. It also returns the filled
+	// placeholders that a record supersedes: only their retirement can
+	// have changed.
 	createMemories = `CYPHER replan=skip
 CALL {
   UNWIND range(0, size($agents) - 1) AS i
@@ -132,38 +139,79 @@ CALL {
 }
 CALL {
   WITH agents, entities
-  UNWIND $rows AS r
-  WITH agents[r.agent] AS a, entities, r
+  UNWIND range(0, size($rows) - 1) AS i
+  WITH agents[$rows[i].agent] AS a, entities, i, $rows[i] AS r
   CREATE (a)-[:WROTE]->(m:Memory)
   SET m = r.props
-  WITH m, entities, r
-  UNWIND r.ents AS i
-  WITH m, entities[i] AS e
-  CREATE (m)-[:MENTIONS]->(e)
+  WITH entities, i, m, r
+  CALL {
+    WITH entities, m, r
+    UNWIND r.ents AS j
+    WITH m, entities[j] AS e
+    CREATE (m)-[:MENTIONS]->(e)
+  }
+  WITH i, m ORDER BY i
+  RETURN collect(m) AS created
 }
 CALL {
   WITH agents, entities
-  UNWIND $filled AS r
+  UNWIND range(0, size($filled) - 1) AS i
+  WITH agents, entities, i, $filled[i] AS r
   MERGE (m:Memory {uuid: r.props.uuid})
-  WITH agents, entities, m, r WHERE m.hash IS NULL
+  WITH agents, entities, i, m, r WHERE m.hash IS NULL
   SET m += r.props
-  WITH agents[r.agent] AS a, entities, m, r
+  WITH agents[r.agent] AS a, entities, i, m, r
   CREATE (a)-[:WROTE]->(m)
-  WITH entities, m, r
+  WITH entities, i, m, r
   CALL {
     WITH entities, m, r
-    UNWIND r.ents AS i
-    WITH m, entities[i] AS e
+    UNWIND r.ents AS j
+    WITH m, entities[j] AS e
     CREATE (m)-[:MENTIONS]->(e)
   }
-  RETURN count(*) AS filled
+  WITH i, m ORDER BY i
+  RETURN collect(m) AS filled,
+    [x IN collect(CASE WHEN EXISTS { (m)<-[:SUPERSEDES]-() } THEN m.uuid END) WHERE x IS NOT NULL] AS superseded
 }
-RETURN filled`
+WITH created + filled AS nodes, size(filled) AS n, superseded
+CALL {
+  WITH nodes, n
+  WITH nodes WHERE n = size($filled)
+  UNWIND $links AS r
+  WITH nodes[r[0]] AS a, r[1] AS u
+  MERGE (b:Memory {uuid: u})
+  CREATE (a)-[:LINKS_TO]->(b)
+}
+CALL {
+  WITH nodes, n
+  WITH nodes WHERE n = size($filled)
+  UNWIND $supersedes AS r
+  WITH nodes[r[0]] AS a, r[1] AS u
+  MERGE (b:Memory {uuid: u})
+  CREATE (a)-[:SUPERSEDES]->(b)
+}
+CALL {
+  WITH nodes, n
+  WITH nodes WHERE n = size($filled)
+  UNWIND $conflicts AS r
+  WITH nodes[r[0]] AS a, r[1] AS u
+  MERGE (b:Memory {uuid: u})
+  CREATE (a)-[:CONFLICTS_WITH]->(b)
+}
+CALL {
+  WITH nodes, n
+  WITH nodes WHERE n = size($filled)
+  UNWIND $supports AS r
+  WITH nodes[r[0]] AS a, r[1] AS u
+  MERGE (b:Memory {uuid: u})
+  CREATE (a)-[:SUPPORTS]->(b)
+}
+RETURN n AS filled, superseded`
 
-	// createEdges adds the outgoing edges of the memories written in this
-	// transaction: none of them had any, so each edge is created, not
-	// merged; a target not projected yet becomes a placeholder. Rows are
-	// [from, to], duplicate-free.
+	// createEdges adds the outgoing edges of the memories a chunk replaced
+	// (replaceMemories deleted their old ones), so each edge is created,
+	// not merged; a target not projected yet becomes a placeholder. Rows
+	// are [from, to], duplicate-free.
 	createEdges = `CYPHER replan=skip
 CALL {
   UNWIND $links AS r
@@ -482,15 +530,18 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 	}
 	var (
 		created, filled, replaced []any
-		links, supers, conflicts  []any
+		links, supers, conflicts  []any // of the replaced versions
 		supports                  []any
+		written                   []*prepared // created, then filled: their position names an edge's source
+		nFilled                   int
 		retired                   []string
 		agents                    = map[string]int64{} // name -> position in agentList
 		agentList                 []string
 		entities                  = map[[2]string]int64{} // (group, name) -> position in entityList
 		entityList                []any
 	)
-	for _, p := range rows {
+	for k := range rows {
+		p := &rows[k]
 		old, found := existing[p.uuid]
 		if old != nil {
 			if old.version.Hash == p.hash {
@@ -530,25 +581,41 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		}
 		row := map[string]any{"agent": agent, "props": p.props, "ents": ents}
 		if found {
-			// A placeholder: superseders may have come first.
-			retired = append(retired, p.uuid)
+			// A placeholder: superseders may have come first (the
+			// statement says which).
 			filled = append(filled, row)
+			nFilled++
 		} else {
 			created = append(created, row)
 		}
+		retired = append(retired, p.mem.Record.Supersedes...)
+	}
+	// Edges name their source by position: created rows, then filled ones.
+	for _, p := range rows {
+		if old, found := existing[p.uuid]; old == nil && !found {
+			written = append(written, &p)
+		}
+	}
+	for _, p := range rows {
+		if old, found := existing[p.uuid]; old == nil && found {
+			written = append(written, &p)
+		}
+	}
+	var wLinks, wSupers, wConflicts, wSupports []any
+	for i, p := range written {
 		rec := &p.mem.Record
-		links = appendEdges(links, p.uuid, rec.Links)
-		supers = appendEdges(supers, p.uuid, rec.Supersedes)
-		conflicts = appendEdges(conflicts, p.uuid, rec.ConflictsWith)
-		supports = appendEdges(supports, p.uuid, rec.Supports())
-		retired = append(retired, rec.Supersedes...)
+		wLinks = appendEdgesAt(wLinks, int64(i), rec.Links)
+		wSupers = appendEdgesAt(wSupers, int64(i), rec.Supersedes)
+		wConflicts = appendEdgesAt(wConflicts, int64(i), rec.ConflictsWith)
+		wSupports = appendEdgesAt(wSupports, int64(i), rec.Supports())
 	}
 	if len(agentList) == 0 && len(replaced) == 0 {
 		return done, nil
 	}
 	if len(agentList) > 0 {
 		res, err = tx.Run(ctx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList),
-			"rows": nonNil(created), "filled": nonNil(filled)})
+			"rows": nonNil(created), "filled": nonNil(filled),
+			"links": nonNil(wLinks), "supersedes": nonNil(wSupers), "conflicts": nonNil(wConflicts), "supports": nonNil(wSupports)})
 		var counts *neo4jdrv.Record
 		if err == nil {
 			counts, err = res.Single(ctx)
@@ -559,8 +626,14 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		if err != nil {
 			return chunkResult{}, err
 		}
-		if n, _ := counts.Values[0].(int64); n != int64(len(filled)) {
+		if n, _ := counts.Values[0].(int64); n != int64(nFilled) {
 			return chunkResult{}, errRaced
+		}
+		sup, _ := counts.Values[1].([]any)
+		for _, u := range sup {
+			if s, ok := u.(string); ok {
+				retired = append(retired, s)
+			}
 		}
 	}
 	// The uuids a replaced version pointed at: their supersession and
@@ -686,6 +759,16 @@ func nonNilStrings(s []string) []string {
 
 // appendEdges appends a [from, to] row for each distinct target.
 func appendEdges(rows []any, from string, targets []string) []any {
+	for i, t := range targets {
+		if !slices.Contains(targets[:i], t) {
+			rows = append(rows, []any{from, t})
+		}
+	}
+	return rows
+}
+
+// appendEdgesAt appends a [position, to] row for each distinct target.
+func appendEdgesAt(rows []any, from int64, targets []string) []any {
 	for i, t := range targets {
 		if !slices.Contains(targets[:i], t) {
 			rows = append(rows, []any{from, t})

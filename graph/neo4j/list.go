@@ -80,6 +80,7 @@ func listQuery(q memsync.ListQuery) string {
 // read again with a wider limit, so that the run's order is memsync's
 // (uuid), not the server's.
 func (g *Graph) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, error) {
+	ctx = withPin(ctx) // all its reads in one generation (generation.go)
 	if len(q.Groups) == 0 {
 		return nil, nil
 	}

@@ -34,6 +34,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"sync"
 	"syscall"
 	"time"
 
@@ -133,6 +134,12 @@ type Graph struct {
 	reembedStop  context.CancelFunc // stops Open's background re-embedding
 	reembedDone  chan struct{}      // closed when it is over; nil if none ran
 	reembedError error              // what it failed with; set before reembedDone closes
+
+	// Generations in slots (generation.go).
+	genMu    sync.Mutex
+	build    *build             // the rebuild in progress in this process; nil if none
+	dropStop context.CancelFunc // stops the background drop of an old generation
+	dropDone chan struct{}      // closed when it is over; nil if none ran
 }
 
 var _ memsync.Graph = (*Graph)(nil)
@@ -169,6 +176,9 @@ func Open(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
 	}
 	if err := g.openVectors(ctx); err != nil {
 		return fail("set up vectors on", err)
+	}
+	if err := g.resumeDrop(ctx); err != nil {
+		return fail("resume dropping an old generation on", err)
 	}
 	lg.Info("neo4j graph open", zap.String("identity", g.identity))
 	return g, nil
@@ -244,13 +254,20 @@ func (g *Graph) createSchema(ctx context.Context) error {
 	if err := g.upgradeTextIndex(ctx); err != nil {
 		return err
 	}
-	for _, stmt := range schema {
-		if err := g.write(ctx, stmt, nil); err != nil {
-			if isEquivalentSchema(err) {
-				g.lg.Debug("schema rule created concurrently", zap.String("statement", stmt))
-				continue
+	// Both slots' schema (generation.go): the rules of slot 1 are slot
+	// 0's with its labels and names.
+	for _, slot := range []int{0, 1} {
+		for _, stmt := range schema {
+			if slot == 1 && !namesSlot(stmt, nil) {
+				continue // not a slot's (the generation marker's)
 			}
-			return fmt.Errorf("%s: %w", stmt, err)
+			if err := g.writeSlot(ctx, slot, stmt, nil); err != nil {
+				if isEquivalentSchema(err) {
+					g.lg.Debug("schema rule created concurrently", zap.String("statement", stmt))
+					continue
+				}
+				return fmt.Errorf("%s: %w", stmt, err)
+			}
 		}
 	}
 	return g.awaitIndexes(ctx)
@@ -392,7 +409,16 @@ func isEquivalentSchema(err error) bool {
 
 // write runs one statement in its own managed write transaction.
 func (g *Graph) write(ctx context.Context, stmt string, params map[string]any) error {
-	s := g.session(ctx, neo4jdrv.AccessModeWrite)
+	return g.writeTx(ctx, g.session(ctx, neo4jdrv.AccessModeWrite), stmt, params)
+}
+
+// writeSlot runs one statement in its own managed write transaction, in
+// slot (generation.go).
+func (g *Graph) writeSlot(ctx context.Context, slot int, stmt string, params map[string]any) error {
+	return g.writeTx(ctx, g.sessionSlot(ctx, neo4jdrv.AccessModeWrite, slot), stmt, params)
+}
+
+func (g *Graph) writeTx(ctx context.Context, s neo4jdrv.SessionWithContext, stmt string, params map[string]any) error {
 	defer s.Close(ctx)
 	_, err := s.ExecuteWrite(ctx, func(tx neo4jdrv.ManagedTransaction) (any, error) {
 		res, err := tx.Run(ctx, stmt, params)
@@ -404,8 +430,18 @@ func (g *Graph) write(ctx context.Context, stmt string, params map[string]any) e
 	return err
 }
 
+// session opens a session whose transactions run in the slot this Graph
+// builds, or else in the one the generation marker names (generation.go).
 func (g *Graph) session(ctx context.Context, mode neo4jdrv.AccessMode) neo4jdrv.SessionWithContext {
-	return g.driver.NewSession(ctx, neo4jdrv.SessionConfig{DatabaseName: g.database, AccessMode: mode})
+	slot, _ := g.buildSlot()
+	return g.sessionSlot(ctx, mode, slot)
+}
+
+// sessionSlot opens a session whose transactions run in slot; -1: the
+// slot the marker names, read in each transaction.
+func (g *Graph) sessionSlot(ctx context.Context, mode neo4jdrv.AccessMode, slot int) neo4jdrv.SessionWithContext {
+	s := g.driver.NewSession(ctx, neo4jdrv.SessionConfig{DatabaseName: g.database, AccessMode: mode})
+	return slotSession{SessionWithContext: s, slot: slot}
 }
 
 // Identity names the server and database, never the credentials:
@@ -414,6 +450,7 @@ func (g *Graph) Identity() string { return g.identity }
 
 // Close releases the driver's connections.
 func (g *Graph) Close() error {
+	g.stopDropper()
 	if g.reembedStop != nil {
 		g.reembedStop()
 		<-g.reembedDone

@@ -58,19 +58,19 @@ var dropQueries = []string{
 }
 
 // Drop deletes every Memory, Entity and Agent node and their relationships,
-// in bounded transactions. The schema stays.
+// of both slots (generation.go), in bounded transactions, and ends any
+// rebuild. The schema stays.
 func (g *Graph) Drop(ctx context.Context) error {
+	g.stopDropper()
+	g.genMu.Lock()
+	g.build = nil
+	g.genMu.Unlock()
 	total := int64(0)
-	for _, q := range dropQueries {
-		for {
-			n, err := g.writeCount(ctx, q, map[string]any{"limit": int64(dropChunk)})
-			if err != nil {
-				return wrap("drop", err)
-			}
-			total += n
-			if n < dropChunk {
-				break
-			}
+	for _, slot := range []int{0, 1} {
+		n, err := g.dropSlot(ctx, slot, nil)
+		total += n
+		if err != nil {
+			return wrap("drop", err)
 		}
 	}
 	// Every daemon sharing the graph compares its cursors' generation
@@ -89,9 +89,10 @@ func (g *Graph) Drop(ctx context.Context) error {
 
 // The generation marker: one node that Drop's queries leave alone.
 const (
-	generationKey       = "graph"
-	generationQuery     = "MATCH (g:MemsyncGeneration {key: $key}) RETURN g.id AS id"
-	setGenerationQuery  = "MERGE (g:MemsyncGeneration {key: $key}) SET g.id = $id"
+	generationKey      = "graph"
+	generationQuery    = "MATCH (g:MemsyncGeneration {key: $key}) RETURN g.id AS id"
+	setGenerationQuery = `MERGE (g:MemsyncGeneration {key: $key})
+SET g.id = $id, g.slot = 0, g.building = null, g.build_id = null, g.dropping = null`
 	generationIDEntropy = 12 // random bytes of a generation id
 )
 
@@ -105,32 +106,19 @@ func newGeneration() (string, error) {
 
 var _ memsync.Generations = (*Graph)(nil)
 
-// Generation is the id the last Drop marked the graph with, "" before
-// any (memsync.Generations).
+// Generation is the id the last Drop or FinishRebuild marked the graph
+// with, "" before any; while this Graph builds a rebuild, the id of the
+// generation it builds (memsync.Generations).
 func (g *Graph) Generation(ctx context.Context) (string, error) {
+	if slot, id := g.buildSlot(); slot >= 0 {
+		return id, nil // the generation this Graph builds (BeginRebuild)
+	}
 	v, err := g.readValue(ctx, generationQuery, map[string]any{"key": generationKey})
 	if err != nil {
 		return "", wrap("generation", err)
 	}
 	id, _ := v.(string)
 	return id, nil
-}
-
-func (g *Graph) writeCount(ctx context.Context, stmt string, params map[string]any) (int64, error) {
-	s := g.session(ctx, neo4jdrv.AccessModeWrite)
-	defer s.Close(ctx)
-	return neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) (int64, error) {
-		res, err := tx.Run(ctx, stmt, params)
-		if err != nil {
-			return 0, err
-		}
-		rec, err := res.Single(ctx)
-		if err != nil {
-			return 0, err
-		}
-		n, _ := rec.Values[0].(int64)
-		return n, nil
-	})
 }
 
 // Stats counts projected memories, placeholders excluded.
@@ -161,7 +149,18 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 // Walk calls fn for every projected memory in uuid order. It reads a page of
 // memories per transaction and calls fn outside any transaction, so a slow
 // fn holds nothing open; an error from fn stops the walk and is returned.
+// Every page comes from one generation; if a rebuild switched the graph to
+// another meanwhile, Walk returns an error wrapping memsync.ErrUnavailable
+// (generation.go).
 func (g *Graph) Walk(ctx context.Context, fn func(memsync.Node) error) error {
+	ctx = withPin(ctx)
+	if err := g.walk(ctx, fn); err != nil {
+		return err
+	}
+	return g.stillCurrent(ctx, "walk")
+}
+
+func (g *Graph) walk(ctx context.Context, fn func(memsync.Node) error) error {
 	after := ""
 	for {
 		page, err := g.readNodes(ctx, walkQuery, map[string]any{"after": after, "limit": int64(walkPage)})
@@ -360,8 +359,16 @@ RETURN m.uuid AS uuid, m.hash AS hash ORDER BY m.uuid LIMIT $limit`
 
 // Hashes calls fn with the uuid and hash of every projected memory, in uuid
 // order. Like Walk, it reads a page per transaction and calls fn outside
-// any; an error from fn stops it and is returned.
+// any, from one generation; an error from fn stops it and is returned.
 func (g *Graph) Hashes(ctx context.Context, fn func(uuid, hash string) error) error {
+	ctx = withPin(ctx)
+	if err := g.hashes(ctx, fn); err != nil {
+		return err
+	}
+	return g.stillCurrent(ctx, "hashes")
+}
+
+func (g *Graph) hashes(ctx context.Context, fn func(uuid, hash string) error) error {
 	after := ""
 	for {
 		page, err := g.readHashes(ctx, after)

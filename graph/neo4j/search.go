@@ -70,8 +70,13 @@ RETURN src, before, after`
 //
 // Search sees every write committed before it was called, by this Graph or
 // any other client: it first waits for the eventually consistent fulltext
-// index to catch up with them (see the package documentation).
+// index to catch up with them (see the package documentation). All its
+// transactions read one generation (pinned, generation.go).
 func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
+	return g.search(withPin(ctx), q)
+}
+
+func (g *Graph) search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
 	rq := recall.ParseQuery(q.Text)
 	if len(rq.Terms) == 0 || len(q.Groups) == 0 {
 		return nil, nil

@@ -98,13 +98,17 @@ func (g *Graph) openVectors(ctx context.Context) error {
 		// scores), is made again.
 		idim, _ := index["dim"].(int64)
 		if quantized, _ := index["quantized"].(bool); idim != dim || quantized {
-			if err := g.write(ctx, dropVectorIndex, nil); err != nil {
-				return fmt.Errorf("drop vector index: %w", err)
+			for _, slot := range []int{0, 1} { // generation.go
+				if err := g.writeSlot(ctx, slot, dropVectorIndex, nil); err != nil {
+					return fmt.Errorf("drop vector index: %w", err)
+				}
 			}
 		}
 	}
-	if err := g.write(ctx, createVectorIndex(int(dim)), nil); err != nil && !isEquivalentSchema(err) {
-		return fmt.Errorf("create vector index: %w", err)
+	for _, slot := range []int{0, 1} { // each generation's slot has its index (generation.go)
+		if err := g.writeSlot(ctx, slot, createVectorIndex(int(dim)), nil); err != nil && !isEquivalentSchema(err) {
+			return fmt.Errorf("create vector index: %w", err)
+		}
 	}
 	if err := g.awaitIndexes(ctx); err != nil {
 		return err
