@@ -1,0 +1,358 @@
+package browser
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestFlagWrongLeavesSearch: a person searches, opens a hit, flags it
+// wrong with their name; the flash says what was journaled, the journal
+// holds the very record `memsync flag` writes for the same flag, and the
+// memory is gone from default search.
+func TestFlagWrongLeavesSearch(t *testing.T) {
+	f := setup(t)
+	target := f.uuid(t, "flag-me")
+	const by, note = "Ada Lovelace", "the runners' clocks are in sync"
+
+	// What `memsync flag` journals for the same flag, in a clone of the
+	// repository as it stands before the browser flags anything.
+	clone := filepath.Join(t.TempDir(), "clone")
+	if _, err := f.run(filepath.Dir(f.repo), "git", "clone", "-q", f.repo, clone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.memsync("sync", "--repo", clone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.memsync("flag", "--repo", clone, "--wrong", "--by", by, "--note", note, target); err != nil {
+		t.Fatal(err)
+	}
+	want := feedbackFor(t, clone, target)
+
+	tb := f.newTab(t)
+	tb.mustOpen("/search")
+	if err := chromedp.Do(tb.ctx, chromedp.SendKeys(chromedp.CSS("form#search input[name=q]"), "clock skew")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS("form#search button[type=submit]"))); err != nil {
+		t.Fatalf("submit the search: %v", err)
+	}
+	wantIn(t, "hits for clock skew", tb.uuidsIn("ol#hits > li.memory"), target)
+	tb.screenshot("search", false)
+
+	if _, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(`ol#hits > li.memory[data-uuid="`+target+`"] a.open`))); err != nil {
+		t.Fatalf("open the hit: %v", err)
+	}
+	if st := tb.state(); st.Page != "memory" || !strings.Contains(tb.textOf("#record .text"), "clock skew") {
+		t.Fatalf("the hit's a.open led to %s (data-page %q), not its memory", st.URL, st.Page)
+	}
+	if err := chromedp.Do(tb.ctx,
+		chromedp.SendKeys(chromedp.CSS("form#flag input[name=by]"), by),
+		chromedp.SendKeys(chromedp.CSS("form#flag input[name=note]"), note),
+	); err != nil {
+		t.Fatal(err)
+	}
+	tb.screenshot("before-flag", false)
+	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(`form#flag button[name=flag][value=wrong]`)))
+	if err != nil {
+		t.Fatalf("flag it wrong: %v", err)
+	}
+	if u, _ := url.Parse(resp.URL); resp.Status != 200 || u == nil || u.Path != "/memory/"+target {
+		t.Errorf("after the flag: HTTP %d at %s; want the memory's page again (303 back to it)", resp.Status, resp.URL)
+	}
+	flash := tb.textOf("#flash")
+	if !strings.Contains(flash, "wrong") {
+		t.Errorf("#flash %q: want it to say the memory was flagged wrong", flash)
+	}
+	tb.screenshot("flagged", false)
+
+	got := feedbackFor(t, f.repo, target)
+	for _, rec := range []map[string]any{got, want} {
+		delete(rec, "uuid")
+		delete(rec, "ts")
+	}
+	if !maps.EqualFunc(got, want, func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+		t.Errorf("the page journaled\n%v\nmemsync flag journals\n%v", got, want)
+	}
+
+	tb.mustOpen("/search?q=" + url.QueryEscape("clock skew"))
+	wantOut(t, "default search after the wrong flag", tb.uuidsIn("ol#hits > li.memory"), target)
+	tb.screenshot("search-after-flag", false)
+}
+
+// feedbackFor is the one feedback record in repo's journals that links to
+// target; none or several fail the test.
+func feedbackFor(t *testing.T, repo, target string) map[string]any {
+	t.Helper()
+	var found []map[string]any
+	for _, rec := range journalRecords(t, repo) {
+		links, _ := rec["links"].([]any)
+		if rec["kind"] == "feedback" && slices.Contains(links, any(target)) {
+			found = append(found, rec)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s: %d feedback records link to %s, want 1: %v", repo, len(found), target, found)
+	}
+	return found[0]
+}
+
+// journalRecords is every record of every agent's journal in repo.
+func journalRecords(t *testing.T, repo string) []map[string]any {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repo, "agents", "*", "memory", "journal", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []map[string]any
+	for _, file := range files {
+		fh, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var rec map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			recs = append(recs, rec)
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return recs
+}
+
+// TestViewAsAgent: on every page with ?as=coder, no element shows another
+// agent's private memory (by data-uuid, by its uuid anywhere in the page,
+// by its text), every link and GET form of the page keeps ?as=coder, and a
+// memory coder may not see is a 404 page identical to an unknown uuid's.
+// The operator's view of the same pages shows those private memories, so
+// the test would see them if they leaked.
+func TestViewAsAgent(t *testing.T) {
+	f := setup(t)
+	goal := url.QueryEscape("billing roadmap checklist load tests")
+	for _, tc := range []struct {
+		name string
+		path string // without ?as=
+		page string
+		// hidden: another agent's private memory the operator sees on this
+		// page (so its absence as coder means something).
+		hidden []string
+	}{
+		{"fleet", "/", "fleet", nil},
+		{"agent-self", "/agents/coder", "agent", nil},
+		{"agent-planner", "/agents/planner", "agent", []string{"planner-private"}},
+		{"agent-critic", "/agents/critic", "agent", []string{"critic-private"}},
+		{"search-billing", "/search?q=billing", "search", nil},
+		{"search-roadmap", "/search?q=roadmap", "search", []string{"planner-private"}},
+		{"search-checklist", "/search?q=" + url.QueryEscape("review checklist load tests"), "search", []string{"critic-private"}},
+		{"memory-fact", "/memory/" + f.uuid(t, "fact"), "memory", []string{"critic-private"}},
+		{"memory-decision", "/memory/" + f.uuid(t, "decision-open"), "memory", []string{"planner-private"}},
+		{"graph-decision", "/graph/" + f.uuid(t, "decision-open"), "graph", []string{"planner-private"}},
+		{"graph-fact", "/graph/" + f.uuid(t, "fact"), "graph", []string{"critic-private"}},
+		{"packet", "/packet?role=planner&goal=" + goal, "packet", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := f.newTab(t)
+			if len(tc.hidden) > 0 {
+				tb.mustOpen(tc.path)
+				html := eval[string](tb, "document.documentElement.outerHTML")
+				for _, name := range tc.hidden {
+					if !strings.Contains(html, f.uuid(t, name)) {
+						t.Errorf("operator's %s does not show %s: the view-as check below proves nothing", tc.path, name)
+					}
+				}
+			}
+			path := withAs(tc.path, viewer)
+			tb.mustOpen(path)
+			st := tb.state()
+			if st.Page != tc.page || st.Viewer != "agent:"+viewer {
+				t.Errorf("body data-page %q data-viewer %q, want %s and agent:%s", st.Page, st.Viewer, tc.page, viewer)
+			}
+			html := eval[string](tb, "document.documentElement.outerHTML")
+			for _, p := range privates {
+				if p.agent == viewer {
+					continue
+				}
+				u := f.uuid(t, p.name)
+				if n := tb.count(`[data-uuid="` + u + `"]`); n > 0 {
+					t.Errorf("%d elements with data-uuid of %s's private %s", n, p.agent, u)
+				}
+				if strings.Contains(html, u) {
+					t.Errorf("the page holds the uuid of %s's private %s", p.agent, u)
+				}
+				if strings.Contains(st.Text, p.phrase) {
+					t.Errorf("the page shows the text of %s's private memory (%q)", p.agent, p.phrase)
+				}
+			}
+			for _, m := range st.Memories {
+				if m.Group != "shared" && m.Agent != viewer {
+					t.Errorf("memory %s of %s in group %q shown to %s", m.UUID, m.Agent, m.Group, viewer)
+				}
+			}
+			keepsAs(t, f, st)
+			tb.screenshot(tc.name, false)
+		})
+	}
+
+	t.Run("invisible-is-unknown", func(t *testing.T) {
+		tb := f.newTab(t)
+		private := f.uuid(t, "planner-private")
+		unknown := private[:len(private)-8] + "zzzzzzzz"
+		for _, kind := range []string{"memory", "graph"} {
+			var texts []string
+			for _, u := range []string{private, unknown} {
+				if status := tb.open(withAs("/"+kind+"/"+u, viewer)); status != 404 {
+					t.Errorf("/%s/%s?as=%s: HTTP %d, want 404", kind, u, viewer, status)
+				}
+				texts = append(texts, strings.ReplaceAll(tb.state().Text, u, "UUID"))
+			}
+			if texts[0] != texts[1] {
+				t.Errorf("/%s/ as %s: the page of an invisible memory\n%s\ndiffers from an unknown uuid's\n%s", kind, viewer, texts[0], texts[1])
+			}
+			tb.screenshot(kind+"-404", false)
+		}
+	})
+}
+
+// withAs adds as=agent to path's query.
+func withAs(path, agent string) string {
+	u, err := url.Parse(path)
+	if err != nil {
+		panic(err)
+	}
+	q := u.Query()
+	q.Set("as", agent)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// keepsAs checks every link to the ui server and every GET form on the page
+// carries as=viewer.
+func keepsAs(t *testing.T, f *fixture, st pageState) {
+	t.Helper()
+	base, _ := url.Parse(f.base)
+	for _, l := range st.Links {
+		u, err := url.Parse(l)
+		if err != nil || u.Host != base.Host || u.Path == "" {
+			continue
+		}
+		if u.Query().Get("as") != viewer {
+			t.Errorf("link %s drops ?as=%s", l, viewer)
+		}
+	}
+	for _, form := range st.GetForms {
+		id, query, _ := strings.Cut(form, "?")
+		if q, _ := url.ParseQuery(query); q.Get("as") != viewer {
+			t.Errorf("GET form#%s (fields %s) drops as=%s", id, query, viewer)
+		}
+	}
+}
+
+// TestInjectionRendersAsText: the record whose text is a script and an
+// img with onerror renders as that text on every page that shows it; no
+// script of it runs, and neither its script nor its img is in the DOM.
+func TestInjectionRendersAsText(t *testing.T) {
+	f := setup(t)
+	inject := f.uuid(t, "inject")
+	for _, path := range []string{
+		"/memory/" + inject,
+		"/agents/critic",
+		"/search?q=" + url.QueryEscape("script pwned onerror img"),
+		"/graph/" + inject,
+	} {
+		t.Run(strings.Trim(strings.SplitN(path, "?", 2)[0], "/"), func(t *testing.T) {
+			tb := f.newTab(t)
+			tb.mustOpen(path)
+			st := tb.state()
+			shown := false
+			for _, m := range st.Memories {
+				if m.UUID == inject {
+					shown = true
+					if m.Text != injection {
+						t.Errorf("memory %s .text reads %q, want its text verbatim %q", inject, m.Text, injection)
+					}
+				}
+			}
+			if !shown && st.Page != "graph" {
+				t.Errorf("%s does not show the injection record %s", path, inject)
+			}
+			if st.Page == "graph" && !strings.Contains(st.Text+eval[string](tb, `document.querySelector("svg#graph")?.textContent || ""`), "<script>") {
+				t.Errorf("the graph of %s does not show its text", inject)
+			}
+			if pwned := eval[string](tb, "typeof window.__pwned"); pwned != "undefined" {
+				t.Errorf("window.__pwned is a %s: the record's markup ran", pwned)
+			}
+			if n := eval[int](tb, `[...document.querySelectorAll("script")].filter(s => s.textContent.includes("__pwned")).length`); n > 0 {
+				t.Errorf("%d script elements from the record in the DOM", n)
+			}
+			if n := tb.count(`img[onerror], img[src="x"]`); n > 0 {
+				t.Errorf("%d img elements from the record in the DOM", n)
+			}
+			tb.screenshot("injection", false)
+		})
+	}
+}
+
+// TestFlagPOSTNeedsCSRF: a flag POST without the page's CSRF token, with a
+// wrong one, or with the right one from another origin is refused (403) and
+// journals nothing; the first two are sent by the page itself (fetch, same
+// origin), the third by a client naming another Origin.
+func TestFlagPOSTNeedsCSRF(t *testing.T) {
+	f := setup(t)
+	target := f.uuid(t, "fact")
+	tb := f.newTab(t)
+	tb.mustOpen("/memory/" + target)
+	token := eval[string](tb, `document.querySelector("form#flag input[name=csrf]")?.value || ""`)
+	if token == "" {
+		t.Fatal("form#flag carries no csrf token")
+	}
+	before := len(journalRecords(t, f.repo))
+	post := func(body string) int {
+		return eval[int](tb, `fetch("/memory/`+target+`/flag", {method: "POST", redirect: "manual",
+			headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: `+jsString(body)+`}).then(r => r.status)`,
+			chromedp.EvalAwaitPromise)
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"no token", "by=Mallory&note=&flag=wrong"},
+		{"wrong token", "by=Mallory&note=&flag=wrong&csrf=" + url.QueryEscape(strings.ToUpper(token)+"x")},
+	} {
+		if status := post(tc.body); status != http.StatusForbidden {
+			t.Errorf("%s: HTTP %d, want 403", tc.name, status)
+		}
+	}
+	form := url.Values{"by": {"Mallory"}, "flag": {"wrong"}, "csrf": {token}}
+	req, err := http.NewRequest(http.MethodPost, f.base+"/memory/"+target+"/flag", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://evil.example")
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the page's token from Origin http://evil.example: HTTP %d, want 403", resp.StatusCode)
+	}
+	if after := len(journalRecords(t, f.repo)); after != before {
+		t.Errorf("refused POSTs journaled %d records", after-before)
+	}
+}

@@ -1,0 +1,269 @@
+package browser
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPages opens every page in the operator's view (no ?as=) and asserts
+// on what it shows: the DOM contract's elements, and the seeded memories
+// where the page's question puts them. With -update its screenshots are
+// the README's (docs/ui/PAGE.png).
+func TestPages(t *testing.T) {
+	f := setup(t)
+	commit, err := f.run(f.repo, "git", "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit = strings.TrimSpace(commit)
+	for _, tc := range []struct {
+		name  string // also the screenshot's
+		path  string
+		page  string
+		check func(t *testing.T, tb *tab, st pageState)
+	}{
+		{"fleet", "/", "fleet", func(t *testing.T, tb *tab, st pageState) {
+			rows := eval[[]string](tb, `[...document.querySelectorAll("table#fleet tr.agent")].map(r => r.dataset.agent)`)
+			for _, a := range agents {
+				if !slices.Contains(rows, a) {
+					t.Errorf("table#fleet rows %v: no tr.agent[data-agent=%s]", rows, a)
+				}
+			}
+			if tb.count("#health") != 1 {
+				t.Errorf("no #health")
+			}
+			if tb.count("a.agent-link") == 0 {
+				t.Errorf("no a.agent-link")
+			}
+		}},
+		{"agent", "/agents/planner", "agent", func(t *testing.T, tb *tab, st pageState) {
+			for _, id := range []string{"core", "newest", "review", "waiting", "promotions"} {
+				if tb.count("#"+id) != 1 {
+					t.Errorf("no section #%s", id)
+				}
+			}
+			wantIn(t, "#core", tb.uuidsIn("#core"), f.uuid(t, "core"))
+			wantIn(t, "#newest", tb.uuidsIn("#newest"), f.uuid(t, "new"))
+			// 40 days old with max_age 14d: past its max_age.
+			wantIn(t, "#review", tb.uuidsIn("#review"), f.uuid(t, "core"))
+			waiting := tb.uuidsIn("#waiting")
+			wantIn(t, "#waiting", waiting, f.uuid(t, "decision-open"))
+			wantOut(t, "#waiting (its outcome is journaled)", waiting, f.uuid(t, "decision-done"))
+		}},
+		{"search", "/search?q=postgres", "search", func(t *testing.T, tb *tab, st pageState) {
+			searchForm(t, tb)
+			if got := eval[string](tb, `document.querySelector("form#search input[name=q]").value`); got != "postgres" {
+				t.Errorf("input[name=q] = %q, want the query", got)
+			}
+			hits := tb.uuidsIn("ol#hits > li.memory")
+			wantIn(t, "hits", hits, f.uuid(t, "decision-open"))
+			wantIn(t, "hits", hits, f.uuid(t, "link"))
+			hitLinks(t, tb, f)
+			for _, m := range st.Memories {
+				if m.Group == "" || m.Agent == "" {
+					t.Errorf("memory %s: data-group %q data-agent %q; the operator's view labels every memory with its group", m.UUID, m.Group, m.Agent)
+				}
+			}
+		}},
+		{"memory", "/memory/" + f.uuid(t, "fact"), "memory", func(t *testing.T, tb *tab, st pageState) {
+			fact := f.uuid(t, "fact")
+			if got := eval[string](tb, `(document.querySelector("#record.memory") || {dataset: {}}).dataset.uuid || ""`); got != fact {
+				t.Errorf("#record.memory data-uuid %q, want %s", got, fact)
+			}
+			if got := tb.textOf("#record .text"); !strings.Contains(got, "listens on port 8443") {
+				t.Errorf("#record .text %q, want the record's text", got)
+			}
+			where := tb.textOf("#where")
+			if !strings.Contains(where, "agents/coder/memory/journal/") || !strings.Contains(where, ".jsonl:") {
+				t.Errorf("#where %q: want the journal's file:line", where)
+			}
+			if !strings.Contains(where, commit[:7]) {
+				t.Errorf("#where %q: want the commit %s", where, commit[:7])
+			}
+			wantEdge(t, tb, "support", "in", f.uuid(t, "support"))
+			wantEdge(t, tb, "conflict", "in", f.uuid(t, "conflict"))
+			if tb.count("svg#history") != 1 {
+				t.Errorf("no svg#history")
+			}
+			flagForm(t, tb, fact)
+		}},
+		{"memory-replaced", "/memory/" + f.uuid(t, "old"), "memory", func(t *testing.T, tb *tab, st pageState) {
+			wantEdge(t, tb, "supersede", "in", f.uuid(t, "new"))
+		}},
+		{"memory-replacement", "/memory/" + f.uuid(t, "new"), "memory", func(t *testing.T, tb *tab, st pageState) {
+			wantEdge(t, tb, "supersede", "out", f.uuid(t, "old"))
+		}},
+		{"memory-decided", "/memory/" + f.uuid(t, "decision-done"), "memory", func(t *testing.T, tb *tab, st pageState) {
+			wantEdge(t, tb, "", "in", f.uuid(t, "outcome"))
+		}},
+		{"graph", "/graph/" + f.uuid(t, "decision-open"), "graph", func(t *testing.T, tb *tab, st pageState) {
+			if tb.count("svg#graph") != 1 {
+				t.Fatalf("no svg#graph")
+			}
+			nodes := eval[[]string](tb, `[...document.querySelectorAll("svg#graph g.node[data-uuid]")].map(n => n.dataset.uuid)`)
+			for _, name := range []string{"decision-open", "link", "planner-private"} {
+				wantIn(t, "g.node", nodes, f.uuid(t, name))
+			}
+			types := eval[[]string](tb, `[...document.querySelectorAll("svg#graph .edge[data-type]")].map(e => e.dataset.type)`)
+			if len(types) < 2 {
+				t.Errorf("svg#graph edges %v: want the two links to the decision at least", types)
+			}
+		}},
+		{"packet", "/packet?role=planner&goal=" + url.QueryEscape("choose the database for the billing service"), "packet", func(t *testing.T, tb *tab, st pageState) {
+			if tb.count("form#packet select[name=role]") != 1 || tb.count("form#packet input[name=goal]") != 1 {
+				t.Errorf("form#packet lacks select[name=role] or input[name=goal]")
+			}
+			if n := tb.count("#packet .memory"); n == 0 {
+				t.Errorf("#packet has no .memory items")
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := f.newTab(t)
+			tb.mustOpen(tc.path)
+			st := tb.state()
+			if st.Page != tc.page || st.Viewer != "operator" || (st.Source != "graph" && st.Source != "journals") {
+				t.Errorf("body data-page %q data-viewer %q data-source %q; want %s, operator, graph or journals", st.Page, st.Viewer, st.Source, tc.page)
+			}
+			for _, id := range []string{"nav-fleet", "nav-search", "nav-packet"} {
+				if tb.count("a#"+id) != 1 {
+					t.Errorf("no a#%s", id)
+				}
+			}
+			tc.check(t, tb, st)
+			tb.screenshot(tc.name, !strings.Contains(tc.name, "-"))
+		})
+	}
+}
+
+// TestSearchFilters: the search form's kind filter keeps only that kind,
+// and a query nothing matches says so in p#no-hits.
+func TestSearchFilters(t *testing.T) {
+	f := setup(t)
+	tb := f.newTab(t)
+	tb.mustOpen("/search?q=billing&kind=decision")
+	hits := tb.uuidsIn("ol#hits > li.memory")
+	wantIn(t, "kind=decision hits", hits, f.uuid(t, "decision-done"))
+	for _, h := range hits {
+		if h != f.uuid(t, "decision-open") && h != f.uuid(t, "decision-done") {
+			t.Errorf("kind=decision: hit %s is not a decision", h)
+		}
+	}
+	tb.screenshot("kind-decision", false)
+
+	tb.mustOpen("/search?q=" + url.QueryEscape("zeppelin xylophone"))
+	if tb.count("p#no-hits") != 1 || tb.count("ol#hits > li") != 0 {
+		t.Errorf("a query nothing matches: want p#no-hits and no hits; the page says:\n%s", tb.state().Text)
+	}
+	tb.screenshot("no-hits", false)
+}
+
+// searchForm checks form#search has the contract's fields.
+func searchForm(t *testing.T, tb *tab) {
+	t.Helper()
+	if m := eval[string](tb, `document.querySelector("form#search")?.getAttribute("method") || "get"`); !strings.EqualFold(m, "get") {
+		t.Errorf("form#search method %q, want GET", m)
+	}
+	for _, sel := range []string{"input[name=q]", "select[name=kind]", "select[name=status]", "input[name=since]", "button[type=submit]"} {
+		if tb.count("form#search "+sel) != 1 {
+			t.Errorf("form#search has no %s", sel)
+		}
+	}
+}
+
+// hitLinks checks each hit has a.open to its memory page and .factors.
+func hitLinks(t *testing.T, tb *tab, f *fixture) {
+	t.Helper()
+	type hit struct {
+		UUID    string `json:"uuid"`
+		Open    string `json:"open"`
+		Factors string `json:"factors"`
+	}
+	hits := eval[[]hit](tb, `[...document.querySelectorAll("ol#hits > li.memory")].map(h => ({uuid: h.dataset.uuid,
+		open: (h.querySelector("a.open") || {}).href || "", factors: (h.querySelector(".factors") || {}).innerText || ""}))`)
+	if len(hits) == 0 {
+		t.Fatalf("no hits")
+	}
+	for _, h := range hits {
+		if u, err := url.Parse(h.Open); err != nil || u.Path != "/memory/"+h.UUID {
+			t.Errorf("hit %s: a.open %q, want its memory page", h.UUID, h.Open)
+		}
+		if strings.TrimSpace(h.Factors) == "" {
+			t.Errorf("hit %s: empty .factors", h.UUID)
+		}
+	}
+}
+
+// flagForm checks form#flag has the contract's fields and posts to the
+// memory's flag URL.
+func flagForm(t *testing.T, tb *tab, uuid string) {
+	t.Helper()
+	type form struct {
+		Method  string   `json:"method"`
+		Action  string   `json:"action"`
+		CSRF    string   `json:"csrf"`
+		Buttons []string `json:"buttons"`
+		By      int      `json:"by"`
+		Note    int      `json:"note"`
+	}
+	got := eval[form](tb, `(() => { const f = document.querySelector("form#flag"); if (!f) return {buttons: []};
+		return {method: f.getAttribute("method") || "", action: f.action,
+			csrf: (f.querySelector("input[type=hidden][name=csrf]") || {}).value || "",
+			buttons: [...f.querySelectorAll("button[name=flag]")].map(b => b.value),
+			by: f.querySelectorAll("input[name=by]").length, note: f.querySelectorAll("input[name=note]").length}; })()`)
+	if !strings.EqualFold(got.Method, "post") {
+		t.Errorf("form#flag method %q, want POST", got.Method)
+	}
+	if u, err := url.Parse(got.Action); err != nil || u.Path != "/memory/"+uuid+"/flag" {
+		t.Errorf("form#flag action %q, want /memory/%s/flag", got.Action, uuid)
+	}
+	if got.CSRF == "" {
+		t.Errorf("form#flag has no hidden input[name=csrf] with a value")
+	}
+	if got.By != 1 || got.Note != 1 {
+		t.Errorf("form#flag: %d input[name=by], %d input[name=note]; want one each", got.By, got.Note)
+	}
+	slices.Sort(got.Buttons)
+	if want := []string{"important", "unimportant", "verified", "wrong"}; !slices.Equal(got.Buttons, want) {
+		t.Errorf("form#flag buttons %v, want %v", got.Buttons, want)
+	}
+}
+
+// wantEdge checks #edges has an li.edge in direction dir whose data-type
+// holds typ (case-insensitive; "" is any type) and that names the other
+// memory's uuid.
+func wantEdge(t *testing.T, tb *tab, typ, dir, other string) {
+	t.Helper()
+	type edge struct {
+		Type string `json:"type"`
+		Dir  string `json:"dir"`
+		HTML string `json:"html"`
+	}
+	edges := eval[[]edge](tb, `[...document.querySelectorAll("#edges li.edge")].map(e => ({type: e.dataset.type || "", dir: e.dataset.dir || "", html: e.outerHTML}))`)
+	for _, e := range edges {
+		if e.Dir == dir && strings.Contains(strings.ToLower(e.Type), typ) && strings.Contains(e.HTML, other) {
+			return
+		}
+	}
+	var seen []string
+	for _, e := range edges {
+		seen = append(seen, e.Type+"/"+e.Dir)
+	}
+	t.Errorf("#edges %v: no li.edge[data-type~%q][data-dir=%s] naming %s", seen, typ, dir, other)
+}
+
+func wantIn(t *testing.T, where string, got []string, uuid string) {
+	t.Helper()
+	if !slices.Contains(got, uuid) {
+		t.Errorf("%s %v: want %s in it", where, got, uuid)
+	}
+}
+
+func wantOut(t *testing.T, where string, got []string, uuid string) {
+	t.Helper()
+	if slices.Contains(got, uuid) {
+		t.Errorf("%s: %s must not be in it", where, uuid)
+	}
+}
