@@ -90,12 +90,9 @@ func setup(t *testing.T) *fixture {
 }
 
 func newFixture() (*fixture, string, error) {
-	chromium, err := findChromium()
-	if err != nil {
-		if os.Getenv("MEMSYNC_REQUIRE_BROWSER") == "1" {
-			return nil, "", fmt.Errorf("MEMSYNC_REQUIRE_BROWSER=1: %w", err)
-		}
-		return nil, err.Error(), nil
+	chromium, skip, err := chromiumOrSkip()
+	if skip != "" || err != nil {
+		return nil, skip, err
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -141,6 +138,20 @@ func newFixture() (*fixture, string, error) {
 		return nil, "", err
 	}
 	return f, "", nil
+}
+
+// chromiumOrSkip is the Chromium to drive; or, when none is found, why the
+// tests skip, or the error that fails them under MEMSYNC_REQUIRE_BROWSER=1.
+func chromiumOrSkip() (path, skip string, err error) {
+	path, err = findChromium()
+	switch {
+	case err == nil:
+		return path, "", nil
+	case os.Getenv("MEMSYNC_REQUIRE_BROWSER") == "1":
+		return "", "", fmt.Errorf("MEMSYNC_REQUIRE_BROWSER=1: %w", err)
+	default:
+		return "", err.Error(), nil
+	}
 }
 
 // findChromium is $MEMSYNC_CHROMIUM, else the first Chromium or Chrome on
