@@ -199,8 +199,10 @@ func newUIServer(env *Env, repo string, cfg *Config, token string, lg *zap.Logge
 	}
 	return webui.New(webui.Config{
 		Repo: repo, Open: open, Journals: uiJournals(cfg, repo), Fleet: fleet,
-		Commit: func(ctx context.Context, path string, line int) (string, error) { return blameCommit(ctx, repo, path, line) },
-		FSync:  cfg.Append.FSync, Token: token, Now: env.Now, Logger: lg,
+		Commit: func(ctx context.Context, path string, line int) (string, error) {
+			return blameCommit(ctx, repo, path, line)
+		},
+		FSync: cfg.Append.FSync, Token: token, Now: env.Now, Logger: lg,
 	})
 }
 

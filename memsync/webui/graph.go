@@ -50,11 +50,11 @@ type graphBody struct {
 
 // neighbourhood grows a two-hop neighbourhood for a viewer.
 type neighbourhood struct {
-	p     *page
-	nodes map[string]*gnode
-	order []string
-	edges map[[3]string]bool
-	list  [][3]string
+	p      *page
+	nodes  map[string]*gnode
+	order  []string
+	edges  map[[3]string]bool
+	list   [][3]string
 	capped bool
 }
 

@@ -107,9 +107,9 @@ func remoteLine(st *ledger.ExchangeStatus, now time.Time) string {
 }
 
 type agentBody struct {
-	Agent                                      string
+	Agent                                     string
 	Core, Newest, Review, Waiting, Promotions []memView
-	Bound                                      string
+	Bound                                     string
 }
 
 // Bounds of the agent page's lists: it reads lists, never the whole store.
