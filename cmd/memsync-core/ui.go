@@ -230,3 +230,9 @@ func blameCommit(ctx context.Context, repo, path string, line int) (string, erro
 	}
 	return sha, nil
 }
+
+// uiOptions is run --ui: where the daemon serves the web view, and its
+// token ("" for none).
+type uiOptions struct {
+	addr, token string
+}

@@ -176,6 +176,12 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /search", s.searchPage)
 	mux.HandleFunc("GET /memory/{uuid}", s.memoryPage)
 	mux.HandleFunc("POST /memory/{uuid}/flag", s.flag)
+	mux.HandleFunc("/memory/{uuid}/flag", func(w http.ResponseWriter, r *http.Request) {
+		// A flag changes state: POST only (the catch-all below would
+		// otherwise answer 404).
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed: a flag is a POST with the form's CSRF token", http.StatusMethodNotAllowed)
+	})
 	mux.HandleFunc("GET /graph/entity/{name}", s.entityGraphPage)
 	mux.HandleFunc("GET /graph/{uuid}", s.graphPage)
 	mux.HandleFunc("GET /packet", s.packetPage)
