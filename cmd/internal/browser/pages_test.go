@@ -46,8 +46,7 @@ func TestPages(t *testing.T) {
 			}
 			wantIn(t, "#core", tb.uuidsIn("#core"), f.uuid(t, "core"))
 			wantIn(t, "#newest", tb.uuidsIn("#newest"), f.uuid(t, "new"))
-			// 40 days old with max_age 14d: past its max_age.
-			wantIn(t, "#review", tb.uuidsIn("#review"), f.uuid(t, "core"))
+			wantIn(t, "#review", tb.uuidsIn("#review"), f.uuid(t, "stale"))
 			waiting := tb.uuidsIn("#waiting")
 			wantIn(t, "#waiting", waiting, f.uuid(t, "decision-open"))
 			wantOut(t, "#waiting (its outcome is journaled)", waiting, f.uuid(t, "decision-done"))
@@ -111,6 +110,15 @@ func TestPages(t *testing.T) {
 				t.Errorf("svg#graph edges %v: want the two links to the decision at least", types)
 			}
 		}},
+		{"graph-entity", "/graph/entity/" + url.PathEscape("#postgres"), "graph", func(t *testing.T, tb *tab, st pageState) {
+			if n := tb.count(`svg#graph g.node.entity[data-entity="#postgres"]`); n != 1 {
+				t.Errorf("%d entity nodes for #postgres, want 1", n)
+			}
+			nodes := eval[[]string](tb, `[...document.querySelectorAll("svg#graph g.node[data-uuid]")].map(n => n.dataset.uuid)`)
+			for _, name := range []string{"decision-open", "link", "planner-private"} {
+				wantIn(t, "g.node", nodes, f.uuid(t, name))
+			}
+		}},
 		{"packet", "/packet?role=planner&goal=" + url.QueryEscape("choose the database for the billing service"), "packet", func(t *testing.T, tb *tab, st pageState) {
 			if tb.count("form#packet select[name=role]") != 1 || tb.count("form#packet input[name=goal]") != 1 {
 				t.Errorf("form#packet lacks select[name=role] or input[name=goal]")
@@ -143,13 +151,20 @@ func TestPages(t *testing.T) {
 func TestSearchFilters(t *testing.T) {
 	f := setup(t)
 	tb := f.newTab(t)
+	tb.mustOpen("/search?q=billing")
+	if hits := tb.uuidsIn("ol#hits > li.memory"); !slices.Contains(hits, f.uuid(t, "fact")) {
+		t.Fatalf("billing hits %v: want the fact %s among them, or the kind filter below proves nothing", hits, f.uuid(t, "fact"))
+	}
 	tb.mustOpen("/search?q=billing&kind=decision")
 	hits := tb.uuidsIn("ol#hits > li.memory")
-	wantIn(t, "kind=decision hits", hits, f.uuid(t, "decision-done"))
+	wantIn(t, "kind=decision hits", hits, f.uuid(t, "decision-open"))
 	for _, h := range hits {
 		if h != f.uuid(t, "decision-open") && h != f.uuid(t, "decision-done") {
 			t.Errorf("kind=decision: hit %s is not a decision", h)
 		}
+	}
+	if got := eval[string](tb, `document.querySelector("form#search select[name=kind]").value`); got != "decision" {
+		t.Errorf("select[name=kind] = %q after a kind=decision search, want decision", got)
 	}
 	tb.screenshot("kind-decision", false)
 

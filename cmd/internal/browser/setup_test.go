@@ -131,6 +131,9 @@ func newFixture() (*fixture, string, error) {
 	if f.uuids, err = f.seed(time.Now().UTC()); err != nil {
 		return nil, "", err
 	}
+	if err := f.startDaemon(); err != nil {
+		return nil, "", err
+	}
 	if err := f.startUI(); err != nil {
 		return nil, "", err
 	}
@@ -216,12 +219,16 @@ type seedRecord struct {
 var seedRecords = []seedRecord{
 	{"core", "planner", 40 * day, "Every billing change ships with a failing test first",
 		[]string{"--kind", "procedure", "--scope", "shared", "--tier", "core", "--max-age", "14d"}},
+	// 16 days old with max_age 14d: past it, importance decayed to 0.4,
+	// so in review (below 0.4 it would be archived).
+	{"stale", "planner", 16 * day, "The staging cluster is called blue-7",
+		[]string{"--kind", "fact", "--scope", "shared", "--max-age", "14d"}},
 	{"old", "planner", 20 * day, "Billing deploys happen on Tuesdays", []string{"--kind", "fact", "--scope", "shared"}},
 	{"decision-open", "planner", 10 * day, "Use #postgres for the billing service",
 		[]string{"--kind", "decision", "--scope", "shared", "--why", "cheaper at our size"}},
 	{"decision-done", "planner", 9 * day, "Ship the invoice exporter behind a feature flag",
 		[]string{"--kind", "decision", "--scope", "shared", "--why", "the finance team tests it first"}},
-	{"planner-private", "planner", 8 * day, "Planner's own note: the billing roadmap draft lives in scratch/roadmap-q3.md",
+	{"planner-private", "planner", 8 * day, "Planner's own note: the billing roadmap draft lives in scratch/roadmap-q3.md, after the #postgres upgrade",
 		[]string{"--kind", "observation", "--scope", "private", "--link", "@decision-open"}},
 	{"link", "coder", 7 * day, "Billing migrations run with goose against #postgres",
 		[]string{"--kind", "procedure", "--scope", "shared", "--link", "@decision-open"}},
@@ -296,58 +303,83 @@ func (f *fixture) seed(now time.Time) (map[string]string, error) {
 	return uuids, nil
 }
 
+// daemon is a long-running memsync process of the fixture.
+type daemon struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	exited chan error
+}
+
+// start starts memsync with args in the repository; teardown stops it.
+func (f *fixture) start(args ...string) (*daemon, error) {
+	d := &daemon{cmd: exec.Command(filepath.Join(f.bin, "memsync"), args...), out: &syncBuffer{}, exited: make(chan error, 1)}
+	d.cmd.Dir, d.cmd.Env = f.repo, f.env
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("memsync %s: %w", strings.Join(args, " "), err)
+	}
+	go func() { d.exited <- d.cmd.Wait() }()
+	shared.teardown = append(shared.teardown, d.stop)
+	return d, nil
+}
+
+// stop interrupts the process and waits for it to exit (killing it after
+// ten seconds); stopping a stopped process does nothing.
+func (d *daemon) stop() {
+	d.cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-d.exited:
+		d.exited <- err
+	case <-time.After(10 * time.Second):
+		d.cmd.Process.Kill()
+	}
+}
+
+// startDaemon starts `memsync run` on the repository, as it runs beside
+// `memsync ui` (which journals a flag and leaves its projection to the
+// daemon), without its git commits and compaction so the repository stays
+// as seeded.
+func (f *fixture) startDaemon() error {
+	_, err := f.start("run", "--repo", f.repo, "--no-commit", "--no-compact")
+	return err
+}
+
 // startUI starts `memsync ui` on a free loopback port and waits until it
 // answers; a port taken between choosing and binding is tried again.
 func (f *fixture) startUI() error {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; ; attempt++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		cmd := exec.Command(filepath.Join(f.bin, "memsync"), "ui", "--repo", f.repo, "--addr", addr)
-		cmd.Dir, cmd.Env = f.repo, f.env
-		out := &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("memsync ui: %w", err)
+		d, err := f.start("ui", "--repo", f.repo, "--addr", addr)
+		if err != nil {
+			return err
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
 		base := "http://" + addr
-		if err := awaitServer(base, exited); err != nil {
-			cmd.Process.Kill()
-			lastErr = fmt.Errorf("memsync ui --addr %s: %w\noutput:\n%s", addr, err, out.String())
-			if strings.Contains(out.String(), "address already in use") {
+		if err := awaitServer(base, d.exited); err != nil {
+			d.stop()
+			if strings.Contains(d.out.String(), "address already in use") && attempt < 2 {
 				continue // another process took the port first
 			}
-			return lastErr
+			return fmt.Errorf("memsync ui --addr %s: %w\noutput:\n%s", addr, err, d.out.String())
 		}
 		f.base = base
-		shared.teardown = append(shared.teardown, func() {
-			cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
-		})
 		return nil
 	}
-	return lastErr
 }
 
 // awaitServer polls base until it answers an HTTP request, the process
 // exits or a minute passes.
-func awaitServer(base string, exited <-chan error) error {
+func awaitServer(base string, exited chan error) error {
 	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
+			exited <- err // for stop
 			return fmt.Errorf("exited before serving: %v", err)
 		default:
 		}

@@ -108,7 +108,7 @@ type memory struct {
 	UUID  string `json:"uuid"`
 	Group string `json:"group"`
 	Agent string `json:"agent"`
-	Text  string `json:"text"`
+	Text  string `json:"text"` // innerText; textContent in SVG (a node's title)
 	HTML  string `json:"html"` // the .text element's innerHTML
 }
 
@@ -120,7 +120,7 @@ type pageState struct {
 	URL      string   `json:"url"`
 	Text     string   `json:"text"` // the body's innerText
 	Memories []memory `json:"memories"`
-	Links    []string `json:"links"`    // every a[href], absolute
+	Links    []string `json:"links"`    // every a[href] (HTML and SVG), absolute
 	GetForms []string `json:"getForms"` // per GET form: its id and its fields, as a query string
 }
 
@@ -132,9 +132,9 @@ const stateJS = `(() => {
 		memories: [...document.querySelectorAll(".memory")].map(m => {
 			const t = m.querySelector(".text");
 			return {uuid: m.dataset.uuid || "", group: m.dataset.group || "", agent: m.dataset.agent || "",
-				text: t ? t.innerText : "", html: t ? t.innerHTML : ""};
+				text: t ? (t.innerText ?? t.textContent) : "", html: t ? t.innerHTML : ""};
 		}),
-		links: [...document.querySelectorAll("a[href]")].map(a => a.href),
+		links: [...document.querySelectorAll("a[href]")].map(a => new URL(a.getAttribute("href"), location.href).href),
 		getForms: [...document.querySelectorAll("form")].filter(f => (f.getAttribute("method") || "get").toLowerCase() === "get")
 			.map(f => (f.id || "form") + "?" + new URLSearchParams(new FormData(f)).toString()),
 	};
