@@ -85,7 +85,7 @@ func (s *Server) newPage(r *http.Request, name, title string, v viewer) *page {
 		if as != "" {
 			q.Set("as", as)
 		}
-		href := r.URL.Path
+		href := r.URL.EscapedPath()
 		if e := q.Encode(); e != "" {
 			href += "?" + e
 		}
