@@ -100,6 +100,10 @@ func TestFlagWrongLeavesSearch(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	tb.screenshot("search-after-flag", false)
+	for _, status := range []string{"wrong", "archived", "all"} {
+		tb.mustOpen("/search?q=" + url.QueryEscape("clock skew") + "&status=" + status)
+		wantIn(t, "status="+status+" hits after the wrong flag", tb.uuidsIn("ol#hits > li.memory"), target)
+	}
 	tb.mustOpen("/memory/" + target)
 	if got := eval[string](tb, `document.querySelector("#record")?.className || ""`); !strings.Contains(got, "status-archived") {
 		t.Errorf("#record class %q after the wrong flag, want status-archived", got)
@@ -181,6 +185,7 @@ func TestViewAsAgent(t *testing.T) {
 		{"memory-decision", "/memory/" + f.uuid(t, "decision-open"), "memory", []string{"planner-private"}},
 		{"graph-decision", "/graph/" + f.uuid(t, "decision-open"), "graph", []string{"planner-private"}},
 		{"graph-fact", "/graph/" + f.uuid(t, "fact"), "graph", []string{"critic-private"}},
+		{"graph-two-hops", "/graph/" + f.uuid(t, "link"), "graph", []string{"planner-private"}},
 		{"graph-entity", "/graph/entity/" + url.PathEscape("#postgres"), "graph", []string{"planner-private"}},
 		{"packet", "/packet?role=planner&goal=" + goal, "packet", nil},
 	} {
@@ -301,13 +306,14 @@ func sameButAs(a, b *url.URL) bool {
 func TestInjectionRendersAsText(t *testing.T) {
 	f := setup(t)
 	inject := f.uuid(t, "inject")
-	for _, path := range []string{
-		"/memory/" + inject,
-		"/agents/critic",
-		"/search?q=" + url.QueryEscape("script pwned onerror img"),
-		"/graph/" + inject,
+	for _, tc := range []struct{ name, path string }{
+		{"memory", "/memory/" + inject},
+		{"agent", "/agents/critic"},
+		{"search", "/search?q=" + url.QueryEscape("script pwned onerror img")},
+		{"graph", "/graph/" + inject},
 	} {
-		t.Run(strings.Trim(strings.SplitN(path, "?", 2)[0], "/"), func(t *testing.T) {
+		path := tc.path
+		t.Run(tc.name, func(t *testing.T) {
 			tb := f.newTab(t)
 			tb.mustOpen(path)
 			st := tb.state()
@@ -335,7 +341,7 @@ func TestInjectionRendersAsText(t *testing.T) {
 			if n := tb.count(`img[onerror], img[src="x"]`); n > 0 {
 				t.Errorf("%d img elements from the record in the DOM", n)
 			}
-			tb.screenshot("injection", false)
+			tb.screenshot(tc.name, false)
 		})
 	}
 }

@@ -60,11 +60,6 @@ func TestPages(t *testing.T) {
 			wantIn(t, "hits", hits, f.uuid(t, "decision-open"))
 			wantIn(t, "hits", hits, f.uuid(t, "link"))
 			hitLinks(t, tb, f)
-			for _, m := range st.Memories {
-				if m.Group == "" || m.Agent == "" {
-					t.Errorf("memory %s: data-group %q data-agent %q; the operator's view labels every memory with its group", m.UUID, m.Group, m.Agent)
-				}
-			}
 		}},
 		{"memory", "/memory/" + f.uuid(t, "fact"), "memory", func(t *testing.T, tb *tab, st pageState) {
 			fact := f.uuid(t, "fact")
@@ -110,6 +105,13 @@ func TestPages(t *testing.T) {
 				t.Errorf("svg#graph edges %v: want the two links to the decision at least", types)
 			}
 		}},
+		{"graph-two-hops", "/graph/" + f.uuid(t, "link"), "graph", func(t *testing.T, tb *tab, st pageState) {
+			nodes := eval[[]string](tb, `[...document.querySelectorAll("svg#graph g.node[data-uuid]")].map(n => n.dataset.uuid)`)
+			// link → decision-open ← planner-private: the private note is two hops away.
+			for _, name := range []string{"link", "decision-open", "planner-private"} {
+				wantIn(t, "g.node", nodes, f.uuid(t, name))
+			}
+		}},
 		{"graph-entity", "/graph/entity/" + url.PathEscape("#postgres"), "graph", func(t *testing.T, tb *tab, st pageState) {
 			if n := tb.count(`svg#graph g.node.entity[data-entity="#postgres"]`); n != 1 {
 				t.Errorf("%d entity nodes for #postgres, want 1", n)
@@ -140,6 +142,11 @@ func TestPages(t *testing.T) {
 					t.Errorf("no a#%s", id)
 				}
 			}
+			for _, m := range st.Memories {
+				if m.Group == "" || m.Agent == "" {
+					t.Errorf("memory %s: data-group %q data-agent %q; the operator's view labels every memory with its group", m.UUID, m.Group, m.Agent)
+				}
+			}
 			tc.check(t, tb, st)
 			tb.screenshot(tc.name, !strings.Contains(tc.name, "-"))
 		})
@@ -167,6 +174,13 @@ func TestSearchFilters(t *testing.T) {
 		t.Errorf("select[name=kind] = %q after a kind=decision search, want decision", got)
 	}
 	tb.screenshot("kind-decision", false)
+
+	// since=130h: the conflict (4 days old) is in, the fact (6 days) out.
+	tb.mustOpen("/search?q=" + url.QueryEscape("billing service port") + "&since=130h")
+	hits = tb.uuidsIn("ol#hits > li.memory")
+	wantIn(t, "since=130h hits", hits, f.uuid(t, "conflict"))
+	wantOut(t, "since=130h hits", hits, f.uuid(t, "fact"))
+	tb.screenshot("since", false)
 
 	tb.mustOpen("/search?q=" + url.QueryEscape("zeppelin xylophone"))
 	if tb.count("p#no-hits") != 1 || tb.count("ol#hits > li") != 0 {

@@ -184,7 +184,11 @@ func (tb *tab) screenshot(name string, docs bool) {
 	if err != nil {
 		tb.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	file := filepath.Join(tb.f.shots, unsafeName.ReplaceAllString(tb.t.Name()+"-"+name, "_")+".png")
+	base := tb.t.Name()
+	if !strings.HasSuffix(base, "/"+name) {
+		base += "-" + name
+	}
+	file := filepath.Join(tb.f.shots, unsafeName.ReplaceAllString(base, "_")+".png")
 	if err := os.WriteFile(file, png, 0o644); err != nil {
 		tb.t.Fatal(err)
 	}
