@@ -41,8 +41,8 @@ func History(ctx context.Context, r SignalReader, uuid string, groups []string, 
 	}
 	instants := []instant{{s.TS, "written"}}
 	for _, e := range s.Result.Effects {
-		if e.Visible && !e.TS.Before(s.TS) && e.TS.Before(clock.At) {
-			instants = append(instants, instant{e.TS, string(e.Kind)})
+		if _, ts := e.Named(); !ts.IsZero() && !ts.Before(s.TS) && ts.Before(clock.At) {
+			instants = append(instants, instant{ts, string(e.Kind)})
 		}
 	}
 	slices.SortStableFunc(instants, func(a, b instant) int { return a.at.Compare(b.at) })

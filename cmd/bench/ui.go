@@ -10,12 +10,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/packet"
 	"github.com/memsync/memsync/memsync/webui"
@@ -33,6 +35,10 @@ type uiPage struct {
 	name    string
 	cold    bool // served by the server whose fleet status is never reused
 	targets []string
+	// engine, when set, is the engine call alone that a page makes
+	// (timed on the daemon's graph, the page's run --ui column), so that
+	// the page's own cost shows beside it in the same run.
+	engine func(ctx context.Context, i int) error
 }
 
 // measureUI is the ui figure: each page of the web view at the search
@@ -102,8 +108,25 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		}
 		return path + sep + "as=" + agents[i/2%len(agents)]
 	}
+	groups := func(i int) []string {
+		if i%2 == 0 {
+			return append([]string{journal.SharedGroup}, privateGroups(agents)...)
+		}
+		return queries[i].Groups
+	}
+	rankAlone := func(ctx context.Context, i int) error {
+		q := memsync.SearchQuery{Text: queries[i].Text, Groups: groups(i), Limit: 20}
+		_, err := memsync.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(now)})
+		return err
+	}
+	packetAlone := func(ctx context.Context, i int) error {
+		_, err := packet.BuildPacket(ctx, g, packet.Request{Role: packet.Roles[i%len(packet.Roles)], Agent: agents[i%len(agents)], Goal: queries[i].Text, AsOf: now})
+		return err
+	}
 	pages := []uiPage{{name: "fleet"}, {name: "fleet (status read)", cold: true}, {name: "agent"}, {name: "search"},
-		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet"}}
+		{name: "search: memsync.Rank alone", engine: rankAlone},
+		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet"},
+		{name: "packet: packet.BuildPacket alone", engine: packetAlone}}
 	for i := 0; i < uiRequests; i++ {
 		q := url.QueryEscape(queries[i].Text)
 		a := agents[i%len(agents)]
@@ -127,6 +150,8 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 				t = "/graph/" + pick()
 			case "graph entity":
 				t = "/graph/entity/" + url.PathEscape(entityPool[rng.Intn(len(entityPool))])
+			case "search: memsync.Rank alone", "packet: packet.BuildPacket alone":
+				t = strconv.Itoa(i)
 			case "packet":
 				t = "/packet?role=" + string(packet.Roles[i%len(packet.Roles)]) + "&goal=" + q + "&agent=" + a
 			}
@@ -155,6 +180,10 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		var cells []string
 		for _, mode := range []string{"ui", "run --ui"} {
 			srv := servers[mode]
+			if p.engine != nil && mode == "ui" {
+				cells = append(cells, "–", "–")
+				continue
+			}
 			if p.cold {
 				srv = servers["ui cold"]
 				if mode != "ui" {
@@ -163,14 +192,23 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 				}
 			}
 			// Warm the page (templates, page cache), then the runs.
-			if _, err := serve(srv, p.targets[0]); err != nil {
-				return fmt.Errorf("ui %s: %w", p.name, err)
+			if p.engine == nil {
+				if _, err := serve(srv, p.targets[0]); err != nil {
+					return fmt.Errorf("ui %s: %w", p.name, err)
+				}
 			}
 			var p50s, p95s []float64
 			for run := 0; run < o.runs; run++ {
 				lat := make([]float64, 0, len(p.targets))
-				for _, t := range p.targets {
-					ms, err := serve(srv, t)
+				for i, t := range p.targets {
+					ms, err := 0.0, error(nil)
+					if p.engine != nil {
+						start := time.Now()
+						err = p.engine(ctx, i)
+						ms = float64(time.Since(start)) / float64(time.Millisecond)
+					} else {
+						ms, err = serve(srv, t)
+					}
 					if err != nil {
 						return fmt.Errorf("ui %s: %w", p.name, err)
 					}
@@ -186,4 +224,13 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nload average after: %s; median of %s\n", loadAverage(), plural(o.runs, "run"))
 	return os.RemoveAll(root)
+}
+
+// privateGroups is each agent's private group.
+func privateGroups(agents []string) []string {
+	out := make([]string, len(agents))
+	for i, a := range agents {
+		out[i] = journal.PrivateGroup(a)
+	}
+	return out
 }

@@ -18,7 +18,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/webui"
@@ -184,14 +183,7 @@ func newUIServer(env *Env, repo string, cfg *Config, token string, lg *zap.Logge
 			defer og.Close()
 			sg = og
 		}
-		rep, err := memsync.Status(ctx, repo, sg, cfg.graph(), env.Now())
-		if err != nil {
-			return webui.Fleet{}, err
-		}
-		if why := ledger.HeadNotOnBranch(repo); why != "" {
-			rep.AutoCommit = "paused: " + why
-		}
-		remote, err := ledger.RemoteStatus(ctx, repo)
+		rep, remote, err := readStatus(ctx, repo, sg, cfg, env.Now())
 		if err != nil {
 			return webui.Fleet{}, err
 		}

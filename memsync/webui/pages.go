@@ -114,11 +114,11 @@ type agentBody struct {
 
 // Bounds of the agent page's lists: it reads lists, never the whole store.
 const (
-	agentCoreLimit   = 100
+	agentCoreLimit   = 50
 	agentNewestLimit = 20
-	agentOlderLimit  = 500
-	agentDecisions   = 200
-	agentPromotions  = 50
+	agentOlderLimit  = 200
+	agentDecisions   = 100
+	agentPromotions  = 30
 	agentOlderThan   = 7 * score.Day
 )
 
@@ -438,10 +438,10 @@ func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
 	for _, e := range sc.Result.Effects {
 		ev := eventView{Kind: string(e.Kind), Effect: e.Text()}
 		// As explain: a record the reader may not see is never named.
-		if e.Visible {
-			ev.TS, ev.UUID = e.TS.UTC().Format(time.RFC3339), e.UUID
-			if e.UUID != "" {
-				ev.Href = p.URL("/memory/" + url.PathEscape(e.UUID))
+		if id, ts := e.Named(); !ts.IsZero() {
+			ev.TS, ev.UUID = ts.UTC().Format(time.RFC3339), id
+			if id != "" {
+				ev.Href = p.URL("/memory/" + url.PathEscape(id))
 			}
 		}
 		body.Events = append(body.Events, ev)
