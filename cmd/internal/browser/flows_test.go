@@ -228,6 +228,9 @@ func TestViewAsAgent(t *testing.T) {
 				}
 			}
 			keepsAs(t, f, st)
+			if uuid, ok := strings.CutPrefix(tc.path, "/memory/"); ok {
+				explainEvents(t, f, tb, viewer, uuid, true)
+			}
 			tb.screenshot(tc.name, false)
 		})
 	}

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -81,6 +82,7 @@ func TestPages(t *testing.T) {
 			if tb.count("svg#history") != 1 {
 				t.Errorf("no svg#history")
 			}
+			explainEvents(t, f, tb, "coder", fact, false)
 			flagForm(t, tb, fact)
 		}},
 		{"memory-replaced", "/memory/" + f.uuid(t, "old"), "memory", func(t *testing.T, tb *tab, st pageState) {
@@ -92,7 +94,19 @@ func TestPages(t *testing.T) {
 		{"memory-decided", "/memory/" + f.uuid(t, "decision-done"), "memory", func(t *testing.T, tb *tab, st pageState) {
 			wantEdge(t, tb, "", "in", f.uuid(t, "outcome"))
 		}},
-		{"graph", "/graph/" + f.uuid(t, "decision-open"), "graph", func(t *testing.T, tb *tab, st pageState) {
+		{"graph", "/graph/" + f.uuid(t, "fact"), "graph", func(t *testing.T, tb *tab, st pageState) {
+			nodes := eval[[]string](tb, `[...document.querySelectorAll("svg#graph g.node[data-uuid]")].map(n => n.dataset.uuid)`)
+			for _, name := range []string{"fact", "support", "conflict", "critic-private"} {
+				wantIn(t, "g.node", nodes, f.uuid(t, name))
+			}
+			types := strings.ToLower(strings.Join(eval[[]string](tb, `[...document.querySelectorAll("svg#graph .edge[data-type]")].map(e => e.dataset.type)`), " "))
+			for _, typ := range []string{"support", "conflict"} {
+				if !strings.Contains(types, typ) {
+					t.Errorf("svg#graph edge types %q: no %s edge", types, typ)
+				}
+			}
+		}},
+		{"graph-decision", "/graph/" + f.uuid(t, "decision-open"), "graph", func(t *testing.T, tb *tab, st pageState) {
 			if tb.count("svg#graph") != 1 {
 				t.Fatalf("no svg#graph")
 			}
@@ -294,5 +308,42 @@ func wantOut(t *testing.T, where string, got []string, uuid string) {
 	t.Helper()
 	if slices.Contains(got, uuid) {
 		t.Errorf("%s: %s must not be in it", where, uuid)
+	}
+}
+
+// explainEvents checks the memory page lists as many events as `memsync
+// explain --agent agent` gives for the memory (the chart is drawn from
+// them); same, for a page seen as that agent, also the same events in the
+// same order (the operator's page names records the agent may not see).
+func explainEvents(t *testing.T, f *fixture, tb *tab, agent, uuid string, same bool) {
+	t.Helper()
+	out, err := f.memsync("explain", "--repo", f.repo, "--agent", agent, "--json", uuid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex struct {
+		Events []struct {
+			UUID   string `json:"uuid"`
+			Kind   string `json:"kind"`
+			Effect string `json:"effect"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(out), &ex); err != nil {
+		t.Fatalf("explain --json: %v\n%s", err, out)
+	}
+	if len(ex.Events) == 0 {
+		t.Fatalf("explain gives %s no events: the check proves nothing", uuid)
+	}
+	page := eval[[]string](tb, `[...document.querySelectorAll("ol#events li.event")].map(e => e.innerText)`)
+	if len(page) != len(ex.Events) {
+		t.Fatalf("ol#events has %d events %q, explain %d", len(page), page, len(ex.Events))
+	}
+	for i, e := range ex.Events {
+		if !same {
+			break
+		}
+		if !strings.Contains(page[i], e.Effect) || !strings.Contains(page[i], e.UUID) {
+			t.Errorf("event %d: the page says %q, explain %s %s (%s)", i, page[i], e.Kind, e.Effect, e.UUID)
+		}
 	}
 }

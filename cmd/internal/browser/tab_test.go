@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -194,12 +196,34 @@ func (tb *tab) screenshot(name string, docs bool) {
 	}
 	tb.t.Logf("screenshot: %s", file)
 	if docs && *update {
-		dir := filepath.Join(tb.f.root, "docs", "ui")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			tb.t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-			tb.t.Fatal(err)
-		}
+		tb.docsScreenshot(name)
+	}
+}
+
+// docsHeight is the most of a page the README's screenshots show.
+const docsHeight = 900
+
+// docsScreenshot writes docs/ui/NAME.png: the page's top, 1280 px wide and
+// at most docsHeight high, so the README's images stay small.
+func (tb *tab) docsScreenshot(name string) {
+	tb.t.Helper()
+	height := min(eval[float64](tb, "document.documentElement.scrollHeight"), docsHeight)
+	width := eval[float64](tb, "document.documentElement.clientWidth")
+	png, err := chromedp.Run(tb.ctx, func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
+		res, err := cdp.Call(ctx, t, page.CaptureScreenshot, page.CaptureScreenshotParams{
+			Format: page.CaptureScreenshotFormatPng, CaptureBeyondViewport: new(true),
+			Clip: &page.Viewport{Width: width, Height: height, Scale: 1},
+		})
+		return res.Data, err
+	})
+	if err != nil {
+		tb.t.Fatalf("screenshot %s for docs/ui: %v", name, err)
+	}
+	dir := filepath.Join(tb.f.root, "docs", "ui")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.t.Fatal(err)
 	}
 }
