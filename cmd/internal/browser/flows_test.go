@@ -286,6 +286,12 @@ func keepsAs(t *testing.T, f *fixture, st pageState) {
 			t.Errorf("link %s drops ?as=%s (path %q, query %q, fragment %q)", l, viewer, u.Path, u.RawQuery, u.Fragment)
 		}
 	}
+	for _, form := range st.PostForms {
+		u, err := url.Parse(form.Action)
+		if err != nil || (u.Query().Get("as") != viewer && form.As != viewer) {
+			t.Errorf("POST form#%s (action %s) drops as=%s: what it journals would not be %s's", form.ID, form.Action, viewer, viewer)
+		}
+	}
 	for _, form := range st.GetForms {
 		id, query, _ := strings.Cut(form, "?")
 		if q, _ := url.ParseQuery(query); q.Get("as") != viewer {
@@ -363,6 +369,7 @@ func TestFlagPOSTNeedsCSRF(t *testing.T) {
 		t.Fatal("form#flag carries no csrf token")
 	}
 	before := len(journalRecords(t, f.repo))
+	tb.expectFailure(f.base + "/memory/" + target + "/flag")
 	post := func(body string) int {
 		return eval[int](tb, `fetch("/memory/`+target+`/flag", {method: "POST", redirect: "manual",
 			headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: `+jsString(body)+`}).then(r => r.status)`,

@@ -12,32 +12,53 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
 // tab is one Chromium tab of a test. Every request the tab's pages make is
-// watched: one to any address but 127.0.0.1 fails the test when it ends.
+// watched: one to any address but 127.0.0.1 fails the test when it ends,
+// and so does an error in the page's console (a script error, a resource
+// that failed to load, a Content-Security-Policy violation) but for the
+// failed requests the test expects.
 type tab struct {
 	t   *testing.T
 	f   *fixture
 	ctx context.Context
 
-	mu      sync.Mutex
-	offsite []string
+	mu       sync.Mutex
+	offsite  []string
+	console  []consoleError
+	expected map[string]bool // URLs the test expects to fail
 }
+
+// consoleError is an error the page's console showed.
+type consoleError struct{ source, url, text string }
 
 // newTab opens a tab in the shared Chromium, closed when the test ends.
 func (f *fixture) newTab(t *testing.T) *tab {
 	t.Helper()
-	tb := &tab{t: t, f: f}
+	tb := &tab{t: t, f: f, expected: map[string]bool{}}
 	ctx, cancel := chromedp.NewContext(f.browser, chromedp.WithListener(func(ev any) {
 		// Runs in the tab's event loop: note, never block.
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok && e.Request != nil && !loopback(e.Request.URL) {
-			tb.mu.Lock()
-			tb.offsite = append(tb.offsite, e.Request.URL)
-			tb.mu.Unlock()
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if e.Request != nil && !loopback(e.Request.URL) {
+				tb.offsite = append(tb.offsite, e.Request.URL)
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry != nil && e.Entry.Level == cdplog.EntryLevelError {
+				tb.console = append(tb.console, consoleError{string(e.Entry.Source), e.Entry.URL, e.Entry.Text})
+			}
+		case *runtime.EventExceptionThrown:
+			if d := e.ExceptionDetails; d != nil {
+				tb.console = append(tb.console, consoleError{"exception", d.URL, d.Text})
+			}
 		}
 	}))
 	if err := chromedp.Do(ctx); err != nil { // opens the tab, bound to ctx alone
@@ -54,6 +75,14 @@ func (f *fixture) newTab(t *testing.T) *tab {
 		defer tb.mu.Unlock()
 		for _, u := range tb.offsite {
 			t.Errorf("a page fetched %s: nothing may be fetched from an address other than 127.0.0.1", u)
+		}
+		for _, c := range tb.console {
+			// The browser asks for /favicon.ico by itself; the pages name no
+			// icon, and its 404 is no error of theirs.
+			if c.source == string(cdplog.EntrySourceNetwork) && (tb.expected[c.url] || strings.HasSuffix(c.url, "/favicon.ico")) {
+				continue
+			}
+			t.Errorf("the console of %s shows a %s error: %s", c.url, c.source, c.text)
 		}
 	})
 	return tb
@@ -84,7 +113,19 @@ func (tb *tab) open(path string) int64 {
 	if resp == nil {
 		tb.t.Fatalf("open %s: no response", path)
 	}
+	if resp.Status >= 400 {
+		// The caller asserts the status; the console's note of it is no
+		// error of the page.
+		tb.expectFailure(tb.f.base + path)
+	}
 	return resp.Status
+}
+
+// expectFailure tells the tab a request to url is meant to fail.
+func (tb *tab) expectFailure(url string) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.expected[url] = true
 }
 
 // mustOpen opens path and fails the test unless it answers 200.
@@ -116,14 +157,19 @@ type memory struct {
 
 // pageState is what a page shows, read in one evaluation.
 type pageState struct {
-	Page     string   `json:"page"`
-	Viewer   string   `json:"viewer"`
-	Source   string   `json:"source"`
-	URL      string   `json:"url"`
-	Text     string   `json:"text"` // the body's innerText
-	Memories []memory `json:"memories"`
-	Links    []string `json:"links"`    // every a[href] (HTML and SVG), absolute
-	GetForms []string `json:"getForms"` // per GET form: its id and its fields, as a query string
+	Page      string   `json:"page"`
+	Viewer    string   `json:"viewer"`
+	Source    string   `json:"source"`
+	URL       string   `json:"url"`
+	Text      string   `json:"text"` // the body's innerText
+	Memories  []memory `json:"memories"`
+	Links     []string `json:"links"`    // every a[href] (HTML and SVG), absolute
+	GetForms  []string `json:"getForms"` // per GET form: its id and its fields, as a query string
+	PostForms []struct {
+		ID     string `json:"id"`
+		Action string `json:"action"` // absolute
+		As     string `json:"as"`     // its field as, if any
+	} `json:"postForms"`
 }
 
 const stateJS = `(() => {
@@ -139,6 +185,8 @@ const stateJS = `(() => {
 		links: [...document.querySelectorAll("a[href]")].map(a => new URL(a.getAttribute("href"), location.href).href),
 		getForms: [...document.querySelectorAll("form")].filter(f => (f.getAttribute("method") || "get").toLowerCase() === "get")
 			.map(f => (f.id || "form") + "?" + new URLSearchParams(new FormData(f)).toString()),
+		postForms: [...document.querySelectorAll("form")].filter(f => (f.getAttribute("method") || "").toLowerCase() === "post")
+			.map(f => ({id: f.id, action: f.action, as: new FormData(f).get("as") || ""})),
 	};
 })()`
 
