@@ -27,19 +27,7 @@ func TestFlagWrongLeavesSearch(t *testing.T) {
 	target := f.uuid(t, "flag-me")
 	const by, note = "Ada Lovelace", "the runners' clocks are in sync"
 
-	// What `memsync flag` journals for the same flag, in a clone of the
-	// repository as it stands before the browser flags anything.
-	clone := filepath.Join(t.TempDir(), "clone")
-	if _, err := f.run(filepath.Dir(f.repo), "git", "clone", "-q", f.repo, clone); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.memsync("sync", "--repo", clone); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.memsync("flag", "--repo", clone, "--wrong", "--by", by, "--note", note, target); err != nil {
-		t.Fatal(err)
-	}
-	want := feedbackFor(t, clone, target)
+	want := cliFeedback(t, f, target, "--wrong", "--by", by, "--note", note)
 
 	tb := f.newTab(t)
 	tb.mustOpen("/search")
@@ -78,14 +66,7 @@ func TestFlagWrongLeavesSearch(t *testing.T) {
 	}
 	tb.screenshot("flagged", false)
 
-	got := feedbackFor(t, f.repo, target)
-	for _, rec := range []map[string]any{got, want} {
-		delete(rec, "uuid")
-		delete(rec, "ts")
-	}
-	if !maps.EqualFunc(got, want, func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
-		t.Errorf("the page journaled\n%v\nmemsync flag journals\n%v", got, want)
-	}
+	sameFeedback(t, feedbackFor(t, f.repo, target), want)
 
 	// The daemon beside the ui projects the flag; poll until it has.
 	deadline := time.Now().Add(time.Minute)
@@ -108,6 +89,107 @@ func TestFlagWrongLeavesSearch(t *testing.T) {
 	if got := eval[string](tb, `document.querySelector("#record")?.className || ""`); !strings.Contains(got, "status-archived") {
 		t.Errorf("#record class %q after the wrong flag, want status-archived", got)
 	}
+}
+
+// cliFeedback is the record `memsync flag FLAGS target` journals, in a clone
+// of the repository as committed by the seed (so as no page has flagged
+// anything).
+func cliFeedback(t *testing.T, f *fixture, target string, flags ...string) map[string]any {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "clone")
+	if _, err := f.run(filepath.Dir(f.repo), "git", "clone", "-q", f.repo, clone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.memsync("sync", "--repo", clone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.memsync(append(append([]string{"flag", "--repo", clone}, flags...), target)...); err != nil {
+		t.Fatal(err)
+	}
+	return feedbackFor(t, clone, target)
+}
+
+// sameFeedback checks the page journaled the record memsync flag does, but
+// for its own uuid and time.
+func sameFeedback(t *testing.T, got, want map[string]any) {
+	t.Helper()
+	for _, rec := range []map[string]any{got, want} {
+		delete(rec, "uuid")
+		delete(rec, "ts")
+	}
+	if !maps.EqualFunc(got, want, func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+		t.Errorf("the page journaled\n%v\nmemsync flag journals\n%v", got, want)
+	}
+}
+
+// TestFlagAsAgent: a flag made on a page ?as=coder is journaled in coder's
+// journal, the record `memsync flag --agent coder` writes, and the page it
+// returns to keeps ?as=coder.
+func TestFlagAsAgent(t *testing.T) {
+	f := setup(t)
+	target := f.uuid(t, "decision-open") // planner's, shared
+	const by = "Grace Hopper"
+	want := cliFeedback(t, f, target, "--verified", "--agent", viewer, "--by", by)
+
+	tb := f.newTab(t)
+	tb.mustOpen(withAs("/memory/"+target, viewer))
+	if err := chromedp.Do(tb.ctx, chromedp.SendKeys(chromedp.CSS("form#flag input[name=by]"), by)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(`form#flag button[name=flag][value=verified]`)))
+	if err != nil {
+		t.Fatalf("flag it verified: %v", err)
+	}
+	if u, _ := url.Parse(resp.URL); resp.Status != 200 || u == nil || u.Path != "/memory/"+target || u.Query().Get("as") != viewer {
+		t.Errorf("after the flag: HTTP %d at %s; want the memory's page as %s", resp.Status, resp.URL, viewer)
+	}
+	if flash := tb.textOf("#flash"); !strings.Contains(flash, "verified") {
+		t.Errorf("#flash %q: want it to say the memory was flagged verified", flash)
+	}
+	tb.screenshot("flagged", false)
+	// Wait for the daemon to project it (later tests compare the page
+	// with explain, which must not race the projection).
+	deadline := time.Now().Add(time.Minute)
+	for tb.count(`ol#events li.event[data-kind="feedback"]`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the flag the memory's events show no feedback")
+		}
+		time.Sleep(100 * time.Millisecond)
+		tb.mustOpen(withAs("/memory/"+target, viewer))
+	}
+	got := feedbackFor(t, f.repo, target)
+	if got["agent"] != viewer {
+		t.Errorf("the flag went to %v's journal, want %s's", got["agent"], viewer)
+	}
+	sameFeedback(t, got, want)
+}
+
+// TestFleetRefreshes: the fleet page refreshes itself: a record appended
+// while it is open shows in its agent's row without the test navigating.
+func TestFleetRefreshes(t *testing.T) {
+	f := setup(t)
+	tb := f.newTab(t)
+	tb.mustOpen("/")
+	row := `table#fleet tr.agent[data-agent="critic"]`
+	before := tb.textOf(row)
+	if before == "" {
+		t.Fatalf("no %s", row)
+	}
+	if _, err := f.memsync("append", "--repo", f.repo, "--agent", "critic", "--kind", "observation", "--scope", "shared",
+		"The fleet page refreshes itself"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for tb.textOf(row) == before {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after a critic record was appended the fleet row still reads %q", before)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if st := tb.state(); st.URL != f.base+"/" || st.Page != "fleet" {
+		t.Errorf("the tab is at %s (%s), want the fleet", st.URL, st.Page)
+	}
+	tb.screenshot("refreshed", false)
 }
 
 // feedbackFor is the one feedback record in repo's journals that links to
