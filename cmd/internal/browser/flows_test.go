@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -483,5 +484,53 @@ func TestFlagPOSTNeedsCSRF(t *testing.T) {
 	}
 	if after := len(journalRecords(t, f.repo)); after != before {
 		t.Errorf("refused POSTs journaled %d records", after-before)
+	}
+}
+
+// TestOfflineFromJournals: a ui whose graph cannot be opened (a damaged
+// embedded store) reads the journals, every page says so (data-source
+// "journals"), search still finds and ranks, and ?as= still hides another
+// agent's private memory.
+func TestOfflineFromJournals(t *testing.T) {
+	f := setup(t)
+	clone := filepath.Join(t.TempDir(), "clone")
+	if _, err := f.run(filepath.Dir(f.repo), "git", "clone", "-q", f.repo, clone); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(clone, ".memsync"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(clone, ".memsync", "graph.db"), bytes.Repeat([]byte("not a database "), 512), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, d, err := f.serve(clone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.stop)
+	tb := f.newTab(t)
+	tb.base = base
+	for _, tc := range []struct {
+		name, path string
+		want       string // a seeded memory the page shows
+	}{
+		{"fleet", "/", ""},
+		{"search", "/search?q=postgres", "decision-open"},
+		{"memory", "/memory/" + f.uuid(t, "fact"), "fact"},
+		{"agent", "/agents/planner", "core"},
+		{"search-as", withAs("/search?q=roadmap", viewer), ""},
+	} {
+		tb.mustOpen(tc.path)
+		st := tb.state()
+		if st.Source != "journals" {
+			t.Errorf("%s: data-source %q on a repository never synced, want journals", tc.path, st.Source)
+		}
+		if tc.want != "" && !slices.ContainsFunc(st.Memories, func(m memory) bool { return m.UUID == f.uuid(t, tc.want) }) {
+			t.Errorf("%s: does not show %s from the journals", tc.path, tc.want)
+		}
+		if strings.Contains(eval[string](tb, "document.documentElement.outerHTML"), f.uuid(t, "planner-private")) && st.Viewer != "operator" {
+			t.Errorf("%s: shows planner's private memory to %s", tc.path, viewer)
+		}
+		tb.screenshot(tc.name, false)
 	}
 }

@@ -313,7 +313,7 @@ type daemon struct {
 // start starts memsync with args in the repository; teardown stops it.
 func (f *fixture) start(args ...string) (*daemon, error) {
 	d := &daemon{cmd: exec.Command(filepath.Join(f.bin, "memsync"), args...), out: &syncBuffer{}, exited: make(chan error, 1)}
-	d.cmd.Dir, d.cmd.Env = f.repo, f.env
+	d.cmd.Dir, d.cmd.Env = filepath.Dir(f.repo), f.env
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	if err := d.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("memsync %s: %w", strings.Join(args, " "), err)
@@ -344,19 +344,26 @@ func (f *fixture) startDaemon() error {
 	return err
 }
 
-// startUI starts `memsync ui` on a free loopback port and waits until it
-// answers; a port taken between choosing and binding is tried again.
+// startUI starts `memsync ui` on the seeded repository.
 func (f *fixture) startUI() error {
+	base, _, err := f.serve(f.repo)
+	f.base = base
+	return err
+}
+
+// serve starts `memsync ui` on repo on a free loopback port and waits until
+// it answers; a port taken between choosing and binding is tried again.
+func (f *fixture) serve(repo string) (string, *daemon, error) {
 	for attempt := 0; ; attempt++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return err
+			return "", nil, err
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		d, err := f.start("ui", "--repo", f.repo, "--addr", addr)
+		d, err := f.start("ui", "--repo", repo, "--addr", addr)
 		if err != nil {
-			return err
+			return "", nil, err
 		}
 		base := "http://" + addr
 		if err := awaitServer(base, d.exited); err != nil {
@@ -364,10 +371,9 @@ func (f *fixture) startUI() error {
 			if strings.Contains(d.out.String(), "address already in use") && attempt < 2 {
 				continue // another process took the port first
 			}
-			return fmt.Errorf("memsync ui --addr %s: %w\noutput:\n%s", addr, err, d.out.String())
+			return "", nil, fmt.Errorf("memsync ui --addr %s: %w\noutput:\n%s", addr, err, d.out.String())
 		}
-		f.base = base
-		return nil
+		return base, d, nil
 	}
 }
 

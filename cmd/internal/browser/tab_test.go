@@ -25,9 +25,10 @@ import (
 // that failed to load, a Content-Security-Policy violation) but for the
 // failed requests the test expects.
 type tab struct {
-	t   *testing.T
-	f   *fixture
-	ctx context.Context
+	t    *testing.T
+	f    *fixture
+	base string // the ui server's http://127.0.0.1:PORT
+	ctx  context.Context
 
 	mu       sync.Mutex
 	offsite  []string
@@ -41,7 +42,7 @@ type consoleError struct{ source, url, text string }
 // newTab opens a tab in the shared Chromium, closed when the test ends.
 func (f *fixture) newTab(t *testing.T) *tab {
 	t.Helper()
-	tb := &tab{t: t, f: f, expected: map[string]bool{}}
+	tb := &tab{t: t, f: f, base: f.base, expected: map[string]bool{}}
 	ctx, cancel := chromedp.NewContext(f.browser, chromedp.WithListener(func(ev any) {
 		// Runs in the tab's event loop: note, never block.
 		tb.mu.Lock()
@@ -106,7 +107,7 @@ func loopback(raw string) bool {
 // HTTP status of the page; a navigation that fails fails the test.
 func (tb *tab) open(path string) int64 {
 	tb.t.Helper()
-	resp, err := chromedp.Run(tb.ctx, chromedp.NavigateResponse(tb.f.base+path))
+	resp, err := chromedp.Run(tb.ctx, chromedp.NavigateResponse(tb.base+path))
 	if err != nil {
 		tb.t.Fatalf("open %s: %v", path, err)
 	}
@@ -116,7 +117,7 @@ func (tb *tab) open(path string) int64 {
 	if resp.Status >= 400 {
 		// The caller asserts the status; the console's note of it is no
 		// error of the page.
-		tb.expectFailure(tb.f.base + path)
+		tb.expectFailure(tb.base + path)
 	}
 	return resp.Status
 }
