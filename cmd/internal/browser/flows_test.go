@@ -67,7 +67,11 @@ func TestFlagWrongLeavesSearch(t *testing.T) {
 	}
 	tb.screenshot("flagged", false)
 
-	sameFeedback(t, feedbackFor(t, f.repo, target), want)
+	got := feedbackFor(t, f.repo, target)
+	if uuid, _ := got["uuid"].(string); !strings.Contains(flash, by) || !strings.Contains(flash, uuid) {
+		t.Errorf("#flash %q: want it to name %s and the record it journaled, %s", flash, by, uuid)
+	}
+	sameFeedback(t, got, want)
 
 	// The daemon beside the ui projects the flag; poll until it has.
 	deadline := time.Now().Add(time.Minute)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestPages opens every page in the operator's view (no ?as=) and asserts
@@ -344,6 +346,89 @@ func explainEvents(t *testing.T, f *fixture, tb *tab, agent, uuid string, same b
 		}
 		if !strings.Contains(page[i], e.Effect) || !strings.Contains(page[i], e.UUID) {
 			t.Errorf("event %d: the page says %q, explain %s %s (%s)", i, page[i], e.Kind, e.Effect, e.UUID)
+		}
+	}
+}
+
+// TestPacketForm: the packet form, filled in the browser (role, agent,
+// goal), builds the packet `memsync packet` builds for the same request:
+// the same memories in each section.
+func TestPacketForm(t *testing.T) {
+	f := setup(t)
+	const role, agent, goal = "critic", "critic", "review the billing service port"
+	tb := f.newTab(t)
+	tb.mustOpen("/packet")
+	if err := chromedp.Do(tb.ctx,
+		chromedp.SetValue(chromedp.CSS("form#packet select[name=role]"), role),
+		chromedp.SetValue(chromedp.CSS("form#packet select[name=agent]"), agent),
+		chromedp.SendKeys(chromedp.CSS("form#packet input[name=goal]"), goal),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS("form#packet button[type=submit]"))); err != nil {
+		t.Fatalf("build the packet: %v", err)
+	}
+	st := tb.state()
+	if u, _ := url.Parse(st.URL); u == nil || u.Query().Get("role") != role || u.Query().Get("goal") != goal {
+		t.Errorf("the form led to %s, want role=%s and the goal in the URL a person can share", st.URL, role)
+	}
+	out, err := f.memsync("packet", "--repo", f.repo, "--role", role, "--agent", agent, "--goal", goal, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pk map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &pk); err != nil {
+		t.Fatalf("packet --json: %v\n%s", err, out)
+	}
+	var want []string
+	for _, section := range []string{"core", "hard_constraints", "procedures_to_follow", "pitfalls_to_avoid", "relevant_facts", "open_questions"} {
+		var items []struct{ UUID string }
+		if err := json.Unmarshal(pk[section], &items); err != nil {
+			t.Fatalf("packet --json %s: %v", section, err)
+		}
+		for _, it := range items {
+			if it.UUID != "" && !slices.Contains(want, it.UUID) {
+				want = append(want, it.UUID)
+			}
+		}
+	}
+	var got []string
+	for _, u := range tb.uuidsIn("#packet") {
+		if !slices.Contains(got, u) {
+			got = append(got, u)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("#packet holds %v, memsync packet %v", got, want)
+	}
+	tb.screenshot("packet", false)
+}
+
+// TestSearchMatchesCLI: the search page ranks as `memsync search` does for
+// the same agent and query: the same hits in the same order.
+func TestSearchMatchesCLI(t *testing.T) {
+	f := setup(t)
+	tb := f.newTab(t)
+	for _, q := range []string{"billing", "billing service port", "postgres"} {
+		out, err := f.memsync("search", "--repo", f.repo, "--agent", viewer, "--json", "--limit", "20", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Results []struct{ UUID string }
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("search --json: %v\n%s", err, out)
+		}
+		var want []string
+		for _, r := range res.Results {
+			want = append(want, r.UUID)
+		}
+		tb.mustOpen(withAs("/search?q="+url.QueryEscape(q), viewer))
+		if got := tb.uuidsIn("ol#hits > li.memory"); len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("%q as %s: the page ranks\n%v\nmemsync search\n%v", q, viewer, got, want)
 		}
 	}
 }
