@@ -18,7 +18,7 @@ const (
 	graphWidth   = 900
 	graphHeight  = 700
 	graphPerHop  = 24
-	graphEntityN = 100
+	graphEntityN = 50
 )
 
 // gnode is one node of a drawn neighbourhood.
