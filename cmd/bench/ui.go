@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,19 +34,21 @@ type uiPage struct {
 	name    string
 	cold    bool // served by the server whose fleet status is never reused
 	targets []string
-	// engine, when set, is the engine call alone that a page makes
-	// (timed on the daemon's graph, the page's run --ui column), so that
-	// the page's own cost shows beside it in the same run.
+	// engine, when set, is the engine call alone that the page makes,
+	// timed on the daemon's graph right after each of the page's run --ui
+	// requests (A/B pairs back to back), so that the page's own cost
+	// shows beside it under the same load.
 	engine func(ctx context.Context, i int) error
 }
 
 // measureUI is the ui figure: each page of the web view at the search
 // corpus's size (100,000 memories; the harness's corpus, written as
 // journals and projected into the embedded store), served in-process
-// through webui's real handler (httptest), p50/p95 per page; once as
-// `memsync ui` reads (the store opened read-only per request) and once as
-// `memsync run --ui` reads (the daemon's open graph). Half the requests
-// are the operator's, half ?as= an agent. It writes its own table to w.
+// through webui's real handler (httptest), p50/p95 per page, in turn with
+// the store opened read-only per request (as the read commands do), kept
+// open read-only (as `memsync ui` reads) and the daemon's own graph (as
+// `memsync run --ui` reads). Half the requests are the operator's, half
+// ?as= an agent. It writes its own table to w.
 func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	o := b.opts
 	root := filepath.Join(b.tmp, "ui")
@@ -81,13 +82,19 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		}
 		return webui.Reader{Searcher: rg, Close: func() { rg.Close() }}
 	}
+	ro, err := embedded.OpenReadOnly(dir, zap.NewNop())
+	if err != nil {
+		return fmt.Errorf("ui: open read-only: %w", err)
+	}
+	defer ro.Close()
+	kept := func(context.Context) webui.Reader { return webui.Reader{Searcher: ro} }
 	held := func(context.Context) webui.Reader { return webui.Reader{Searcher: g} }
 	servers := map[string]*webui.Server{}
 	for _, s := range []struct {
 		name string
 		open func(context.Context) webui.Reader
 		ttl  time.Duration
-	}{{"ui", perRequest, 0}, {"run --ui", held, 0}, {"ui cold", perRequest, -1}} {
+	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}} {
 		srv, err := webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Now: func() time.Time { return now }})
 		if err != nil {
 			return err
@@ -123,10 +130,8 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		_, err := packet.BuildPacket(ctx, g, packet.Request{Role: packet.Roles[i%len(packet.Roles)], Agent: agents[i%len(agents)], Goal: queries[i].Text, AsOf: now})
 		return err
 	}
-	pages := []uiPage{{name: "fleet"}, {name: "fleet (status read)", cold: true}, {name: "agent"}, {name: "search"},
-		{name: "search: memsync.Rank alone", engine: rankAlone},
-		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet"},
-		{name: "packet: packet.BuildPacket alone", engine: packetAlone}}
+	pages := []uiPage{{name: "fleet"}, {name: "fleet (status read)", cold: true}, {name: "agent"}, {name: "search", engine: rankAlone},
+		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet", engine: packetAlone}}
 	for i := 0; i < uiRequests; i++ {
 		q := url.QueryEscape(queries[i].Text)
 		a := agents[i%len(agents)]
@@ -150,8 +155,6 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 				t = "/graph/" + pick()
 			case "graph entity":
 				t = "/graph/entity/" + url.PathEscape(entityPool[rng.Intn(len(entityPool))])
-			case "search: memsync.Rank alone", "packet: packet.BuildPacket alone":
-				t = strconv.Itoa(i)
 			case "packet":
 				t = "/packet?role=" + string(packet.Roles[i%len(packet.Roles)]) + "&goal=" + q + "&agent=" + a
 			}
@@ -174,53 +177,57 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	b.logf("ui: load average before %s", loadAverage())
 	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, in-process through the handler; %s per page per run, half ?as=)\n\n",
 		thousands(float64(o.searchCorpus)), plural(uiRequests, "request"))
-	fmt.Fprintln(w, "| page | memsync ui p50 ms | memsync ui p95 ms | run --ui p50 ms | run --ui p95 ms |")
+	fmt.Fprintln(w, "| page | store opened per request p50 / p95 ms | memsync ui (read-only store kept) p50 / p95 ms | run --ui (the daemon's graph) p50 / p95 ms | its engine call alone p50 / p95 ms (paired with run --ui) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 	for _, p := range pages {
 		var cells []string
-		for _, mode := range []string{"ui", "run --ui"} {
+		alone := "–"
+		for _, mode := range []string{"open per request", "ui", "run --ui"} {
 			srv := servers[mode]
-			if p.engine != nil && mode == "ui" {
-				cells = append(cells, "–", "–")
-				continue
-			}
+			paired := p.engine != nil && mode == "run --ui"
 			if p.cold {
 				srv = servers["ui cold"]
 				if mode != "ui" {
-					cells = append(cells, "–", "–")
+					cells = append(cells, "–")
 					continue
 				}
 			}
 			// Warm the page (templates, page cache), then the runs.
-			if p.engine == nil {
-				if _, err := serve(srv, p.targets[0]); err != nil {
-					return fmt.Errorf("ui %s: %w", p.name, err)
-				}
+			if _, err := serve(srv, p.targets[0]); err != nil {
+				return fmt.Errorf("ui %s: %w", p.name, err)
 			}
-			var p50s, p95s []float64
+			var p50s, p95s, a50s, a95s []float64
 			for run := 0; run < o.runs; run++ {
 				lat := make([]float64, 0, len(p.targets))
+				var eng []float64
 				for i, t := range p.targets {
-					ms, err := 0.0, error(nil)
-					if p.engine != nil {
-						start := time.Now()
-						err = p.engine(ctx, i)
-						ms = float64(time.Since(start)) / float64(time.Millisecond)
-					} else {
-						ms, err = serve(srv, t)
-					}
+					ms, err := serve(srv, t)
 					if err != nil {
 						return fmt.Errorf("ui %s: %w", p.name, err)
 					}
 					lat = append(lat, ms)
+					if paired {
+						start := time.Now()
+						if err := p.engine(ctx, i); err != nil {
+							return fmt.Errorf("ui %s alone: %w", p.name, err)
+						}
+						eng = append(eng, float64(time.Since(start))/float64(time.Millisecond))
+					}
 				}
 				p50s, p95s = append(p50s, percentile(lat, 50)), append(p95s, percentile(lat, 95))
 				b.logf("ui %s (%s) run %d: p50 %s ms, p95 %s ms, max %s ms", p.name, mode, run+1,
 					millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)))
+				if paired {
+					a50s, a95s = append(a50s, percentile(eng, 50)), append(a95s, percentile(eng, 95))
+					b.logf("ui %s engine alone run %d: p50 %s ms, p95 %s ms", p.name, run+1, millis(percentile(eng, 50)), millis(percentile(eng, 95)))
+				}
 			}
-			cells = append(cells, millis(percentile(p50s, 50)), millis(percentile(p95s, 50)))
+			cells = append(cells, millis(percentile(p50s, 50))+" / "+millis(percentile(p95s, 50)))
+			if paired {
+				alone = millis(percentile(a50s, 50)) + " / " + millis(percentile(a95s, 50))
+			}
 		}
-		fmt.Fprintf(w, "| %s | %s |\n", p.name, strings.Join(cells, " | "))
+		fmt.Fprintf(w, "| %s | %s | %s |\n", p.name, strings.Join(cells, " | "), alone)
 	}
 	fmt.Fprintf(w, "\nload average after: %s; median of %s\n", loadAverage(), plural(o.runs, "run"))
 	return os.RemoveAll(root)

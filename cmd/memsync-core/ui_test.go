@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // lockedBuffer is a buffer a running command writes while a test reads.
@@ -119,4 +121,54 @@ func TestUIServesUntilStopped(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("ui did not stop")
 	}
+}
+
+// The web view keeps one open graph for its requests while the store is
+// the same file, and opens the new one when the store is replaced (a
+// rebuild), closing the old once its last request ends.
+func TestUIHeldGraphFollowsTheStore(t *testing.T) {
+	repo := initRepo(t, "alice")
+	if r := cli(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--scope", "shared", "kept"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := cli(t, "sync", "--repo", repo); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	var cfg Config
+	env := &Env{Getenv: func(string) string { return "" }, Now: time.Now, Stderr: io.Discard}
+	if err := loadConfig(env, repo, newRepoCmd(env, "ui", "", "").FlagSet, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	h := &heldGraph{cfg: &cfg, repo: repo, lg: zap.NewNop()}
+	defer h.close()
+	r1, r2 := h.reader(context.Background()), h.reader(context.Background())
+	if r1.Offline || r1.Searcher != r2.Searcher {
+		t.Fatalf("two requests on the same store: %T %T (offline %v), want one open graph", r1.Searcher, r2.Searcher, r1.Offline)
+	}
+	// Replace the store's file, as a rebuild does.
+	db := filepath.Join(layout(repo).LocalDir(), "graph.db")
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db+".new", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(db+".new", db); err != nil {
+		t.Fatal(err)
+	}
+	r3 := h.reader(context.Background())
+	if r3.Searcher == r1.Searcher {
+		t.Fatal("the store was replaced, the old graph still served")
+	}
+	// The old one still answers the requests that hold it.
+	if _, err := r1.Get(context.Background(), []string{"mem_probe"}); err != nil {
+		t.Fatalf("a request's graph closed under it: %v", err)
+	}
+	r1.Close()
+	r2.Close()
+	if _, err := r1.Get(context.Background(), []string{"mem_probe"}); err == nil {
+		t.Error("the replaced graph is still open after its last request")
+	}
+	r3.Close()
 }

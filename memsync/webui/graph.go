@@ -18,7 +18,7 @@ const (
 	graphWidth   = 900
 	graphHeight  = 700
 	graphPerHop  = 24
-	graphEntityN = 100
+	graphEntityN = 50
 )
 
 // gnode is one node of a drawn neighbourhood.
@@ -105,17 +105,18 @@ func (nb *neighbourhood) grow(ctx context.Context, sr memsync.Searcher, frontier
 		return false
 	}
 	want := map[string][][2]string{} // target -> (type, from)
-	var ids []string
+	var ids, mems []string
 	for _, id := range frontier {
-		g := nb.nodes[id]
-		if g == nil || g.UUID == "" {
-			continue
+		if g := nb.nodes[id]; g != nil && g.UUID != "" {
+			mems = append(mems, id)
 		}
-		got, err := sr.Get(ctx, []string{id})
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", id, err)
-		}
-		n, ok := got[id]
+	}
+	from, err := sr.Get(ctx, mems)
+	if err != nil {
+		return nil, fmt.Errorf("read %d memories: %w", len(mems), err)
+	}
+	for _, id := range mems {
+		n, ok := from[id]
 		if !ok {
 			continue
 		}
@@ -145,12 +146,6 @@ func (nb *neighbourhood) grow(ctx context.Context, sr memsync.Searcher, frontier
 			} else {
 				nb.addEdge(e[0], e[1], id)
 			}
-		}
-	}
-	var mems []string
-	for _, id := range frontier {
-		if g := nb.nodes[id]; g != nil && g.UUID != "" {
-			mems = append(mems, id)
 		}
 	}
 	refs, err := sr.Incoming(ctx, mems)

@@ -140,7 +140,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := s.newPage(r, "agent", "agent "+agent, v)
-	body := agentBody{Agent: agent, Bound: fmt.Sprintf("review: among the core tier and the %d newest memories older than %d days", agentOlderLimit, agentOlderThan/score.Day)}
+	body := agentBody{Agent: agent, Bound: fmt.Sprintf("review: among the core tier and the %d newest memories older than %d days; promotions: of the private memories listed here", agentOlderLimit, agentOlderThan/score.Day)}
 	ctx := r.Context()
 	clock := memsync.Present(s.cfg.Now())
 	rd := s.open(ctx)
@@ -151,16 +151,11 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return fmt.Errorf("%T cannot list memories", sr)
 		}
-		shared := []string{}
-		if slices.Contains(groups, journal.SharedGroup) {
-			shared = []string{journal.SharedGroup}
-		}
 		queries := []memsync.ListQuery{
 			{Groups: groups, Core: true, Limit: agentCoreLimit},
 			{Groups: groups, Limit: agentNewestLimit},
 			{Groups: groups, Until: clock.At.Add(-agentOlderThan), Limit: agentOlderLimit},
 			{Groups: groups, Kinds: []journal.Kind{journal.KindDecision}, Until: clock.At.Add(-packet.OutcomeWait), Limit: agentDecisions},
-			{Groups: shared, Kinds: []journal.Kind{journal.KindPromotion}, Limit: agentPromotions},
 		}
 		lists := make([][]memsync.Node, len(queries))
 		var all []memsync.Node
@@ -181,6 +176,38 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+		// Promotions: listing a kind the store holds few of would scan
+		// the whole shared group, so the promotions of the agent's private
+		// memories listed here are looked up by their derived uuids
+		// (memsync.PromotionUUID), with any promotion the lists hold.
+		var promoIDs []string
+		for _, n := range all {
+			if n.Agent == agent && n.Scope == journal.ScopePrivate {
+				promoIDs = append(promoIDs, memsync.PromotionUUID(n.UUID))
+			}
+		}
+		promos, err := sr.Get(ctx, promoIDs)
+		if err != nil {
+			return fmt.Errorf("read %s's promotions: %w", agent, err)
+		}
+		var promoted []memsync.Node
+		for _, n := range all {
+			if n.Kind == journal.KindPromotion && n.Agent == agent {
+				promoted = append(promoted, n)
+			}
+		}
+		for _, id := range promoIDs {
+			if n, ok := promos[id]; ok && !seen[id] && slices.Contains(groups, n.Record.GroupID()) {
+				seen[id] = true
+				promoted = append(promoted, n)
+				all = append(all, n)
+			}
+		}
+		slices.SortFunc(promoted, memsync.NewerFirst)
+		if len(promoted) > agentPromotions {
+			promoted = promoted[:agentPromotions]
+		}
+		lists = append(lists, promoted)
 		scored, err := memsync.ScoreNodes(ctx, sr, all, groups, clock)
 		if err != nil {
 			return err

@@ -51,6 +51,9 @@ func newRig(t *testing.T, token string) *rig {
 		Text: "Use postgres for the billing service", Entities: []string{"Postgres"}})
 	r.add("alicePrivate", journal.Record{Agent: "alice", Kind: journal.KindFact, Scope: journal.ScopePrivate, TS: old.Add(time.Hour),
 		Text: "alice keeps the staging password rotation notes", Tier: "core"})
+	priv := memsync.Node{Memory: memsync.Memory{Record: journal.Record{UUID: r.ids["alicePrivate"], Agent: "alice", Kind: journal.KindFact,
+		Scope: journal.ScopePrivate, TS: old.Add(time.Hour), Text: "alice keeps the staging password rotation notes"}}}
+	r.add("promotion", memsync.PromotionRecord(&priv, old.Add(90*time.Minute)))
 	r.add("shared", journal.Record{Agent: "bob", Kind: journal.KindFact, Scope: journal.ScopeShared, TS: old.Add(2 * time.Hour),
 		Text: "Postgres replicas lag under heavy billing load", Entities: []string{"Postgres"}, Links: []string{r.ids["decision"]}})
 	sup, _ := json.Marshal([]string{r.ids["decision"]})
@@ -138,6 +141,7 @@ func (r *rig) pages() []struct{ name, path, page, want string } {
 	return []struct{ name, path, page, want string }{
 		{"fleet", "/", "fleet", `tr class="agent" data-agent="bob"`},
 		{"agent alice", "/agents/alice", "agent", `id="promotions"`},
+		{"agent alice's promotion", "/agents/alice", "agent", `<p class="note">promoted from ` + r.ids["alicePrivate"] + `</p>`},
 		{"agent bob", "/agents/bob", "agent", `id="review"`},
 		{"search", "/search?q=billing+postgres", "search", `<ol id="hits">`},
 		{"search no hits", "/search?q=nothingmatchesthis", "search", `id="no-hits"`},
