@@ -17,8 +17,11 @@
 // Chromium is $MEMSYNC_CHROMIUM, else the first of chromium,
 // chromium-browser, google-chrome on PATH; scripts/test installs Debian's
 // chromium. Without one the tests skip, saying "SKIPPED, not passed", or
-// fail when MEMSYNC_REQUIRE_BROWSER=1 (scripts/test sets it). One Chromium
-// and one server serve the whole test binary; each test opens its own tabs.
+// fail when MEMSYNC_REQUIRE_BROWSER=1 (scripts/test sets it). One Chromium,
+// one seeded repository, one `memsync ui` and the daemon beside it (which
+// projects what the pages journal) serve the whole test binary; each test
+// opens its own tabs. The flag tests change the repository as a person
+// would, so the tests run once per binary (-count=N>1 is not supported).
 // Every tab fails its test when the page fetches anything from an address
 // other than 127.0.0.1.
 package browser

@@ -169,6 +169,39 @@ func TestFlagAsAgent(t *testing.T) {
 	sameFeedback(t, got, want)
 }
 
+// TestPromotionAfterImportantFlag: a person flags one of coder's private
+// memories important on its page; the daemon promotes it (a shared record
+// linking to it) and coder's agent page lists the promotion in
+// #promotions.
+func TestPromotionAfterImportantFlag(t *testing.T) {
+	f := setup(t)
+	target := f.uuid(t, "promote-me")
+	tb := f.newTab(t)
+	tb.mustOpen("/memory/" + target)
+	if err := chromedp.Do(tb.ctx, chromedp.SendKeys(chromedp.CSS("form#flag input[name=by]"), "Ada Lovelace")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(`form#flag button[name=flag][value=important]`))); err != nil {
+		t.Fatalf("flag it important: %v", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		tb.mustOpen("/agents/coder")
+		if strings.Contains(eval[string](tb, `document.querySelector("#promotions")?.innerHTML || ""`), target) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the important flag, #promotions of coder does not name %s:\n%s", target, tb.textOf("#promotions"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	promos := eval[[]memory](tb, `[...document.querySelectorAll("#promotions .memory")].map(m => ({uuid: m.dataset.uuid, group: m.dataset.group, agent: m.dataset.agent, text: m.querySelector(".text")?.innerText || ""}))`)
+	if len(promos) != 1 || promos[0].Group != journal.SharedGroup || promos[0].Agent != viewer || !strings.Contains(promos[0].Text, "-count=1") {
+		t.Errorf("#promotions %+v: want one shared memory by coder with the private memory's text", promos)
+	}
+	tb.screenshot("promotions", false)
+}
+
 // TestFleetRefreshes: the fleet page refreshes itself: a record appended
 // while it is open shows in its agent's row without the test navigating.
 func TestFleetRefreshes(t *testing.T) {

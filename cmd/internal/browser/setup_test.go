@@ -241,6 +241,8 @@ var seedRecords = []seedRecord{
 		[]string{"--kind", "observation", "--scope", "private"}},
 	{"critic-private", "critic", 3 * day, "Critic's own note: the billing review checklist still lacks load tests",
 		[]string{"--kind", "observation", "--scope", "private", "--link", "@fact"}},
+	{"promote-me", "coder", 3 * day, "Coder's tip: run the billing tests with -count=1 to skip the test cache",
+		[]string{"--kind", "procedure", "--scope", "private"}},
 	{"outcome", "coder", 2 * day, "The invoice exporter shipped behind its flag without incident",
 		[]string{"--result", "success", "--scope", "shared", "--link", "@decision-done"}},
 	{"flag-me", "coder", 2 * day, "The flaky cache test is caused by clock skew on the runners",
