@@ -204,17 +204,21 @@ func TestPromotionAfterImportantFlag(t *testing.T) {
 
 // TestFleetRefreshes: the fleet page refreshes itself: a record appended
 // while it is open shows in its agent's row without the test navigating.
+// Like every test that only reads, it runs in parallel with the others
+// that only read, after the tests that flag have run.
 func TestFleetRefreshes(t *testing.T) {
 	f := setup(t)
+	t.Parallel() // its wait for the refresh overlaps the other read-only tests
 	tb := f.newTab(t)
 	tb.mustOpen("/")
-	row := `table#fleet tr.agent[data-agent="critic"]`
+	row := `table#fleet tr.agent[data-agent="planner"]`
 	before := tb.textOf(row)
 	if before == "" {
 		t.Fatalf("no %s", row)
 	}
-	if _, err := f.memsync("append", "--repo", f.repo, "--agent", "critic", "--kind", "observation", "--scope", "shared",
-		"The fleet page refreshes itself"); err != nil {
+	// Private to planner: no page or command another test compares sees it.
+	if _, err := f.memsync("append", "--repo", f.repo, "--agent", "planner", "--kind", "observation", "--scope", "private",
+		"Planner's own note: the fleet page refreshes itself"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -434,6 +438,7 @@ func sameButAs(a, b *url.URL) bool {
 // script of it runs, and neither its script nor its img is in the DOM.
 func TestInjectionRendersAsText(t *testing.T) {
 	f := setup(t)
+	t.Parallel()
 	inject := f.uuid(t, "inject")
 	for _, tc := range []struct{ name, path string }{
 		{"memory", "/memory/" + inject},
@@ -530,6 +535,7 @@ func TestFlagPOSTNeedsCSRF(t *testing.T) {
 // agent's private memory.
 func TestOfflineFromJournals(t *testing.T) {
 	f := setup(t)
+	t.Parallel()
 	clone := filepath.Join(t.TempDir(), "clone")
 	if _, err := f.run(filepath.Dir(f.repo), "git", "clone", "-q", f.repo, clone); err != nil {
 		t.Fatal(err)

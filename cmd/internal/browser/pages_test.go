@@ -16,6 +16,7 @@ import (
 // the README's (docs/ui/PAGE.png).
 func TestPages(t *testing.T) {
 	f := setup(t)
+	t.Parallel()
 	commit, err := f.run(f.repo, "git", "rev-parse", "HEAD")
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +174,7 @@ func TestPages(t *testing.T) {
 // and a query nothing matches says so in p#no-hits.
 func TestSearchFilters(t *testing.T) {
 	f := setup(t)
+	t.Parallel()
 	tb := f.newTab(t)
 	tb.mustOpen("/search?q=billing")
 	if hits := tb.uuidsIn("ol#hits > li.memory"); !slices.Contains(hits, f.uuid(t, "fact")) {
@@ -355,6 +357,7 @@ func explainEvents(t *testing.T, f *fixture, tb *tab, agent, uuid string, same b
 // the same memories in each section.
 func TestPacketForm(t *testing.T) {
 	f := setup(t)
+	t.Parallel()
 	const role, agent, goal = "critic", "critic", "review the billing service port"
 	tb := f.newTab(t)
 	tb.mustOpen("/packet")
@@ -410,6 +413,7 @@ func TestPacketForm(t *testing.T) {
 // the same agent and query: the same hits in the same order.
 func TestSearchMatchesCLI(t *testing.T) {
 	f := setup(t)
+	t.Parallel()
 	tb := f.newTab(t)
 	for _, q := range []string{"billing", "billing service port", "postgres"} {
 		out, err := f.memsync("search", "--repo", f.repo, "--agent", viewer, "--json", "--limit", "20", q)

@@ -55,11 +55,21 @@ func (f *fixture) uuid(t *testing.T, name string) string {
 }
 
 var shared struct {
-	once     sync.Once
-	f        *fixture
-	skip     string
-	err      error
-	teardown []func()
+	once sync.Once
+	f    *fixture
+	skip string
+	err  error
+
+	mu       sync.Mutex
+	teardown []func() // run in reverse when the binary's tests are done
+}
+
+// atExit runs fn when the test binary's tests are done, before the
+// functions registered earlier.
+func atExit(fn ...func()) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	shared.teardown = append(shared.teardown, fn...)
 }
 
 func TestMain(m *testing.M) {
@@ -103,7 +113,7 @@ func newFixture() (*fixture, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	shared.teardown = append(shared.teardown, func() { os.RemoveAll(dir) })
+	atExit(func() { os.RemoveAll(dir) })
 	if f.shots = os.Getenv("MEMSYNC_SCREENSHOTS"); f.shots == "" {
 		// Not under dir: the screenshots outlive the test binary so a
 		// reviewer can look at them.
@@ -321,7 +331,7 @@ func (f *fixture) start(args ...string) (*daemon, error) {
 		return nil, fmt.Errorf("memsync %s: %w", strings.Join(args, " "), err)
 	}
 	go func() { d.exited <- d.cmd.Wait() }()
-	shared.teardown = append(shared.teardown, d.stop)
+	atExit(d.stop)
 	return d, nil
 }
 
@@ -434,7 +444,7 @@ func (f *fixture) startChromium(path, profile string) error {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	shared.teardown = append(shared.teardown, cancelAlloc, cancelBrowser)
+	atExit(cancelAlloc, cancelBrowser)
 	if err := chromedp.Do(browserCtx); err != nil {
 		return fmt.Errorf("start Chromium %s: %w", path, err)
 	}
