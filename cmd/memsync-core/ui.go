@@ -243,7 +243,12 @@ func newUIServer(env *Env, repo string, cfg *Config, token string, lg *zap.Logge
 		if err != nil {
 			return webui.Fleet{}, err
 		}
-		return webui.Fleet{Report: rep, Remote: remote}, nil
+		f := webui.Fleet{Report: rep}
+		if remote != nil {
+			f.Remote = &webui.Exchange{Remote: remote.Remote, Branch: remote.Branch, LastSuccess: remote.LastSuccess,
+				LastError: remote.LastError, Conflicts: remote.Conflicts, Ahead: remote.Ahead, Behind: remote.Behind}
+		}
+		return f, nil
 	}
 	return webui.New(webui.Config{
 		Repo: repo, Open: open, Journals: uiJournals(cfg, repo), Fleet: fleet,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/feedback"
 	"github.com/memsync/memsync/memsync/packet"
@@ -85,7 +84,7 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // remoteLine is the git exchange in one line.
-func remoteLine(st *ledger.ExchangeStatus, now time.Time) string {
+func remoteLine(st *Exchange, now time.Time) string {
 	if st == nil {
 		return ""
 	}

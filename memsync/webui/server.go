@@ -36,7 +36,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
 )
@@ -58,7 +57,18 @@ type Reader struct {
 // report and the git exchange's state (nil without a remote).
 type Fleet struct {
 	Report memsync.StatusReport
-	Remote *ledger.ExchangeStatus
+	Remote *Exchange
+}
+
+// Exchange is the state of the exchange with the git remote (SPEC §12),
+// as ledger.RemoteStatus reads it; the command fills it in, so that this
+// package does not link git.
+type Exchange struct {
+	Remote, Branch string
+	LastSuccess    time.Time
+	LastError      string
+	Conflicts      []string
+	Ahead, Behind  int
 }
 
 // Config is what a Server reads through and how it is protected.
