@@ -577,3 +577,50 @@ func TestOfflineFromJournals(t *testing.T) {
 		tb.screenshot(tc.name, false)
 	}
 }
+
+// TestTokenCookie: a ui started with a token answers 401 without it; the
+// first URL with ?token= sets a cookie and sends the browser on to the same
+// page without the token in its URL, and later pages need no token. A
+// browser context of its own (no cookie) is refused again.
+func TestTokenCookie(t *testing.T) {
+	f := setup(t)
+	t.Parallel()
+	const token = "browser-test-token-3f9a7c1e"
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, d, err := f.serve(f.repo, "--token-file", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.stop)
+
+	tb := f.newTabWith(t, chromedp.WithNewBrowserContext())
+	tb.base = base
+	if status := tb.open("/search?q=postgres"); status != http.StatusUnauthorized {
+		t.Errorf("without the token: HTTP %d, want 401", status)
+	}
+	tb.mustOpen("/search?q=postgres&token=" + token)
+	st := tb.state()
+	if u, _ := url.Parse(st.URL); u == nil || u.Path != "/search" || u.Query().Get("q") != "postgres" || u.Query().Has("token") {
+		t.Errorf("after ?token= the browser is at %s, want /search?q=postgres without the token", st.URL)
+	}
+	if !slices.ContainsFunc(st.Memories, func(m memory) bool { return m.UUID == f.uuid(t, "decision-open") }) {
+		t.Errorf("the search after ?token= shows no hits")
+	}
+	if strings.Contains(eval[string](tb, "document.documentElement.outerHTML"), token) {
+		t.Errorf("the page holds the token")
+	}
+	if got := eval[string](tb, "document.cookie"); strings.Contains(got, token) {
+		t.Errorf("document.cookie %q: the token cookie must be HttpOnly", got)
+	}
+	tb.mustOpen("/agents/planner") // the cookie, no token
+	tb.screenshot("with-cookie", false)
+
+	other := f.newTabWith(t, chromedp.WithNewBrowserContext())
+	other.base = base
+	if status := other.open("/agents/planner"); status != http.StatusUnauthorized {
+		t.Errorf("another browser context, no cookie: HTTP %d, want 401", status)
+	}
+}

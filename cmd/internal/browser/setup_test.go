@@ -363,9 +363,10 @@ func (f *fixture) startUI() error {
 	return err
 }
 
-// serve starts `memsync ui` on repo on a free loopback port and waits until
-// it answers; a port taken between choosing and binding is tried again.
-func (f *fixture) serve(repo string) (string, *daemon, error) {
+// serve starts `memsync ui` on repo (with more flags) on a free loopback
+// port and waits until it answers; a port taken between choosing and
+// binding is tried again.
+func (f *fixture) serve(repo string, flags ...string) (string, *daemon, error) {
 	for attempt := 0; ; attempt++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -373,7 +374,7 @@ func (f *fixture) serve(repo string) (string, *daemon, error) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		d, err := f.start("ui", "--repo", repo, "--addr", addr)
+		d, err := f.start(append([]string{"ui", "--repo", repo, "--addr", addr}, flags...)...)
 		if err != nil {
 			return "", nil, err
 		}

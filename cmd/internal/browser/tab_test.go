@@ -42,8 +42,15 @@ type consoleError struct{ source, url, text string }
 // newTab opens a tab in the shared Chromium, closed when the test ends.
 func (f *fixture) newTab(t *testing.T) *tab {
 	t.Helper()
+	return f.newTabWith(t)
+}
+
+// newTabWith opens a tab with more chromedp context options, e.g. a
+// browser context of its own (no cookies shared with other tabs).
+func (f *fixture) newTabWith(t *testing.T, opts ...chromedp.ContextOption) *tab {
+	t.Helper()
 	tb := &tab{t: t, f: f, base: f.base, expected: map[string]bool{}}
-	ctx, cancel := chromedp.NewContext(f.browser, chromedp.WithListener(func(ev any) {
+	ctx, cancel := chromedp.NewContext(f.browser, append(opts, chromedp.WithListener(func(ev any) {
 		// Runs in the tab's event loop: note, never block.
 		tb.mu.Lock()
 		defer tb.mu.Unlock()
@@ -61,7 +68,7 @@ func (f *fixture) newTab(t *testing.T) *tab {
 				tb.console = append(tb.console, consoleError{"exception", d.URL, d.Text})
 			}
 		}
-	}))
+	}))...)
 	if err := chromedp.Do(ctx); err != nil { // opens the tab, bound to ctx alone
 		cancel()
 		t.Fatalf("open a tab: %v", err)
