@@ -483,7 +483,8 @@ func TestInjectionRendersAsText(t *testing.T) {
 // TestFlagPOSTNeedsCSRF: a flag POST without the page's CSRF token, with a
 // wrong one, or with the right one from another origin is refused (403) and
 // journals nothing; the first two are sent by the page itself (fetch, same
-// origin), the third by a client naming another Origin.
+// origin), the third by a client naming another Origin. With the right
+// token, a flag ?as=coder on a memory coder may not see is a 404.
 func TestFlagPOSTNeedsCSRF(t *testing.T) {
 	f := setup(t)
 	target := f.uuid(t, "fact")
@@ -494,18 +495,25 @@ func TestFlagPOSTNeedsCSRF(t *testing.T) {
 		t.Fatal("form#flag carries no csrf token")
 	}
 	before := len(journalRecords(t, f.repo))
-	tb.expectFailure(f.base + "/memory/" + target + "/flag")
-	post := func(body string) int {
-		return eval[int](tb, `fetch("/memory/`+target+`/flag", {method: "POST", redirect: "manual",
+	post := func(path, body string) int {
+		tb.expectFailure(f.base + path)
+		return eval[int](tb, `fetch(`+jsString(path)+`, {method: "POST", redirect: "manual",
 			headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: `+jsString(body)+`}).then(r => r.status)`,
 			chromedp.EvalAwaitPromise)
 	}
-	for _, tc := range []struct{ name, body string }{
-		{"no token", "by=Mallory&note=&flag=wrong"},
-		{"wrong token", "by=Mallory&note=&flag=wrong&csrf=" + url.QueryEscape(strings.ToUpper(token)+"x")},
+	private := f.uuid(t, "planner-private")
+	for _, tc := range []struct {
+		name, path, body string
+		want             int
+	}{
+		{"no token", "/memory/" + target + "/flag", "by=Mallory&note=&flag=wrong", http.StatusForbidden},
+		{"wrong token", "/memory/" + target + "/flag", "by=Mallory&note=&flag=wrong&csrf=" + url.QueryEscape(strings.ToUpper(token)+"x"), http.StatusForbidden},
+		// The right token, but coder may not see planner's private memory:
+		// the same 404 as an unknown uuid, and nothing journaled.
+		{"invisible as coder", withAs("/memory/"+private+"/flag", viewer), "by=Mallory&note=&flag=wrong&csrf=" + url.QueryEscape(token), http.StatusNotFound},
 	} {
-		if status := post(tc.body); status != http.StatusForbidden {
-			t.Errorf("%s: HTTP %d, want 403", tc.name, status)
+		if status := post(tc.path, tc.body); status != tc.want {
+			t.Errorf("%s: HTTP %d, want %d", tc.name, status, tc.want)
 		}
 	}
 	form := url.Values{"by": {"Mallory"}, "flag": {"wrong"}, "csrf": {token}}
