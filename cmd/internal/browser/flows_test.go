@@ -146,7 +146,7 @@ func TestFlagAsAgent(t *testing.T) {
 		t.Fatalf("flag it verified: %v", err)
 	}
 	if u, _ := url.Parse(resp.URL); resp.Status != 200 || u == nil || u.Path != "/memory/"+target || u.Query().Get("as") != viewer {
-		t.Errorf("after the flag: HTTP %d at %s; want the memory's page as %s", resp.Status, resp.URL, viewer)
+		t.Fatalf("after the flag: HTTP %d at %s; want the memory's page as %s", resp.Status, resp.URL, viewer)
 	}
 	if flash := tb.textOf("#flash"); !strings.Contains(flash, "verified") {
 		t.Errorf("#flash %q: want it to say the memory was flagged verified", flash)
@@ -181,8 +181,12 @@ func TestPromotionAfterImportantFlag(t *testing.T) {
 	if err := chromedp.Do(tb.ctx, chromedp.SendKeys(chromedp.CSS("form#flag input[name=by]"), "Ada Lovelace")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(`form#flag button[name=flag][value=important]`))); err != nil {
+	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(`form#flag button[name=flag][value=important]`)))
+	if err != nil {
 		t.Fatalf("flag it important: %v", err)
+	}
+	if resp.Status != 200 {
+		t.Fatalf("flag it important: HTTP %d at %s", resp.Status, resp.URL)
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
