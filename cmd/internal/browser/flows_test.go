@@ -636,3 +636,57 @@ func TestTokenCookie(t *testing.T) {
 		t.Errorf("another browser context, no cookie: HTTP %d, want 401", status)
 	}
 }
+
+// TestRunUI: the daemon serving the view itself (memsync run --ui ADDR, on
+// a clone of the seeded repository): the fleet says the daemon runs, and a
+// memory flagged wrong in the browser leaves default search with no other
+// process projecting it.
+func TestRunUI(t *testing.T) {
+	f := setup(t)
+	t.Parallel()
+	clone := filepath.Join(t.TempDir(), "clone")
+	if _, err := f.run(filepath.Dir(f.repo), "git", "clone", "-q", f.repo, clone); err != nil {
+		t.Fatal(err)
+	}
+	base, d, err := f.serveWith(func(addr string) []string {
+		return []string{"run", "--repo", clone, "--ui", addr, "--no-commit", "--no-compact"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.stop)
+	tb := f.newTab(t)
+	tb.base = base
+	target := f.uuid(t, "flag-me")
+	q := "/search?q=" + url.QueryEscape("clock skew")
+	// The daemon projects the clone's journals as it starts; wait for it.
+	deadline := time.Now().Add(time.Minute)
+	for tb.mustOpen(q); !slices.Contains(tb.uuidsIn("ol#hits > li.memory"), target); tb.mustOpen(q) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after memsync run --ui started, search does not find %s", target)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tb.mustOpen("/")
+	if daemon := tb.textOf("#health"); !strings.Contains(daemon, "running") {
+		t.Errorf("#health %q: want the daemon running", daemon)
+	}
+	tb.mustOpen("/memory/" + target)
+	if err := chromedp.Do(tb.ctx, chromedp.SendKeys(chromedp.CSS("form#flag input[name=by]"), "Ada Lovelace")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(`form#flag button[name=flag][value=wrong]`)))
+	if err != nil {
+		t.Fatalf("flag it wrong: %v", err)
+	}
+	if resp.Status != 200 {
+		t.Fatalf("flag it wrong: HTTP %d at %s", resp.Status, resp.URL)
+	}
+	for tb.mustOpen(q); slices.Contains(tb.uuidsIn("ol#hits > li.memory"), target); tb.mustOpen(q) {
+		if time.Now().After(deadline.Add(time.Minute)) {
+			t.Fatalf("memsync run --ui: default search still shows %s after the wrong flag", target)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tb.screenshot("search-after-flag", false)
+}

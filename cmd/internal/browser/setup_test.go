@@ -367,6 +367,14 @@ func (f *fixture) startUI() error {
 // port and waits until it answers; a port taken between choosing and
 // binding is tried again.
 func (f *fixture) serve(repo string, flags ...string) (string, *daemon, error) {
+	return f.serveWith(func(addr string) []string {
+		return append([]string{"ui", "--repo", repo, "--addr", addr}, flags...)
+	})
+}
+
+// serveWith starts memsync with the arguments args gives for a free
+// loopback address, and waits until it answers HTTP there.
+func (f *fixture) serveWith(args func(addr string) []string) (string, *daemon, error) {
 	for attempt := 0; ; attempt++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -374,7 +382,7 @@ func (f *fixture) serve(repo string, flags ...string) (string, *daemon, error) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		d, err := f.start(append([]string{"ui", "--repo", repo, "--addr", addr}, flags...)...)
+		d, err := f.start(args(addr)...)
 		if err != nil {
 			return "", nil, err
 		}
@@ -384,7 +392,7 @@ func (f *fixture) serve(repo string, flags ...string) (string, *daemon, error) {
 			if strings.Contains(d.out.String(), "address already in use") && attempt < 2 {
 				continue // another process took the port first
 			}
-			return "", nil, fmt.Errorf("memsync ui --addr %s: %w\noutput:\n%s", addr, err, d.out.String())
+			return "", nil, fmt.Errorf("memsync %s: %w\noutput:\n%s", strings.Join(args(addr), " "), err, d.out.String())
 		}
 		return base, d, nil
 	}
