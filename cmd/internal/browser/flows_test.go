@@ -356,6 +356,7 @@ func TestViewAsAgent(t *testing.T) {
 				}
 			}
 			keepsAs(t, f, st)
+			linksWork(t, f, st)
 			if uuid, ok := strings.CutPrefix(tc.path, "/memory/"); ok {
 				explainEvents(t, f, tb, viewer, uuid, true)
 			}
@@ -424,6 +425,36 @@ func keepsAs(t *testing.T, f *fixture, st pageState) {
 		id, query, _ := strings.Cut(form, "?")
 		if q, _ := url.ParseQuery(query); q.Get("as") != viewer {
 			t.Errorf("GET form#%s (fields %s) drops as=%s", id, query, viewer)
+		}
+	}
+}
+
+// linksWork follows every link of the page to the ui server (each URL once
+// per test binary) and fails the test on any that does not answer 200: a
+// link a person clicks must lead somewhere.
+func linksWork(t *testing.T, f *fixture, st pageState) {
+	t.Helper()
+	base, _ := url.Parse(f.base)
+	client := &http.Client{Timeout: 30 * time.Second}
+	for _, l := range st.Links {
+		u, err := url.Parse(l)
+		if err != nil || u.Host != base.Host {
+			continue
+		}
+		u.Fragment = ""
+		key := u.String()
+		status, done := f.links.Load(key)
+		if !done {
+			resp, err := client.Get(key)
+			if err != nil {
+				t.Errorf("link %s: %v", l, err)
+				continue
+			}
+			resp.Body.Close()
+			status, _ = f.links.LoadOrStore(key, resp.StatusCode)
+		}
+		if status != http.StatusOK {
+			t.Errorf("link %s on %s answers HTTP %v", l, st.URL, status)
 		}
 	}
 }

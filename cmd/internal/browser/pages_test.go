@@ -164,6 +164,7 @@ func TestPages(t *testing.T) {
 					t.Errorf("memory %s: data-group %q data-agent %q; the operator's view labels every memory with its group", m.UUID, m.Group, m.Agent)
 				}
 			}
+			linksWork(t, f, st)
 			tc.check(t, tb, st)
 			tb.screenshot(tc.name, !strings.Contains(tc.name, "-"))
 		})

@@ -42,6 +42,7 @@ type fixture struct {
 	uuids   map[string]string // seeded memory's name → uuid
 	browser context.Context   // the chromedp context that holds Chromium
 	shots   string            // where screenshots go
+	links   sync.Map          // link URL → HTTP status, of links already followed
 }
 
 // uuid is the uuid of the seeded memory called name.
