@@ -196,6 +196,14 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 			return ctx.Err()
 		}
 	}
+	if o.only["ui"] {
+		if err := b.measureUI(ctx, stdout); err != nil {
+			return err
+		}
+		if len(o.only) == 1 {
+			return ctx.Err()
+		}
+	}
 	b.loadEnd = loadAverage()
 	table, checks := b.table()
 	fmt.Fprint(stdout, table)

@@ -131,10 +131,9 @@ func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainR
 	}
 	for _, e := range s.Result.Effects {
 		ev := explainEvent{Kind: string(e.Kind), Effect: e.Text()}
-		// A record the reader may not see is never named: no uuid, and no
-		// time (a decay counted from it would give its ts away too).
-		if e.Visible {
-			ev.UUID, ev.TS = e.UUID, e.TS.UTC().Format(time.RFC3339Nano)
+		// A record the reader may not see is never named (score.Event.Named).
+		if id, ts := e.Named(); !ts.IsZero() {
+			ev.UUID, ev.TS = id, ts.UTC().Format(time.RFC3339Nano)
 		}
 		res.Events = append(res.Events, ev)
 	}

@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/feedback"
 )
 
 const flagDescription = `Human feedback on a memory (SPEC §7), journaled as a feedback record
@@ -60,7 +58,7 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	case *agent != "" && !validAgent(*agent):
 		return c.usageErr("--agent: %s", agentNameError(*agent))
 	}
-	target, feedback := positional[0], strings.TrimPrefix(chosen[0], "--")
+	target, value := positional[0], strings.TrimPrefix(chosen[0], "--")
 	actor := *by
 	if actor == "" {
 		actor = env.Getenv("USER")
@@ -75,10 +73,6 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	if err := loadConfig(env, repo, c.FlagSet, &c.cfg); err != nil {
 		return c.usageErr("%v", err)
 	}
-	agents, err := listAgents(repo)
-	if err != nil {
-		return c.fail("%v", err)
-	}
 	if *agent != "" {
 		if code, done := knownAgent(c.cmdFlags, repo, *agent); done {
 			return code
@@ -92,28 +86,14 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 	if found && writer == "" {
 		writer = n.Agent
 	}
-	if !found || !slices.Contains([]string{journal.SharedGroup, journal.PrivateGroup(writer)}, n.Record.GroupID()) ||
-		!slices.Contains(agents, writer) {
+	if !found {
 		return c.notFound(target, writer)
 	}
-	text := fmt.Sprintf("%s flagged %s %s", actor, target, feedback)
-	if *note != "" {
-		text += ": " + *note
+	wrote, err := feedback.Journal(layout(repo), n, feedback.Flag{Feedback: value, By: actor, Note: *note, Writer: writer},
+		feedback.Options{FSync: c.cfg.Append.FSync, Now: env.Now})
+	if errors.Is(err, feedback.ErrNotVisible) {
+		return c.notFound(target, writer)
 	}
-	fb, _ := json.Marshal(feedback)
-	rec := journal.Record{
-		Agent: writer, Kind: journal.KindFeedback, Scope: n.Scope, Text: text, Links: []string{target},
-		Source: &journal.Source{Type: "told", Actor: actor},
-		Extra:  map[string]json.RawMessage{journal.FieldFeedback: fb},
-	}
-	host, err := journal.HostID(repo)
-	if err != nil {
-		return c.fail("%v", err)
-	}
-	opts := journal.AppendOptions{NoSync: !c.cfg.Append.FSync, Now: env.Now,
-		SequenceFile: layout(repo).SequenceFile(writer), Root: repo, Host: host,
-		Random: rand.Reader}
-	path, err := journal.Append(journalDir(repo, writer), &rec, opts)
 	if err != nil {
 		var fe *journal.FieldError
 		if errors.As(err, &fe) {
@@ -121,7 +101,8 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 		}
 		return c.fail("%v", err)
 	}
-	res := flagResult{UUID: rec.UUID, Target: target, Feedback: feedback, Path: relPath(repo, filepath.Clean(path))}
+	rec := wrote.Record
+	res := flagResult{UUID: rec.UUID, Target: target, Feedback: value, Path: wrote.Path}
 	if *asJSON {
 		out, _ := json.Marshal(res)
 		fmt.Fprintf(env.Stdout, "%s\n", out)

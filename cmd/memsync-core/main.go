@@ -78,6 +78,8 @@ func runner(name string) (cmdline.RunFunc, bool) {
 		return runImport, true
 	case "export":
 		return runExport, true
+	case "ui":
+		return runUI, true
 	}
 	return nil, false
 }

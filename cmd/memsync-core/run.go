@@ -20,6 +20,7 @@ import (
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/consolidate"
 	"github.com/memsync/memsync/memsync/metrics"
+	"github.com/memsync/memsync/memsync/webui"
 )
 
 const runDescription = `Run the memsync daemon in the foreground: tail every agent's journal and
@@ -44,6 +45,8 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	noCompact := fs.Bool("no-compact", false, "do not run scheduled compaction (weekly, or when a day passes compaction.max_day_lines)")
 	noConsolidate := fs.Bool("no-consolidate", false, "do not run the consolidation cycle every consolidation.interval")
 	metricsFlag := fs.String("metrics", "", "serve Prometheus /metrics and /healthz on `ADDR`: HOST:PORT, or a bare port on 127.0.0.1 (also daemon.metrics; default off)")
+	uiAddr := fs.String("ui", "", "serve the web view (memsync ui) on `ADDR` from the daemon's graph (default off; loopback unless $"+uiTokenEnv+" or --ui-token-file)")
+	uiTokenFile := fs.String("ui-token-file", "", "the web view's access token, from `F` (its first line); else $"+uiTokenEnv)
 	remote := fs.String("remote", "", "git remote `NAME` to commit, fetch, merge and push every sync.interval (else sync.remote; SPEC §12)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
@@ -53,6 +56,16 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	repo, err := existingRepo(env, *repoFlag)
 	if err != nil {
 		return fs.usageErr("%v", err)
+	}
+	var ui uiOptions
+	if *uiAddr != "" {
+		if ui.token, err = uiToken(env, *uiTokenFile); err != nil {
+			return fs.usageErr("--ui-token-file: %v", err)
+		}
+		if err := webui.CheckAddr(*uiAddr, ui.token); err != nil {
+			return fs.usageErr("--ui: %v", err)
+		}
+		ui.addr = *uiAddr
 	}
 	// One daemon per repository, for the daemon's whole life (across
 	// reloads); the kernel releases the lock however the process ends.
@@ -96,7 +109,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 			}
 			defer stop()
 		}
-		reload, err := runDaemon(ctx, env, repo, &cfg, !*noCompact, hup, obs)
+		reload, err := runDaemon(ctx, env, repo, &cfg, !*noCompact, hup, obs, ui)
 		if err != nil {
 			return fs.fail("%v", err)
 		}
@@ -108,7 +121,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 
 // runDaemon runs one configuration until ctx ends (reload false) or SIGHUP
 // arrives (reload true).
-func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact bool, hup <-chan os.Signal, obs *metrics.Metrics) (reload bool, err error) {
+func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact bool, hup <-chan os.Signal, obs *metrics.Metrics, ui uiOptions) (reload bool, err error) {
 	lg, err := newLogger(cfg, env.Stderr)
 	if err != nil {
 		return false, err
@@ -209,6 +222,21 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 			Options: consolidate.Options{NoSync: !cfg.Append.FSync, Now: env.Now, Logger: lg}}
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = s.Run(runCtx) }()
+	}
+	if ui.addr != "" {
+		// The web view reads the daemon's own graph; a failure to serve
+		// it is logged and never stops the projection.
+		srv, err := newUIServer(env, repo, cfg, ui.token, lg, func(context.Context) webui.Reader { return webui.Reader{Searcher: g} }, g)
+		if err != nil {
+			return false, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := serveUI(runCtx, env, ui.addr, srv, lg); err != nil {
+				lg.Error("web view stopped", zap.String("addr", ui.addr), zap.Error(err))
+			}
+		}()
 	}
 	if err := eng.Run(runCtx); err != nil {
 		cancel()

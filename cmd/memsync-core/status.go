@@ -35,14 +35,7 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		g = unreachable{err: err, identity: cfg.graph()}
 	}
 	defer g.Close()
-	rep, err := memsync.Status(ctx, repo, g, cfg.graph(), env.Now())
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	if why := ledger.HeadNotOnBranch(repo); why != "" {
-		rep.AutoCommit = "paused: " + why
-	}
-	remote, err := ledger.RemoteStatus(ctx, repo)
+	rep, remote, err := readStatus(ctx, repo, g, cfg, env.Now())
 	if err != nil {
 		return fs.fail("%v", err)
 	}
@@ -91,6 +84,24 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "\n%d rejected lines: memsync rejects lists them\n", rejects)
 	}
 	return exitOK
+}
+
+// readStatus is what status reports, from graph g: memsync.Status, the
+// auto-commit's pause and the exchange with the remote (nil without one).
+// The status command and the web view's fleet page both read it.
+func readStatus(ctx context.Context, repo string, g memsync.Graph, cfg *Config, now time.Time) (memsync.StatusReport, *ledger.ExchangeStatus, error) {
+	rep, err := memsync.Status(ctx, repo, g, cfg.graph(), now)
+	if err != nil {
+		return rep, nil, err
+	}
+	if why := ledger.HeadNotOnBranch(repo); why != "" {
+		rep.AutoCommit = "paused: " + why
+	}
+	remote, err := ledger.RemoteStatus(ctx, repo)
+	if err != nil {
+		return rep, nil, err
+	}
+	return rep, remote, nil
 }
 
 // daemonLine is "running (pid N, since T)" or "not running".

@@ -569,6 +569,16 @@ func visibleUUID(e Event) string {
 	return ""
 }
 
+// Named is the event's uuid and time as its reader may be told them: both
+// zero for a record the reader may not see (a decay counted from it would
+// give its time away too). explain and the web view both ask it.
+func (e Event) Named() (string, time.Time) {
+	if !e.Visible {
+		return "", time.Time{}
+	}
+	return e.UUID, e.TS
+}
+
 // UUIDOrPrivate is the event's uuid, or a note that the reader may not see it.
 func (e Event) UUIDOrPrivate() string {
 	if e.Visible {

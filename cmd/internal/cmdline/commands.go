@@ -44,6 +44,7 @@ func Commands() []Command {
 		{"packet", "a working-memory packet for one step of an agent, routed by its role (SPEC §8)"},
 		{"import", "bring memory in: openclaw, vault, tiers, basic-memory, mcp-memory, mem0 (idempotent)"},
 		{"export", "write an agent's visible memories out as markdown, mcp-memory or jsonl"},
+		{"ui", "serve the web view: fleet, agents, search, memories, graph, packets (loopback by default)"},
 	}
 }
 

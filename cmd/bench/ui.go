@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/packet"
+	"github.com/memsync/memsync/memsync/webui"
+)
+
+// uiRequests is how many requests each page gets per run of the ui
+// figure (the cold fleet page, which reads every journal, gets a few).
+const (
+	uiRequests     = 60
+	uiColdRequests = 5
+)
+
+// uiPage is one page of the ui figure and the requests it gets.
+type uiPage struct {
+	name    string
+	cold    bool // served by the server whose fleet status is never reused
+	targets []string
+	// engine, when set, is the engine call alone that the page makes,
+	// timed on the daemon's graph right after each of the page's run --ui
+	// requests (A/B pairs back to back), so that the page's own cost
+	// shows beside it under the same load.
+	engine func(ctx context.Context, i int) error
+}
+
+// measureUI is the ui figure: each page of the web view at the search
+// corpus's size (100,000 memories; the harness's corpus, written as
+// journals and projected into the embedded store), served in-process
+// through webui's real handler (httptest), p50/p95 per page, in turn with
+// the store opened read-only per request (as the read commands do), kept
+// open read-only (as `memsync ui` reads) and the daemon's own graph (as
+// `memsync run --ui` reads). Half the requests are the operator's, half
+// ?as= an agent. It writes its own table to w.
+func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
+	o := b.opts
+	root := filepath.Join(b.tmp, "ui")
+	dir := filepath.Join(root, ".memsync")
+	b.logf("ui: writing and projecting %s memories (embedded)", thousands(float64(o.searchCorpus)))
+	if err := writeJournals(root, newGenerator(o.seed, o.agents, true), o.searchCorpus); err != nil {
+		return fmt.Errorf("ui: write journals: %w", err)
+	}
+	mems := newGenerator(o.seed, o.agents, true).take(o.searchCorpus)
+	g, err := embedded.Open(dir, zap.NewNop())
+	if err != nil {
+		return fmt.Errorf("ui: open store: %w", err)
+	}
+	defer g.Close()
+	if err := loadCorpus(ctx, g, mems); err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	if err := g.Flush(ctx); err != nil {
+		return fmt.Errorf("ui: flush: %w", err)
+	}
+	now := mems[len(mems)-1].TS.Add(time.Hour)
+	agents := agentNames(o.agents)
+	fleet := func(ctx context.Context) (webui.Fleet, error) {
+		rep, err := memsync.Status(ctx, root, g, "embedded", now)
+		return webui.Fleet{Report: rep}, err
+	}
+	perRequest := func(ctx context.Context) webui.Reader {
+		rg, err := embedded.OpenReadOnly(dir, zap.NewNop())
+		if err != nil {
+			return webui.Reader{Searcher: g, Reason: err.Error()}
+		}
+		return webui.Reader{Searcher: rg, Close: func() { rg.Close() }}
+	}
+	ro, err := embedded.OpenReadOnly(dir, zap.NewNop())
+	if err != nil {
+		return fmt.Errorf("ui: open read-only: %w", err)
+	}
+	defer ro.Close()
+	kept := func(context.Context) webui.Reader { return webui.Reader{Searcher: ro} }
+	held := func(context.Context) webui.Reader { return webui.Reader{Searcher: g} }
+	servers := map[string]*webui.Server{}
+	for _, s := range []struct {
+		name string
+		open func(context.Context) webui.Reader
+		ttl  time.Duration
+	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}} {
+		srv, err := webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Now: func() time.Time { return now }})
+		if err != nil {
+			return err
+		}
+		servers[s.name] = srv
+	}
+
+	rng := rand.New(rand.NewSource(o.seed + 29))
+	queries := searchQueries(o.seed+1, uiRequests, agents)
+	pick := func() string { return mems[rng.Intn(len(mems))].UUID }
+	as := func(i int, path string) string {
+		if i%2 == 0 {
+			return path
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		return path + sep + "as=" + agents[i/2%len(agents)]
+	}
+	groups := func(i int) []string {
+		if i%2 == 0 {
+			return append([]string{journal.SharedGroup}, privateGroups(agents)...)
+		}
+		return queries[i].Groups
+	}
+	rankAlone := func(ctx context.Context, i int) error {
+		q := memsync.SearchQuery{Text: queries[i].Text, Groups: groups(i), Limit: 20}
+		_, err := memsync.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(now)})
+		return err
+	}
+	packetAlone := func(ctx context.Context, i int) error {
+		_, err := packet.BuildPacket(ctx, g, packet.Request{Role: packet.Roles[i%len(packet.Roles)], Agent: agents[i%len(agents)], Goal: queries[i].Text, AsOf: now})
+		return err
+	}
+	pages := []uiPage{{name: "fleet"}, {name: "fleet (status read)", cold: true}, {name: "agent"}, {name: "search", engine: rankAlone},
+		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet", engine: packetAlone}}
+	for i := 0; i < uiRequests; i++ {
+		q := url.QueryEscape(queries[i].Text)
+		a := agents[i%len(agents)]
+		for j := range pages {
+			var t string
+			switch pages[j].name {
+			case "fleet":
+				t = "/"
+			case "fleet (status read)":
+				if i >= uiColdRequests {
+					continue
+				}
+				t = "/"
+			case "agent":
+				t = "/agents/" + a
+			case "search":
+				t = "/search?q=" + q
+			case "memory":
+				t = "/memory/" + pick()
+			case "graph":
+				t = "/graph/" + pick()
+			case "graph entity":
+				t = "/graph/entity/" + url.PathEscape(entityPool[rng.Intn(len(entityPool))])
+			case "packet":
+				t = "/packet?role=" + string(packet.Roles[i%len(packet.Roles)]) + "&goal=" + q + "&agent=" + a
+			}
+			pages[j].targets = append(pages[j].targets, as(i, t))
+		}
+	}
+	serve := func(srv *webui.Server, target string) (float64, error) {
+		req := httptest.NewRequest("GET", target, nil).WithContext(ctx)
+		req.Host = "127.0.0.1:9470"
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		srv.ServeHTTP(rec, req)
+		ms := float64(time.Since(start)) / float64(time.Millisecond)
+		// A memory an agent may not see is a 404 by design.
+		if rec.Code != http.StatusOK && !(rec.Code == http.StatusNotFound && strings.Contains(target, "as=")) {
+			return 0, fmt.Errorf("GET %s: %d", target, rec.Code)
+		}
+		return ms, nil
+	}
+	b.logf("ui: load average before %s", loadAverage())
+	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, in-process through the handler; %s per page per run, half ?as=)\n\n",
+		thousands(float64(o.searchCorpus)), plural(uiRequests, "request"))
+	fmt.Fprintln(w, "| page | store opened per request p50 / p95 ms | memsync ui (read-only store kept) p50 / p95 ms | run --ui (the daemon's graph) p50 / p95 ms | its engine call alone p50 / p95 ms (paired with run --ui) |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	for _, p := range pages {
+		var cells []string
+		alone := "–"
+		for _, mode := range []string{"open per request", "ui", "run --ui"} {
+			srv := servers[mode]
+			paired := p.engine != nil && mode == "run --ui"
+			if p.cold {
+				srv = servers["ui cold"]
+				if mode != "ui" {
+					cells = append(cells, "–")
+					continue
+				}
+			}
+			// Warm the page (templates, page cache), then the runs.
+			if _, err := serve(srv, p.targets[0]); err != nil {
+				return fmt.Errorf("ui %s: %w", p.name, err)
+			}
+			var p50s, p95s, a50s, a95s []float64
+			for run := 0; run < o.runs; run++ {
+				lat := make([]float64, 0, len(p.targets))
+				var eng []float64
+				for i, t := range p.targets {
+					ms, err := serve(srv, t)
+					if err != nil {
+						return fmt.Errorf("ui %s: %w", p.name, err)
+					}
+					lat = append(lat, ms)
+					if paired {
+						start := time.Now()
+						if err := p.engine(ctx, i); err != nil {
+							return fmt.Errorf("ui %s alone: %w", p.name, err)
+						}
+						eng = append(eng, float64(time.Since(start))/float64(time.Millisecond))
+					}
+				}
+				p50s, p95s = append(p50s, percentile(lat, 50)), append(p95s, percentile(lat, 95))
+				b.logf("ui %s (%s) run %d: p50 %s ms, p95 %s ms, max %s ms", p.name, mode, run+1,
+					millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)))
+				if paired {
+					a50s, a95s = append(a50s, percentile(eng, 50)), append(a95s, percentile(eng, 95))
+					b.logf("ui %s engine alone run %d: p50 %s ms, p95 %s ms", p.name, run+1, millis(percentile(eng, 50)), millis(percentile(eng, 95)))
+				}
+			}
+			cells = append(cells, millis(percentile(p50s, 50))+" / "+millis(percentile(p95s, 50)))
+			if paired {
+				alone = millis(percentile(a50s, 50)) + " / " + millis(percentile(a95s, 50))
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", p.name, strings.Join(cells, " | "), alone)
+	}
+	fmt.Fprintf(w, "\nload average after: %s; median of %s\n", loadAverage(), plural(o.runs, "run"))
+	return os.RemoveAll(root)
+}
+
+// privateGroups is each agent's private group.
+func privateGroups(agents []string) []string {
+	out := make([]string, len(agents))
+	for i, a := range agents {
+		out[i] = journal.PrivateGroup(a)
+	}
+	return out
+}

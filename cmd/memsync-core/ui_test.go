@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// lockedBuffer is a buffer a running command writes while a test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The web view listens beyond loopback only with a token, whichever
+// command serves it; an empty token file is no token.
+func TestUIRefusesNonLoopbackWithoutToken(t *testing.T) {
+	repo := initRepo(t, "alice")
+	empty := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"ui every interface", []string{"ui", "--repo", repo, "--addr", "0.0.0.0:0"}, "only with a token"},
+		{"ui empty host", []string{"ui", "--repo", repo, "--addr", ":0"}, "only with a token"},
+		{"ui empty token file", []string{"ui", "--repo", repo, "--addr", "0.0.0.0:0", "--token-file", empty}, "empty"},
+		{"run --ui", []string{"run", "--repo", repo, "--ui", "0.0.0.0:0"}, "only with a token"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := cli(t, c.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d stderr %q; want exit 2 saying %q", r.code, r.stderr, c.want)
+			}
+		})
+	}
+}
+
+var servingRE = regexp.MustCompile(`serving (http://[^/\s]+)/`)
+
+// memsync ui serves the repository's pages until its context ends, reading
+// through the graph or the journals and saying which.
+func TestUIServesUntilStopped(t *testing.T) {
+	repo := initRepo(t, "alice", "bob")
+	if r := cli(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--scope", "shared", "the billing queue drains nightly"); r.code != 0 {
+		t.Fatalf("append: %s", r.stderr)
+	}
+	if r := cli(t, "sync", "--repo", repo); r.code != 0 {
+		t.Fatalf("sync: %s", r.stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr,
+		Getenv: func(string) string { return "" }, Now: time.Now, Getwd: os.Getwd}
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, env, []string{"ui", "--repo", repo, "--addr", "127.0.0.1:0"}) }()
+	var base string
+	deadline := time.Now().Add(30 * time.Second)
+	for base == "" {
+		if m := servingRE.FindStringSubmatch(stderr.String()); m != nil {
+			base = m[1]
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("ui exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ui never said where it serves: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling the server's start, not synchronising on time
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/", `data-page="fleet"`},
+		{"/search?q=billing+queue", "the billing queue drains nightly"},
+		{"/agents/bob?as=bob", `data-viewer="agent:bob"`},
+	} {
+		resp, err := http.Get(base + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), c.want) || !regexp.MustCompile(`data-source="(graph|journals)"`).Match(body) {
+			t.Errorf("GET %s: %d, want %q and a data-source:\n%s", c.path, resp.StatusCode, c.want, body)
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("ui exited %d after its context ended: %s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ui did not stop")
+	}
+}
+
+// The web view keeps one open graph for its requests while the store is
+// the same file, and opens the new one when the store is replaced (a
+// rebuild), closing the old once its last request ends.
+func TestUIHeldGraphFollowsTheStore(t *testing.T) {
+	repo := initRepo(t, "alice")
+	if r := cli(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--scope", "shared", "kept"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := cli(t, "sync", "--repo", repo); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	var cfg Config
+	env := &Env{Getenv: func(string) string { return "" }, Now: time.Now, Stderr: io.Discard}
+	if err := loadConfig(env, repo, newRepoCmd(env, "ui", "", "").FlagSet, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	h := &heldGraph{cfg: &cfg, repo: repo, lg: zap.NewNop()}
+	defer h.close()
+	r1, r2 := h.reader(context.Background()), h.reader(context.Background())
+	if r1.Offline || r1.Searcher != r2.Searcher {
+		t.Fatalf("two requests on the same store: %T %T (offline %v), want one open graph", r1.Searcher, r2.Searcher, r1.Offline)
+	}
+	// Replace the store's file, as a rebuild does.
+	db := filepath.Join(layout(repo).LocalDir(), "graph.db")
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db+".new", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(db+".new", db); err != nil {
+		t.Fatal(err)
+	}
+	r3 := h.reader(context.Background())
+	if r3.Searcher == r1.Searcher {
+		t.Fatal("the store was replaced, the old graph still served")
+	}
+	// The old one still answers the requests that hold it.
+	if _, err := r1.Get(context.Background(), []string{"mem_probe"}); err != nil {
+		t.Fatalf("a request's graph closed under it: %v", err)
+	}
+	r1.Close()
+	r2.Close()
+	if _, err := r1.Get(context.Background(), []string{"mem_probe"}); err == nil {
+		t.Error("the replaced graph is still open after its last request")
+	}
+	r3.Close()
+}

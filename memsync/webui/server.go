@@ -1,0 +1,374 @@
+// Package webui is memsync's web view: HTTP handlers and their templates,
+// reading through the engine's read functions (memsync.Rank, Explain,
+// History, packet.BuildPacket, the Listers) exactly as the CLI does, and
+// journaling flags through package feedback as `memsync flag` does. It
+// holds no rule of its own: what a viewer may see is journal.Sees, what
+// ranks where is memsync/score and memsync/recall.
+//
+// Security: loopback only unless a token is configured (CheckAddr); a
+// token is taken from a cookie, an Authorization: Bearer header or a first
+// ?token= (then set as a cookie); every state-changing request is a POST
+// carrying a per-server CSRF token, with Origin and Host checked; record
+// text is escaped by html/template everywhere; Content-Security-Policy
+// default-src 'self' and no asset from the network.
+package webui
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/offline"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// Reader is one request's read path: the graph, or the journals when the
+// graph cannot be reached (Offline, with the Reason).
+type Reader struct {
+	memsync.Searcher
+	Offline bool
+	Reason  string
+	// Close releases the reader; nil means nothing to release.
+	Close func()
+}
+
+// Fleet is what the fleet page shows of the repository: memsync.Status's
+// report and the git exchange's state (nil without a remote).
+type Fleet struct {
+	Report memsync.StatusReport
+	Remote *Exchange
+}
+
+// Exchange is the state of the exchange with the git remote (SPEC §12),
+// as ledger.RemoteStatus reads it; the command fills it in, so that this
+// package does not link git.
+type Exchange struct {
+	Remote, Branch string
+	LastSuccess    time.Time
+	LastError      string
+	Conflicts      []string
+	Ahead, Behind  int
+}
+
+// Config is what a Server reads through and how it is protected.
+type Config struct {
+	// Repo is the repository's root.
+	Repo string
+	// Open returns a request's reader: the graph, else the journals.
+	Open func(ctx context.Context) Reader
+	// Journals is the offline reader a request falls back on when the
+	// graph fails while answering, or lacks a memory not projected yet;
+	// nil means offline.NewJournals over Repo.
+	Journals func() memsync.Searcher
+	// Fleet reads the fleet page's status; nil shows none.
+	Fleet func(ctx context.Context) (Fleet, error)
+	// FleetTTL is how long a fleet status is reused (it reads every
+	// journal); 0 means 5 s.
+	FleetTTL time.Duration
+	// Commit names the commit that added line of path (relative to Repo);
+	// "" when not committed yet. Nil shows none.
+	Commit func(ctx context.Context, path string, line int) (string, error)
+	// FSync makes a flag's append fsync (append.fsync).
+	FSync bool
+	// Token, when not empty, is required of every request.
+	Token string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger logs failures; nil means none.
+	Logger *zap.Logger
+}
+
+// ErrNeedsToken is CheckAddr's error for an address that is not loopback
+// when no token is configured.
+var ErrNeedsToken = errors.New("the web view listens beyond loopback only with a token (--token-file or MEMSYNC_UI_TOKEN)")
+
+// CheckAddr reports whether the server may listen on addr (HOST:PORT):
+// a loopback address always, any other (an empty host is every
+// interface) only with a token.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if isLoopback(host) || token != "" {
+		return nil
+	}
+	return fmt.Errorf("--addr %s: %w", addr, ErrNeedsToken)
+}
+
+// isLoopback reports whether host (no port) names the loopback interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// Server serves the web view. It is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	layout  memsync.Layout
+	lg      *zap.Logger
+	pages   map[string]*template.Template
+	csrf    string
+	handler http.Handler
+
+	fleetMu   sync.Mutex
+	fleet     Fleet
+	fleetErr  error
+	fleetAt   time.Time
+	fleetRead bool
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Open == nil {
+		return nil, errors.New("webui: Config.Open is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.FleetTTL == 0 {
+		cfg.FleetTTL = 5 * time.Second
+	}
+	s := &Server{cfg: cfg, layout: memsync.Layout{Root: cfg.Repo}, lg: cfg.Logger}
+	if s.lg == nil {
+		s.lg = zap.NewNop()
+	}
+	if cfg.Journals == nil {
+		s.cfg.Journals = func() memsync.Searcher { return offline.NewJournals(s.layout) }
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, fmt.Errorf("webui: csrf secret: %w", err)
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("memsync ui csrf"))
+	s.csrf = hex.EncodeToString(mac.Sum(nil))
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	s.pages = pages
+	s.handler = s.protect(s.routes())
+	return s, nil
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.fleetPage)
+	mux.HandleFunc("GET /agents/{agent}", s.agentPage)
+	mux.HandleFunc("GET /search", s.searchPage)
+	mux.HandleFunc("GET /memory/{uuid}", s.memoryPage)
+	mux.HandleFunc("POST /memory/{uuid}/flag", s.flag)
+	mux.HandleFunc("/memory/{uuid}/flag", func(w http.ResponseWriter, r *http.Request) {
+		// A flag changes state: POST only (the catch-all below would
+		// otherwise answer 404).
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed: a flag is a POST with the form's CSRF token", http.StatusMethodNotAllowed)
+	})
+	mux.HandleFunc("GET /graph/entity/{name}", s.entityGraphPage)
+	mux.HandleFunc("GET /graph/{uuid}", s.graphPage)
+	mux.HandleFunc("GET /packet", s.packetPage)
+	static, _ := fs.Sub(assets, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.notFound(w, r, "no such page") })
+	return mux
+}
+
+// cookieName holds the token after a first ?token=.
+const cookieName = "memsync_ui_token"
+
+// protect sets the security headers, refuses a Host that is not loopback
+// on a server without a token (DNS rebinding) and requires the token when
+// there is one.
+func (s *Server) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		if s.cfg.Token == "" {
+			host := r.Host
+			if hh, _, err := net.SplitHostPort(host); err == nil {
+				host = hh
+			}
+			if !isLoopback(host) {
+				http.Error(w, "forbidden: this server answers loopback names only", http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if t := r.URL.Query().Get("token"); t != "" && s.tokenOK(t) {
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+			q := r.URL.Query()
+			q.Del("token")
+			u := *r.URL
+			u.RawQuery = q.Encode()
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		if c, err := r.Cookie(cookieName); err == nil && s.tokenOK(c.Value) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.tokenOK(strings.TrimSpace(b)) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "unauthorized: open the link with ?token=, or send Authorization: Bearer", http.StatusUnauthorized)
+	})
+}
+
+func (s *Server) tokenOK(t string) bool {
+	return subtle.ConstantTimeCompare([]byte(t), []byte(s.cfg.Token)) == 1
+}
+
+// csrfOK checks a state-changing request: the form's csrf field, and
+// Origin (else Referer), when sent, naming this server's Host.
+func (s *Server) csrfOK(r *http.Request) bool {
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
+		return false
+	}
+	from := r.Header.Get("Origin")
+	if from == "" {
+		from = r.Header.Get("Referer")
+	}
+	if from == "" {
+		return true
+	}
+	u, err := url.Parse(from)
+	return err == nil && u.Host == r.Host
+}
+
+// viewer is whose eyes a request sees with: the operator (every group) or
+// one agent (journal.Sees).
+type viewer struct {
+	As     string   // "" for the operator
+	Agents []string // the repository's agents
+}
+
+// groups is every group the viewer may see.
+func (v viewer) groups() []string {
+	if v.As != "" {
+		return []string{journal.SharedGroup, journal.PrivateGroup(v.As)}
+	}
+	out := []string{journal.SharedGroup}
+	for _, a := range v.Agents {
+		out = append(out, journal.PrivateGroup(a))
+	}
+	return out
+}
+
+// sees reports whether the viewer may see a memory of group.
+func (v viewer) sees(group string) bool {
+	if v.As != "" {
+		return journal.Sees(v.As, group)
+	}
+	return group == journal.SharedGroup || strings.HasPrefix(group, "AGENT:") && slices.Contains(v.Agents, strings.TrimPrefix(group, "AGENT:"))
+}
+
+// label is the body's data-viewer.
+func (v viewer) label() string {
+	if v.As == "" {
+		return "operator"
+	}
+	return "agent:" + v.As
+}
+
+// errNoAgent is a ?as= naming no agent of the repository.
+var errNoAgent = errors.New("no such agent")
+
+// viewerOf reads ?as=.
+func (s *Server) viewerOf(r *http.Request) (viewer, error) {
+	agents, err := s.layout.Agents()
+	if err != nil {
+		return viewer{}, fmt.Errorf("list agents: %w", err)
+	}
+	v := viewer{As: r.URL.Query().Get("as"), Agents: agents}
+	if v.As != "" && !slices.Contains(agents, v.As) {
+		return v, fmt.Errorf("%q: %w", v.As, errNoAgent)
+	}
+	return v, nil
+}
+
+// open returns the request's reader and a function that falls back on
+// the journals when the graph fails while answering.
+func (s *Server) open(ctx context.Context) *read {
+	rd := s.cfg.Open(ctx)
+	return &read{Reader: rd, s: s}
+}
+
+// read is one request's reader, switching to the journals once if the
+// graph fails.
+type read struct {
+	Reader
+	s *Server
+}
+
+// do runs fn on the reader; a graph error (not the request's own end)
+// runs it again on the journals, as the CLI's reads never hard-fail.
+func (rd *read) do(ctx context.Context, fn func(memsync.Searcher) error) error {
+	err := fn(rd.Searcher)
+	if err == nil || rd.Offline || ctx.Err() != nil || errors.Is(err, memsync.ErrNotVisible) {
+		return err
+	}
+	rd.s.lg.Warn("graph read failed: answering from the journals", zap.Error(err))
+	rd.close()
+	rd.Reader = Reader{Searcher: rd.s.cfg.Journals(), Offline: true, Reason: "graph: " + err.Error()}
+	return fn(rd.Searcher)
+}
+
+func (rd *read) close() {
+	if rd.Close != nil {
+		rd.Close()
+		rd.Close = nil
+	}
+}
+
+func (rd *read) source() string {
+	if rd.Offline {
+		return "journals"
+	}
+	return "graph"
+}
+
+// fleetStatus is the fleet's status, read at most once per FleetTTL.
+func (s *Server) fleetStatus(ctx context.Context) (Fleet, error) {
+	s.fleetMu.Lock()
+	defer s.fleetMu.Unlock()
+	if s.fleetRead && s.cfg.Now().Sub(s.fleetAt) < s.cfg.FleetTTL {
+		return s.fleet, s.fleetErr
+	}
+	s.fleet, s.fleetErr = s.cfg.Fleet(ctx)
+	s.fleetAt, s.fleetRead = s.cfg.Now(), true
+	return s.fleet, s.fleetErr
+}
