@@ -84,7 +84,9 @@ type Config struct {
 	// Fleet reads the fleet page's status; nil shows none.
 	Fleet func(ctx context.Context) (Fleet, error)
 	// FleetTTL is how long a fleet status is reused (it reads every
-	// journal); 0 means 5 s.
+	// journal); 0 means 5 s. An older status, up to FleetStale, is still
+	// answered at once while a fresh one is read in the background, so
+	// the auto-refreshing page never waits on the read.
 	FleetTTL time.Duration
 	// Commit names the commit that added line of path (relative to Repo);
 	// "" when not committed yet. Nil shows none.
@@ -140,7 +142,12 @@ type Server struct {
 	fleetErr  error
 	fleetAt   time.Time
 	fleetRead bool
+	fleetBusy bool // a background read is under way
 }
+
+// FleetStale is how old a fleet status may be and still be answered while
+// a fresh one is read in the background; older, a request reads it itself.
+const FleetStale = time.Minute
 
 // New returns a Server for cfg.
 func New(cfg Config) (*Server, error) {
@@ -365,10 +372,28 @@ func (rd *read) source() string {
 func (s *Server) fleetStatus(ctx context.Context) (Fleet, error) {
 	s.fleetMu.Lock()
 	defer s.fleetMu.Unlock()
-	if s.fleetRead && s.cfg.Now().Sub(s.fleetAt) < s.cfg.FleetTTL {
+	age := s.cfg.Now().Sub(s.fleetAt)
+	if s.fleetRead && age < s.cfg.FleetTTL {
+		return s.fleet, s.fleetErr
+	}
+	if s.fleetRead && age < FleetStale && s.fleetErr == nil {
+		if !s.fleetBusy {
+			s.fleetBusy = true
+			go s.refreshFleet()
+		}
 		return s.fleet, s.fleetErr
 	}
 	s.fleet, s.fleetErr = s.cfg.Fleet(ctx)
 	s.fleetAt, s.fleetRead = s.cfg.Now(), true
 	return s.fleet, s.fleetErr
+}
+
+// refreshFleet reads the fleet's status for the next request.
+func (s *Server) refreshFleet() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := s.cfg.Fleet(ctx)
+	s.fleetMu.Lock()
+	defer s.fleetMu.Unlock()
+	s.fleet, s.fleetErr, s.fleetAt, s.fleetBusy = f, err, s.cfg.Now(), false
 }
