@@ -89,19 +89,26 @@ func (g *Graph) openVectors(ctx context.Context) error {
 	}
 	version, dim := g.emb.Version(), int64(g.emb.Dim())
 	oldDim, _ := state["dim"].(int64)
-	index, err := g.readRow(ctx, vectorIndexOptions, map[string]any{"name": IndexMemoryEmbedding})
-	if err != nil {
-		return fmt.Errorf("read vector index: %w", err)
-	}
-	if index != nil {
-		// An index for another dimension, or quantised (approximate
-		// scores), is made again.
+	// Each slot's index is checked (generation.go): an index for another
+	// dimension, or quantised (approximate scores), is made again in both.
+	stale := false
+	for _, name := range []string{IndexMemoryEmbedding, rewriteForSlotOne(IndexMemoryEmbedding)} {
+		index, err := g.readRow(ctx, vectorIndexOptions, map[string]any{"name": name})
+		if err != nil {
+			return fmt.Errorf("read vector index %s: %w", name, err)
+		}
+		if index == nil {
+			continue
+		}
 		idim, _ := index["dim"].(int64)
 		if quantized, _ := index["quantized"].(bool); idim != dim || quantized {
-			for _, slot := range []int{0, 1} { // generation.go
-				if err := g.writeSlot(ctx, slot, dropVectorIndex, nil); err != nil {
-					return fmt.Errorf("drop vector index: %w", err)
-				}
+			stale = true
+		}
+	}
+	if stale {
+		for _, slot := range []int{0, 1} { // generation.go
+			if err := g.writeSlot(ctx, slot, dropVectorIndex, nil); err != nil {
+				return fmt.Errorf("drop vector index: %w", err)
 			}
 		}
 	}

@@ -91,3 +91,31 @@ func TestVectorsReembedOnNewModel(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorIndexOfEachSlotFollowsTheModel: a store whose two generation
+// slots hold vector indexes of different sizes (one slot's dropped, the
+// other left from an older model) is opened with both made for the
+// model's dimensions. Checking only slot 0's index left slot 1's at the
+// old size, and a search after the next rebuild failed in Neo4j ("query
+// vector has 256 dimensions, but indexed vectors have 32").
+func TestVectorIndexOfEachSlotFollowsTheModel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	g1 := neo4jtest.OpenWith(t, withEmbedder(memsynctest.Embedder{N: 64, Salt: "1"}))
+	if err := g1.DropSlotVectorIndex(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if dims, err := g1.VectorIndexDims(ctx); err != nil || dims != [2]int64{0, 64} {
+		t.Fatalf("set-up: dims %v, %v", dims, err)
+	}
+	cfg := neo4jtest.Config(t)
+	cfg.Embedder = memsynctest.Embedder{N: 32, Salt: "2"}
+	g2, err := neo4j.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	if dims, err := g2.VectorIndexDims(ctx); err != nil || dims != [2]int64{32, 32} {
+		t.Fatalf("vector index dimensions by slot %v (%v), want 32 in both", dims, err)
+	}
+}
