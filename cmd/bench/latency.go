@@ -183,6 +183,9 @@ func appendWall(ctx context.Context, bin, tmp string, calls int, seed int64) ([]
 	times := make([]float64, 0, calls)
 	for i := 0; i < calls; i++ {
 		m := gen.nextMemory()
+		if m.Kind.Memsync() {
+			m.Kind = journal.KindFact // an agent's append may not write memsync's own kinds
+		}
 		// --tier learning: the surprise gate reads and scores against the
 		// seeded records; --force keeps every record (the gate's work is
 		// the same, and the line count below stays exact).
