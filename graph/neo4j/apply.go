@@ -23,7 +23,8 @@ import (
 const maxChunk = 5000
 
 // Statements of the write path. Each takes list parameters and UNWINDs
-// them, so one round trip handles a whole chunk.
+// them, so one round trip handles a whole chunk; every value travels in
+// one map parameter, $p (see one).
 //
 // Each starts with CYPHER replan=skip: every lookup in them is a seek on a
 // uniqueness constraint, a plan that no statistic changes, while the
@@ -36,7 +37,7 @@ const (
 	// lookupMemories returns the memories of the chunk that exist, with
 	// their hash (null for a placeholder).
 	lookupMemories = `CYPHER replan=skip
-UNWIND $uuids AS u
+UNWIND $p.uuids AS u
 MATCH (m:Memory {uuid: u})
 RETURN u AS uuid, m.hash AS hash, m.scope AS scope, m.ts AS ts, m.agent AS agent, m.path AS path, m.line AS line`
 
@@ -47,7 +48,7 @@ RETURN u AS uuid, m.hash AS hash, m.scope AS scope, m.ts AS ts, m.agent AS agent
 	// It returns the uuids the old version pointed at, whose supersession
 	// (reretire) and placeholders (dropOrphans) may have changed.
 	replaceMemories = `CYPHER replan=skip
-UNWIND $rows AS r
+UNWIND $p.rows AS r
 MATCH (m:Memory {uuid: r.props.uuid})
 CALL {
   WITH m
@@ -79,11 +80,11 @@ CALL {
 }
 RETURN targets`
 
-	// superseders lists, for each projected memory of $uuids, its group,
+	// superseders lists, for each projected memory of $p.uuids, its group,
 	// its stored retirement and every record superseding it, for
 	// retireAll to judge with journal.Retires.
 	superseders = `CYPHER replan=skip
-UNWIND $uuids AS u
+UNWIND $p.uuids AS u
 MATCH (m:Memory {uuid: u}) WHERE m.hash IS NOT NULL
 OPTIONAL MATCH (s:Memory)-[:SUPERSEDES]->(m) WHERE s.hash IS NOT NULL
 WITH m, collect(s) AS ss
@@ -92,14 +93,14 @@ RETURN m.uuid, m.group_id, m.invalid_at, m.replaced_by, [s IN ss | [s.ts, s.uuid
 	// setRetired writes the retirements retireAll decided (a null ts and
 	// uuid clear one).
 	setRetired = `CYPHER replan=skip
-UNWIND $rows AS r
+UNWIND $p.rows AS r
 MATCH (m:Memory {uuid: r.uuid})
 SET m.invalid_at = r.ts, m.replaced_by = r.by`
 
-	// dropOrphans deletes the placeholders among $uuids that no edge
+	// dropOrphans deletes the placeholders among $p.uuids that no edge
 	// points at any more (a replaced version's targets).
 	dropOrphans = `CYPHER replan=skip
-UNWIND $uuids AS u
+UNWIND $p.uuids AS u
 MATCH (m:Memory {uuid: u}) WHERE m.hash IS NULL AND NOT (m)--()
 DELETE m`
 
@@ -109,8 +110,8 @@ DELETE m`
 	// with no properties but the uuid and no edges of their own yet), each
 	// with its WROTE and MENTIONS edges, and last the outgoing edges of
 	// all of them. Rows name their agent and entities by position in
-	// $agents and $entities, and edges their source by position among the
-	// memories written ($rows, then $filled), so no row looks a node up
+	// $p.agents and $p.entities, and edges their source by position among
+	// the memories written ($p.rows, then $p.filled), so no row looks a node up
 	// again: on a rebuild that reads agent after agent, most links point to
 	// another agent's record not read yet, and many memories fill a
 	// placeholder. An edge's target not projected yet becomes a
@@ -126,21 +127,21 @@ DELETE m`
 	// have changed.
 	createMemories = `CYPHER replan=skip
 CALL {
-  UNWIND range(0, size($agents) - 1) AS i
-  MERGE (a:Agent {name: $agents[i]})
+  UNWIND range(0, size($p.agents) - 1) AS i
+  MERGE (a:Agent {name: $p.agents[i]})
   WITH i, a ORDER BY i
   RETURN collect(a) AS agents
 }
 CALL {
-  UNWIND range(0, size($entities) - 1) AS i
-  MERGE (e:Entity {group_id: $entities[i][0], name: $entities[i][1]})
+  UNWIND range(0, size($p.entities) - 1) AS i
+  MERGE (e:Entity {group_id: $p.entities[i][0], name: $p.entities[i][1]})
   WITH i, e ORDER BY i
   RETURN collect(e) AS entities
 }
 CALL {
   WITH agents, entities
-  UNWIND range(0, size($rows) - 1) AS i
-  WITH agents[$rows[i].agent] AS a, entities, i, $rows[i] AS r
+  UNWIND range(0, size($p.rows) - 1) AS i
+  WITH agents[$p.rows[i].agent] AS a, entities, i, $p.rows[i] AS r
   CREATE (a)-[:WROTE]->(m:Memory)
   SET m = r.props
   WITH entities, i, m, r
@@ -155,8 +156,8 @@ CALL {
 }
 CALL {
   WITH agents, entities
-  UNWIND range(0, size($filled) - 1) AS i
-  WITH agents, entities, i, $filled[i] AS r
+  UNWIND range(0, size($p.filled) - 1) AS i
+  WITH agents, entities, i, $p.filled[i] AS r
   MERGE (m:Memory {uuid: r.props.uuid})
   WITH agents, entities, i, m, r WHERE m.hash IS NULL
   SET m += r.props
@@ -176,32 +177,32 @@ CALL {
 WITH created + filled AS nodes, size(filled) AS n, superseded
 CALL {
   WITH nodes, n
-  WITH nodes WHERE n = size($filled)
-  UNWIND $links AS r
+  WITH nodes WHERE n = size($p.filled)
+  UNWIND $p.links AS r
   WITH nodes[r[0]] AS a, r[1] AS u
   MERGE (b:Memory {uuid: u})
   CREATE (a)-[:LINKS_TO]->(b)
 }
 CALL {
   WITH nodes, n
-  WITH nodes WHERE n = size($filled)
-  UNWIND $supersedes AS r
+  WITH nodes WHERE n = size($p.filled)
+  UNWIND $p.supersedes AS r
   WITH nodes[r[0]] AS a, r[1] AS u
   MERGE (b:Memory {uuid: u})
   CREATE (a)-[:SUPERSEDES]->(b)
 }
 CALL {
   WITH nodes, n
-  WITH nodes WHERE n = size($filled)
-  UNWIND $conflicts AS r
+  WITH nodes WHERE n = size($p.filled)
+  UNWIND $p.conflicts AS r
   WITH nodes[r[0]] AS a, r[1] AS u
   MERGE (b:Memory {uuid: u})
   CREATE (a)-[:CONFLICTS_WITH]->(b)
 }
 CALL {
   WITH nodes, n
-  WITH nodes WHERE n = size($filled)
-  UNWIND $supports AS r
+  WITH nodes WHERE n = size($p.filled)
+  UNWIND $p.supports AS r
   WITH nodes[r[0]] AS a, r[1] AS u
   MERGE (b:Memory {uuid: u})
   CREATE (a)-[:SUPPORTS]->(b)
@@ -214,30 +215,46 @@ RETURN n AS filled, superseded`
 	// are [from, to], duplicate-free.
 	createEdges = `CYPHER replan=skip
 CALL {
-  UNWIND $links AS r
+  UNWIND $p.links AS r
   MATCH (a:Memory {uuid: r[0]})
   MERGE (b:Memory {uuid: r[1]})
   CREATE (a)-[:LINKS_TO]->(b)
 }
 CALL {
-  UNWIND $supersedes AS r
+  UNWIND $p.supersedes AS r
   MATCH (a:Memory {uuid: r[0]})
   MERGE (b:Memory {uuid: r[1]})
   CREATE (a)-[:SUPERSEDES]->(b)
 }
 CALL {
-  UNWIND $conflicts AS r
+  UNWIND $p.conflicts AS r
   MATCH (a:Memory {uuid: r[0]})
   MERGE (b:Memory {uuid: r[1]})
   CREATE (a)-[:CONFLICTS_WITH]->(b)
 }
 CALL {
-  UNWIND $supports AS r
+  UNWIND $p.supports AS r
   MATCH (a:Memory {uuid: r[0]})
   MERGE (b:Memory {uuid: r[1]})
   CREATE (a)-[:SUPPORTS]->(b)
 }`
 )
+
+// one wraps a write statement's values in its one parameter, $p.
+//
+// The server caches a statement's plan per shape of its parameters: the
+// size of each list or string parameter, in buckets (empty, 1, 2–10,
+// 11–100, …), and the types of a list's elements are part of the cache
+// key, while a map parameter is one shape whatever it holds. With its
+// eight list parameters given separately, createMemories was planned
+// again for each combination of empty, one and several links, entities,
+// filled placeholders… that a batch happened to have: a run of one-record
+// transactions (the daemon's small batches, the naive baseline) kept
+// compiling new plans of it, about 40 plans of the write path where one
+// per statement is enough (TestApplyPlansOnePerStatement). No plan of these
+// statements depends on the sizes: every lookup is a seek on a uniqueness
+// constraint.
+func one(values map[string]any) map[string]any { return map[string]any{"p": values} }
 
 var _ memsync.ReadOrderer = (*Graph)(nil)
 
@@ -504,7 +521,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		uuids[i] = p.uuid
 	}
 	var done chunkResult
-	res, err := tx.Run(ctx, lookupMemories, map[string]any{"uuids": uuids})
+	res, err := tx.Run(ctx, lookupMemories, one(map[string]any{"uuids": uuids}))
 	if err != nil {
 		return done, err
 	}
@@ -613,9 +630,9 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		return done, nil
 	}
 	if len(agentList) > 0 {
-		res, err = tx.Run(ctx, createMemories, map[string]any{"agents": agentList, "entities": nonNil(entityList),
+		res, err = tx.Run(ctx, createMemories, one(map[string]any{"agents": agentList, "entities": nonNil(entityList),
 			"rows": nonNil(created), "filled": nonNil(filled),
-			"links": nonNil(wLinks), "supersedes": nonNil(wSupers), "conflicts": nonNil(wConflicts), "supports": nonNil(wSupports)})
+			"links": nonNil(wLinks), "supersedes": nonNil(wSupers), "conflicts": nonNil(wConflicts), "supports": nonNil(wSupports)}))
 		var counts *neo4jdrv.Record
 		if err == nil {
 			counts, err = res.Single(ctx)
@@ -640,7 +657,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 	// placeholders are looked at again once the new edges are in.
 	var oldTargets []string
 	if len(replaced) > 0 {
-		res, err := tx.Run(ctx, replaceMemories, map[string]any{"rows": replaced})
+		res, err := tx.Run(ctx, replaceMemories, one(map[string]any{"rows": replaced}))
 		if err != nil {
 			return chunkResult{}, err
 		}
@@ -661,8 +678,8 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		}
 	}
 	if len(links)+len(supers)+len(conflicts)+len(supports) > 0 {
-		err := run(ctx, tx, createEdges, map[string]any{"links": nonNil(links), "supersedes": nonNil(supers),
-			"conflicts": nonNil(conflicts), "supports": nonNil(supports)})
+		err := run(ctx, tx, createEdges, one(map[string]any{"links": nonNil(links), "supersedes": nonNil(supers),
+			"conflicts": nonNil(conflicts), "supports": nonNil(supports)}))
 		if err != nil {
 			return chunkResult{}, err
 		}
@@ -678,7 +695,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 			return chunkResult{}, err
 		}
 		if len(oldTargets) > 0 {
-			if err := run(ctx, tx, dropOrphans, map[string]any{"uuids": sortedUnique(oldTargets)}); err != nil {
+			if err := run(ctx, tx, dropOrphans, one(map[string]any{"uuids": sortedUnique(oldTargets)})); err != nil {
 				return chunkResult{}, err
 			}
 		}
@@ -692,7 +709,7 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 // decides which take effect), the earliest ts wins, the smallest uuid on a
 // tie; none clears them. Only memories whose retirement changes are written.
 func retireAll(ctx context.Context, tx neo4jdrv.ManagedTransaction, uuids []string) error {
-	res, err := tx.Run(ctx, superseders, map[string]any{"uuids": uuids})
+	res, err := tx.Run(ctx, superseders, one(map[string]any{"uuids": uuids}))
 	if err != nil {
 		return err
 	}
@@ -737,7 +754,7 @@ func retireAll(ctx context.Context, tx neo4jdrv.ManagedTransaction, uuids []stri
 	if len(rows) == 0 {
 		return nil
 	}
-	return run(ctx, tx, setRetired, map[string]any{"rows": rows})
+	return run(ctx, tx, setRetired, one(map[string]any{"rows": rows}))
 }
 
 // replacedUUIDs are the uuids whose stored version the chunk replaced.
