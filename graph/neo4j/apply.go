@@ -490,18 +490,50 @@ var errRaced = errors.New("a concurrent writer projected part of the chunk")
 // applyChunk writes rows in one managed transaction and says which uuids
 // were already projected with a different hash, and which of those it
 // replaced.
+//
+// While this Graph builds a rebuild, a uuid the build has not written is
+// not looked up: it is new to the slot (build.maybeWritten). A chunk that
+// races anyway (errRaced: the slot held a uuid after all, e.g. a rebuild
+// of another process took the slot over) is classified again with every
+// uuid looked up.
 func (g *Graph) applyChunk(ctx context.Context, rows []prepared) (chunkResult, error) {
-	s := g.session(ctx, neo4jdrv.AccessModeWrite)
+	b := g.currentBuild()
+	var s neo4jdrv.SessionWithContext
+	if b != nil {
+		s = g.sessionSlot(ctx, neo4jdrv.AccessModeWrite, b.slot)
+	} else {
+		s = g.session(ctx, neo4jdrv.AccessModeWrite)
+	}
 	defer s.Close(ctx)
+	mayExist := b.maybeWritten
 	for attempt := 0; ; attempt++ {
 		done, err := neo4jdrv.ExecuteWrite(ctx, s, func(tx neo4jdrv.ManagedTransaction) (chunkResult, error) {
-			return writeChunk(ctx, tx, rows)
+			return writeChunk(ctx, tx, rows, mayExist)
 		})
 		if errors.Is(err, errRaced) && attempt < 3 {
+			mayExist = nil
 			continue
+		}
+		if err == nil && b != nil {
+			b.wrote(writtenUUIDs(rows))
 		}
 		return done, err
 	}
+}
+
+// writtenUUIDs lists the uuids a chunk of rows may leave in the slot:
+// the records' own and their edges' targets (placeholders).
+func writtenUUIDs(rows []prepared) []string {
+	out := make([]string, 0, 2*len(rows))
+	for _, p := range rows {
+		rec := &p.mem.Record
+		out = append(out, p.uuid)
+		out = append(out, rec.Links...)
+		out = append(out, rec.Supersedes...)
+		out = append(out, rec.ConflictsWith...)
+		out = append(out, rec.Supports()...)
+	}
+	return out
 }
 
 // storedVersion is what lookupMemories returned for a projected memory.
@@ -515,18 +547,25 @@ type storedVersion struct {
 // writeChunk is the body of applyChunk's transaction: nodes with their
 // WROTE and MENTIONS edges first, then the other relationships, then the
 // retirement of superseded memories.
-func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prepared) (chunkResult, error) {
-	uuids := make([]string, len(rows))
-	for i, p := range rows {
-		uuids[i] = p.uuid
+// Only the uuids for which mayExist says so (nil: all) are looked up.
+func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prepared, mayExist func(string) bool) (chunkResult, error) {
+	uuids := make([]string, 0, len(rows))
+	for _, p := range rows {
+		if mayExist == nil || mayExist(p.uuid) {
+			uuids = append(uuids, p.uuid)
+		}
 	}
 	var done chunkResult
-	res, err := tx.Run(ctx, lookupMemories, one(map[string]any{"uuids": uuids}))
-	if err != nil {
-		return done, err
-	}
 	existing := map[string]*storedVersion{} // nil for a placeholder
-	for res.Next(ctx) {
+	var res neo4jdrv.ResultWithContext
+	var err error
+	if len(uuids) > 0 {
+		res, err = tx.Run(ctx, lookupMemories, one(map[string]any{"uuids": uuids}))
+		if err != nil {
+			return done, err
+		}
+	}
+	for res != nil && res.Next(ctx) {
 		rec := res.Record()
 		u, _ := rec.Values[0].(string)
 		h, ok := rec.Values[1].(string)
@@ -542,8 +581,10 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 		existing[u] = &storedVersion{version: journal.Version{Scope: journal.Scope(scope), TS: ts, Hash: h},
 			agent: agent, path: path, line: int(line)}
 	}
-	if err := res.Err(); err != nil {
-		return done, err
+	if res != nil {
+		if err := res.Err(); err != nil {
+			return done, err
+		}
 	}
 	var (
 		created, filled, replaced []any

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"sync"
 	"time"
@@ -156,6 +157,51 @@ func lockedMarker(ctx context.Context, tx neo4jdrv.ManagedTransaction) (marker, 
 type build struct {
 	slot int
 	id   string
+
+	// written holds a hash of every uuid this build's committed
+	// transactions wrote into its slot, as a memory or as an edge's
+	// placeholder. BeginRebuild empties the slot and no other client
+	// writes it until the switch, so a uuid not in written is not in the
+	// slot, and writeChunk does not look it up (see maybeWritten).
+	mu      sync.Mutex
+	written map[uint64]struct{}
+}
+
+// uuidKey is the hash written keeps of a uuid. Two uuids of one hash
+// cost a lookup, never a wrong answer: written only ever says "maybe".
+func uuidKey(uuid string) uint64 { return maphash.String(uuidSeed, uuid) }
+
+var uuidSeed = maphash.MakeSeed()
+
+// maybeWritten reports whether uuid may be in the build's slot; nil b:
+// it may (a graph that is not building knows nothing of its slot).
+func (b *build) maybeWritten(uuid string) bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.written[uuidKey(uuid)]
+	return ok
+}
+
+// wrote records uuids a committed transaction wrote into the build's slot.
+func (b *build) wrote(uuids []string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, u := range uuids {
+		b.written[uuidKey(u)] = struct{}{}
+	}
+}
+
+// currentBuild is the rebuild in progress in this process, nil if none.
+func (g *Graph) currentBuild() *build {
+	g.genMu.Lock()
+	defer g.genMu.Unlock()
+	return g.build
 }
 
 // buildSlot is the slot this process builds into, -1 when it is not building.
@@ -200,7 +246,7 @@ func (g *Graph) BeginRebuild(ctx context.Context) error {
 		return wrap("begin rebuild: delete the leftover generation", err)
 	}
 	g.genMu.Lock()
-	g.build = &build{slot: slot, id: id}
+	g.build = &build{slot: slot, id: id, written: map[uint64]struct{}{}}
 	g.genMu.Unlock()
 	g.lg.Info("neo4j rebuild started in a new generation", zap.Int("slot", slot), zap.String("generation", id),
 		zap.Int64("leftover_nodes_deleted", n))

@@ -22,6 +22,20 @@ func TestConformance(t *testing.T) {
 	graphtest.Run(t, func(t *testing.T) memsync.Graph { return neo4jtest.Open(t) })
 }
 
+// The conformance suite again with every write inside a rebuild, where
+// Apply does not look up the uuids the build has not written yet: clashes,
+// replays, placeholders filled in any order and supersessions come out
+// as they do outside one.
+func TestConformanceWhileBuilding(t *testing.T) {
+	graphtest.Run(t, func(t *testing.T) memsync.Graph {
+		g := neo4jtest.Open(t)
+		if err := g.BeginRebuild(context.Background()); err != nil {
+			t.Fatalf("begin rebuild: %v", err)
+		}
+		return g
+	})
+}
+
 func TestUnreachableIsUnavailable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
