@@ -33,8 +33,8 @@ func clearedPlans(t *testing.T, q func(string, ...map[string]any) []*neo4jdrv.Re
 // parameters (list sizes in buckets, element types), and the write path
 // passes one map parameter so that no record mix makes a new shape. With a
 // parameter per list, this run compiled 40 plans of the write path, each
-// paid by the transaction that met it (a one-record transaction then cost
-// the server 2 to 4 times its CPU on a fresh server).
+// paid by the transaction that met it (one-record transactions then cost
+// the server about twice their CPU on a fresh server).
 func TestApplyPlansOnePerStatement(t *testing.T) {
 	g := neo4jtest.Open(t)
 	q := cypher(t)
