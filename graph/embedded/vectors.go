@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -79,12 +80,9 @@ func WithEmbedder(e memsync.Embedder) Option {
 // their memories' text embedded again (the embedder is deterministic), so
 // every backend ranks with the same float32 vector.
 func encodeVector(v []float32) []byte {
-	b := make([]byte, 4, 4+len(v))
-	q, s := quantizeFloats(v, make([]int8, 0, len(v)))
+	b := make([]byte, 4+len(v))
+	s := quantizeInto(b[4:], v)
 	binary.LittleEndian.PutUint32(b, math.Float32bits(s))
-	for _, x := range q {
-		b = append(b, byte(x))
-	}
 	return b
 }
 
@@ -92,23 +90,41 @@ func encodeVector(v []float32) []byte {
 // nearest multiple of the scale, maxAbs / 127), with its scale. float32
 // throughout: the projection quantises every vector it stores.
 func quantizeFloats(v []float32, q []int8) ([]int8, float32) {
+	n := len(q)
+	q = slices.Grow(q, len(v))[:n+len(v)]
+	return q, quantizeInto(q[n:], v)
+}
+
+// quantizeInto writes v quantised to int8 into dst (len(v) elements, as
+// int8 or as their bytes) and returns the scale: quantizeFloats's
+// arithmetic, without its appends and with plain comparisons for the
+// largest magnitude (the built-in max orders NaN and signed zeros too,
+// which costs a branch chain an element; a vector has no NaN, and the
+// scale of ±0 is 0 either way).
+func quantizeInto[T int8 | byte](dst []T, v []float32) float32 {
 	maxAbs := float32(0)
 	for _, x := range v {
-		maxAbs = max(maxAbs, x, -x)
-	}
-	if maxAbs == 0 {
-		return append(q, make([]int8, len(v))...), 0
-	}
-	inv := 127 / maxAbs
-	for _, x := range v {
-		y := x * inv // within ±127 (a rounding may pass it by an ulp: truncation keeps it)
-		if y >= 0 {
-			q = append(q, int8(int32(y+0.5)))
-		} else {
-			q = append(q, int8(int32(y-0.5)))
+		if x > maxAbs {
+			maxAbs = x
+		} else if -x > maxAbs {
+			maxAbs = -x
 		}
 	}
-	return q, maxAbs / 127
+	dst = dst[:len(v)]
+	if maxAbs == 0 {
+		clear(dst)
+		return 0
+	}
+	inv := 127 / maxAbs
+	for i, x := range v {
+		y := x * inv // within ±127 (a rounding may pass it by an ulp: truncation keeps it)
+		if y >= 0 {
+			dst[i] = T(int8(int32(y + 0.5)))
+		} else {
+			dst[i] = T(int8(int32(y - 0.5)))
+		}
+	}
+	return maxAbs / 127
 }
 
 // storedVec is how a stored vector of dim dimensions is encoded.

@@ -1,0 +1,115 @@
+package embed
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// inventedTexts returns n memories like the projection harness's corpus
+// (cmd/bench): a few real words among invented ones of two to four
+// syllables, which WordPiece splits into several pieces each.
+func inventedTexts(seed int64, n int) []string {
+	real := strings.Fields(`deploy database migration latency budget customer invoice release
+		rollback schema tenant quota alert oncall runbook contract pricing roadmap review
+		benchmark journal retry backoff graph index cache snapshot postgres kafka service`)
+	syll := []string{"ka", "lo", "mi", "ra", "te", "vo", "zu", "ne", "shi", "pa", "dor", "len",
+		"qua", "fi", "bex", "tor", "nim", "sar", "gul", "wen"}
+	r := rand.New(rand.NewSource(seed))
+	invented := make([]string, 2000)
+	for i := range invented {
+		var b strings.Builder
+		for range 2 + r.Intn(3) {
+			b.WriteString(syll[r.Intn(len(syll))])
+		}
+		invented[i] = b.String()
+	}
+	zipf := rand.NewZipf(r, 1.05, 30, uint64(len(invented)-1))
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for w := range 8 + r.Intn(16) {
+			if w > 0 {
+				b.WriteByte(' ')
+			}
+			switch {
+			case r.Intn(4) == 0:
+				b.WriteString(real[r.Intn(len(real))])
+			case r.Intn(14) == 0:
+				b.WriteString("@Mira")
+			default:
+				b.WriteString(invented[zipf.Uint64()])
+			}
+		}
+		if r.Intn(5) == 0 {
+			b.WriteString(". Ünïcödé naïve café, 東京, co-operate!")
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// pinnedVectors is the SHA-256 of the bits of every vector the built-in
+// model gives for pinnedTexts, in order, as the plain scalar pooling
+// (one row added at a time, component by component, in token order) made
+// them. The vectors are versioned with the model (Version): a change to
+// how Embed sums that moves one bit must come with a new Version, so a
+// faster pooling must keep this digest.
+const pinnedVectors = "647a9e86ffddc77d6a03aaf896e2589c252df179096abf371ffc9a984d51688d"
+
+// pinnedTexts are the golden texts, memory200 and harness-like texts.
+func pinnedTexts(t testing.TB) []string {
+	texts := []string{memory200, "", "   ", "[CLS] [SEP]", strings.Repeat("x", 150)}
+	for _, c := range readGolden(t) {
+		texts = append(texts, c.Text)
+	}
+	return append(texts, inventedTexts(11, 3000)...)
+}
+
+func vectorsDigest(m *Model, texts []string) string {
+	h := sha256.New()
+	var b [4]byte
+	for _, text := range texts {
+		for _, x := range m.Embed(text) {
+			binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+			h.Write(b[:])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestVectorsPinned: the built-in model's vectors are bit for bit those
+// of the plain scalar pooling, with the word cache cold and warm.
+func TestVectorsPinned(t *testing.T) {
+	m, err := newModel(builtinVectors, builtinVocab, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := pinnedTexts(t)
+	for pass := 0; pass < 2; pass++ { // the second with the word cache on
+		if got := vectorsDigest(m, texts); got != pinnedVectors {
+			t.Errorf("pass %d: vectors digest %s, want %s", pass, got, pinnedVectors)
+		}
+	}
+}
+
+// BenchmarkEmbedInvented embeds harness-like memories (invented words
+// WordPiece splits into several pieces), with the word cache warm: the
+// per-record cost the projection pays with the built-in model.
+func BenchmarkEmbedInvented(b *testing.B) {
+	m := Default()
+	texts := inventedTexts(42, 4096)
+	for _, text := range texts {
+		m.Embed(text)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m.Embed(texts[i%len(texts)])
+		i++
+	}
+}
