@@ -113,3 +113,40 @@ func BenchmarkEmbedInvented(b *testing.B) {
 		i++
 	}
 }
+
+// TestPoolKernels: the pooling this build runs (AVX2 on amd64 when the CPU
+// has it) gives poolGeneric's bits, for random rows and scales from
+// subnormal to huge, over dimensions it takes and ones it leaves to
+// poolGeneric.
+func TestPoolKernels(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	scales := []float32{1, 0.0123, -0.5, 1e-40, 3e38, float32(math.Copysign(0, -1)), 7.25e-3}
+	for _, dim := range []int{32, 64, 256, 40, 8, 1} {
+		const rows = 50
+		qb := make([]byte, rows*dim)
+		for i := range qb {
+			qb[i] = byte(r.Intn(256))
+		}
+		qb[0], qb[1] = 0x80, 0x7f // -128 and 127
+		q := string(qb)
+		for trial := range 200 {
+			toks := make([]token, r.Intn(40))
+			for i := range toks {
+				s := scales[r.Intn(len(scales))]
+				if trial%2 == 0 {
+					s = float32(r.NormFloat64() * 0.01)
+				}
+				toks[i] = token{scale: s, row: r.Intn(rows) * dim}
+			}
+			want, got := make([]float32, dim), make([]float32, dim)
+			poolGeneric(want, q, toks)
+			pool(got, q, toks)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("dim %d, %d tokens: component %d is %v (%#x), poolGeneric's %v (%#x)",
+						dim, len(toks), i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}
