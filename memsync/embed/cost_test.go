@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // inventedTexts returns n memories like the projection harness's corpus
@@ -147,6 +148,31 @@ func TestPoolKernels(t *testing.T) {
 						dim, len(toks), i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 				}
 			}
+		}
+	}
+}
+
+// TestASCIIClasses: tokenize's ASCII table agrees with the predicates of
+// its general path, character by character, and every character of a
+// word class is at or above classWord.
+func TestASCIIClasses(t *testing.T) {
+	for c := rune(0); c < 128; c++ {
+		var want byte
+		switch {
+		case c == 0 || isControl(c):
+			want = classDrop
+		case isSpace(c):
+			want = classSpace
+		case isPunct(c) || isCJK(c):
+			want = classPunct
+		default:
+			want = byte(unicode.ToLower(c))
+			if want < classWord {
+				t.Fatalf("%q: word character below classWord", c)
+			}
+		}
+		if asciiClass[c] != want {
+			t.Errorf("%q: class %d, want %d", c, asciiClass[c], want)
 		}
 	}
 }
