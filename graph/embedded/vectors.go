@@ -97,17 +97,18 @@ func quantizeFloats(v []float32, q []int8) ([]int8, float32) {
 
 // quantizeInto writes v quantised to int8 into dst (len(v) elements, as
 // int8 or as their bytes) and returns the scale: quantizeFloats's
-// arithmetic, without its appends and with plain comparisons for the
-// largest magnitude (the built-in max orders NaN and signed zeros too,
-// which costs a branch chain an element; a vector has no NaN, and the
-// scale of ±0 is 0 either way).
+// arithmetic, bit for bit, without branches that depend on the data (a
+// vector's signs are random: a branch on each mispredicts every other
+// element). The largest magnitude is a plain comparison of |x| (the
+// built-in max also orders NaN and signed zeros; a vector has no NaN, and
+// the scale of ±0 is 0 either way); y rounds half away from zero as
+// y ± 0.5 then truncation, the 0.5 taking y's sign (y - 0.5 is y + -0.5
+// in IEEE arithmetic; -0 gives 0 both ways).
 func quantizeInto[T int8 | byte](dst []T, v []float32) float32 {
 	maxAbs := float32(0)
 	for _, x := range v {
-		if x > maxAbs {
-			maxAbs = x
-		} else if -x > maxAbs {
-			maxAbs = -x
+		if a := math.Float32frombits(math.Float32bits(x) &^ signBit); a > maxAbs {
+			maxAbs = a
 		}
 	}
 	dst = dst[:len(v)]
@@ -118,14 +119,17 @@ func quantizeInto[T int8 | byte](dst []T, v []float32) float32 {
 	inv := 127 / maxAbs
 	for i, x := range v {
 		y := x * inv // within ±127 (a rounding may pass it by an ulp: truncation keeps it)
-		if y >= 0 {
-			dst[i] = T(int8(int32(y + 0.5)))
-		} else {
-			dst[i] = T(int8(int32(y - 0.5)))
-		}
+		half := math.Float32frombits(math.Float32bits(y)&signBit | half32)
+		dst[i] = T(int8(int32(y + half)))
 	}
 	return maxAbs / 127
 }
+
+// signBit and half32 are float32 bits: the sign, and 0.5.
+const (
+	signBit = 1 << 31
+	half32  = 0x3f000000
+)
 
 // storedVec is how a stored vector of dim dimensions is encoded.
 type storedVec int

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -368,6 +369,21 @@ func TestEncodeVectorBits(t *testing.T) {
 	m := embed.Default()
 	for _, c := range graphtest.Corpus(3, 500) {
 		vecs = append(vecs, m.Embed(c.Text))
+	}
+	r := rand.New(rand.NewSource(9))
+	for range 500 {
+		v := make([]float32, 1+r.Intn(300))
+		for i := range v {
+			switch r.Intn(3) {
+			case 0:
+				v[i] = float32(r.NormFloat64())
+			case 1:
+				v[i] = float32(r.Intn(509)-254) / 254 // halves of a step when the largest is ±1
+			default:
+				v[i] = float32(math.Copysign(0, -1))
+			}
+		}
+		vecs = append(vecs, v)
 	}
 	for _, v := range vecs {
 		wantQ, wantS := quantizeReference(v)
