@@ -122,13 +122,15 @@ func BenchmarkEmbedInvented(b *testing.B) {
 func TestPoolKernels(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	scales := []float32{1, 0.0123, -0.5, 1e-40, 3e38, float32(math.Copysign(0, -1)), 7.25e-3}
-	for _, dim := range []int{32, 64, 256, 40, 8, 1} {
+	for _, dim := range []int{32, 64, 256, 40, 8, 1, 0} {
 		const rows = 50
 		qb := make([]byte, rows*dim)
 		for i := range qb {
 			qb[i] = byte(r.Intn(256))
 		}
-		qb[0], qb[1] = 0x80, 0x7f // -128 and 127
+		if len(qb) >= 2 {
+			qb[0], qb[1] = 0x80, 0x7f // -128 and 127
+		}
 		q := string(qb)
 		for trial := range 200 {
 			toks := make([]token, r.Intn(40))

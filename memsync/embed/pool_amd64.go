@@ -8,14 +8,14 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// poolKernel is the pooling this CPU runs: AVX2, eight components an
-// instruction with poolGeneric's operations and order (so its bits), when
-// the CPU has it and the dimension is a multiple of 32.
+// useAVX2 says whether pool runs poolAVX2 (eight components an
+// instruction, poolGeneric's operations and order, so its bits): when the
+// CPU has AVX2, for a dimension that is a multiple of 32.
 var useAVX2 = cpu.X86.HasAVX2
 
 // pool sets out to the sum of the tokens' rows of q (poolGeneric's bits).
 func pool(out []float32, q string, toks []token) {
-	if !useAVX2 || len(out)%32 != 0 || len(toks) == 0 {
+	if !useAVX2 || len(out) == 0 || len(out)%32 != 0 || len(toks) == 0 {
 		poolGeneric(out, q, toks)
 		return
 	}
