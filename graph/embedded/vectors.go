@@ -118,7 +118,10 @@ func quantizeInto[T int8 | byte](dst []T, v []float32) float32 {
 	}
 	inv := 127 / maxAbs
 	for i, x := range v {
-		y := x * inv // within ±127 (a rounding may pass it by an ulp: truncation keeps it)
+		// Within ±127 (a rounding may pass it by an ulp: truncation keeps
+		// it). The conversion keeps the product's rounding: arm64 would
+		// otherwise fuse it with the addition below.
+		y := float32(x * inv)
 		half := math.Float32frombits(math.Float32bits(y)&signBit | half32)
 		dst[i] = T(int8(int32(y + half)))
 	}
