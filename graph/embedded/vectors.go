@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -79,12 +80,9 @@ func WithEmbedder(e memsync.Embedder) Option {
 // their memories' text embedded again (the embedder is deterministic), so
 // every backend ranks with the same float32 vector.
 func encodeVector(v []float32) []byte {
-	b := make([]byte, 4, 4+len(v))
-	q, s := quantizeFloats(v, make([]int8, 0, len(v)))
+	b := make([]byte, 4+len(v))
+	s := quantizeInto(b[4:], v)
 	binary.LittleEndian.PutUint32(b, math.Float32bits(s))
-	for _, x := range q {
-		b = append(b, byte(x))
-	}
 	return b
 }
 
@@ -92,24 +90,49 @@ func encodeVector(v []float32) []byte {
 // nearest multiple of the scale, maxAbs / 127), with its scale. float32
 // throughout: the projection quantises every vector it stores.
 func quantizeFloats(v []float32, q []int8) ([]int8, float32) {
+	n := len(q)
+	q = slices.Grow(q, len(v))[:n+len(v)]
+	return q, quantizeInto(q[n:], v)
+}
+
+// quantizeInto writes v quantised to int8 into dst (len(v) elements, as
+// int8 or as their bytes) and returns the scale: quantizeFloats's
+// arithmetic, bit for bit, without branches that depend on the data (a
+// vector's signs are random: a branch on each mispredicts every other
+// element). The largest magnitude is a plain comparison of |x| (the
+// built-in max also orders NaN and signed zeros; a vector has no NaN, and
+// the scale of ±0 is 0 either way); y rounds half away from zero as
+// y ± 0.5 then truncation, the 0.5 taking y's sign (y - 0.5 is y + -0.5
+// in IEEE arithmetic; -0 gives 0 both ways).
+func quantizeInto[T int8 | byte](dst []T, v []float32) float32 {
 	maxAbs := float32(0)
 	for _, x := range v {
-		maxAbs = max(maxAbs, x, -x)
-	}
-	if maxAbs == 0 {
-		return append(q, make([]int8, len(v))...), 0
-	}
-	inv := 127 / maxAbs
-	for _, x := range v {
-		y := x * inv // within ±127 (a rounding may pass it by an ulp: truncation keeps it)
-		if y >= 0 {
-			q = append(q, int8(int32(y+0.5)))
-		} else {
-			q = append(q, int8(int32(y-0.5)))
+		if a := math.Float32frombits(math.Float32bits(x) &^ signBit); a > maxAbs {
+			maxAbs = a
 		}
 	}
-	return q, maxAbs / 127
+	dst = dst[:len(v)]
+	if maxAbs == 0 {
+		clear(dst)
+		return 0
+	}
+	inv := 127 / maxAbs
+	for i, x := range v {
+		// Within ±127 (a rounding may pass it by an ulp: truncation keeps
+		// it). The conversion keeps the product's rounding: arm64 would
+		// otherwise fuse it with the addition below.
+		y := float32(x * inv)
+		half := math.Float32frombits(math.Float32bits(y)&signBit | half32)
+		dst[i] = T(int8(int32(y + half)))
+	}
+	return maxAbs / 127
 }
+
+// signBit and half32 are float32 bits: the sign, and 0.5.
+const (
+	signBit = 1 << 31
+	half32  = 0x3f000000
+)
 
 // storedVec is how a stored vector of dim dimensions is encoded.
 type storedVec int

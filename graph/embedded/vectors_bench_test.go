@@ -85,3 +85,19 @@ func BenchmarkColdVectorSearch(b *testing.B) {
 		ro.Close()
 	}
 }
+
+// BenchmarkEncodeVector is the quantisation of one stored vector (the
+// built-in model's 256 dimensions), as the projection does per memory.
+func BenchmarkEncodeVector(b *testing.B) {
+	m := embed.Default()
+	var vecs [][]float32
+	for _, c := range graphtest.Corpus(42, 1024) {
+		vecs = append(vecs, m.Embed(c.Text))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		encodeVector(vecs[i%len(vecs)])
+		i++
+	}
+}

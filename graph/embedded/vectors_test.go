@@ -1,13 +1,18 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
+	"math/rand"
+	"slices"
 	"testing"
 
+	"github.com/memsync/memsync/graph/graphtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/embed"
 	"github.com/memsync/memsync/memsync/memsynctest"
 	"github.com/memsync/memsync/memsync/recall"
 )
@@ -329,6 +334,70 @@ func TestQuantizeFloats(t *testing.T) {
 		}
 		if s != 0 && big == 0 {
 			t.Errorf("%v: no element at ±127 (%v)", v, q)
+		}
+	}
+}
+
+// quantizeReference is the quantisation the stored int8 rows were first
+// written with (max(maxAbs, x, -x), then appends), for TestEncodeVectorBits.
+func quantizeReference(v []float32) ([]int8, float32) {
+	maxAbs := float32(0)
+	for _, x := range v {
+		maxAbs = max(maxAbs, x, -x)
+	}
+	if maxAbs == 0 {
+		return make([]int8, len(v)), 0
+	}
+	var q []int8
+	inv := 127 / maxAbs
+	for _, x := range v {
+		y := x * inv
+		if y >= 0 {
+			q = append(q, int8(int32(y+0.5)))
+		} else {
+			q = append(q, int8(int32(y-0.5)))
+		}
+	}
+	return q, maxAbs / 127
+}
+
+// TestEncodeVectorBits: encodeVector and quantizeFloats store the bytes
+// the first quantisation stored, for the built-in model's vectors and
+// for edge cases (zeros, signed zeros, a negative largest element).
+func TestEncodeVectorBits(t *testing.T) {
+	vecs := [][]float32{{0, 0, 0}, {float32(math.Copysign(0, -1)), 0}, {-1, 0.5, 0.25}, {1, -1}, {1e-30, -3e-30}, {}}
+	m := embed.Default()
+	for _, c := range graphtest.Corpus(3, 500) {
+		vecs = append(vecs, m.Embed(c.Text))
+	}
+	r := rand.New(rand.NewSource(9))
+	for range 500 {
+		v := make([]float32, 1+r.Intn(300))
+		for i := range v {
+			switch r.Intn(3) {
+			case 0:
+				v[i] = float32(r.NormFloat64())
+			case 1:
+				v[i] = float32(r.Intn(509)-254) / 254 // halves of a step when the largest is ±1
+			default:
+				v[i] = float32(math.Copysign(0, -1))
+			}
+		}
+		vecs = append(vecs, v)
+	}
+	for _, v := range vecs {
+		wantQ, wantS := quantizeReference(v)
+		want := binary.LittleEndian.AppendUint32(nil, math.Float32bits(wantS))
+		for _, x := range wantQ {
+			want = append(want, byte(x))
+		}
+		if got := encodeVector(v); !bytes.Equal(got, want) {
+			t.Fatalf("encodeVector(%v)\n got  %v\n want %v", v, got, want)
+		}
+		prefix := []int8{7, -7}
+		q, s := quantizeFloats(v, prefix)
+		if math.Float32bits(s) != math.Float32bits(wantS) || !slices.Equal(q[:2], prefix) || !slices.Equal(q[2:], wantQ) {
+			t.Fatalf("quantizeFloats(%v) = %v, %v; want %v, %v after the prefix", v, q, s, wantQ, wantS)
 		}
 	}
 }

@@ -21,6 +21,13 @@
 // are baked into the rows, so pooling is a plain mean. Loading parses the
 // vocabulary into a map and nothing else: the vectors are read in place.
 //
+// Pooling sums the rows component by component in token order, each
+// product and each sum rounded to float32 (poolGeneric); those bits are
+// part of the model's Version. On amd64 with AVX2 a small assembly kernel
+// does the same operations eight components at a time (no fused
+// multiply-add, so the same bits: TestPoolKernels, TestVectorsPinned); the
+// build tag purego, or any other CPU, runs the Go loop.
+//
 // The tokeniser is BERT's uncased one (clean control characters, split CJK
 // ideographs, NFD and drop nonspacing marks, lowercase, split on whitespace
 // and punctuation) followed by greedy longest-match WordPiece, as the Hugging

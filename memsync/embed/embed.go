@@ -166,22 +166,20 @@ func (m *Model) Embed(text string) []float32 {
 	if err != nil {
 		return out // Load and the tests reject a model with a bad vocabulary
 	}
-	any := false
+	var stack [64]token
+	toks := stack[:0]
 	v.tokenize(text, func(id int32) {
 		if m.skip[id] {
 			return
 		}
-		any = true
 		o := 4 * int(id)
 		s := math.Float32frombits(uint32(m.scales[o]) | uint32(m.scales[o+1])<<8 | uint32(m.scales[o+2])<<16 | uint32(m.scales[o+3])<<24)
-		row := m.q[int(id)*m.dim : (int(id)+1)*m.dim]
-		for i := 0; i < len(row); i++ {
-			out[i] += s * float32(int8(row[i]))
-		}
+		toks = append(toks, token{scale: s, row: int(id) * m.dim})
 	})
-	if !any {
+	if len(toks) == 0 {
 		return out
 	}
+	pool(out, m.q, toks)
 	var ss float64
 	for _, x := range out {
 		ss += float64(x) * float64(x)

@@ -137,10 +137,25 @@ func (v *vocabulary) tokenize(text string, emit func(id int32)) {
 		}
 	}
 	for i := 0; i < len(text); {
-		r, n := rune(text[i]), 1
-		if r >= utf8.RuneSelf {
-			r, n = utf8.DecodeRuneInString(text[i:])
+		if c := text[i]; c < utf8.RuneSelf {
+			// ASCII, most of every text: its class from a table the
+			// predicates below filled (asciiClasses).
+			i++
+			switch k := asciiClass[c]; {
+			case k == classSpace:
+				flush()
+			case k == classPunct:
+				flush()
+				word = append(word, c)
+				chars = 1
+				flush()
+			case k >= classWord:
+				word = append(word, byte(k)) // lowercased
+				chars++
+			}
+			continue
 		}
+		r, n := utf8.DecodeRuneInString(text[i:])
 		i += n
 		switch {
 		case r == 0 || r == utf8.RuneError || isControl(r):
@@ -234,6 +249,38 @@ func (v *vocabulary) split(word []byte, pieces []int32) []int32 {
 		start = end
 	}
 	return pieces
+}
+
+// The classes of asciiClass: an ASCII character is dropped, a space, a
+// punctuation character, or (its value, lowercased, ≥ classWord) part of a
+// word.
+const (
+	classDrop  = 0
+	classSpace = 1
+	classPunct = 2
+	classWord  = 3 // and above: the lowercased character itself
+)
+
+// asciiClass is tokenize's switch for each ASCII character, computed from
+// the same predicates.
+var asciiClass = asciiClasses()
+
+func asciiClasses() (t [utf8.RuneSelf]byte) {
+	for c := rune(0); c < utf8.RuneSelf; c++ {
+		switch {
+		case c == 0 || isControl(c):
+			t[c] = classDrop
+		case isSpace(c):
+			t[c] = classSpace
+		case isPunct(c) || isCJK(c):
+			t[c] = classPunct
+		case 'A' <= c && c <= 'Z':
+			t[c] = byte(c + 'a' - 'A')
+		default:
+			t[c] = byte(c)
+		}
+	}
+	return t
 }
 
 func isASCII(s string) bool {
