@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/surprise"
 )
 
 // appendFlagOf maps a record field to the flag (or argument) that sets it,
@@ -187,9 +188,19 @@ feedback and promotion are memsync's own: memsync compact, flag, consolidate).`)
 	if !newAgent && !cfg.Append.CreateAgents && !isAgent(repo, rec.Agent) {
 		return fs.UsageErr("--agent: %s", unknownAgent(repo, rec.Agent))
 	}
-	gate := applyGate(repo, &rec, force, func(format string, args ...any) {
+	warn := func(format string, args ...any) {
 		fmt.Fprintf(env.Stderr, "memsync append: warning: "+format+"\n", args...)
-	})
+	}
+	var emb Embedder
+	if surprise.Gated(&rec) {
+		// The gate compares meaning with the configured model; one that
+		// cannot be had leaves it on words, never stops the write.
+		if emb, err = ResolveEmbedder(env, cfg.Embedder); err != nil {
+			warn("surprise gate: embedder: %v; comparing words only", err)
+			emb = nil
+		}
+	}
+	gate := applyGate(repo, &rec, emb, force, warn)
 	if gate.skip {
 		if asJSON {
 			out, _ := json.Marshal(appendJSON{Skipped: true, Surprise: &gate.res.Score, Reason: gate.res.Reason})
