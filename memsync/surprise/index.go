@@ -391,6 +391,7 @@ func loadIndex(x *Index, dir, path string, files []journalFile) bool {
 		covered[c.name] = c
 	}
 	var extra []Prior
+	read := map[string]coverage{} // what of each file the index and the lines read since hold
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		c, isCovered := covered[f.name]
@@ -423,6 +424,7 @@ func loadIndex(x *Index, dir, path string, files []journalFile) bool {
 		if err != nil {
 			return false
 		}
+		read[f.name] = coverage{name: f.name, size: from + int64(bytes.LastIndexByte(buf, '\n')+1), ino: f.ino}
 		if n := bytes.Count(buf, []byte{'\n'}); n+len(extra) > rebuildAfter {
 			return false
 		}
@@ -434,11 +436,83 @@ func loadIndex(x *Index, dir, path string, files []journalFile) bool {
 	if len(covered) > 0 {
 		return false // a covered file is gone
 	}
-	if len(extra) > 0 {
-		x.parts = append(x.parts, buildPart(extra, x.emb, x.dim))
+	if len(extra) == 0 {
+		x.parts = append(x.parts, part)
+		return true
 	}
-	x.parts = append(x.parts, part)
+	newer := buildPart(extra, x.emb, x.dim)
+	if len(extra) < refreshAt {
+		x.parts = append(x.parts, newer, part)
+		return true
+	}
+	// Enough new lines to fold them into the file: the next calls read
+	// (and, with vectors, embed) none of them again.
+	merged := mergeParts(newer, part, x.limit, x.dim)
+	for _, c := range cov {
+		if _, ok := read[c.name]; !ok {
+			read[c.name] = c
+		}
+	}
+	cov = cov[:0]
+	for _, c := range read {
+		cov = append(cov, c)
+	}
+	slices.SortFunc(cov, func(a, b coverage) int { return strings.Compare(b.name, a.name) }) // newest first
+	_ = writeIndex(path, x, cov, full || merged.n >= x.limit, merged)
+	x.parts = append(x.parts, merged)
 	return true
+}
+
+// refreshAt is how many records newer than the index file make Load
+// write it again, with them (fewer are read from the journals each time).
+const refreshAt = 32
+
+// mergeParts is newer's records then older's, the first limit of them.
+func mergeParts(newer, older indexPart, limit, dim int) indexPart {
+	k := min(limit, newer.n+older.n)
+	kn := min(k, newer.n)
+	ko := k - kn
+	m := indexPart{n: k}
+	m.recs = append(append(m.recs, newer.recs[:kn*recSize]...), older.recs[:ko*recSize]...)
+	for i := kn; i < k; i++ { // older's uuids follow newer's
+		e := m.recs[i*recSize:]
+		binary.LittleEndian.PutUint32(e[5:], binary.LittleEndian.Uint32(e[5:])+uint32(len(newer.uuids)))
+	}
+	m.uuids = append(append(m.uuids, newer.uuids...), older.uuids...)
+	if dim > 0 {
+		stride := 4 + dim
+		m.vecs = append(append(m.vecs, newer.vecs[:kn*stride]...), older.vecs[:ko*stride]...)
+	}
+	// Both posting lists are sorted by (hash, ref); older's refs move up
+	// by newer.n records, which keeps it sorted: a linear merge.
+	m.post = make([]byte, 0, len(newer.post)+len(older.post))
+	shift := uint32(newer.n) << 1
+	a, b := newer.post, older.post
+	for len(a) > 0 || len(b) > 0 {
+		var e []byte
+		var ref uint32
+		switch {
+		case len(b) == 0 || len(a) > 0 && binary.LittleEndian.Uint64(a) < binary.LittleEndian.Uint64(b):
+			e, a = a[:postingSize], a[postingSize:]
+			ref = binary.LittleEndian.Uint32(e[8:])
+		default:
+			// On equal hashes older's shifted refs are above every one
+			// of newer's, so newer's come first.
+			if len(a) > 0 && binary.LittleEndian.Uint64(a) == binary.LittleEndian.Uint64(b) {
+				e, a = a[:postingSize], a[postingSize:]
+				ref = binary.LittleEndian.Uint32(e[8:])
+			} else {
+				e, b = b[:postingSize], b[postingSize:]
+				ref = binary.LittleEndian.Uint32(e[8:]) + shift
+			}
+		}
+		if int(ref>>1) >= k {
+			continue
+		}
+		m.post = binary.LittleEndian.AppendUint64(m.post, binary.LittleEndian.Uint64(e))
+		m.post = binary.LittleEndian.AppendUint32(m.post, ref)
+	}
+	return m
 }
 
 // writeIndex writes the index file atomically (temp file, rename); no

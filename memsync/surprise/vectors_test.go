@@ -124,8 +124,10 @@ func newCounting(version string) counting {
 
 // TestIndexVectors: the index file keeps the vectors (a second Load
 // embeds nothing but the new lines, and answers as ScoreVectors over
-// Recent); an index of another model, or without vectors, is built again,
-// and so is one with vectors read without an embedder.
+// Recent); refreshAt new lines or more are folded into the file (the next
+// Load embeds none of them, the oldest records drop out past the limit);
+// an index of another model, or without vectors, is built again, and so
+// is one with vectors read without an embedder.
 func TestIndexVectors(t *testing.T) {
 	dir := t.TempDir()
 	jdir := filepath.Join(dir, "journal")
@@ -134,8 +136,8 @@ func TestIndexVectors(t *testing.T) {
 	}
 	var lines []byte
 	texts := []string{"Deploys happen on Tuesdays after the standup", "The billing service runs in eu-west-1",
-		"The laptop battery drains quickly when Docker is running.", "Bob is on vacation until the 15th.", ""}
-	for i, text := range texts[:4] {
+		"The laptop battery drains quickly when Docker is running.", "Bob is on vacation until the 15th."}
+	for i, text := range texts {
 		r := journal.Record{UUID: fmt.Sprintf("mem_%d", i), Agent: "a", Kind: journal.KindFact, Text: text}
 		lines = append(append(lines, r.Canonical()...), '\n')
 	}
@@ -161,32 +163,49 @@ func TestIndexVectors(t *testing.T) {
 			}
 		}
 	}
+	// The decisions with the vectors: the paraphrases are skipped, the
+	// new fact stored.
+	rs, _ := surprise.Recent(jdir, 10)
+	for i, want := range []surprise.Decision{surprise.Skip, surprise.Skip, surprise.Store} {
+		if got := surprise.ScoreVectors(probes[i], rs, embed.Default()); got.Decision != want {
+			t.Errorf("%q: %+v, want %s", probes[i].Text, got, want)
+		}
+	}
 	steps := []struct {
 		name    string
 		version string // "" : no embedder
 		embeds  int64  // Embed calls of the Load (records embedded)
-		appends string
+		appends int    // lines appended before the Load
 	}{
-		{"built", "m1", 4, ""},
-		{"read back", "m1", 0, ""},
-		{"new lines embedded", "m1", 1, "The office wifi password changed yesterday."},
-		{"another model", "m2", 5, ""},
-		{"words only", "", 0, ""},
-		{"without vectors: rebuilt", "m2", 5, ""},
-		{"read back again", "m2", 0, ""},
+		{"built", "m1", 4, 0},
+		{"read back", "m1", 0, 0},
+		{"new lines embedded", "m1", 1, 1},
+		{"40 new lines (and the one before)", "m1", 41, 40},
+		{"folded into the file", "m1", 0, 0},
+		{"another model", "m2", 10, 0},
+		{"words only", "", 0, 0},
+		{"words only, 40 new lines", "", 0, 40},
+		{"words only, folded", "", 0, 0},
+		{"without vectors: rebuilt", "m2", 10, 0},
+		{"read back again", "m2", 0, 0},
 	}
 	n := 4
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			if st.appends != "" {
-				r := journal.Record{UUID: fmt.Sprintf("mem_%d", n), Agent: "a", Kind: journal.KindFact, Text: st.appends}
+			var add []byte
+			for range st.appends {
+				r := journal.Record{UUID: fmt.Sprintf("mem_%d", n), Agent: "a", Kind: journal.KindFact,
+					Text: fmt.Sprintf("Record %d: the office wifi password changed on day %d", n, n%7)}
+				add = append(append(add, r.Canonical()...), '\n')
+				n++
+			}
+			if len(add) > 0 {
 				fh, err := os.OpenFile(day, os.O_APPEND|os.O_WRONLY, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				fh.Write(append(r.Canonical(), '\n'))
+				fh.Write(add)
 				fh.Close()
-				n++
 			}
 			var emb surprise.Embedder
 			var c counting
@@ -205,16 +224,6 @@ func TestIndexVectors(t *testing.T) {
 			}
 			check(t, x, emb)
 		})
-	}
-	// Scores with the vectors: the paraphrases are skipped, the new fact stored.
-	x, err := surprise.LoadVectors(jdir, idx, 10, embed.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []surprise.Decision{surprise.Skip, surprise.Skip, surprise.Store} {
-		if got := x.Score(probes[i]); got.Decision != want {
-			t.Errorf("%q: %+v, want %s", probes[i].Text, got, want)
-		}
 	}
 }
 
