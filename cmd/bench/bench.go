@@ -31,6 +31,9 @@ type bench struct {
 	neoVer   string
 	columns  []*column
 	appendMS series // memsync append p50 per run (no graph involved)
+	// memsync append p50 per run with --append-embedder, measured right
+	// after appendMS's run (issue 27).
+	appendVecMS series
 	// memsync hook claude-code SessionStart p50 and p95 per run (no graph involved)
 	hookP50, hookP95 series
 
@@ -178,6 +181,15 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 			}
 			b.appendMS.add(percentile(ms, 50))
 			b.logf("memsync append run %d: p50 %s ms, p99 %s ms", run+1, millis(percentile(ms, 50)), millis(percentile(ms, 99)))
+			if o.appendEmbedder != "" {
+				ms, err := appendWall(ctx, b.bin, b.tmp, o.appendCalls, o.seed+int64(run), "--embedder", o.appendEmbedder)
+				if err != nil {
+					b.appendMS.err = fmt.Errorf("--append-embedder %s: %w", o.appendEmbedder, err)
+					break
+				}
+				b.appendVecMS.add(percentile(ms, 50))
+				b.logf("memsync append --embedder %s run %d: p50 %s ms, p99 %s ms", o.appendEmbedder, run+1, millis(percentile(ms, 50)), millis(percentile(ms, 99)))
+			}
 		}
 		b.noteFailure(&b.appendMS, nil)
 	} else {

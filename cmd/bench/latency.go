@@ -165,8 +165,8 @@ func appendToVisible(ctx context.Context, g memsync.Graph, tmp string, agents, r
 
 // appendWall execs `memsync append` calls times into a fresh repository
 // (fsync on, the default) and returns each call's wall time in ms, from
-// fork to exit.
-func appendWall(ctx context.Context, bin, tmp string, calls int, seed int64) ([]float64, error) {
+// fork to exit; extra goes on every call's command line.
+func appendWall(ctx context.Context, bin, tmp string, calls int, seed int64, extra ...string) ([]float64, error) {
 	repo, err := os.MkdirTemp(tmp, "append-")
 	if err != nil {
 		return nil, err
@@ -189,8 +189,9 @@ func appendWall(ctx context.Context, bin, tmp string, calls int, seed int64) ([]
 		// --tier learning: the surprise gate reads and scores against the
 		// seeded records; --force keeps every record (the gate's work is
 		// the same, and the line count below stays exact).
-		cmd := exec.CommandContext(ctx, bin, "append", "--repo", repo, "--agent", "planner-01",
-			"--kind", string(m.Kind), "--scope", string(m.Scope), "--tier", "learning", "--force", m.Text)
+		args := []string{"append", "--repo", repo, "--agent", "planner-01",
+			"--kind", string(m.Kind), "--scope", string(m.Scope), "--tier", "learning", "--force"}
+		cmd := exec.CommandContext(ctx, bin, append(append(args, extra...), m.Text)...)
 		cmd.Env = childEnv()
 		start := time.Now()
 		out, err := cmd.CombinedOutput()

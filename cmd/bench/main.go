@@ -57,6 +57,7 @@ type options struct {
 	latencyDur          time.Duration
 	latencyAgents       int
 	appendCalls         int
+	appendEmbedder      string // --append-embedder: the append figure is measured with it too, A/B in each run
 	hookCalls           int
 	packetCommands      int // `memsync packet` execs per run
 	cpuProfile          string
@@ -130,6 +131,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&latencySec, "latency-seconds", 0, "how long the appenders run (default 10, quick 3)")
 	fs.IntVar(&o.latencyAgents, "latency-agents", 10, "agents the appenders write as")
 	fs.IntVar(&o.appendCalls, "append-calls", 0, "memsync append execs (default 200, quick 100)")
+	fs.StringVar(&o.appendEmbedder, "append-embedder", "", "also measure `memsync append` with the surprise gate comparing vectors (`--embedder` none, default or a model's path), each run right after the words-only one (issue 27); \"\": words only")
 	fs.IntVar(&o.hookCalls, "hook-calls", 0, "memsync hook SessionStart execs, at --search-corpus memories (default 100, quick 20)")
 	fs.IntVar(&o.packetCommands, "packet-commands", 0, "memsync packet execs per run of the search figure (default 60, quick 20)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile the projection (rebuild path): the last run's CPU into `prefix`-<backend>.pprof; then one more run, not counted, sampling memsync's goroutines into prefix-<backend>.wall.txt and the Neo4j server's transactions into prefix-neo4j.server.txt")

@@ -250,6 +250,9 @@ func (b *bench) report(table string, checks []check) string {
 	}
 	if b.appendMS.na != "not run" {
 		fmt.Fprintf(&w, "- memsync append p50 per run, ms: %s\n", runsList(b.appendMS, millis))
+		if o.appendEmbedder != "" {
+			fmt.Fprintf(&w, "- memsync append --embedder %s p50 per run (each right after the words-only run), ms: %s\n", o.appendEmbedder, runsList(b.appendVecMS, millis))
+		}
 	}
 	if b.hookP95.na != "not run" {
 		fmt.Fprintf(&w, "- memsync hook SessionStart p50 / p95 per run, ms: %s / %s\n", runsList(b.hookP50, millis), runsList(b.hookP95, millis))

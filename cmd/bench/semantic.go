@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -374,8 +375,8 @@ func gateSeparation(w io.Writer, e textEmbedder, pairs []gatePair) {
 		n[p.Label]++
 	}
 	fmt.Fprintf(w, "Gate pairs: %d duplicate, %d paraphrase, %d different (cmd/bench/testdata/gate-pairs.jsonl).\n\n", n["duplicate"], n["paraphrase"], n["different"])
-	fmt.Fprintln(w, "| similarity | mean duplicate | mean paraphrase | mean different | AUC repeated vs different | AUC paraphrase vs different | skipped at ≥ 0.6 (the gate's novelty < 0.4): repeats / differents | best cut: skipped repeats / differents |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| similarity | mean duplicate | mean paraphrase | mean different | AUC repeated vs different | AUC paraphrase vs different | skipped at ≥ 0.6 (the gate's novelty < 0.4): repeats / differents | best cut: skipped repeats / differents | safe cut (no different skipped): skipped repeats |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, s := range sims {
 		by := map[string][]float64{}
 		for _, p := range pairs {
@@ -383,10 +384,11 @@ func gateSeparation(w io.Writer, e textEmbedder, pairs []gatePair) {
 		}
 		repeated := append(append([]float64(nil), by["duplicate"]...), by["paraphrase"]...)
 		cut, best := bestCut(repeated, by["different"])
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f | %.3f | %d of %d / %d of %d | ≥ %.2f: %d / %d |\n", s.name, meanOf(by["duplicate"]), meanOf(by["paraphrase"]),
+		safe := slices.Max(append([]float64{math.Inf(-1)}, by["different"]...))
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f | %.3f | %d of %d / %d of %d | ≥ %.2f: %d / %d | > %.2f: %d |\n", s.name, meanOf(by["duplicate"]), meanOf(by["paraphrase"]),
 			meanOf(by["different"]), auc(repeated, by["different"]), auc(by["paraphrase"], by["different"]),
 			countAtLeast(repeated, 0.6), len(repeated), countAtLeast(by["different"], 0.6), len(by["different"]),
-			cut, best[0], best[1])
+			cut, best[0], best[1], safe, len(repeated)-countAtMost(repeated, safe))
 	}
 }
 
@@ -395,6 +397,17 @@ func countAtLeast(xs []float64, t float64) int {
 	n := 0
 	for _, x := range xs {
 		if x >= t {
+			n++
+		}
+	}
+	return n
+}
+
+// countAtMost is how many of xs are at most t.
+func countAtMost(xs []float64, t float64) int {
+	n := 0
+	for _, x := range xs {
+		if x <= t {
 			n++
 		}
 	}

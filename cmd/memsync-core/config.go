@@ -6,7 +6,6 @@ import (
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/embed"
 )
 
 // Config is the configuration of a command (cmdline.Config: defaults,
@@ -41,23 +40,14 @@ func loadConfig(env *Env, repo string, fs *flag.FlagSet, c *Config) error {
 	return nil
 }
 
-// resolveEmbedder turns the embedder setting into a model: none (or
-// empty) is lexical recall only.
+// resolveEmbedder turns the embedder setting into a model
+// (cmdline.ResolveEmbedder): none (or empty) is lexical recall only.
 func resolveEmbedder(env *Env, spec string) (memsync.Embedder, error) {
-	switch {
-	case spec == "" || spec == "none":
-		return nil, nil
-	case env.Embedder != nil:
-		return env.Embedder(spec)
-	case spec == "default":
-		return embed.Default(), nil
-	default:
-		m, err := embed.Load(spec)
-		if err != nil {
-			return nil, fmt.Errorf("--embedder %s: %w", spec, err)
-		}
-		return m, nil
+	emb, err := cmdline.ResolveEmbedder(env, spec)
+	if err != nil || emb == nil {
+		return nil, err
 	}
+	return emb, nil
 }
 
 // addGraphFlags registers --graph and the --neo4j-* flags bound to c.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/embed"
 	"github.com/memsync/memsync/memsync/surprise"
 )
 
@@ -65,4 +66,48 @@ func BenchmarkGate(b *testing.B) {
 			surprise.Score(rec, recent)
 		}
 	})
+}
+
+// BenchmarkGateVectors is append's gate with the built-in model against
+// 5,000 recent records: words (Load, Score) against words and vectors
+// (LoadVectors: a bigger index file; Score: embedding the new record and
+// one int8 dot product per record), side by side. The model's vocabulary
+// is parsed before the timer (BenchmarkFirstEmbed in memsync/embed is
+// that cost).
+func BenchmarkGateVectors(b *testing.B) {
+	dir := b.TempDir()
+	benchJournal(b, dir, surprise.DefaultRecent)
+	rec := &journal.Record{Agent: "a", Kind: journal.KindFact, Tier: "learning", Text: "w1x1 w2x2 w3x3 something entirely new about @Mira and #postgres"}
+	m := embed.Default()
+	m.Embed("warm")
+	for _, tc := range []struct {
+		name string
+		emb  surprise.Embedder
+	}{{"words", nil}, {"vectors", m}} {
+		idx := filepath.Join(b.TempDir(), "a.idx")
+		if _, err := surprise.LoadVectors(dir, idx, surprise.DefaultRecent, tc.emb); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name+"/load", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := surprise.LoadVectors(dir, idx, surprise.DefaultRecent, tc.emb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		x, _ := surprise.LoadVectors(dir, idx, surprise.DefaultRecent, tc.emb)
+		b.Run(tc.name+"/score", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				x.Score(rec)
+			}
+		})
+		b.Run(tc.name+"/rebuild", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				os.Remove(idx)
+				if _, err := surprise.LoadVectors(dir, idx, surprise.DefaultRecent, tc.emb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -25,6 +25,9 @@ import (
 type Index struct {
 	parts []indexPart // newest first; ids run on across parts
 	limit int         // only the first limit records count
+	// With an embedder, every part holds each record's vector too.
+	emb Embedder
+	dim int
 }
 
 type indexPart struct {
@@ -32,6 +35,7 @@ type indexPart struct {
 	recs  []byte // recSize-byte entries: distinct u32, neg u8, uuid offset u32, uuid length u16
 	uuids []byte // the uuids, end to end
 	post  []byte // postingSize-byte entries (hash, ref), sorted
+	vecs  []byte // with an embedder: per record, appendQuantised's 4+dim bytes
 }
 
 const recSize = 11
@@ -58,8 +62,31 @@ type indexRec struct {
 const postingSize = 12
 
 // NewIndex indexes recent (newest first).
-func NewIndex(recent []Prior) *Index {
-	return &Index{parts: []indexPart{buildPart(recent)}, limit: len(recent)}
+func NewIndex(recent []Prior) *Index { return NewIndexVectors(recent, nil) }
+
+// NewIndexVectors indexes recent (newest first) with their vectors by
+// emb (nil: words only, NewIndex).
+func NewIndexVectors(recent []Prior, emb Embedder) *Index {
+	x := newIndex(len(recent), emb)
+	x.parts = []indexPart{buildPart(recent, x.emb, x.dim)}
+	return x
+}
+
+func newIndex(limit int, emb Embedder) *Index {
+	x := &Index{limit: limit}
+	if emb != nil && emb.Dim() > 0 {
+		x.emb, x.dim = emb, emb.Dim()
+	}
+	return x
+}
+
+// modelVersion is what an index file of x records of its embedder: ""
+// without one.
+func (x *Index) modelVersion() string {
+	if x.emb == nil {
+		return ""
+	}
+	return x.emb.Version()
 }
 
 // Len is the number of records the index holds.
@@ -115,7 +142,7 @@ func (x *Index) each(h uint64, fn func(id uint32, text bool)) {
 	}
 }
 
-func buildPart(recent []Prior) indexPart {
+func buildPart(recent []Prior, emb Embedder, dim int) indexPart {
 	type posting struct {
 		h   uint64
 		ref uint32
@@ -146,6 +173,9 @@ func buildPart(recent []Prior) indexPart {
 		}
 		for _, e := range pr.Entities {
 			eachWord(e, func(h uint64, _ bool) { ps = append(ps, posting{h, uint32(i) << 1}) })
+		}
+		if emb != nil {
+			part.vecs = appendQuantised(part.vecs, emb.Embed(pr.Text), dim)
 		}
 	}
 	slices.SortFunc(ps, func(a, b posting) int {
@@ -199,24 +229,33 @@ const rebuildAfter = 256
 // not written while a record it would hold is named by a compaction record
 // (a compaction under way, or interrupted: its lines are about to go).
 func Load(journalDir, indexPath string, n int) (*Index, error) {
+	return LoadVectors(journalDir, indexPath, n, nil)
+}
+
+// LoadVectors is Load with each record's vector by emb in the index (nil:
+// words only, Load). The index file names its model: one of another
+// model, or without vectors, is built again.
+func LoadVectors(journalDir, indexPath string, n int, emb Embedder) (*Index, error) {
 	files, err := journalFiles(journalDir)
 	if err != nil {
 		return nil, err
 	}
-	if x, ok := loadIndex(journalDir, indexPath, files, n); ok {
+	x := newIndex(n, emb)
+	if loadIndex(x, journalDir, indexPath, files) {
 		return x, nil
 	}
 	recent, cov, pending, err := readRecent(journalDir, files, n)
 	if err != nil {
 		return nil, err
 	}
-	part := buildPart(recent)
+	part := buildPart(recent, x.emb, x.dim)
 	if pending {
 		_ = os.Remove(indexPath) // stale: the next call need not read it
 	} else {
-		_ = writeIndex(indexPath, cov, len(recent) >= n, part) // a cache: the next call tries again
+		_ = writeIndex(indexPath, x, cov, len(recent) >= n, part) // a cache: the next call tries again
 	}
-	return &Index{parts: []indexPart{part}, limit: n}, nil
+	x.parts = []indexPart{part}
+	return x, nil
 }
 
 type journalFile struct {
@@ -326,8 +365,9 @@ func absorbedBy(line []byte) ([]string, bool) {
 
 // indexMagic starts an index file. Version 3: an index of version 2 may
 // hold records compaction blanked since (it did not look for compaction
-// records), so it is built again.
-const indexMagic = "memsync-surprise-index 3\n"
+// records), so it is built again. Version 4: the embedder's model version
+// and dimensions, and each record's vector.
+const indexMagic = "memsync-surprise-index 4\n"
 
 // crcTable checksums the index body: a damaged file is rebuilt, never read.
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -336,14 +376,14 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // was written; false when it is missing, damaged or no longer matches the
 // journals (a file rewritten, truncated or replaced; an older day file
 // appeared; too many new lines; a compaction record among them).
-func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
+func loadIndex(x *Index, dir, path string, files []journalFile) bool {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, false
+		return false
 	}
-	cov, full, part, ok := decodeIndex(data)
+	cov, full, part, ok := decodeIndex(data, x.modelVersion(), x.dim)
 	if !ok || len(cov) == 0 {
-		return nil, false
+		return false
 	}
 	covered := map[string]coverage{}
 	newest, oldest := cov[0].name, cov[len(cov)-1].name
@@ -351,6 +391,7 @@ func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
 		covered[c.name] = c
 	}
 	var extra []Prior
+	read := map[string]coverage{} // what of each file the index and the lines read since hold
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		c, isCovered := covered[f.name]
@@ -360,7 +401,7 @@ func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
 			if f.ino != c.ino || f.size < c.size || f.size > c.size && f.name != newest {
 				// Rewritten, or lines added to an older day (an import
 				// with --ts): they belong among the indexed records.
-				return nil, false
+				return false
 			}
 			from = c.size
 			delete(covered, f.name)
@@ -368,44 +409,118 @@ func loadIndex(dir, path string, files []journalFile, n int) (*Index, bool) {
 		case full && f.name < oldest:
 			continue // older than every record the index holds
 		default:
-			return nil, false
+			return false
 		}
 		if from == f.size {
 			continue
 		}
 		fh, err := journal.OpenNoFollow(filepath.Join(dir, f.name), os.O_RDONLY, 0)
 		if err != nil {
-			return nil, false
+			return false
 		}
 		buf := make([]byte, f.size-from)
 		_, err = fh.ReadAt(buf, from)
 		fh.Close()
 		if err != nil {
-			return nil, false
+			return false
 		}
+		read[f.name] = coverage{name: f.name, size: from + int64(bytes.LastIndexByte(buf, '\n')+1), ino: f.ino}
 		if n := bytes.Count(buf, []byte{'\n'}); n+len(extra) > rebuildAfter {
-			return nil, false
+			return false
 		}
 		var compacted bool
 		if extra, compacted = appendPriors(extra, buf, rebuildAfter+1, nil); compacted {
-			return nil, false // lines the index holds may have been blanked since
+			return false // lines the index holds may have been blanked since
 		}
 	}
 	if len(covered) > 0 {
-		return nil, false // a covered file is gone
+		return false // a covered file is gone
 	}
-	x := &Index{limit: n}
-	if len(extra) > 0 {
-		x.parts = append(x.parts, buildPart(extra))
+	if len(extra) == 0 {
+		x.parts = append(x.parts, part)
+		return true
 	}
-	x.parts = append(x.parts, part)
-	return x, true
+	newer := buildPart(extra, x.emb, x.dim)
+	if len(extra) < refreshAt {
+		x.parts = append(x.parts, newer, part)
+		return true
+	}
+	// Enough new lines to fold them into the file: the next calls read
+	// (and, with vectors, embed) none of them again.
+	merged := mergeParts(newer, part, x.limit, x.dim)
+	for _, c := range cov {
+		if _, ok := read[c.name]; !ok {
+			read[c.name] = c
+		}
+	}
+	cov = cov[:0]
+	for _, c := range read {
+		cov = append(cov, c)
+	}
+	slices.SortFunc(cov, func(a, b coverage) int { return strings.Compare(b.name, a.name) }) // newest first
+	_ = writeIndex(path, x, cov, full || merged.n >= x.limit, merged)
+	x.parts = append(x.parts, merged)
+	return true
+}
+
+// refreshAt is how many records newer than the index file make Load
+// write it again, with them (fewer are read from the journals each time).
+const refreshAt = 32
+
+// mergeParts is newer's records then older's, the first limit of them.
+func mergeParts(newer, older indexPart, limit, dim int) indexPart {
+	k := min(limit, newer.n+older.n)
+	kn := min(k, newer.n)
+	ko := k - kn
+	m := indexPart{n: k}
+	m.recs = append(append(m.recs, newer.recs[:kn*recSize]...), older.recs[:ko*recSize]...)
+	for i := kn; i < k; i++ { // older's uuids follow newer's
+		e := m.recs[i*recSize:]
+		binary.LittleEndian.PutUint32(e[5:], binary.LittleEndian.Uint32(e[5:])+uint32(len(newer.uuids)))
+	}
+	m.uuids = append(append(m.uuids, newer.uuids...), older.uuids...)
+	if dim > 0 {
+		stride := 4 + dim
+		m.vecs = append(append(m.vecs, newer.vecs[:kn*stride]...), older.vecs[:ko*stride]...)
+	}
+	// Both posting lists are sorted by (hash, ref); older's refs move up
+	// by newer.n records, which keeps it sorted: a linear merge.
+	m.post = make([]byte, 0, len(newer.post)+len(older.post))
+	shift := uint32(newer.n) << 1
+	a, b := newer.post, older.post
+	for len(a) > 0 || len(b) > 0 {
+		var e []byte
+		var ref uint32
+		switch {
+		case len(b) == 0 || len(a) > 0 && binary.LittleEndian.Uint64(a) < binary.LittleEndian.Uint64(b):
+			e, a = a[:postingSize], a[postingSize:]
+			ref = binary.LittleEndian.Uint32(e[8:])
+		default:
+			// On equal hashes older's shifted refs are above every one
+			// of newer's, so newer's come first.
+			if len(a) > 0 && binary.LittleEndian.Uint64(a) == binary.LittleEndian.Uint64(b) {
+				e, a = a[:postingSize], a[postingSize:]
+				ref = binary.LittleEndian.Uint32(e[8:])
+			} else {
+				e, b = b[:postingSize], b[postingSize:]
+				ref = binary.LittleEndian.Uint32(e[8:]) + shift
+			}
+		}
+		if int(ref>>1) >= k {
+			continue
+		}
+		m.post = binary.LittleEndian.AppendUint64(m.post, binary.LittleEndian.Uint64(e))
+		m.post = binary.LittleEndian.AppendUint32(m.post, ref)
+	}
+	return m
 }
 
 // writeIndex writes the index file atomically (temp file, rename); no
 // fsync: it is a cache that is rebuilt when lost.
-func writeIndex(path string, cov []coverage, full bool, part indexPart) error {
+func writeIndex(path string, x *Index, cov []coverage, full bool, part indexPart) error {
 	b := []byte(indexMagic + "0000") // the checksum, set below
+	b = appendString(b, x.modelVersion())
+	b = binary.LittleEndian.AppendUint32(b, uint32(x.dim))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(cov)))
 	for _, c := range cov {
 		b = appendString(b, c.name)
@@ -417,6 +532,7 @@ func writeIndex(path string, cov []coverage, full bool, part indexPart) error {
 	b = append(b, part.recs...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(part.uuids)))
 	b = append(b, part.uuids...)
+	b = append(b, part.vecs...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(part.post)/postingSize))
 	b = append(b, part.post...)
 	body := len(indexMagic) + 4
@@ -443,14 +559,18 @@ func appendString(b []byte, s string) []byte {
 
 var errShort = errors.New("short index")
 
-// decodeIndex reads an index file; false when it is not one.
-func decodeIndex(data []byte) (cov []coverage, full bool, part indexPart, ok bool) {
+// decodeIndex reads an index file; false when it is not one, or not one
+// of model version model with dim dimensions ("" and 0: without vectors).
+func decodeIndex(data []byte, model string, dim int) (cov []coverage, full bool, part indexPart, ok bool) {
 	d := decoder{b: data}
 	if !bytes.HasPrefix(data, []byte(indexMagic)) {
 		return nil, false, part, false
 	}
 	d.b = d.b[len(indexMagic):]
 	if sum := d.u32(); d.err != nil || sum != crc32.Checksum(d.b, crcTable) {
+		return nil, false, part, false
+	}
+	if v, dm := d.str(), d.u32(); d.err != nil || v != model || int(dm) != dim {
 		return nil, false, part, false
 	}
 	nc := d.u32()
@@ -467,6 +587,9 @@ func decodeIndex(data []byte) (cov []coverage, full bool, part indexPart, ok boo
 	}
 	part.recs = d.take(part.n * recSize)
 	part.uuids = d.take(int(d.u32()))
+	if dim > 0 {
+		part.vecs = d.take(part.n * (4 + dim))
+	}
 	np := d.u32()
 	if d.err != nil || uint64(len(d.b)) != uint64(np)*postingSize {
 		return nil, false, part, false

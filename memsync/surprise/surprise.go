@@ -26,13 +26,15 @@
 // record with its own recent ones, where a writer's repeated word forms
 // matter less than in a search.
 //
-//   - novelty = 1 − the highest similarity (Jaccard of the words) between
-//     the new record and any recent record;
+//   - novelty = 1 − the highest similarity between the new record and any
+//     recent record: the Jaccard of the words, or, with an embedder (see
+//     Vectors), the greater of that and the mapped cosine of the vectors;
 //   - topic novelty = the share of the new record's entities and tags
 //     (declared, or @name, #tag, [[Wiki Link]] in its text) whose words no
 //     recent record holds;
 //   - score = min(1, novelty + 0.4 × topic novelty);
-//   - contradiction: a recent record at least 0.5 similar whose negation
+//   - contradiction: a recent record at least 0.5 similar (words only)
+//     whose negation
 //     (not, never, no longer, …) differs, or conflicts_with: at least 0.9;
 //   - correction language ("no, actually", "that's wrong", …): at least 0.9.
 //
@@ -140,6 +142,12 @@ func Score(rec *journal.Record, recent []Prior) Result {
 	return NewIndex(recent).Score(rec)
 }
 
+// ScoreVectors is Score with novelty measured on words and on emb's
+// vectors (see Vectors); a nil emb is Score.
+func ScoreVectors(rec *journal.Record, recent []Prior, emb Embedder) Result {
+	return NewIndexVectors(recent, emb).Score(rec)
+}
+
 // Score is the gate's verdict on rec against the records x holds: the
 // same as Score with those records.
 func (x *Index) Score(rec *journal.Record) Result {
@@ -182,10 +190,17 @@ func (x *Index) Score(rec *journal.Record) Result {
 			}
 		}
 	}
-	bestNeg := false
+	// Contradiction is a matter of words: keep the word match apart.
+	wordBest, wordMatch, wordNeg := best, "", false
 	if best >= 0 {
 		r := x.rec(bestID)
-		res.Match, bestNeg = r.uuid, r.neg
+		wordMatch, wordNeg = r.uuid, r.neg
+	}
+	if vb, vid, ok := x.vectorBest(rec.Text); ok && vb > best {
+		best, bestID = vb, vid
+	}
+	if best >= 0 {
+		res.Match = x.rec(bestID).uuid
 	}
 	seen := make([]bool, len(topics)) // per topic: every word seen
 	for i, tw := range topics {
@@ -226,9 +241,9 @@ func (x *Index) Score(rec *journal.Record) Result {
 	}
 
 	contradiction := len(rec.ConflictsWith) > 0
-	if !contradiction && res.Match != "" && best >= ContradictsAt && bestNeg != negated { // Contradicts' rule
+	if !contradiction && wordMatch != "" && wordBest >= ContradictsAt && wordNeg != negated { // Contradicts' rule
 		contradiction = true
-		res.Reason = fmt.Sprintf("contradicts %s (similarity %.2f, negation differs)", res.Match, res.Similarity)
+		res.Reason = fmt.Sprintf("contradicts %s (similarity %.2f, negation differs)", wordMatch, round(wordBest))
 	}
 	correction := rec.Kind == journal.KindCorrection || Correction(rec.Text)
 	if contradiction || correction {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/surprise"
 )
 
 // appendFlagOf maps a record field to the flag (or argument) that sets it,
@@ -56,6 +57,7 @@ feedback and promotion are memsync's own: memsync compact, flag, consolidate).`)
 		result                        string
 		noFsync, asJSON, newAgent     bool
 		force, remember               bool
+		embedderFlag                  string
 	)
 	fs.StringVar(&rec.Agent, "agent", "", "the agent `A` writing the record (required)")
 	fs.StringVar(&kind, "kind", "", "what the record is: `K` is one of the kinds above (required)")
@@ -73,6 +75,7 @@ feedback and promotion are memsync's own: memsync compact, flag, consolidate).`)
 	fs.StringVar(&rec.Confidence, "confidence", "", "declared confidence `level`: low, medium or high")
 	fs.StringVar(&rec.MaxAge, "max-age", "", "how long it stays relevant, an `age`: 14d, 30d, 90d, 180d or permanent")
 	fs.StringVar(&rec.Tier, "tier", "", "importance `tier`: core (never decays), working or learning")
+	fs.StringVar(&embedderFlag, "embedder", "", "the surprise gate's `model` (a learning record's novelty compares meaning too): none, default (built in) or a model directory (default none; env MEMSYNC_EMBEDDER, config embedder)")
 	fs.StringVar(&rec.Session, "session", "", "session `id`, for session-scoped recall")
 	fs.StringVar(&rec.Task, "task", "", "task `id`, for task-scoped recall")
 	fs.StringVar(&rec.Why, "why", "", "`why` this matters (decisions)")
@@ -187,9 +190,22 @@ feedback and promotion are memsync's own: memsync compact, flag, consolidate).`)
 	if !newAgent && !cfg.Append.CreateAgents && !isAgent(repo, rec.Agent) {
 		return fs.UsageErr("--agent: %s", unknownAgent(repo, rec.Agent))
 	}
-	gate := applyGate(repo, &rec, force, func(format string, args ...any) {
+	if embedderFlag != "" {
+		cfg.Embedder = embedderFlag
+	}
+	warn := func(format string, args ...any) {
 		fmt.Fprintf(env.Stderr, "memsync append: warning: "+format+"\n", args...)
-	})
+	}
+	var emb Embedder
+	if surprise.Gated(&rec) {
+		// The gate compares meaning with the configured model; one that
+		// cannot be had leaves it on words, never stops the write.
+		if emb, err = ResolveEmbedder(env, cfg.Embedder); err != nil {
+			warn("surprise gate: embedder: %v; comparing words only", err)
+			emb = nil
+		}
+	}
+	gate := applyGate(repo, &rec, emb, force, warn)
 	if gate.skip {
 		if asJSON {
 			out, _ := json.Marshal(appendJSON{Skipped: true, Surprise: &gate.res.Score, Reason: gate.res.Reason})

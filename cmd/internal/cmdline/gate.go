@@ -21,17 +21,23 @@ type gateVerdict struct {
 // learning-tier record is scored against the agent's recent records, the
 // score goes into rec (surprise), a score in 0.4–0.7 makes it confidence
 // low, and below 0.4 it is skipped unless force. Other tiers pass
-// untouched. A journal that cannot be read does not stop the write: the
-// record is kept, unscored, and the fault named on warn.
-func applyGate(repo string, rec *journal.Record, force bool, warn func(format string, args ...any)) gateVerdict {
+// untouched. With an embedder (emb not nil), novelty compares the
+// records' vectors too (surprise.Embedder). A journal that cannot be read
+// does not stop the write: the record is kept, unscored, and the fault
+// named on warn.
+func applyGate(repo string, rec *journal.Record, emb Embedder, force bool, warn func(format string, args ...any)) gateVerdict {
 	if !surprise.Gated(rec) {
 		return gateVerdict{}
+	}
+	var vectors surprise.Embedder
+	if emb != nil {
+		vectors = emb
 	}
 	// The index is host-local and rebuilt from the journals whenever it
 	// does not match them (.memsync/ is memsync.Layout.LocalDir, which
 	// this package cannot link).
-	x, err := surprise.Load(filepath.Join(repo, journalDir(rec.Agent)),
-		filepath.Join(repo, ".memsync", "surprise", rec.Agent+".idx"), surprise.DefaultRecent)
+	x, err := surprise.LoadVectors(filepath.Join(repo, journalDir(rec.Agent)),
+		filepath.Join(repo, ".memsync", "surprise", rec.Agent+".idx"), surprise.DefaultRecent, vectors)
 	if err != nil {
 		warn("surprise gate: %v; appending unscored", err)
 		return gateVerdict{}
