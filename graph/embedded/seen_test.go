@@ -1,8 +1,11 @@
 package embedded
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 
@@ -139,5 +142,122 @@ func TestSeenFilterAfterDrop(t *testing.T) {
 	}
 	if len(hits) != len(batch) {
 		t.Fatalf("search found %d, want %d", len(hits), len(batch))
+	}
+}
+
+// seenChildEnv names the directory TestKilledRebuildWithFilterChild
+// rebuilds in.
+const seenChildEnv = "MEMSYNC_TEST_SEEN_CHILD"
+
+// seenRecords are the records the killed-rebuild test projects.
+func seenRecords(n int) []memsync.Memory {
+	var out []memsync.Memory
+	for i := range n {
+		out = append(out, mem(fmt.Sprintf("u-%05d", i), i, fmt.Sprintf("rebuilt memory %d", i)))
+	}
+	return out
+}
+
+// TestKilledRebuildWithFilterChild is the process
+// TestKilledRebuildWithFilter kills: it drops the store (arming the uuid
+// filter) and projects until it is killed.
+func TestKilledRebuildWithFilterChild(t *testing.T) {
+	dir := os.Getenv(seenChildEnv)
+	if dir == "" {
+		t.Skip("the child of TestKilledRebuildWithFilter")
+	}
+	ctx := context.Background()
+	g, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs := seenRecords(100_000)
+	for lo := 0; ; lo += 100 {
+		if _, err := g.Apply(ctx, recs[lo:lo+100]); err != nil {
+			t.Fatal(err)
+		}
+		if lo == 300 {
+			fmt.Println("ready")
+		}
+	}
+}
+
+// TestKilledRebuildWithFilter: a rebuild killed with SIGKILL while the uuid
+// filter spares its lookups loses nothing acknowledged, and the next
+// process, which has no filter (the store is not empty), projects the
+// same records again without a second row or an error, and its search
+// finds every one.
+func TestKilledRebuildWithFilter(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	g, err := Open(dir, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g, seenRecords(50)...)
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	child := exec.Command(os.Args[0], "-test.run", "^TestKilledRebuildWithFilterChild$")
+	child.Env = append(os.Environ(), seenChildEnv+"="+dir)
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	ready := false
+	for lines.Scan() {
+		if lines.Text() == "ready" {
+			ready = true
+			break
+		}
+	}
+	if err := child.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	if !ready {
+		t.Fatal("the rebuilding child never got going")
+	}
+
+	g, err = Open(dir, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	st, err := g.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Memories < 400 {
+		t.Fatalf("the killed rebuild left %d memories, acknowledged at least 400", st.Memories)
+	}
+	const n = 3000
+	recs := seenRecords(n)
+	for lo := 0; lo < n; lo += 500 {
+		if res := apply(t, g, recs[lo:lo+500]...); len(res.Mismatched) > 0 {
+			t.Fatalf("mismatched %v", res.Mismatched)
+		}
+	}
+	if g.seen != nil {
+		t.Fatal("a uuid filter on a store that was not empty")
+	}
+	if st, err = g.Stats(ctx); err != nil || st.Memories < n {
+		t.Fatalf("after projecting again: %+v, %v", st, err)
+	}
+	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "rebuilt memory", Limit: 2 * st.Memories, Groups: []string{"CONSTELLATION"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != st.Memories {
+		t.Fatalf("search found %d of %d memories", len(hits), st.Memories)
 	}
 }
