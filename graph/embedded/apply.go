@@ -171,7 +171,14 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 		return res, g.wrap("apply batch", err)
 	}
 	a := &applier{w: w, p: p, version: g.version(), held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
-	err = inTx(ctx, w.conn, func() error { return a.run(ctx) })
+	err = inTx(ctx, w.conn, func() error {
+		seen, err := g.seenLocked(ctx, w)
+		if err != nil {
+			return err
+		}
+		a.seen = seen
+		return a.run(ctx)
+	})
 	if err != nil {
 		var re *memsync.RecordError
 		if errors.As(err, &re) {
@@ -197,6 +204,9 @@ type applier struct {
 	w       *writer
 	p       *preparer
 	version string // the embedder's, when vectors are stored
+	// seen, when set, holds every uuid the store may hold (seen.go): one it
+	// has not is new, and not looked up.
+	seen *seenFilter
 
 	held       map[string]stored // what the store holds for each uuid of the batch looked at so far
 	order      []string          // clashing uuids in order of first clash
@@ -393,7 +403,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		j, ok := pick[r.m.UUID]
 		if !ok {
 			pick[r.m.UUID] = i
-			if _, held := a.held[r.m.UUID]; !held {
+			if _, held := a.held[r.m.UUID]; !held && (a.seen == nil || a.seen.mayHold(r.m.UUID)) {
 				unknown = append(unknown, r.m.UUID)
 			}
 			continue
@@ -439,6 +449,9 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		a.nextID++
 		a.inserted++
 		a.held[m.UUID] = stored{id: id, r: r}
+		if a.seen != nil {
+			a.seen.add(m.UUID)
+		}
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon)
 		a.fresh = append(a.fresh, inserted{id, r})
@@ -700,6 +713,7 @@ func (g *Graph) Drop(ctx context.Context) error {
 		return g.wrap("drop", err)
 	}
 	g.gen = gen
+	g.seen, g.seenCheck = nil, true
 	// The search file empties itself when it meets the new generation.
 	g.ix.send(ixJob{gen: gen, through: last})
 	g.lg.Info("embedded graph dropped")

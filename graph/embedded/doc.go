@@ -167,6 +167,13 @@
 // pool of read-only connections and see the last committed batch (WAL
 // snapshot isolation), so a long Walk never blocks Apply.
 //
+// From a Drop, or the first write to an empty store, Apply keeps a Bloom
+// filter (2 MiB) of the uuids it stored, and looks up only the uuids the
+// filter may hold (seen.go): in a rebuild, none. The filter is trusted only
+// while PRAGMA data_version, read inside the write transaction, shows that
+// no other connection committed since it began; otherwise it is dropped
+// until the next Drop. It is never written to disk.
+//
 // # Memory
 //
 // The writer's page cache may grow to 32 MiB while a rebuild runs (64 MiB

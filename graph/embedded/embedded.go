@@ -46,6 +46,10 @@ type Graph struct {
 	closed bool
 	idle   *time.Timer // releases the writer's page cache once writes stop
 	gen    string      // the store's generation (meta), new at every Drop
+	// seen, when set, holds every uuid stored since the store was empty
+	// (seen.go); seenCheck: whether the next Apply looks for an empty store.
+	seen      *seenFilter
+	seenCheck bool
 
 	ix *indexer // keeps the search file up with the memories; set once by Open
 
@@ -119,7 +123,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	}
 	path := filepath.Join(abs, FileName)
 	lg = lg.With(zap.String("path", path))
-	g := &Graph{lg: lg, path: path}
+	g := &Graph{lg: lg, path: path, seenCheck: true}
 	for _, o := range opts {
 		o(g)
 	}
