@@ -116,8 +116,9 @@ type Result struct {
 
 // Generate renders the snapshots of agents (every agent of the repository
 // when agents is empty) from one walk of the graph and writes them: each
-// file that changed is replaced atomically (temp file, fsync, rename, fsync
-// of the directory), files already up to date are left alone, and entity
+// file that changed is replaced atomically (temp file, rename) without
+// fsync: snapshots are derived data, so a crash leaves an older snapshot
+// (never a torn one), which the next walk rewrites (journal.ReplaceDerived), files already up to date are left alone, and entity
 // pages that are no longer rendered are removed. On error, the files
 // already written are complete and the rest are as they were.
 //
@@ -173,7 +174,6 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 		w.lg.Warn("cache: snapshot not written", zap.String("agent", agent), zap.Error(err))
 		return res, nil
 	}
-	dirty := map[string]bool{}
 	rendered := map[string]bool{}
 	err := render(func(rel string, data []byte) error {
 		rendered[rel] = true
@@ -188,12 +188,11 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 			res.Unchanged++
 			return nil
 		}
-		if err := journal.Replace(path, data); err != nil {
+		if err := journal.ReplaceDerived(path, data); err != nil {
 			w.forget(path)
 			return fmt.Errorf("cache: write %s: %w", w.layout.Rel(path), diskFull(err))
 		}
 		w.remember(path, data)
-		dirty[filepath.Dir(path)] = true
 		res.Written = append(res.Written, w.layout.Rel(path))
 		return nil
 	})
@@ -231,18 +230,7 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return res, fmt.Errorf("cache: remove %s: %w", w.layout.Rel(path), err)
 			}
-			dirty[dir] = true
 			res.Removed = append(res.Removed, w.layout.Rel(path))
-		}
-	}
-	dirs := make([]string, 0, len(dirty))
-	for d := range dirty {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	for _, d := range dirs {
-		if err := journal.SyncDir(d); err != nil {
-			return res, fmt.Errorf("cache: sync %s: %w", w.layout.Rel(d), err)
 		}
 	}
 	sort.Strings(res.Written)

@@ -38,7 +38,19 @@ func WriteAtomic(path string, data []byte) error {
 
 // Replace is WriteAtomic but for the directory's fsync: for a caller that
 // replaces many files of one directory and fsyncs it once (SyncDir).
-func Replace(path string, data []byte) error {
+func Replace(path string, data []byte) error { return replace(path, data, true) }
+
+// ReplaceDerived replaces path with data, whole or not at all, like
+// Replace but without any fsync: for derived files (the agents' snapshot
+// caches) that are regenerated from the graph whenever they are missing or
+// out of date. After a crash such a file holds its old or its new content,
+// never a mix (the rename is atomic). On ext4 (auto_da_alloc, the default)
+// the data of a file renamed over another is flushed with the rename; on
+// other file systems a power cut may leave it empty. Either way the caller
+// must rewrite it when it next runs (the daemon walks every agent on start).
+func ReplaceDerived(path string, data []byte) error { return replace(path, data, false) }
+
+func replace(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -56,7 +68,7 @@ func Replace(path string, data []byte) error {
 	if err == nil {
 		err = f.Chmod(mode)
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

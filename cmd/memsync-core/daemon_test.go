@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/cache"
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/graph/neo4j"
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
@@ -460,5 +461,50 @@ func (s *ownNeo4j) script(t *testing.T, verb string) {
 	cmd.Env = append(os.Environ(), s.env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/neo4j %s (own server %s): %v\n%s", verb, s.uri, err, out)
+	}
+}
+
+// TestDaemonSnapshotRewrittenOnStart: snapshots are written without fsync,
+// so a crash may leave one stale, empty or missing; the next daemon
+// rewrites it on start even when there is nothing new to project.
+func TestDaemonSnapshotRewrittenOnStart(t *testing.T) {
+	for _, damage := range []struct {
+		name string
+		do   func(path string) error
+	}{
+		{"stale", func(p string) error { return os.WriteFile(p, []byte("# an older snapshot\n"), 0o644) }},
+		{"empty", func(p string) error { return os.WriteFile(p, nil, 0o644) }},
+		{"missing", os.Remove},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			repo := newRepo(t, "ant")
+			env := []string{"MEMSYNC_GRAPH=embedded"}
+			facts := filepath.Join(core.Layout{Root: repo}.CacheDir("ant"), cache.FactsFile)
+			appendRecords(t, repo, "ant", 8, 0)
+			d := startDaemon(t, repo, env)
+			var want []byte
+			waitSnapshot := func() {
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					data, _ := os.ReadFile(facts)
+					if bytes.Contains(data, []byte("Current memories: 8")) && (want == nil || bytes.Equal(data, want)) {
+						want = data
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("snapshot not (re)written; holds %q", data)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			waitSnapshot()
+			d.stop(t)
+			if err := damage.do(facts); err != nil {
+				t.Fatal(err)
+			}
+			d = startDaemon(t, repo, env)
+			waitSnapshot()
+			d.stop(t)
+		})
 	}
 }

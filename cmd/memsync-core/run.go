@@ -166,6 +166,10 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 	// and runs before the graph closes.
 	regen := cache.NewRegenerator(g, layout(repo), 0, lg)
 	defer regen.Close()
+	// One walk of every agent on start: snapshots are replaced without
+	// fsync, so a crash may have left one stale or empty, and a restart
+	// with nothing new to project would otherwise never rewrite it.
+	regen.Notify(nil)
 	eng, err := memsync.New(memsync.Options{
 		Root: repo, Graph: g, Logger: lg, Now: env.Now, OnChanged: regen.NotifyGroups,
 		OnSignals: promotions(runCtx, g, repo, cfg, lg, env, nil),
