@@ -22,8 +22,12 @@ const DefaultDelay = 2 * time.Second
 // projected, and once no notice has come for the delay — or at the latest
 // maxWaitFactor delays after the first pending notice, so a steady stream
 // of writes cannot starve the cache — the snapshots are regenerated in one
-// walk. Regenerations are spaced by four times the last one's duration, so
-// that on a large graph they never take more than a fifth of the time.
+// walk. Regenerations are spaced by eleven times the last one's duration
+// (at most a minute), so that on a large graph under steady writes they
+// take at most a twelfth of the time: with 2,000 agents, whose walk takes
+// about 2.3 s, a shared record reaches every snapshot within about half a
+// minute, and one shared record every 10 s costs under 10 % of a core
+// (issue 30). See restAfter.
 //
 // Notify regenerates every agent, not only those notified: a shared record
 // changes what all of them see, and files that did not change are not
@@ -59,8 +63,18 @@ const maxWaitFactor = 10
 
 // restFactor spaces regenerations by this many times the last one's
 // duration, so that a large graph under steady writes spends at most a
-// fifth of its time rendering snapshots.
-const restFactor = 4
+// twelfth of its time (8 %) rendering snapshots. It was 4 (a fifth): at
+// 2,000 agents a walk per shared record every 10 s cost 21.7 % of a core.
+const restFactor = 11
+
+// maxRest caps that spacing, so that a long walk (the first after a start
+// writes every file) does not hold snapshots back for many minutes.
+const maxRest = time.Minute
+
+// restAfter is how long no regeneration starts after one that took walk.
+func restAfter(walk time.Duration) time.Duration {
+	return min(restFactor*walk, maxRest)
+}
 
 // maxRetry caps the pause between failed regenerations.
 const maxRetry = time.Minute
@@ -220,7 +234,7 @@ func (r *Regenerator) run(ctx context.Context) bool {
 			_, err = r.w.Generate(ctx, agents)
 		}
 		r.mu.Lock()
-		r.rest = time.Now().Add(restFactor * time.Since(start))
+		r.rest = time.Now().Add(restAfter(time.Since(start)))
 		idle := !r.dirty
 		r.mu.Unlock()
 		if err == nil && idle {

@@ -138,3 +138,25 @@ func TestRegeneratorNotifyGroups(t *testing.T) {
 	waitFor(t, "the newcomer's snapshot", func() bool { return strings.Contains(factsOf(layout, "newcomer"), "a shared fact") })
 	r.NotifyGroups(nil) // nothing changed: harmless
 }
+
+// TestRestAfter pins the regenerator's pacing: a walk is followed by eleven
+// times its length without another (at most a walk in twelve of the
+// daemon's time), and never more than a minute.
+func TestRestAfter(t *testing.T) {
+	for _, tc := range []struct{ walk, want time.Duration }{
+		{0, 0},
+		{100 * time.Millisecond, 1100 * time.Millisecond},
+		{2300 * time.Millisecond, 25300 * time.Millisecond}, // 2,000 agents: one walk in ~27.6 s at most
+		{5 * time.Second, 55 * time.Second},
+		{30 * time.Second, time.Minute}, // a first walk of a large fleet
+	} {
+		if got := restAfter(tc.walk); got != tc.want {
+			t.Errorf("restAfter(%v) = %v, want %v", tc.walk, got, tc.want)
+		}
+		if tc.walk > 0 && tc.walk*12 <= time.Minute+tc.walk {
+			if share := float64(tc.walk) / float64(tc.walk+restAfter(tc.walk)); share > 1.0/12+1e-9 {
+				t.Errorf("a walk of %v takes %.3f of the time, want at most 1/12", tc.walk, share)
+			}
+		}
+	}
+}
