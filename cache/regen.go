@@ -22,11 +22,10 @@ const DefaultDelay = 2 * time.Second
 // projected, and once no notice has come for the delay — or at the latest
 // maxWaitFactor delays after the first pending notice, so a steady stream
 // of writes cannot starve the cache — the snapshots are regenerated in one
-// walk. Regenerations are spaced by eleven times the last one's duration
+// walk. Regenerations are spaced by fifteen times the last one's duration
 // (at most a minute), so that on a large graph under steady writes they
-// take at most a twelfth of the time: with 2,000 agents, whose walk takes
-// about 2.3 s, a shared record reaches every snapshot within about half a
-// minute, and one shared record every 10 s costs under 10 % of a core
+// take at most a sixteenth of the time: with 2,000 agents, whose walk takes
+// about 2.3 s, a shared record reaches every snapshot within about 40 s, and one shared record every 10 s costs under 10 % of a core
 // (issue 30). See restAfter.
 //
 // Notify regenerates every agent, not only those notified: a shared record
@@ -56,6 +55,7 @@ type Regenerator struct {
 	dirty   bool
 	since   time.Time // first notice not yet served
 	rest    time.Time // no regeneration starts before this
+	walks   int       // regenerations done
 }
 
 // maxWaitFactor bounds, in delays, how long pending changes may wait.
@@ -63,12 +63,16 @@ const maxWaitFactor = 10
 
 // restFactor spaces regenerations by this many times the last one's
 // duration, so that a large graph under steady writes spends at most a
-// twelfth of its time (8 %) rendering snapshots. It was 4 (a fifth): at
-// 2,000 agents a walk per shared record every 10 s cost 21.7 % of a core.
-const restFactor = 11
+// sixteenth of its time (6 %) rendering snapshots. It was 4 (a fifth): at
+// 2,000 agents a walk per shared record every 10 s cost 21.7 % of a core;
+// at 11 the daemon measured 9.95 and 10.55 % (walks and the records'
+// projection), too close to the 10 % budget.
+const restFactor = 15
 
-// maxRest caps that spacing, so that a long walk (the first after a start
-// writes every file) does not hold snapshots back for many minutes.
+// maxRest caps that spacing, so that a long walk does not hold snapshots
+// back for many minutes. The first walk after a start (it writes every
+// file while the backlog is still being projected) is followed by no
+// rest: what it left pending is served at once and the daemon settles.
 const maxRest = time.Minute
 
 // restAfter is how long no regeneration starts after one that took walk.
@@ -234,7 +238,13 @@ func (r *Regenerator) run(ctx context.Context) bool {
 			_, err = r.w.Generate(ctx, agents)
 		}
 		r.mu.Lock()
-		r.rest = time.Now().Add(restAfter(time.Since(start)))
+		r.walks++
+		if r.walks > 1 {
+			// The first walk after a start brings every file up to
+			// date while the backlog is projected: what it leaves
+			// pending is served at once, so the daemon settles.
+			r.rest = time.Now().Add(restAfter(time.Since(start)))
+		}
 		idle := !r.dirty
 		r.mu.Unlock()
 		if err == nil && idle {

@@ -139,23 +139,24 @@ func TestRegeneratorNotifyGroups(t *testing.T) {
 	r.NotifyGroups(nil) // nothing changed: harmless
 }
 
-// TestRestAfter pins the regenerator's pacing: a walk is followed by eleven
-// times its length without another (at most a walk in twelve of the
+// TestRestAfter pins the regenerator's pacing: a walk is followed by
+// fifteen times its length without another (at most a sixteenth of the
 // daemon's time), and never more than a minute.
 func TestRestAfter(t *testing.T) {
 	for _, tc := range []struct{ walk, want time.Duration }{
 		{0, 0},
-		{100 * time.Millisecond, 1100 * time.Millisecond},
-		{2300 * time.Millisecond, 25300 * time.Millisecond}, // 2,000 agents: one walk in ~27.6 s at most
-		{5 * time.Second, 55 * time.Second},
+		{100 * time.Millisecond, 1500 * time.Millisecond},
+		{2300 * time.Millisecond, 34500 * time.Millisecond}, // 2,000 agents: one walk in ~36.8 s at most
+		{3 * time.Second, 45 * time.Second},
+		{5 * time.Second, time.Minute},
 		{30 * time.Second, time.Minute}, // a first walk of a large fleet
 	} {
 		if got := restAfter(tc.walk); got != tc.want {
 			t.Errorf("restAfter(%v) = %v, want %v", tc.walk, got, tc.want)
 		}
-		if tc.walk > 0 && tc.walk*12 <= time.Minute+tc.walk {
-			if share := float64(tc.walk) / float64(tc.walk+restAfter(tc.walk)); share > 1.0/12+1e-9 {
-				t.Errorf("a walk of %v takes %.3f of the time, want at most 1/12", tc.walk, share)
+		if tc.walk > 0 && tc.walk*16 <= time.Minute+tc.walk {
+			if share := float64(tc.walk) / float64(tc.walk+restAfter(tc.walk)); share > 1.0/16+1e-9 {
+				t.Errorf("a walk of %v takes %.3f of the time, want at most 1/16", tc.walk, share)
 			}
 		}
 	}

@@ -365,7 +365,7 @@ func daemonIdleRSS(ctx context.Context, b *backend, bin string, agents, perAgent
 //
 // A first record comes before the window, and the window starts once the
 // snapshot of the last agent shows it: the daemon spaces snapshot walks by
-// eleven times the last one's length (cache.Regenerator, at most a minute), so right after the first walk of
+// fifteen times the last one's length (cache.Regenerator, at most a minute), so right after the first walk of
 // every agent it would put the churn off past the window.
 func churnCPU(ctx context.Context, bin, repo, agent string, pid int, window, interval time.Duration, exited <-chan error) (float64, error) {
 	appendShared := func(text string) error {
