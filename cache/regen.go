@@ -24,9 +24,10 @@ const DefaultDelay = 2 * time.Second
 // of writes cannot starve the cache — the snapshots are regenerated in one
 // walk. Regenerations are spaced by fifteen times the last one's duration
 // (at most a minute), so that on a large graph under steady writes they
-// take at most a sixteenth of the time: with 2,000 agents, whose walk takes
-// about 2.3 s, a shared record reaches every snapshot within about 40 s, and one shared record every 10 s costs under 10 % of a core
-// (issue 30). See restAfter.
+// take at most a sixteenth of the time: with 2,000 agents, whose walk
+// takes about 2.3 s, a shared record reaches every snapshot within about
+// 40 s, and one shared record every 10 s costs under 10 % of a core (issue
+// 30). The first walk after a start is followed by no rest. See restAfter.
 //
 // Notify regenerates every agent, not only those notified: a shared record
 // changes what all of them see, and files that did not change are not
