@@ -56,7 +56,7 @@ type Regenerator struct {
 	dirty   bool
 	since   time.Time // first notice not yet served
 	rest    time.Time // no regeneration starts before this
-	walks   int       // regenerations done
+	walked  bool      // a regeneration ran since the start
 }
 
 // maxWaitFactor bounds, in delays, how long pending changes may wait.
@@ -239,13 +239,13 @@ func (r *Regenerator) run(ctx context.Context) bool {
 			_, err = r.w.Generate(ctx, agents)
 		}
 		r.mu.Lock()
-		r.walks++
-		if r.walks > 1 {
+		if r.walked {
 			// The first walk after a start brings every file up to
 			// date while the backlog is projected: what it leaves
 			// pending is served at once, so the daemon settles.
 			r.rest = time.Now().Add(restAfter(time.Since(start)))
 		}
+		r.walked = true
 		idle := !r.dirty
 		r.mu.Unlock()
 		if err == nil && idle {

@@ -161,3 +161,34 @@ func TestRestAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestRegeneratorNoRestAfterFirstWalk: the first walk after a start is
+// followed by no rest (what the start's backlog left pending is served at
+// once); every later walk is followed by restAfter of its length.
+func TestRegeneratorNoRestAfterFirstWalk(t *testing.T) {
+	layout := repo(t, "alice", "bob")
+	g := openGraph(t, nil)
+	// No loop goroutine: run is called directly, so nothing races the checks.
+	r := &Regenerator{w: NewWriter(g, layout, zaptest.NewLogger(t)), lg: zaptest.NewLogger(t),
+		delay: DefaultDelay, pending: map[string]bool{}}
+	ctx := context.Background()
+	for i, wantRest := range []bool{false, true, true} {
+		r.mu.Lock()
+		r.rest, r.all = time.Time{}, true
+		r.markLocked()
+		r.mu.Unlock()
+		before := time.Now()
+		if !r.run(ctx) {
+			t.Fatalf("walk %d failed", i+1)
+		}
+		r.mu.Lock()
+		rest := r.rest
+		r.mu.Unlock()
+		if got := rest.After(before); got != wantRest {
+			t.Errorf("walk %d: rest until %v (walk began %v), want a rest: %v", i+1, rest, before, wantRest)
+		}
+		if _, err := os.Stat(filepath.Join(layout.CacheDir("bob"), FactsFile)); err != nil {
+			t.Fatalf("walk %d wrote no snapshot: %v", i+1, err)
+		}
+	}
+}
