@@ -1,17 +1,16 @@
 package embedded
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
 
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/memsynctest"
 )
 
 // TestSeenFilter: the uuids Apply skips looking up (seen.go) are only
@@ -202,31 +201,7 @@ func TestKilledRebuildWithFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	child := exec.Command(os.Args[0], "-test.run", "^TestKilledRebuildWithFilterChild$")
-	child.Env = append(os.Environ(), seenChildEnv+"="+dir)
-	out, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(out)
-	ready := false
-	for lines.Scan() {
-		if lines.Text() == "ready" {
-			ready = true
-			break
-		}
-	}
-	if err := child.Process.Kill(); err != nil { // SIGKILL
-		t.Fatal(err)
-	}
-	_ = child.Wait()
-	if !ready {
-		t.Fatal("the rebuilding child never got going")
-	}
+	memsynctest.KillWhenReady(t, "TestKilledRebuildWithFilterChild", seenChildEnv+"="+dir)
 
 	g, err = Open(dir, zaptest.NewLogger(t))
 	if err != nil {

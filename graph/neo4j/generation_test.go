@@ -1,11 +1,9 @@
 package neo4j_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/memsynctest"
 )
 
 // Every Drop marks the graph with a new generation, one marker node even
@@ -260,31 +259,7 @@ func TestKilledRebuild(t *testing.T) {
 	sizes := map[string]int{"old": nOld, "new": nNew}
 	applyAll(t, g, genRecords("old", nOld), 100)
 
-	child := exec.Command(os.Args[0], "-test.run", "^TestKilledRebuildChild$")
-	child.Env = append(os.Environ(), rebuildChildEnv+"=1")
-	out, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(out)
-	ready := false
-	for lines.Scan() {
-		if lines.Text() == "ready" {
-			ready = true
-			break
-		}
-	}
-	if err := child.Process.Kill(); err != nil { // SIGKILL
-		t.Fatal(err)
-	}
-	_ = child.Wait()
-	if !ready {
-		t.Fatal("the rebuilding child never got going")
-	}
+	memsynctest.KillWhenReady(t, "TestKilledRebuildChild", rebuildChildEnv+"=1")
 	if counts := labelCounts(t); counts["Memory1"] < 400 {
 		t.Fatalf("the killed rebuild left %v", counts)
 	}
