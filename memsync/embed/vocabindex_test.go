@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -95,5 +96,38 @@ func TestVocabIndexRejects(t *testing.T) {
 				t.Fatal("accepted")
 			}
 		})
+	}
+}
+
+// TestFirstEmbedBuiltinNoBuild: the built-in model's first Embed builds
+// no table: it allocates a few hundred bytes (the vector, the struct),
+// where building the table allocated ~0.5 MB (and hashed 30,522 tokens).
+func TestFirstEmbedBuiltinNoBuild(t *testing.T) {
+	var before, after runtime.MemStats
+	m, err := newModel(builtinVectors, builtinVocab, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.vocabIdx = builtinVocabIndex // as Default does
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m.Embed(memory200)
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<10 {
+		t.Fatalf("the built-in model's first Embed allocated %d bytes, want ≤ 16 KiB", alloc)
+	}
+}
+
+// BenchmarkFirstEmbedBuiltin is BenchmarkFirstEmbed for the built-in
+// model: its table read in place from vocab.idx.
+func BenchmarkFirstEmbedBuiltin(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := newModel(builtinVectors, builtinVocab, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.vocabIdx = builtinVocabIndex
+		m.Embed(memory200)
 	}
 }
