@@ -41,8 +41,9 @@ var (
 )
 
 // Model is a static embedding model: a WordPiece vocabulary and one int8
-// row per token. It is safe for concurrent use; the vocabulary is parsed on
-// the first Embed, not before.
+// row per token. It is safe for concurrent use; the vocabulary is indexed
+// on the first Embed, not before (the built-in model's index is read in
+// place from model/vocab.idx).
 type Model struct {
 	rows, dim int
 	scales    string // rows × float32, little-endian
