@@ -65,9 +65,9 @@ var (
 )
 
 // Default returns the model built into the binary. Only the header is read
-// here; the vocabulary's table, built with the binary, is read in place
-// from the first Embed on. It panics if the
-// embedded model is damaged (a build defect the tests catch).
+// here; the vocabulary's table, made at build time, is read in place from
+// the first Embed on. It panics if the embedded model is damaged (a build
+// defect the tests catch).
 func Default() *Model {
 	defaultOnce.Do(func() {
 		defaultModel, defaultErr = newModel(builtinVectors, builtinVocab, versionOf([]byte(builtinSums)))

@@ -130,9 +130,13 @@ func vocabIndex(raw, idx string) (*vocabulary, bool) {
 	}
 	v := &vocabulary{raw: raw, spans: idx[vocabIndexHeader : vocabIndexHeader+8*n],
 		table: idx[vocabIndexHeader+8*n:], n: n, mask: slots - 1, unk: -1}
-	prevEnd := uint32(0)
+	prevEnd, prevID := uint32(0), int32(-1)
 	for k := range vocabIndexSample {
 		id := int32(k * (n - 1) / (vocabIndexSample - 1)) // the first and the last among them
+		if id == prevID {
+			continue // fewer tokens than samples
+		}
+		prevID = id
 		start, end := le32(v.spans, 8*uint32(id)), le32(v.spans, 8*uint32(id)+4)
 		if start > end || end > size || start < prevEnd || start > 0 && raw[start-1] != '\n' ||
 			end < size && raw[end] != '\n' && raw[end] != '\r' {

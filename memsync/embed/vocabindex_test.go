@@ -131,3 +131,23 @@ func BenchmarkFirstEmbedBuiltin(b *testing.B) {
 		m.Embed(memory200)
 	}
 }
+
+// TestVocabIndexSmall: a vocab.idx of a vocabulary with fewer tokens than
+// vocabIndex samples (and one with a duplicate token, "\r\n" line ends and
+// no final newline) is read back, with the ids of the built table.
+func TestVocabIndexSmall(t *testing.T) {
+	for _, raw := range []string{"[UNK]\nthe\n##s\n", "[UNK]\r\na\r\na\r\n##b\r\nc"} {
+		built := newVocabulary(raw)
+		read, ok := vocabIndex(raw, string(built.marshal()))
+		if !ok {
+			t.Fatalf("%q: vocabIndex rejects its own vocab.idx", raw)
+		}
+		for _, tok := range []string{"[UNK]", "the", "##s", "a", "##b", "c", "x", ""} {
+			a, aok := read.lookup([]byte(tok))
+			b, bok := built.lookup([]byte(tok))
+			if a != b || aok != bok {
+				t.Errorf("%q, %q: read %d %v, built %d %v", raw, tok, a, aok, b, bok)
+			}
+		}
+	}
+}
