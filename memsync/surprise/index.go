@@ -247,7 +247,8 @@ func Load(journalDir, indexPath string, n int) (*Index, error) {
 
 // LoadVectors is Load with each record's vector by emb in the index (nil:
 // words only, Load). The index file names its model: one of another
-// model, or without vectors, is built again.
+// model, or without vectors, is built again. The Index reads the file in
+// place (mapped, mapFile): Close it when done with it.
 func LoadVectors(journalDir, indexPath string, n int, emb Embedder) (*Index, error) {
 	files, err := journalFiles(journalDir)
 	if err != nil {
