@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/embed"
+	"github.com/memsync/memsync/memsync/surprise"
 )
 
 // TestFrontGateWithEmbedder is issue 27's gate through the front binary,
@@ -65,5 +71,56 @@ func TestFrontGateWithEmbedder(t *testing.T) {
 	}
 	if strings.Contains(string(data), "Docker running on the laptop") {
 		t.Errorf("a skipped paraphrase was written:\n%s", data)
+	}
+}
+
+// TestFrontGatePairs: every labelled pair of
+// cmd/bench/testdata/gate-pairs.jsonl through the front binary with
+// `--embedder default` (the built-in vocabulary read in place, the index
+// file mapped, the int8 pass's kernel) gets the score and decision
+// surprise.ScoreVectors gives in process, which TestVectorGatePairs pins:
+// the append path's speed-ups change no decision.
+func TestFrontGatePairs(t *testing.T) {
+	front := install(t, "")
+	f, err := os.Open(filepath.Join("..", "bench", "testdata", "gate-pairs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := embed.Default()
+	pairs := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); pairs++ {
+		var p struct{ A, B, Label string }
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		repo := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(repo, "agents", "a", "memory"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"append", "--repo", repo, "--agent", "a", "--kind", "fact", "--tier", "learning", "--embedder", "default", "--json"}
+		if out, errOut, code, _ := run(t, front, "", append(args, "--force", p.A)...); code != 0 || errOut != "" {
+			t.Fatalf("%q: exit %d stdout %q stderr %q", p.A, code, out, errOut)
+		}
+		out, errOut, code, _ := run(t, front, "", append(args, p.B)...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%q: exit %d stdout %q stderr %q", p.B, code, out, errOut)
+		}
+		var got struct {
+			Skipped  bool     `json:"skipped"`
+			Surprise *float64 `json:"surprise"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got.Surprise == nil {
+			t.Fatalf("%q: %q (%v)", p.B, out, err)
+		}
+		rec := &journal.Record{Agent: "a", Kind: journal.KindFact, Tier: "learning", Text: p.B}
+		want := surprise.ScoreVectors(rec, []surprise.Prior{{UUID: "mem_a", Text: p.A}}, m)
+		if *got.Surprise != want.Score || got.Skipped != (want.Decision == surprise.Skip) {
+			t.Errorf("%s %q after %q: front surprise %v skipped %v, in process %v %s",
+				p.Label, p.B, p.A, *got.Surprise, got.Skipped, want.Score, want.Decision)
+		}
+	}
+	if pairs < 50 {
+		t.Fatalf("%d pairs", pairs)
 	}
 }

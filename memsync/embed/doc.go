@@ -18,8 +18,13 @@
 //	               rows × dim int8 quantised components (row-major)
 //
 // Row r's vector is scale[r] × q[r]. The token weights (SIF, by Zipf rank)
-// are baked into the rows, so pooling is a plain mean. Loading parses the
-// vocabulary into a map and nothing else: the vectors are read in place.
+// are baked into the rows, so pooling is a plain mean. Loading indexes the
+// vocabulary in an open-addressing hash table over its own bytes and
+// nothing else: the vectors are read in place. The built-in model's table
+// is made at build time (model/vocab.idx, by go generate from vocab.txt;
+// TestVocabIndexFile checks it is the table Load would build) and read in
+// place too, so a process's first Embed builds nothing. vocab.idx is
+// derived data: it is not in SHA256SUMS and not part of the Version.
 //
 // Pooling sums the rows component by component in token order, each
 // product and each sum rounded to float32 (poolGeneric); those bits are

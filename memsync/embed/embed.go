@@ -22,6 +22,8 @@ const magic = "MSEMBv1\x00"
 // headerSize is the magic and the two uint32 of vectors.bin.
 const headerSize = len(magic) + 8
 
+//go:generate go test -run ^TestVocabIndexFile$ -update-vocab-index .
+
 // The built-in model, as strings: go:embed puts them in the binary's
 // read-only data, and nothing copies them (an embed.FS read would copy 8 MB
 // and page it all in at the first Embed of every process).
@@ -30,20 +32,26 @@ var (
 	builtinVectors string
 	//go:embed model/vocab.txt
 	builtinVocab string
+	// The vocabulary's hash table, made from vocab.txt at build time
+	// (go generate: TestVocabIndexFile -update) and read in place.
+	//go:embed model/vocab.idx
+	builtinVocabIndex string
 	//go:embed model/SHA256SUMS
 	builtinSums string
 )
 
 // Model is a static embedding model: a WordPiece vocabulary and one int8
-// row per token. It is safe for concurrent use; the vocabulary is parsed on
-// the first Embed, not before.
+// row per token. It is safe for concurrent use; the vocabulary is indexed
+// on the first Embed, not before (the built-in model's index is read in
+// place from model/vocab.idx).
 type Model struct {
 	rows, dim int
 	scales    string // rows × float32, little-endian
 	q         string // rows × dim int8
 	vocabRaw  string
+	vocabIdx  string // a vocab.idx for vocabRaw (the built-in model), or ""
 	version   string
-	skip      []bool // by id: special tokens ([CLS], [SEP], [PAD], [MASK], [UNK])
+	special   [5]int32 // ids of the special tokens embedding skips ([UNK], [CLS], [SEP], [PAD], [MASK]); -1: absent
 
 	once  sync.Once
 	vocab *vocabulary
@@ -57,11 +65,15 @@ var (
 )
 
 // Default returns the model built into the binary. Only the header is read
-// here; the vocabulary is parsed on the first Embed. It panics if the
-// embedded model is damaged (a build defect the tests catch).
+// here; the vocabulary's table, made at build time, is read in place from
+// the first Embed on. It panics if the embedded model is damaged (a build
+// defect the tests catch).
 func Default() *Model {
 	defaultOnce.Do(func() {
 		defaultModel, defaultErr = newModel(builtinVectors, builtinVocab, versionOf([]byte(builtinSums)))
+		if defaultErr == nil {
+			defaultModel.vocabIdx = builtinVocabIndex
+		}
 	})
 	if defaultErr != nil {
 		panic(fmt.Sprintf("embed: the built-in model: %v", defaultErr))
@@ -125,18 +137,22 @@ func newModel(vec, voc string, version string) (*Model, error) {
 	}, nil
 }
 
-// vocabulary parses vocab.txt once.
+// vocabulary parses vocab.txt once, or reads the table made for it at
+// build time (vocabIdx).
 func (m *Model) vocabulary() (*vocabulary, error) {
 	m.once.Do(func() {
-		v := newVocabulary(m.vocabRaw)
+		v, ok := vocabIndex(m.vocabRaw, m.vocabIdx)
+		if !ok {
+			v = newVocabulary(m.vocabRaw)
+		}
 		if v.size() != m.rows {
 			m.err = fmt.Errorf("vocab.txt: %d tokens, vectors.bin has %d rows", v.size(), m.rows)
 			return
 		}
-		skip := make([]bool, m.rows)
-		for _, tok := range []string{"[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"} {
+		for i, tok := range []string{"[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"} {
+			m.special[i] = -1
 			if id, ok := v.lookup([]byte(tok)); ok {
-				skip[id] = true
+				m.special[i] = id
 				if tok == "[UNK]" {
 					v.unk = id
 				}
@@ -146,9 +162,19 @@ func (m *Model) vocabulary() (*vocabulary, error) {
 			m.err = errors.New("vocab.txt: no [UNK] token")
 			return
 		}
-		m.vocab, m.skip = v, skip
+		m.vocab = v
 	})
 	return m.vocab, m.err
+}
+
+// skip reports whether id is a special token, which Embed leaves out.
+func (m *Model) skip(id int32) bool {
+	for _, s := range m.special {
+		if s == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Dim is the length of every vector Embed returns.
@@ -169,7 +195,7 @@ func (m *Model) Embed(text string) []float32 {
 	var stack [64]token
 	toks := stack[:0]
 	v.tokenize(text, func(id int32) {
-		if m.skip[id] {
+		if m.skip(id) {
 			return
 		}
 		o := 4 * int(id)

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"encoding/binary"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,13 +16,16 @@ const maxWordChars = 100
 
 // vocabulary maps WordPiece tokens to ids (continuation pieces with their
 // "##" prefix, as in vocab.txt). It is an open-addressing hash table over
-// the vocabulary file's own bytes: building it allocates three slices and
-// no string, so the first Embed of a process stays cheap.
+// the vocabulary file's own bytes, itself held as bytes (little-endian
+// uint32s in strings): built by newVocabulary for a model read from disk,
+// or read in place from the built-in model's vocab.idx (vocabIndex), which
+// newVocabulary wrote at build time, so that a process's first Embed of
+// the built-in model costs no table build and no allocation.
 type vocabulary struct {
-	raw   string   // vocab.txt
-	start []uint32 // token id → offset in raw
-	end   []uint32 // token id → end offset in raw
-	table []int32  // hash slot → token id + 1 (0: empty)
+	raw   string // vocab.txt
+	spans string // token id → start, end offsets in raw: 2 × uint32
+	table string // hash slot → token id + 1 (0: empty): uint32
+	n     int    // tokens (ids)
 	mask  uint32
 	unk   int32
 
@@ -53,9 +57,11 @@ func newVocabulary(raw string) *vocabulary {
 	for size < uint32(2*n+1) {
 		size <<= 1
 	}
-	v := &vocabulary{raw: raw, start: make([]uint32, 0, n), end: make([]uint32, 0, n),
-		table: make([]int32, size), mask: size - 1, unk: -1}
-	for off := 0; off < len(raw); {
+	spans := make([]byte, 0, 8*n)
+	table := make([]byte, 4*size)
+	mask := size - 1
+	id := int32(0)
+	for off := 0; off < len(raw); id++ {
 		e := strings.IndexByte(raw[off:], '\n')
 		next := off + e + 1
 		if e < 0 {
@@ -65,31 +71,103 @@ func newVocabulary(raw string) *vocabulary {
 		if tokEnd > off && raw[tokEnd-1] == '\r' {
 			tokEnd--
 		}
-		id := int32(len(v.start))
-		v.start = append(v.start, uint32(off))
-		v.end = append(v.end, uint32(tokEnd))
+		spans = binary.LittleEndian.AppendUint32(spans, uint32(off))
+		spans = binary.LittleEndian.AppendUint32(spans, uint32(tokEnd))
 		tok := raw[off:tokEnd]
-		for h := fnv32s(tok) & v.mask; ; h = (h + 1) & v.mask {
-			if v.table[h] == 0 {
-				v.table[h] = id + 1
+		for h := fnv32s(tok) & mask; ; h = (h + 1) & mask {
+			slot := binary.LittleEndian.Uint32(table[4*h:])
+			if slot == 0 {
+				binary.LittleEndian.PutUint32(table[4*h:], uint32(id+1))
 				break
 			}
-			if v.token(v.table[h]-1) == tok {
+			other := spans[8*(slot-1):]
+			if raw[binary.LittleEndian.Uint32(other):binary.LittleEndian.Uint32(other[4:])] == tok {
 				break // a duplicate: the first id stays
 			}
 		}
 		off = next
 	}
-	return v
+	return &vocabulary{raw: raw, spans: string(spans), table: string(table), n: int(id), mask: mask, unk: -1}
+}
+
+// vocabIndexMagic starts a vocab.idx file: newVocabulary's table and
+// spans for one vocab.txt, written by marshal and read in place by
+// vocabIndex.
+const vocabIndexMagic = "MSVIDXv1"
+
+// vocabIndexHeader is the magic then four uint32: the vocabulary's length
+// in bytes, its tokens, the table's slots, and the FNV-1a of its bytes
+// (for tools and tests: vocabIndex does not hash the vocabulary).
+const vocabIndexHeader = len(vocabIndexMagic) + 16
+
+// marshal is v as a vocab.idx file.
+func (v *vocabulary) marshal() []byte {
+	b := []byte(vocabIndexMagic)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(v.raw)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(v.n))
+	b = binary.LittleEndian.AppendUint32(b, v.mask+1)
+	b = binary.LittleEndian.AppendUint32(b, fnv32s(v.raw))
+	b = append(b, v.spans...)
+	return append(b, v.table...)
+}
+
+// vocabIndex is the vocabulary of raw from idx, a vocab.idx file that
+// marshal wrote for raw, read in place: nothing is copied or allocated
+// but the struct. False when idx is not such a file. It checks the
+// lengths, and that a sample of the table's tokens (vocabIndexSample) lie
+// on raw's lines and are found under their own ids; hashing all of raw
+// would cost a process ~0.25 ms (the built-in file is checked whole by
+// TestVocabIndexFile, the fnv32 in its header too).
+func vocabIndex(raw, idx string) (*vocabulary, bool) {
+	if len(idx) < vocabIndexHeader || idx[:len(vocabIndexMagic)] != vocabIndexMagic {
+		return nil, false
+	}
+	h := idx[len(vocabIndexMagic):vocabIndexHeader]
+	size, n, slots := le32(h, 0), int(le32(h, 4)), le32(h, 8)
+	if int(size) != len(raw) || n <= 0 || slots == 0 || slots&(slots-1) != 0 || uint32(n) >= slots ||
+		len(idx) != vocabIndexHeader+8*n+4*int(slots) {
+		return nil, false
+	}
+	v := &vocabulary{raw: raw, spans: idx[vocabIndexHeader : vocabIndexHeader+8*n],
+		table: idx[vocabIndexHeader+8*n:], n: n, mask: slots - 1, unk: -1}
+	prevEnd, prevID := uint32(0), int32(-1)
+	for k := range vocabIndexSample {
+		id := int32(k * (n - 1) / (vocabIndexSample - 1)) // the first and the last among them
+		if id == prevID {
+			continue // fewer tokens than samples
+		}
+		prevID = id
+		start, end := le32(v.spans, 8*uint32(id)), le32(v.spans, 8*uint32(id)+4)
+		if start > end || end > size || start < prevEnd || start > 0 && raw[start-1] != '\n' ||
+			end < size && raw[end] != '\n' && raw[end] != '\r' {
+			return nil, false
+		}
+		prevEnd = end
+		if got, ok := v.lookup([]byte(raw[start:end])); !ok || got != id && v.token(got) != raw[start:end] {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// vocabIndexSample is how many tokens vocabIndex checks.
+const vocabIndexSample = 64
+
+// le32 is the little-endian uint32 at s[o:].
+func le32(s string, o uint32) uint32 {
+	return uint32(s[o]) | uint32(s[o+1])<<8 | uint32(s[o+2])<<16 | uint32(s[o+3])<<24
 }
 
 // token is the text of id.
-func (v *vocabulary) token(id int32) string { return v.raw[v.start[id]:v.end[id]] }
+func (v *vocabulary) token(id int32) string {
+	o := 8 * uint32(id)
+	return v.raw[le32(v.spans, o):le32(v.spans, o+4)]
+}
 
 // lookup returns the id of tok.
 func (v *vocabulary) lookup(tok []byte) (int32, bool) {
 	for h := fnv32(tok) & v.mask; ; h = (h + 1) & v.mask {
-		e := v.table[h]
+		e := int32(le32(v.table, 4*h))
 		if e == 0 {
 			return 0, false
 		}
@@ -100,7 +178,7 @@ func (v *vocabulary) lookup(tok []byte) (int32, bool) {
 }
 
 // size is the number of lines (ids) of the vocabulary.
-func (v *vocabulary) size() int { return len(v.start) }
+func (v *vocabulary) size() int { return v.n }
 
 func fnv32(b []byte) uint32 {
 	h := uint32(2166136261)

@@ -173,7 +173,7 @@ func FuzzIndexFile(f *testing.F) {
 	seed, _ := os.ReadFile(good)
 	f.Add(seed)
 	f.Add([]byte("memsync-surprise-index 3\n"))
-	f.Add([]byte("memsync-surprise-index 4\n"))
+	f.Add([]byte("memsync-surprise-index 5\n"))
 	recent, _ := surprise.Recent(jdir, 10)
 	probe := &journal.Record{Agent: "a", Kind: journal.KindFact, Tier: "learning", Text: "deploys happen on tuesdays"}
 	want := surprise.Score(probe, recent)

@@ -77,10 +77,7 @@ func (x *Index) vectorBest(text string) (float64, uint32, bool) {
 	if qs == 0 {
 		return 0, 0, false
 	}
-	qv := make([]int32, x.dim)
-	for i, c := range q[4:] {
-		qv[i] = int32(int8(c))
-	}
+	qv := newQuery(q[4:])
 	bestDot, bestID, found := float32(0), uint32(0), false
 	id := uint32(0)
 	for _, p := range x.parts {
@@ -91,7 +88,7 @@ func (x *Index) vectorBest(text string) (float64, uint32, bool) {
 		}
 		for i := 0; i < p.n && int(id) < x.limit; i, id = i+1, id+1 {
 			e := p.vecs[i*stride : (i+1)*stride]
-			d := float32(dot(qv, e[4:])) * math.Float32frombits(binary.LittleEndian.Uint32(e))
+			d := float32(qv.dot(e[4:])) * math.Float32frombits(binary.LittleEndian.Uint32(e))
 			if !found || d > bestDot {
 				bestDot, bestID, found = d, id, true
 			}
@@ -101,6 +98,23 @@ func (x *Index) vectorBest(text string) (float64, uint32, bool) {
 		return 0, 0, false
 	}
 	return MappedCosine(float64(bestDot * qs)), bestID, true
+}
+
+// query is a quantised query vector, its int8 components widened once
+// for the int8 pass: to int32 for dot, and to int16 for the amd64 kernel
+// when it runs (wide).
+type query struct {
+	q    []int32
+	wide []int16
+}
+
+func newQuery(q8 []byte) *query {
+	q := &query{q: make([]int32, len(q8))}
+	for i, c := range q8 {
+		q.q[i] = int32(int8(c))
+	}
+	q.wide = wide(q.q)
+	return q
 }
 
 // dot is the dot product of the query q (int8 values widened once) and

@@ -254,7 +254,7 @@ func FuzzIndexFileVectors(f *testing.F) {
 		f.Add(seed)
 		os.Remove(good)
 	}
-	f.Add([]byte("memsync-surprise-index 4\n"))
+	f.Add([]byte("memsync-surprise-index 5\n"))
 	recent, _ := surprise.Recent(jdir, 10)
 	probe := &journal.Record{Agent: "a", Kind: journal.KindFact, Tier: "learning", Text: "running docker drains the laptop battery"}
 	want := surprise.ScoreVectors(probe, recent, m)

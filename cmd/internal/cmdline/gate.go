@@ -43,6 +43,7 @@ func applyGate(repo string, rec *journal.Record, emb Embedder, force bool, warn 
 		return gateVerdict{}
 	}
 	res := x.Score(rec)
+	x.Close()
 	if rec.Extra == nil {
 		rec.Extra = map[string]json.RawMessage{}
 	}
