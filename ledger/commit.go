@@ -567,7 +567,7 @@ func (r *repo) fresh(snaps map[string]*snapshot, headMoved bool) error {
 		var st syscall.Stat_t
 		err := syscall.Lstat(filepath.Join(r.root, filepath.FromSlash(rel)), &st)
 		if err == nil && st.Dev == s.st.Dev && st.Ino == s.st.Ino &&
-			(!headMoved || st.Size == s.st.Size && st.Mtim == s.st.Mtim && st.Ctim == s.st.Ctim) {
+			(!headMoved || st.Size == s.st.Size && modTime(&st).Equal(modTime(s.st)) && changeTime(&st).Equal(changeTime(s.st))) {
 			continue
 		}
 		ns, err := r.snapshot(rel, nil, time.Time{})
@@ -586,8 +586,6 @@ func (r *repo) fresh(snaps map[string]*snapshot, headMoved bool) error {
 func statMatches(e *index.Entry, st *syscall.Stat_t) bool {
 	return int64(e.Size) == st.Size&0xffffffff && e.ModifiedAt.Equal(modTime(st)) && e.Inode == uint32(st.Ino)
 }
-
-func modTime(st *syscall.Stat_t) time.Time { return time.Unix(st.Mtim.Sec, st.Mtim.Nsec) }
 
 func flock(f *os.File, how int) error {
 	for {
@@ -724,7 +722,7 @@ func applyToIndex(idx *index.Index, changes []change) {
 		idx.Entries = append(idx.Entries, &index.Entry{
 			Hash:       ch.snap.hash,
 			Name:       ch.path,
-			CreatedAt:  time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
+			CreatedAt:  changeTime(st),
 			ModifiedAt: modTime(st),
 			Dev:        uint32(st.Dev),
 			Inode:      uint32(st.Ino),

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // A memsync process killed (kill -9, a power cut) while it holds one of
@@ -212,17 +210,4 @@ func dead(pid int) bool {
 type fileID struct {
 	ino  uint64
 	born int64
-}
-
-// identify reads path's fileID without following a link.
-func identify(path string) (fileID, error) {
-	var stx unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &stx); err != nil {
-		return fileID{}, err
-	}
-	id := fileID{ino: stx.Ino}
-	if stx.Mask&unix.STATX_BTIME != 0 {
-		id.born = stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
-	}
-	return id, nil
 }
