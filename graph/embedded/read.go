@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -369,9 +370,128 @@ type filter struct {
 	kinds, since any
 }
 
+// sqlSearchTop ranks inside the full-text index first: the ?2 best bm25
+// matches of ?1 (FTS5 scores every match, but nothing else is read for
+// them), and only those are joined to memories_filter and tested against
+// the filters of sqlSearch (?3 to ?6). Each row says whether it passes, so
+// that lexical can tell whether the matches it did not fetch could change
+// the result (see lexical).
+const sqlSearchTop = `WITH top AS MATERIALIZED (
+		SELECT rowid AS id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank
+		FROM search.memories_fts WHERE memories_fts MATCH ?1
+		ORDER BY rank LIMIT ?2)
+	SELECT top.id, top.rank, IFNULL(m.ts, ''), IFNULL(m.uuid, ''),
+		m.id IS NOT NULL
+		AND +m.group_id IN (SELECT value FROM json_each(?3))
+		AND (?4 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
+		AND (?5 IS NULL OR +m.kind IN (SELECT value FROM json_each(?5)))
+		AND (?6 IS NULL OR m.ts >= ?6)
+	FROM top LEFT JOIN memories AS m INDEXED BY memories_filter ON m.id = top.id`
+
+// topFetch is how many more full-text matches than the pool lexical
+// fetches at first, and by how much it multiplies the fetch each time the
+// filters left too few (after which it ranks every match, sqlSearch).
+const (
+	topFetch  = 2
+	topGrowth = 8
+	topTries  = 2
+)
+
 // lexical returns the best pool bm25 matches of match that f lets through,
-// best first.
+// best first: the order and the rows of sqlSearch, which ranks every
+// match. It asks the index for its best matches only (sqlSearchTop) and
+// keeps them when they settle the answer: when the index had no more
+// matches, or when pool of them passed the filters and the pool-th of
+// those ranks strictly better than the worst match fetched (every match
+// not fetched ranks at best equal to that one, so none could enter the
+// pool or tie with its last member). Otherwise it fetches more, and in the
+// end ranks every match.
 func (g *Graph) lexical(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
+	fetch := pool * topFetch
+	for try := 0; try < topTries; try++ {
+		out, settled, err := g.lexicalTop(ctx, match, f, pool, fetch)
+		if err != nil || settled {
+			return out, err
+		}
+		fetch *= topGrowth
+	}
+	return g.lexicalAll(ctx, match, f, pool)
+}
+
+// lexicalTop is lexical over the fetch best matches of match, and whether
+// they settle the answer.
+func (g *Graph) lexicalTop(ctx context.Context, match string, f filter, pool, fetch int) ([]candidate, bool, error) {
+	rows, err := g.rdb.QueryContext(ctx, sqlSearchTop, match, fetch, f.groups, f.all, f.kinds, f.since)
+	if err != nil {
+		return nil, false, g.wrap("search", err)
+	}
+	defer rows.Close()
+	type hit struct {
+		c    candidate
+		rank float64
+		ts   string
+	}
+	var (
+		pass    []hit
+		fetched int
+		worst   = math.Inf(-1)
+	)
+	for rows.Next() {
+		var (
+			h  hit
+			ok bool
+		)
+		if err := rows.Scan(&h.c.id, &h.rank, &h.ts, &h.c.uuid, &ok); err != nil {
+			return nil, false, g.wrap("search", err)
+		}
+		fetched++
+		worst = max(worst, h.rank)
+		if ok {
+			pass = append(pass, h)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, g.wrap("search", err)
+	}
+	// sqlSearch's order: rank, then ts descending (as text: formatTS
+	// sorts as time does), then uuid.
+	slices.SortFunc(pass, func(a, b hit) int {
+		switch {
+		case a.rank != b.rank:
+			return cmpFloat(a.rank, b.rank)
+		case a.ts != b.ts:
+			return strings.Compare(b.ts, a.ts)
+		}
+		return strings.Compare(a.c.uuid, b.c.uuid)
+	})
+	pass = pass[:min(pool, len(pass))]
+	settled := fetched < fetch || len(pass) == pool && pass[pool-1].rank < worst
+	if !settled {
+		return nil, false, nil
+	}
+	out := make([]candidate, 0, len(pass))
+	for _, h := range pass {
+		if h.c.ts, err = time.Parse(time.RFC3339Nano, h.ts); err != nil {
+			return nil, false, g.wrap("search", fmt.Errorf("%s: ts: %w", h.c.uuid, err))
+		}
+		h.c.score = -h.rank
+		out = append(out, h.c)
+	}
+	return out, true, nil
+}
+
+func cmpFloat(a, b float64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+// lexicalAll is lexical by sqlSearch, which ranks every match.
+func (g *Graph) lexicalAll(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
 	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, f.groups, f.all, f.kinds, f.since, pool)
 	if err != nil {
 		return nil, g.wrap("search", err)
