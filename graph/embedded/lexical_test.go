@@ -1,0 +1,106 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
+)
+
+// lexicalPair runs lexical (the index's best matches first) and
+// lexicalAll (every match ranked, sqlSearch) for text with pool, and fails
+// unless they give the same candidates in the same order with the same
+// scores.
+func lexicalPair(t *testing.T, g *Graph, text string, kinds []journal.Kind, pool int) []candidate {
+	t.Helper()
+	ctx := context.Background()
+	groups := []string{journal.SharedGroup}
+	gj, _ := json.Marshal(groups)
+	f := filter{groups: string(gj)}
+	if kinds != nil {
+		kj, _ := json.Marshal(kinds)
+		f.kinds = string(kj)
+	}
+	m := matchExpr(groupExpr(groups), recall.ParseQuery(text).Terms)
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.lexical(ctx, m, f, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := g.lexicalAll(ctx, m, f, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ids(got)) != fmt.Sprint(ids(want)) {
+		t.Fatalf("lexical = %v, ranking every match gives %v", ids(got), ids(want))
+	}
+	for i := range got {
+		if got[i].score != want[i].score || !got[i].ts.Equal(want[i].ts) {
+			t.Fatalf("candidate %d: %+v, ranking every match gives %+v", i, got[i], want[i])
+		}
+	}
+	return got
+}
+
+func ids(cs []candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.uuid
+	}
+	return out
+}
+
+// TestLexicalTopSettles: ranking inside the index first (the best
+// pool×topFetch matches) gives what ranking every match gives: when the
+// matches tie across the cut (the newest of the tied ones were stored
+// last, so the cut alone would drop them), when the filters reject the
+// best matches (a second, larger fetch), and when they reject more than
+// that one holds (every match ranked).
+func TestLexicalTopSettles(t *testing.T) {
+	const pool = 3
+	kind := func(k journal.Kind) func(*journal.Record) { return func(r *journal.Record) { r.Kind = k } }
+	for _, tc := range []struct {
+		name   string
+		strong int // facts "zebra zebra zebra"
+		weak   int // decisions with zebra among other words
+		tied   int // facts "zebra", same rank, stored oldest first
+		text   string
+		kinds  []journal.Kind
+		want   int
+	}{
+		{name: "settled by the first fetch", strong: 10, weak: 3, text: "zebra", want: pool},
+		{name: "ties across the cut", tied: 20, text: "zebra", want: pool},
+		{name: "filters reject the first fetch", strong: 10, weak: 3, text: "zebra", kinds: []journal.Kind{journal.KindDecision}, want: 3},
+		{name: "filters reject every fetch", strong: 60, weak: 2, text: "zebra", kinds: []journal.Kind{journal.KindDecision}, want: 2},
+		{name: "fewer matches than the pool", weak: 2, text: "zebra", want: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := openTest(t)
+			sec := 0
+			var batch []memsync.Memory
+			for i := 0; i < tc.strong; i++ {
+				sec++
+				batch = append(batch, mem(fmt.Sprintf("s%03d", i), sec, "zebra zebra zebra"))
+			}
+			for i := 0; i < tc.weak; i++ {
+				sec++
+				batch = append(batch, mem(fmt.Sprintf("w%03d", i), sec, "a zebra among many other words of a decision", kind(journal.KindDecision)))
+			}
+			for i := 0; i < tc.tied; i++ {
+				sec++
+				batch = append(batch, mem(fmt.Sprintf("t%03d", i), sec, "zebra"))
+			}
+			apply(t, g, batch...)
+			got := lexicalPair(t, g, tc.text, tc.kinds, pool)
+			if len(got) != tc.want {
+				t.Fatalf("%d candidates %v, want %d", len(got), ids(got), tc.want)
+			}
+		})
+	}
+}
