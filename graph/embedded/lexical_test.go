@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/memsync/memsync/journal"
@@ -11,10 +12,10 @@ import (
 	"github.com/memsync/memsync/memsync/recall"
 )
 
-// lexicalPair runs lexical (the index's best matches first) and
-// lexicalAll (every match ranked, sqlSearch) for text with pool, and fails
-// unless they give the same candidates in the same order with the same
-// scores.
+// lexicalPair runs lexicalTerms (the rare terms first, the index's best
+// matches first) and lexicalAll (every match ranked, sqlSearch) for text
+// with pool, and fails unless they give the same candidates in the same
+// order with the same scores.
 func lexicalPair(t *testing.T, g *Graph, text string, kinds []journal.Kind, pool int) []candidate {
 	t.Helper()
 	ctx := context.Background()
@@ -29,7 +30,7 @@ func lexicalPair(t *testing.T, g *Graph, text string, kinds []journal.Kind, pool
 	if err := g.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := g.lexical(ctx, m, f, pool)
+	got, err := g.lexicalTerms(ctx, groups, recall.ParseQuery(text).Terms, f, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +101,61 @@ func TestLexicalTopSettles(t *testing.T) {
 			got := lexicalPair(t, g, tc.text, tc.kinds, pool)
 			if len(got) != tc.want {
 				t.Fatalf("%d candidates %v, want %d", len(got), ids(got), tc.want)
+			}
+		})
+	}
+}
+
+// TestLexicalRareFirst: a query of rare and common terms is answered from
+// the memories holding a rare term when the best of those outscore the
+// bound on any memory holding common terms only, and ranked over every
+// match when they do not (the common-only memories then win: short
+// memories repeating the common term, against long ones naming the rare
+// term once). Both give what ranking every match gives. The rule's
+// thresholds are lowered to this store's size (at their defaults it
+// applies from 50,000 memories; the 1M figures in docs/benchmarks.md).
+func TestLexicalRareFirst(t *testing.T) {
+	minRows, share := rareMinRows, rareShare
+	rareMinRows, rareShare = 0, 0.03
+	t.Cleanup(func() { rareMinRows, rareShare = minRows, share })
+	long := strings.Repeat("filler ", 40)
+	for _, tc := range []struct {
+		name          string
+		common, rare  string
+		settles       bool
+		commonOnlyTop bool // a memory holding only the common term is among the answer
+	}{
+		{name: "rare memories outscore the bound", common: "alpha beta gamma delta", rare: "zeta alpha", settles: true},
+		{name: "common memories win", common: "alpha alpha alpha", rare: "zeta " + long, commonOnlyTop: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := openTest(t)
+			var batch []memsync.Memory
+			add := func(prefix, text string, n int) {
+				for i := 0; i < n; i++ {
+					batch = append(batch, mem(fmt.Sprintf("%s%03d", prefix, i), len(batch), text))
+				}
+			}
+			add("c", tc.common, 60)
+			add("r", tc.rare, 5)
+			add("f", "nothing of the query here", 135)
+			apply(t, g, batch...)
+			got := lexicalPair(t, g, "alpha zeta", nil, 3)
+			gj, _ := json.Marshal([]string{journal.SharedGroup})
+			_, settled, err := g.lexicalRare(context.Background(), groupExpr([]string{journal.SharedGroup}),
+				recall.ParseQuery("alpha zeta").Terms, filter{groups: string(gj)}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if settled != tc.settles {
+				t.Errorf("settled by the rare terms: %v, want %v", settled, tc.settles)
+			}
+			commonOnly := false
+			for _, c := range got {
+				commonOnly = commonOnly || strings.HasPrefix(c.uuid, "c")
+			}
+			if commonOnly != tc.commonOnlyTop {
+				t.Errorf("answer %v: holds a common-only memory %v, want %v", ids(got), commonOnly, tc.commonOnlyTop)
 			}
 		})
 	}
