@@ -188,8 +188,10 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 // DefaultLimit is the number of hits Search returns when the query sets none.
 const DefaultLimit = 10
 
-// sqlSearch ranks by bm25 (lower is better in SQLite; the lexical score is
-// its negation), then newest first, then uuid, and keeps the best ?6. ?1
+// sqlSearch ranks every match by bm25 (lower is better in SQLite; the
+// lexical score is its negation), then newest first, then uuid, and keeps
+// the best ?6: the reference lexical answers to, and its last resort
+// (lexicalAll). ?1
 // names the visible groups in the full-text query itself (their grp
 // tokens), so bm25 scores only memories the reader may see; the grp column
 // weighs nothing. The full-text index drives (CROSS JOIN); each match is
