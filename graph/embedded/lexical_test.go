@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 
@@ -156,6 +157,64 @@ func TestLexicalRareFirst(t *testing.T) {
 			}
 			if commonOnly != tc.commonOnlyTop {
 				t.Errorf("answer %v: holds a common-only memory %v, want %v", ids(got), commonOnly, tc.commonOnlyTop)
+			}
+		})
+	}
+}
+
+// TestLexicalRareFirstAtScale: at the rule's default thresholds (a store
+// of 60,000 memories, above rareMinRows; a word in 10% of them, words in
+// 0.5%), rare terms first settles the queries that mix a rare and a common
+// word, and every query gets what ranking every match gives.
+func TestLexicalRareFirstAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("60,000 memories")
+	}
+	g := openTest(t)
+	r := rand.New(rand.NewSource(27))
+	const n = 60000
+	batch := make([]memsync.Memory, 0, 1000)
+	for i := 0; i < n; i++ {
+		words := []string{fmt.Sprintf("rare%d", r.Intn(200)), fmt.Sprintf("filler%d", r.Intn(1000)), fmt.Sprintf("filler%d", r.Intn(1000))}
+		if r.Intn(10) == 0 {
+			words = append(words, "common")
+		}
+		if r.Intn(30) == 0 {
+			words = append(words, "middling")
+		}
+		for k := r.Intn(4); k > 0; k-- {
+			words = append(words, fmt.Sprintf("filler%d", r.Intn(1000)))
+		}
+		batch = append(batch, mem(fmt.Sprintf("m%06d", i), i, strings.Join(words, " ")))
+		if len(batch) == cap(batch) {
+			apply(t, g, batch...)
+			batch = batch[:0]
+		}
+	}
+	gj, _ := json.Marshal([]string{journal.SharedGroup})
+	for _, tc := range []struct {
+		text    string
+		settles bool
+	}{
+		{"common rare7", true},
+		{"rare3 common rare11", true},
+		{"common middling rare5", false}, // two common words: their bound is above any rare word's idf
+		{"rare1 rare2", false},           // no common word
+		{"common", false},                // one word
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			lexicalPair(t, g, tc.text, nil, recall.Pool)
+			var settled bool
+			if terms := recall.ParseQuery(tc.text).Terms; len(terms) > 1 {
+				var err error
+				_, settled, err = g.lexicalRare(context.Background(), groupExpr([]string{journal.SharedGroup}),
+					terms, filter{groups: string(gj)}, recall.Pool)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if settled != tc.settles {
+				t.Errorf("settled by the rare terms: %v, want %v", settled, tc.settles)
 			}
 		})
 	}
