@@ -163,17 +163,17 @@ func TestLexicalRareFirst(t *testing.T) {
 }
 
 // TestLexicalRareFirstAtScale: at the rule's default thresholds (a store
-// of 60,000 memories, above rareMinRows; a word in 10% of them, words in
+// of 51,000 memories, above rareMinRows; a word in 10% of them, words in
 // 0.5%), rare terms first settles the queries that mix a rare and a common
 // word, and every query gets what ranking every match gives.
 func TestLexicalRareFirstAtScale(t *testing.T) {
 	if testing.Short() {
-		t.Skip("60,000 memories")
+		t.Skip("51,000 memories")
 	}
 	g := openTest(t)
 	r := rand.New(rand.NewSource(27))
-	const n = 60000
-	batch := make([]memsync.Memory, 0, 1000)
+	const n = 51000
+	batch := make([]memsync.Memory, 0, 5000)
 	for i := 0; i < n; i++ {
 		words := []string{fmt.Sprintf("rare%d", r.Intn(200)), fmt.Sprintf("filler%d", r.Intn(1000)), fmt.Sprintf("filler%d", r.Intn(1000))}
 		if r.Intn(10) == 0 {
