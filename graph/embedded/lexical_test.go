@@ -219,3 +219,17 @@ func TestLexicalRareFirstAtScale(t *testing.T) {
 		})
 	}
 }
+
+// TestLexicalRareFirstEmpty: on a store with nothing indexed (no averages
+// record yet, or emptied), a query of several words finds nothing, without
+// an error.
+func TestLexicalRareFirstEmpty(t *testing.T) {
+	minRows := rareMinRows
+	rareMinRows = 0
+	t.Cleanup(func() { rareMinRows = minRows })
+	g := openTest(t)
+	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "alpha zeta", Groups: []string{journal.SharedGroup}})
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("Search on an empty store = %v, %v; want nothing, no error", hits, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -457,7 +458,9 @@ func (g *Graph) lexicalRare(ctx context.Context, visible string, terms []string,
 	}
 	defer tx.Rollback()
 	var avg []byte
-	if err := tx.QueryRowContext(ctx, sqlRowCount).Scan(&avg); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlRowCount).Scan(&avg); errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil // nothing indexed yet
+	} else if err != nil {
 		return nil, false, g.wrap("search: row count", err)
 	}
 	rows, ok := ftsVarint(avg)
