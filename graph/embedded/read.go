@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,8 +189,10 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 // DefaultLimit is the number of hits Search returns when the query sets none.
 const DefaultLimit = 10
 
-// sqlSearch ranks by bm25 (lower is better in SQLite; the lexical score is
-// its negation), then newest first, then uuid, and keeps the best ?6. ?1
+// sqlSearch ranks every match by bm25 (lower is better in SQLite; the
+// lexical score is its negation), then newest first, then uuid, and keeps
+// the best ?6: the reference lexical answers to, and its last resort
+// (lexicalAll). ?1
 // names the visible groups in the full-text query itself (their grp
 // tokens), so bm25 scores only memories the reader may see; the grp column
 // weighs nothing. The full-text index drives (CROSS JOIN); each match is
@@ -271,7 +275,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 		return nil, err
 	}
 	f := filter{groups: string(groups), all: q.All, kinds: kinds, since: since}
-	lexical, err := g.lexical(ctx, matchExpr(groupExpr(q.Groups), rq.Terms), f, recall.PoolSize(limit))
+	lexical, err := g.lexicalTerms(ctx, q.Groups, rq.Terms, f, recall.PoolSize(limit))
 	if err != nil {
 		return nil, err
 	}
@@ -369,9 +373,272 @@ type filter struct {
 	kinds, since any
 }
 
+// sqlSearchTop ranks inside the full-text index first: the ?2 best bm25
+// matches of ?1 (FTS5 scores every match, but nothing else is read for
+// them), and only those are joined to memories_filter and tested against
+// the filters of sqlSearch (?3 to ?6). Each row says whether it passes, so
+// that lexical can tell whether the matches it did not fetch could change
+// the result (see lexical).
+const sqlSearchTop = `WITH top AS MATERIALIZED (
+		SELECT rowid AS id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank
+		FROM search.memories_fts WHERE memories_fts MATCH ?1
+		ORDER BY rank LIMIT ?2)
+	SELECT top.id, top.rank, IFNULL(m.ts, ''), IFNULL(m.uuid, ''),
+		m.id IS NOT NULL
+		AND +m.group_id IN (SELECT value FROM json_each(?3))
+		AND (?4 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
+		AND (?5 IS NULL OR +m.kind IN (SELECT value FROM json_each(?5)))
+		AND (?6 IS NULL OR m.ts >= ?6)
+	FROM top LEFT JOIN memories AS m INDEXED BY memories_filter ON m.id = top.id`
+
+// topFetch is how many more full-text matches than the pool lexical
+// fetches at first, and by how much it multiplies the fetch each time the
+// filters left too few (after which it ranks every match, sqlSearch).
+const (
+	topFetch  = 2
+	topGrowth = 8
+	topTries  = 2
+)
+
+// lexicalTerms is lexical for any of terms within groups: by the rare
+// terms first (lexicalRare) when that settles it, or else by all of them.
+func (g *Graph) lexicalTerms(ctx context.Context, groups, terms []string, f filter, pool int) ([]candidate, error) {
+	visible := groupExpr(groups)
+	if len(terms) > 1 {
+		out, ok, err := g.lexicalRare(ctx, visible, terms, f, pool)
+		if err != nil || ok {
+			return out, err
+		}
+	}
+	return g.lexical(ctx, matchExpr(visible, terms), f, pool)
+}
+
+// The rare-terms-first rule (lexicalRare): a store of at least rareMinRows
+// memories, a query with terms in at most rareShare of them (rare) and
+// terms in more (common).
+var (
+	rareMinRows int64   = 50000
+	rareShare   float64 = 0.01
+)
+
+// bm25's constants in FTS5 (fts5_aux.c): k1 = 1.2, b = 0.75.
+const bm25K1 = 1.2
+
+// sqlRowCount reads FTS5's averages record, which starts with the number
+// of rows indexed: the N of bm25's idf.
+const sqlRowCount = `SELECT block FROM search.memories_fts_data WHERE id = 1`
+
+// sqlCountUpTo counts the matches of ?1, stopping at ?2; it scores nothing.
+const sqlCountUpTo = `SELECT count(*) FROM (SELECT 1 FROM search.memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)`
+
+// lexicalRare finds the best pool matches of terms among the memories
+// holding a rare term only, when that gives what ranking every match
+// gives, and reports whether it did. It is Lucene's "common terms" idea
+// made exact by MaxScore's bound: bm25 is a sum over the query's terms of
+// idf(t) × tf(t)·(k1+1) / (tf(t) + k1·(1 − b + b·len/avglen)), each part
+// below idf(t)·(k1+1), so a memory holding common terms only scores below
+// B = Σ over the common terms of idf(t)·(k1+1). The full-text query
+// matches the memories holding a rare term, with every term's phrase once
+// in the query's order so that bm25 gives each the same number it gives
+// in the query of all terms (a phrase a memory lacks adds exactly 0); the
+// phrases under NOT report no instances:
+//
+//	visible AND {text meta} : (all terms) NOT ({text meta} : (common) NOT {text meta} : (rare))
+//
+// Their best pool (lexicalTop) are the answer when the pool-th scores
+// above B. The counts and the query read one snapshot (a read
+// transaction). The rule is tried only when B is below the rarest term's
+// idf (a memory holding it once, at the average length, scores about its
+// idf), and, when it does not settle the answer, costs the counts and the
+// query: about half of what ranking every match costs.
+func (g *Graph) lexicalRare(ctx context.Context, visible string, terms []string, f filter, pool int) ([]candidate, bool, error) {
+	tx, err := g.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, false, g.wrap("search", err)
+	}
+	defer tx.Rollback()
+	var avg []byte
+	if err := tx.QueryRowContext(ctx, sqlRowCount).Scan(&avg); errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil // nothing indexed yet
+	} else if err != nil {
+		return nil, false, g.wrap("search: row count", err)
+	}
+	rows, ok := ftsVarint(avg)
+	if !ok || rows < rareMinRows {
+		return nil, false, nil
+	}
+	limit := int64(float64(rows) * rareShare)
+	df := make([]int64, len(terms))
+	var rare, common []string
+	for i, t := range terms {
+		if err := tx.QueryRowContext(ctx, sqlCountUpTo, matchExpr("", terms[i:i+1]), limit+1).Scan(&df[i]); err != nil {
+			return nil, false, g.wrap("search: count", err)
+		}
+		if df[i] <= limit {
+			rare = append(rare, t)
+		} else {
+			common = append(common, t)
+		}
+	}
+	if len(rare) == 0 || len(common) == 0 {
+		return nil, false, nil
+	}
+	var bound, rarest float64
+	for i, t := range terms {
+		if df[i] <= limit {
+			rarest = max(rarest, bm25IDF(rows, df[i]))
+			continue
+		}
+		if err := tx.QueryRowContext(ctx, sqlCountUpTo, matchExpr("", []string{t}), rows+1).Scan(&df[i]); err != nil {
+			return nil, false, g.wrap("search: count", err)
+		}
+		bound += bm25IDF(rows, df[i]) * (bm25K1 + 1)
+	}
+	if bound >= rarest {
+		return nil, false, nil
+	}
+	all := matchExpr("", terms)
+	match := visible + " AND (" + all + " NOT (" + matchExpr("", common) + " NOT " + matchExpr("", rare) + "))"
+	fetch := pool * topFetch
+	for try := 0; try < topTries; try++ {
+		out, settled, err := g.lexicalTop(ctx, tx, match, f, pool, fetch)
+		if err != nil {
+			return nil, false, err
+		}
+		if settled {
+			// A margin for rounding: the bound is a sum of products.
+			return out, len(out) == pool && out[pool-1].score > bound*(1+1e-9), nil
+		}
+		fetch *= topGrowth
+	}
+	return nil, false, nil
+}
+
+// bm25IDF is FTS5's idf of a phrase in hits of rows rows.
+func bm25IDF(rows, hits int64) float64 {
+	idf := math.Log((float64(rows) - float64(hits) + 0.5) / (float64(hits) + 0.5))
+	if idf <= 0 {
+		idf = 1e-6
+	}
+	return idf
+}
+
+// ftsVarint reads the SQLite varint at the start of b.
+func ftsVarint(b []byte) (int64, bool) {
+	var v uint64
+	for i := 0; i < len(b) && i < 9; i++ {
+		if i == 8 {
+			return int64(v<<8 | uint64(b[i])), true
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i]&0x80 == 0 {
+			return int64(v), true
+		}
+	}
+	return 0, false
+}
+
+// querier is what lexicalTop reads through: the read pool or a read
+// transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // lexical returns the best pool bm25 matches of match that f lets through,
-// best first.
+// best first: the order and the rows of sqlSearch, which ranks every
+// match. It asks the index for its best matches only (sqlSearchTop) and
+// keeps them when they settle the answer: when the index had no more
+// matches, or when pool of them passed the filters and the pool-th of
+// those ranks strictly better than the worst match fetched (every match
+// not fetched ranks at best equal to that one, so none could enter the
+// pool or tie with its last member). Otherwise it fetches more, and in the
+// end ranks every match.
 func (g *Graph) lexical(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
+	fetch := pool * topFetch
+	for try := 0; try < topTries; try++ {
+		out, settled, err := g.lexicalTop(ctx, g.rdb, match, f, pool, fetch)
+		if err != nil || settled {
+			return out, err
+		}
+		fetch *= topGrowth
+	}
+	return g.lexicalAll(ctx, match, f, pool)
+}
+
+// lexicalTop is lexical over the fetch best matches of match, and whether
+// they settle the answer.
+func (g *Graph) lexicalTop(ctx context.Context, db querier, match string, f filter, pool, fetch int) ([]candidate, bool, error) {
+	rows, err := db.QueryContext(ctx, sqlSearchTop, match, fetch, f.groups, f.all, f.kinds, f.since)
+	if err != nil {
+		return nil, false, g.wrap("search", err)
+	}
+	defer rows.Close()
+	type hit struct {
+		c    candidate
+		rank float64
+		ts   string
+	}
+	var (
+		pass    []hit
+		fetched int
+		worst   = math.Inf(-1)
+	)
+	for rows.Next() {
+		var (
+			h  hit
+			ok bool
+		)
+		if err := rows.Scan(&h.c.id, &h.rank, &h.ts, &h.c.uuid, &ok); err != nil {
+			return nil, false, g.wrap("search", err)
+		}
+		fetched++
+		worst = max(worst, h.rank)
+		if ok {
+			pass = append(pass, h)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, g.wrap("search", err)
+	}
+	// sqlSearch's order: rank, then ts descending (as text: formatTS
+	// sorts as time does), then uuid.
+	slices.SortFunc(pass, func(a, b hit) int {
+		switch {
+		case a.rank != b.rank:
+			return cmpFloat(a.rank, b.rank)
+		case a.ts != b.ts:
+			return strings.Compare(b.ts, a.ts)
+		}
+		return strings.Compare(a.c.uuid, b.c.uuid)
+	})
+	pass = pass[:min(pool, len(pass))]
+	settled := fetched < fetch || len(pass) == pool && pass[pool-1].rank < worst
+	if !settled {
+		return nil, false, nil
+	}
+	out := make([]candidate, 0, len(pass))
+	for _, h := range pass {
+		if h.c.ts, err = time.Parse(time.RFC3339Nano, h.ts); err != nil {
+			return nil, false, g.wrap("search", fmt.Errorf("%s: ts: %w", h.c.uuid, err))
+		}
+		h.c.score = -h.rank
+		out = append(out, h.c)
+	}
+	return out, true, nil
+}
+
+func cmpFloat(a, b float64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+// lexicalAll is lexical by sqlSearch, which ranks every match.
+func (g *Graph) lexicalAll(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
 	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, f.groups, f.all, f.kinds, f.since, pool)
 	if err != nil {
 		return nil, g.wrap("search", err)
@@ -590,13 +857,18 @@ func groupExpr(groups []string) string {
 }
 
 // matchExpr is the full-text query for any of terms (each quoted, so never
-// syntax) in the text and meta columns, within the groups of visible.
+// syntax) in the text and meta columns, within the groups of visible (in
+// every group when visible is "").
 func matchExpr(visible string, terms []string) string {
 	q := make([]string, len(terms))
 	for i, t := range terms {
 		q[i] = quote(t)
 	}
-	return visible + " AND {text meta} : (" + strings.Join(q, " OR ") + ")"
+	m := "{text meta} : (" + strings.Join(q, " OR ") + ")"
+	if visible == "" {
+		return m
+	}
+	return visible + " AND " + m
 }
 
 // Hashes calls fn with the uuid and hash of every projected memory, in
