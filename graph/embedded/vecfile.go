@@ -20,15 +20,18 @@ import (
 // for, and a file that does not match the store (a Drop, a re-embedding,
 // another model), or cannot be read, is ignored and written again.
 //
-//	"MSVECIX1", uint32 len + key, uint32 dim, int64 through, uint32 groups,
+//	"MSVECIX2", uint32 len + key, uint32 dim, int64 through, uint32 groups,
 //	then per group: uint32 len + name, uint32 n, n int64 ids,
-//	n float32 scales, n × dim int8
+//	n float32 scales, n × dim int8, n × signWords(dim) uint64 sign codes
 //
-// all little-endian. It is written to a temporary file and renamed, so a
+// all little-endian (the first format, "MSVECIX1", had no sign codes: a
+// reader takes it for a file of another format, and writes it again).
+//
+// It is written to a temporary file and renamed, so a
 // reader never sees half of one.
 const (
 	vecFileName  = "vectors.idx"
-	vecFileMagic = "MSVECIX1"
+	vecFileMagic = "MSVECIX2"
 	// vecFileRewrite is how many rows a load must have read from the
 	// table before it writes the file again: fewer are cheap to read.
 	vecFileRewrite = 2048
@@ -63,6 +66,11 @@ func writeVecFile(path string, x *vecIndex, dim int) error {
 		if len(g.q) > 0 {
 			buf.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(g.q))), len(g.q)))
 		}
+		b = buf.AvailableBuffer()
+		for _, c := range g.codes {
+			b = le.AppendUint64(b, c)
+		}
+		buf.Write(b)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), vecFileName+".*.tmp")
 	if err != nil {
@@ -106,12 +114,17 @@ func readVecFile(path string, x *vecIndex, key string, dim int) (bool, error) {
 		if count < 0 || count > len(r.b) {
 			return false, errVecFile
 		}
-		g := &groupVecs{ids: make([]int64, count), scale: make([]float32, count)}
 		ids := r.next(8 * count)
 		scales := r.next(4 * count)
 		q := r.next(count * dim)
+		codes := r.next(8 * count * signWords(dim))
 		if r.err != nil {
 			break
+		}
+		g := &groupVecs{ids: make([]int64, count), scale: make([]float32, count)}
+		g.codes = make([]uint64, count*signWords(dim))
+		for i := range g.codes {
+			g.codes[i] = binary.LittleEndian.Uint64(codes[8*i:])
 		}
 		for i := range g.ids {
 			g.ids[i] = int64(binary.LittleEndian.Uint64(ids[8*i:]))

@@ -1,0 +1,165 @@
+package embedded
+
+import (
+	"math"
+	"math/bits"
+)
+
+// The approximate first stage. Every vector in the index also has a sign
+// code: one bit per dimension, set where its int8 element is positive
+// (256 dimensions: 32 bytes, an eighth of the int8 row). A search of
+// groups holding at least exactBelow vectors between them does not
+// compare the query with every int8 row: it counts, for every vector of
+// those groups (and of no other), the bits where its code differs from
+// the query's (a Hamming distance: XOR and popcount, four words a
+// vector), keeps the signBudget vectors nearest by that count, and
+// scores only those with the int8 pass; the exact pass then re-scores
+// the best of them as before. Smaller searches keep the int8 pass over
+// every vector (exact up to quantisation), so small stores answer as
+// every other backend does. Binary codes with a re-rank are the usual
+// way to cut a brute-force pass: the sign of a coordinate carries most
+// of what the cosine of two text embeddings depends on, and the re-rank
+// repairs the order among the few thousand it keeps.
+const (
+	// exactBelow is the number of vectors (in the groups a search
+	// reads) below which the search scores every vector with the int8
+	// pass.
+	exactBelow = 50_000
+	// signBudget is how many vectors the Hamming pass hands to the int8
+	// pass (chosen by measurement; see docs/benchmarks.md).
+	signBudget = 8192
+)
+
+// signWords is the number of uint64 words of a sign code of dim
+// dimensions.
+func signWords(dim int) int { return (dim + 63) / 64 }
+
+// appendSigns appends the sign code of the int8 row to codes.
+func appendSigns(codes []uint64, row []int8) []uint64 {
+	n := len(codes)
+	for range signWords(len(row)) {
+		codes = append(codes, 0)
+	}
+	for j, c := range row {
+		if c > 0 {
+			codes[n+j/64] |= 1 << (j % 64)
+		}
+	}
+	return codes
+}
+
+// signsOf is the sign codes of the int8 rows q of dim dimensions.
+func signsOf(q []int8, dim int) []uint64 {
+	if dim <= 0 {
+		return nil
+	}
+	codes := make([]uint64, 0, len(q)/dim*signWords(dim))
+	for i := 0; i+dim <= len(q); i += dim {
+		codes = appendSigns(codes, q[i:i+dim])
+	}
+	return codes
+}
+
+// queryCode is the query's int8 quantisation (as int32, for dot8), its
+// scale, and its sign code; ok is false for a zero vector.
+func queryCode(qv []float32) (q []int32, qs float32, code []uint64, ok bool) {
+	maxAbs := float32(0)
+	for _, v := range qv {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(v))))
+	}
+	if maxAbs == 0 {
+		return nil, 0, nil, false
+	}
+	qs = maxAbs / 127
+	q = make([]int32, len(qv))
+	row := make([]int8, len(qv))
+	for i, v := range qv {
+		q[i] = int32(math.Round(float64(v / qs)))
+		row[i] = int8(q[i])
+	}
+	return q, qs, appendSigns(nil, row), true
+}
+
+// hamming writes into dist the Hamming distance of each code of codes
+// (len(code) words each) to code, and counts them in hist (len(code)*64+1
+// entries).
+func hamming(codes, code []uint64, dist []uint16, hist []int) {
+	if len(code) == 4 { // 256 dimensions, the built-in model's
+		c0, c1, c2, c3 := code[0], code[1], code[2], code[3]
+		for i := range dist {
+			w := codes[4*i : 4*i+4 : 4*i+4]
+			d := bits.OnesCount64(w[0]^c0) + bits.OnesCount64(w[1]^c1) +
+				bits.OnesCount64(w[2]^c2) + bits.OnesCount64(w[3]^c3)
+			dist[i] = uint16(d)
+			hist[d]++
+		}
+		return
+	}
+	n := len(code)
+	for i := range dist {
+		d := 0
+		for j, c := range code {
+			d += bits.OnesCount64(codes[i*n+j] ^ c)
+		}
+		dist[i] = uint16(d)
+		hist[d]++
+	}
+}
+
+// scanSigns is scan through the sign codes: of the vectors of groups, the
+// budget nearest the query by Hamming distance (ties by position, so the
+// same store answers the same), with their quantised similarity to qv,
+// in no order.
+func (x *vecIndex) scanSigns(qv []float32, groups []string, budget int) []approx {
+	dim := len(qv)
+	q, qs, code, ok := queryCode(qv)
+	if !ok {
+		return nil
+	}
+	hist := make([]int, len(code)*64+1)
+	dists := make([][]uint16, len(groups))
+	total := 0
+	for k, name := range groups {
+		g := x.groups[name]
+		if g == nil {
+			continue
+		}
+		total += len(g.ids)
+		if cap(x.dist) < total {
+			// One buffer for all groups, kept between searches.
+			x.dist = make([]uint16, total, max(total, 2*cap(x.dist)))
+		}
+		dists[k] = x.dist[total-len(g.ids) : total]
+		hamming(g.codes, code, dists[k], hist)
+	}
+	// The largest distance kept, and how many at it are kept (all below
+	// it are).
+	limit, atLimit := len(hist)-1, budget
+	for d, seen := 0, 0; d < len(hist); d++ {
+		if seen+hist[d] >= budget {
+			limit, atLimit = d, budget-seen
+			break
+		}
+		seen += hist[d]
+	}
+	out := make([]approx, 0, min(budget, total))
+	for k, name := range groups {
+		g := x.groups[name]
+		if g == nil {
+			continue
+		}
+		for i, d := range dists[k] {
+			if int(d) > limit {
+				continue
+			}
+			if int(d) == limit {
+				if atLimit == 0 {
+					continue
+				}
+				atLimit--
+			}
+			out = append(out, approx{g.ids[i], float32(dot8(q, g.q[i*dim:(i+1)*dim])) * g.scale[i] * qs})
+		}
+	}
+	return out
+}
