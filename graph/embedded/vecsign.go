@@ -163,3 +163,14 @@ func (x *vecIndex) scanSigns(qv []float32, groups []string, budget int) []approx
 	}
 	return out
 }
+
+// SetVectorSearch is for measurements (the harness's recall of the sign
+// codes against every vector): searches of minVectors vectors or more
+// (in the groups they read) go through the sign codes, handing budget of
+// them to the int8 pass; 0 keeps the built-in value (exactBelow,
+// signBudget), and math.MaxInt for minVectors scores every vector.
+func (g *Graph) SetVectorSearch(minVectors, budget int) {
+	g.vecs.mu.Lock()
+	defer g.vecs.mu.Unlock()
+	g.vecs.exactBelow, g.vecs.budget = minVectors, budget
+}
