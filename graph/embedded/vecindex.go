@@ -40,7 +40,7 @@ type vecIndex struct {
 	dist []uint16
 	// exactBelow and budget override the constants of the same names
 	// (vecsign.go) when set, for tests.
-	exactBelow, budget int
+	exactBelow, budget, shortlist int
 }
 
 // groupVecs are one group's vectors: ids[i]'s vector is q[i*dim:(i+1)*dim]

@@ -28,6 +28,9 @@ const (
 	// signBudget is how many vectors the Hamming pass hands to the int8
 	// pass (chosen by measurement; see docs/benchmarks.md).
 	signBudget = 8192
+	// signShortlist is how many times the budget the Hamming pass keeps
+	// for the sign codes' second stage.
+	signShortlist = 4
 )
 
 // signWords is the number of uint64 words of a sign code of dim
@@ -106,15 +109,24 @@ func hamming(codes, code []uint64, dist []uint16, hist []int) {
 	}
 }
 
-// scanSigns is scan through the sign codes: of the vectors of groups, the
-// budget nearest the query by Hamming distance (ties by position, so the
-// same store answers the same), with their quantised similarity to qv,
-// in no order.
+// scanSigns is scan through the sign codes: of the vectors of groups,
+// the budget best by the sign codes' two stages, with their quantised
+// similarity to qv, in no order. The first stage keeps the
+// shortlist×budget nearest the query's code by Hamming distance; the
+// second scores those as the query itself (float) against their signs
+// (each dimension's value added or taken away: a far closer estimate of
+// the cosine than two codes compared, for 32 table lookups a vector) and
+// keeps the budget best for the int8 pass. Ties go by position in the
+// index, so the same store answers the same.
 func (x *vecIndex) scanSigns(qv []float32, groups []string, budget int) []approx {
 	dim := len(qv)
 	q, qs, code, ok := queryCode(qv)
 	if !ok {
 		return nil
+	}
+	short := budget * signShortlist
+	if x.shortlist > 0 {
+		short = budget * x.shortlist
 	}
 	hist := make([]int, len(code)*64+1)
 	dists := make([][]uint16, len(groups))
@@ -134,15 +146,19 @@ func (x *vecIndex) scanSigns(qv []float32, groups []string, budget int) []approx
 	}
 	// The largest distance kept, and how many at it are kept (all below
 	// it are).
-	limit, atLimit := len(hist)-1, budget
+	limit, atLimit := len(hist)-1, short
 	for d, seen := 0, 0; d < len(hist); d++ {
-		if seen+hist[d] >= budget {
-			limit, atLimit = d, budget-seen
+		if seen+hist[d] >= short {
+			limit, atLimit = d, short-seen
 			break
 		}
 		seen += hist[d]
 	}
-	out := make([]approx, 0, min(budget, total))
+	lut := signTable(qv)
+	w := len(code)
+	cands := make([]approx, 0, min(short, total))
+	where := make([]int32, 0, min(short, total)) // cands[i]'s group (in groups) and position
+	var at []int32
 	for k, name := range groups {
 		g := x.groups[name]
 		if g == nil {
@@ -158,10 +174,52 @@ func (x *vecIndex) scanSigns(qv []float32, groups []string, budget int) []approx
 				}
 				atLimit--
 			}
-			out = append(out, approx{g.ids[i], float32(dot8(q, g.q[i*dim:(i+1)*dim])) * g.scale[i] * qs})
+			cands = append(cands, approx{int64(len(where)), signScore(lut, g.codes[i*w:(i+1)*w])})
+			where = append(where, int32(k))
+			at = append(at, int32(i))
 		}
 	}
+	kept := best(cands, budget)
+	out := make([]approx, len(kept))
+	for j, c := range kept {
+		g, i := x.groups[groups[where[c.id]]], int(at[c.id])
+		out[j] = approx{g.ids[i], float32(dot8(q, g.q[i*dim:(i+1)*dim])) * g.scale[i] * qs}
+	}
 	return out
+}
+
+// signTable is, for each byte b of a sign code and each of its 256
+// values, the sum of qv's elements 8b to 8b+7, each added where the
+// value's bit is set and taken away where it is not.
+func signTable(qv []float32) []float32 {
+	nb := 8 * signWords(len(qv)) // bytes of a code, the last word's padding too
+	lut := make([]float32, nb*256)
+	for b := range nb {
+		for v := range 256 {
+			s := float32(0)
+			for k := 0; k < 8 && 8*b+k < len(qv); k++ {
+				if v>>k&1 == 1 {
+					s += qv[8*b+k]
+				} else {
+					s -= qv[8*b+k]
+				}
+			}
+			lut[b*256+v] = s
+		}
+	}
+	return lut
+}
+
+// signScore is the query's dot product with the ±1 vector of code,
+// through its signTable.
+func signScore(lut []float32, code []uint64) float32 {
+	var s0, s1 float32
+	for j, c := range code {
+		t := lut[j*8*256 : (j+1)*8*256]
+		s0 += t[c&0xff] + t[256+(c>>8&0xff)] + t[512+(c>>16&0xff)] + t[768+(c>>24&0xff)]
+		s1 += t[1024+(c>>32&0xff)] + t[1280+(c>>40&0xff)] + t[1536+(c>>48&0xff)] + t[1792+(c>>56)]
+	}
+	return s0 + s1
 }
 
 // SetVectorSearch is for measurements (the harness's recall of the sign
