@@ -20,8 +20,8 @@ type vectorSearchSetter interface {
 }
 
 // approxBudgets are the sign codes' budgets the harness compares with
-// every vector scored (embedded: the built-in one is 8,192).
-var approxBudgets = []int{4096, 8192, 16384}
+// every vector scored (embedded: the built-in one is 4,096).
+var approxBudgets = []int{2048, 4096, 8192}
 
 // measureVectorApprox logs, for the embedded store with vectors, the
 // same queries on the same store, back to back: lexical only (a

@@ -41,6 +41,9 @@ type vecIndex struct {
 	// exactBelow and budget override the constants of the same names
 	// (vecsign.go) when set, for tests.
 	exactBelow, budget, shortlist int
+	// release unmaps the index file whose arrays groups holds (vecfile.go),
+	// nil if none: called when the index starts again.
+	release func()
 }
 
 // groupVecs are one group's vectors: ids[i]'s vector is q[i*dim:(i+1)*dim]
@@ -95,7 +98,8 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 		file = "" // a store without its generation yet: nothing names it
 	}
 	if key := gen + "/" + epoch + "/" + version; key != x.key {
-		x.key, x.through, x.groups = key, 0, map[string]*groupVecs{}
+		x.reset()
+		x.key = key
 		if file != "" && last > 0 {
 			if _, err := readVecFile(file, x, key, dim); err != nil {
 				lg.Debug("embedded graph: vector index file not read", zap.String("file", file), zap.Error(err))
@@ -158,6 +162,15 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 	}
 	x.through = max(x.through, last)
 	return nil
+}
+
+// reset empties x, unmapping its file. x.mu must be held.
+func (x *vecIndex) reset() {
+	x.key, x.through, x.groups = "", 0, map[string]*groupVecs{}
+	if x.release != nil {
+		x.release()
+		x.release = nil
+	}
 }
 
 // approx is a vector's id and its quantised similarity.

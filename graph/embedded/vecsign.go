@@ -1,8 +1,10 @@
 package embedded
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // The approximate first stage. Every vector in the index also has a sign
@@ -27,10 +29,10 @@ const (
 	exactBelow = 50_000
 	// signBudget is how many vectors the Hamming pass hands to the int8
 	// pass (chosen by measurement; see docs/benchmarks.md).
-	signBudget = 8192
-	// signShortlist is how many times the budget the Hamming pass keeps
-	// for the sign codes' second stage.
-	signShortlist = 4
+	signBudget = 4096
+	// signShortlist is how many vectors the Hamming pass keeps for the
+	// sign codes' second stage.
+	signShortlist = 32768
 )
 
 // signWords is the number of uint64 words of a sign code of dim
@@ -124,9 +126,9 @@ func (x *vecIndex) scanSigns(qv []float32, groups []string, budget int) []approx
 	if !ok {
 		return nil
 	}
-	short := budget * signShortlist
+	short := max(budget, signShortlist)
 	if x.shortlist > 0 {
-		short = budget * x.shortlist
+		short = max(budget, x.shortlist)
 	}
 	hist := make([]int, len(code)*64+1)
 	dists := make([][]uint16, len(groups))
@@ -180,6 +182,8 @@ func (x *vecIndex) scanSigns(qv []float32, groups []string, budget int) []approx
 		}
 	}
 	kept := best(cands, budget)
+	// In index order: the int8 rows are read forwards, not at random.
+	slices.SortFunc(kept, func(a, b approx) int { return cmp.Compare(a.id, b.id) })
 	out := make([]approx, len(kept))
 	for j, c := range kept {
 		g, i := x.groups[groups[where[c.id]]], int(at[c.id])
