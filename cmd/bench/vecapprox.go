@@ -24,9 +24,9 @@ type vectorSearchSetter interface {
 var approxBudgets = []int{2048, 4096, 8192}
 
 // measureVectorApprox logs, for the embedded store with vectors, the
-// same queries on the same store, back to back: lexical only (a
-// read-only opener of the store without the model), hybrid with every
-// vector scored, and hybrid through the sign codes at a few budgets;
+// same queries on the same store, interleaved query by query: lexical
+// only (a read-only opener of the store without the model), hybrid with
+// every vector scored, and hybrid through the sign codes at a few budgets;
 // each one's latency, the vector part's own (hybrid less lexical, query
 // by query), and the recall@10 of each approximate final hybrid top 10
 // against every vector scored. A diagnostic line, not a row.
@@ -41,67 +41,71 @@ func (b *bench) measureVectorApprox(ctx context.Context, be *backend, g memsync.
 		return fmt.Errorf("open the store without the model: %w", err)
 	}
 	defer lex.Close()
-	pass := func(g memsync.Graph) ([][]string, []float64, error) {
-		top := make([][]string, len(queries))
-		lat := make([]float64, len(queries))
-		for i, q := range queries {
+	// Every query runs lexical only, then with every vector scored, then
+	// through the sign codes at each budget, before the next query: the
+	// modes share the host's load as closely as one process can.
+	modes := len(approxBudgets) + 2
+	top := make([][][]string, modes) // [mode][query]
+	lat := make([][]float64, modes)
+	for m := range modes {
+		top[m] = make([][]string, len(queries))
+		lat[m] = make([]float64, len(queries))
+	}
+	for _, q := range queries[:min(20, len(queries))] { // warm the lexical-only reader
+		if _, err := lex.Search(ctx, q); err != nil {
+			return fmt.Errorf("search %q: %w", q.Text, err)
+		}
+	}
+	for i, q := range queries {
+		for m := range modes {
+			var sg memsync.Graph = lex
+			switch {
+			case m == 1:
+				sg = g
+				s.SetVectorSearch(math.MaxInt, 0)
+			case m > 1:
+				sg = g
+				s.SetVectorSearch(1, approxBudgets[m-2])
+			}
 			start := time.Now()
-			hits, err := g.Search(ctx, q)
-			lat[i] = float64(time.Since(start)) / float64(time.Millisecond)
+			hits, err := sg.Search(ctx, q)
+			lat[m][i] = float64(time.Since(start)) / float64(time.Millisecond)
 			if err != nil {
-				return nil, nil, fmt.Errorf("search %q: %w", q.Text, err)
+				return fmt.Errorf("search %q: %w", q.Text, err)
 			}
 			for _, h := range hits[:min(10, len(hits))] {
-				top[i] = append(top[i], h.UUID)
+				top[m][i] = append(top[m][i], h.UUID)
 			}
 		}
-		return top, lat, nil
 	}
-	if _, _, err := pass(lex); err != nil { // warm the lexical-only reader
-		return err
-	}
-	_, lexLat, err := pass(lex)
-	if err != nil {
-		return err
-	}
-	s.SetVectorSearch(math.MaxInt, 0)
-	exact, exactLat, err := pass(g)
-	if err != nil {
-		return err
-	}
-	// part is the p50 / p95 of the vector part: each query's hybrid
-	// latency less its lexical-only one.
-	part := func(lat []float64) string {
-		d := make([]float64, len(lat))
-		for i := range lat {
-			d[i] = lat[i] - lexLat[i]
+	// part is the latencies of mode m and of its vector part: each
+	// query's hybrid latency less its lexical-only one.
+	part := func(m int) string {
+		d := make([]float64, len(queries))
+		for i := range d {
+			d[i] = lat[m][i] - lat[0][i]
 		}
-		return fmt.Sprintf("p50 %s / p95 %s ms (vector part p50 %s / p95 %s)", millis(percentile(lat, 50)), millis(percentile(lat, 95)),
+		return fmt.Sprintf("p50 %s / p95 %s ms (vector part p50 %s / p95 %s)", millis(percentile(lat[m], 50)), millis(percentile(lat[m], 95)),
 			millis(percentile(d, 50)), millis(percentile(d, 95)))
 	}
-	parts := []string{"lexical only p50 " + millis(percentile(lexLat, 50)) + " / p95 " + millis(percentile(lexLat, 95)) + " ms",
-		"every vector " + part(exactLat)}
-	for _, budget := range approxBudgets {
-		s.SetVectorSearch(1, budget)
-		got, lat, err := pass(g)
-		if err != nil {
-			return err
-		}
+	parts := []string{"lexical only p50 " + millis(percentile(lat[0], 50)) + " / p95 " + millis(percentile(lat[0], 95)) + " ms",
+		"every vector " + part(1)}
+	for k, budget := range approxBudgets {
 		hit, total := 0, 0
-		for i := range exact {
+		for i := range queries {
 			want := map[string]bool{}
-			for _, u := range exact[i] {
+			for _, u := range top[1][i] {
 				want[u] = true
 			}
 			total += len(want)
-			for _, u := range got[i] {
+			for _, u := range top[k+2][i] {
 				if want[u] {
 					hit++
 				}
 			}
 		}
 		parts = append(parts, fmt.Sprintf("sign codes, budget %d: recall@10 %.3f, %s", budget,
-			float64(hit)/float64(max(total, 1)), part(lat)))
+			float64(hit)/float64(max(total, 1)), part(k+2)))
 	}
 	b.logf("vector search A/B on one store (final hybrid top 10, %d queries): %s", len(queries), strings.Join(parts, "; "))
 	return nil
