@@ -13,9 +13,9 @@ import (
 
 // The vector index file: a process that loads the vector index (vecIndex)
 // from the vectors table writes what it loaded to a file beside the store,
-// so that the next process (each `memsync search` is one) reads it in one
-// sequential read instead of row by row through SQLite, then loads from
-// the table only the rows written since. The file is a cache: it names
+// so that the next process (each `memsync search` is one) maps it instead
+// of reading the table row by row through SQLite, then loads from the
+// table only the rows written since. The file is a cache: it names
 // the store's generation, vectors epoch and model version it was built
 // for, and a file that does not match the store (a Drop, a re-embedding,
 // another model), or cannot be read, is ignored and written again.

@@ -21,7 +21,9 @@ import (
 // quantised to int8 (a quarter of the float32 the table stores), so that
 // a search compares the query with the vectors of the reader's groups
 // without reading them from SQLite: at 100,000 memories of 256 dimensions
-// that is 25 MB held and one pass of multiply-adds per search. It follows
+// that is 25 MB held and one pass of multiply-adds per search (from
+// exactBelow vectors on, a pass over their sign codes instead and the
+// int8 rows of the best few thousand: vecsign.go). It follows
 // the table by id: each search first loads the rows added since
 // (ids only grow), and starts again from nothing when the store's
 // generation (a Drop) or vectors epoch (a re-embedding) changed. A vector
