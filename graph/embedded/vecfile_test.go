@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -160,6 +161,20 @@ func TestVectorIndexFileSignCodes(t *testing.T) {
 	defer again.reset()
 	if ok, err := readVecFile(file, again, key, 32); !ok || err != nil {
 		t.Errorf("the old file was not written again: %v %v", ok, err)
+	}
+	// The next reader takes the file as written again, mapped (where the
+	// system maps files): none of its rows from the table.
+	ro2, err := OpenReadOnly(dir, nil, WithEmbedder(memsynctest.NewEmbedder(32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro2.Close()
+	search(t, ro2, "lunch")
+	ro2.vecs.mu.Lock()
+	mapped := ro2.vecs.release != nil
+	ro2.vecs.mu.Unlock()
+	if ro2.vecs.tableRows != 0 || (runtime.GOOS == "linux" && !mapped) {
+		t.Errorf("the next reader read %d rows from the table; file mapped: %v", ro2.vecs.tableRows, mapped)
 	}
 }
 
