@@ -85,6 +85,9 @@ func (b *bench) measureSearch(ctx context.Context, c *column) error {
 			b.logf("%s search run %d: p50 %s ms, p95 %s ms, max %s ms (%d hits over %d queries)", name, run+1,
 				millis(percentile(lat, 50)), millis(percentile(lat, 95)), millis(percentile(lat, 100)), hits, len(queries))
 		}
+		if err := b.measureVectorApprox(ctx, c.b, g, queries); err != nil {
+			return err
+		}
 		asOf := mems[len(mems)-1].TS
 		for run := 0; run < saved; run++ {
 			lat, err := rankLatencies(ctx, g, queries, asOf)

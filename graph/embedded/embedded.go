@@ -502,6 +502,9 @@ func (g *Graph) Close() error {
 	if g.idle != nil {
 		g.idle.Stop()
 	}
+	g.vecs.mu.Lock()
+	g.vecs.reset() // unmaps the vector index file
+	g.vecs.mu.Unlock()
 	if err := g.closeAll(); err != nil {
 		return fmt.Errorf("embedded: close %s: %w", g.path, err)
 	}

@@ -13,22 +13,31 @@ import (
 
 // The vector index file: a process that loads the vector index (vecIndex)
 // from the vectors table writes what it loaded to a file beside the store,
-// so that the next process (each `memsync search` is one) reads it in one
-// sequential read instead of row by row through SQLite, then loads from
-// the table only the rows written since. The file is a cache: it names
+// so that the next process (each `memsync search` is one) maps it instead
+// of reading the table row by row through SQLite, then loads from the
+// table only the rows written since. The file is a cache: it names
 // the store's generation, vectors epoch and model version it was built
 // for, and a file that does not match the store (a Drop, a re-embedding,
 // another model), or cannot be read, is ignored and written again.
 //
-//	"MSVECIX1", uint32 len + key, uint32 dim, int64 through, uint32 groups,
-//	then per group: uint32 len + name, uint32 n, n int64 ids,
-//	n float32 scales, n × dim int8
+//	"MSVECIX2", uint32 len + key, uint32 dim, int64 through, uint32 groups,
+//	then per group: uint32 len + name, uint32 n, zero bytes up to a
+//	multiple of 8 from the file's start, n int64 ids,
+//	n × signWords(dim) uint64 sign codes, n float32 scales, n × dim int8
 //
-// all little-endian. It is written to a temporary file and renamed, so a
+// all little-endian (the first format, "MSVECIX1", had no sign codes: a
+// reader takes it for a file of another format, and writes it again).
+// The file is mapped into memory where the system can (vecmap_unix.go)
+// and, on a little-endian machine, its aligned arrays are the index's
+// own, not copies: a search through the sign codes touches the codes and
+// the int8 rows of its candidates only, so a process that searches once
+// (`memsync search`) reads a small part of the file.
+//
+// It is written to a temporary file and renamed, so a
 // reader never sees half of one.
 const (
 	vecFileName  = "vectors.idx"
-	vecFileMagic = "MSVECIX1"
+	vecFileMagic = "MSVECIX2"
 	// vecFileRewrite is how many rows a load must have read from the
 	// table before it writes the file again: fewer are cheap to read.
 	vecFileRewrite = 2048
@@ -52,9 +61,13 @@ func writeVecFile(path string, x *vecIndex, dim int) error {
 		put32(uint32(len(name)))
 		buf.WriteString(name)
 		put32(uint32(len(g.ids)))
+		buf.Write(make([]byte, pad8(buf.Len())))
 		b := buf.AvailableBuffer()
 		for _, id := range g.ids {
 			b = le.AppendUint64(b, uint64(id))
+		}
+		for _, c := range g.codes {
+			b = le.AppendUint64(b, c)
 		}
 		for _, s := range g.scale {
 			b = le.AppendUint32(b, math.Float32bits(s))
@@ -83,14 +96,21 @@ func writeVecFile(path string, x *vecIndex, dim int) error {
 
 // readVecFile reads the index file at path into x if it was built for key
 // and dim; false (x untouched) when it was not, or is missing or damaged.
-func readVecFile(path string, x *vecIndex, key string, dim int) (bool, error) {
-	b, err := os.ReadFile(path)
+// The file stays mapped, its arrays x's own, until x starts again
+// (x.release).
+func readVecFile(path string, x *vecIndex, key string, dim int) (ok bool, err error) {
+	b, release, err := mapFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
+	defer func() {
+		if !ok {
+			release()
+		}
+	}()
 	r := vecReader{b: b}
 	if string(r.next(len(vecFileMagic))) != vecFileMagic {
 		return false, errVecFile
@@ -98,6 +118,7 @@ func readVecFile(path string, x *vecIndex, key string, dim int) (bool, error) {
 	if string(r.next(int(r.u32()))) != key || int(r.u32()) != dim {
 		return false, nil // another generation, epoch or model: stale
 	}
+	w := signWords(dim)
 	through := int64(r.u64())
 	groups := map[string]*groupVecs{}
 	for n := int(r.u32()); n > 0 && r.err == nil; n-- {
@@ -106,30 +127,72 @@ func readVecFile(path string, x *vecIndex, key string, dim int) (bool, error) {
 		if count < 0 || count > len(r.b) {
 			return false, errVecFile
 		}
-		g := &groupVecs{ids: make([]int64, count), scale: make([]float32, count)}
+		if pad := r.next(pad8(r.at)); r.err == nil && !allZero(pad) {
+			return false, errVecFile
+		}
 		ids := r.next(8 * count)
+		codes := r.next(8 * count * w)
 		scales := r.next(4 * count)
 		q := r.next(count * dim)
 		if r.err != nil {
 			break
 		}
-		for i := range g.ids {
-			g.ids[i] = int64(binary.LittleEndian.Uint64(ids[8*i:]))
-			g.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(scales[4*i:]))
-		}
-		if len(q) > 0 {
+		g := &groupVecs{
+			ids:   viewOrCopy(ids, binary.LittleEndian.Uint64, func(v uint64) int64 { return int64(v) }),
+			codes: viewOrCopy(codes, binary.LittleEndian.Uint64, func(v uint64) uint64 { return v }),
+			scale: viewOrCopy(scales, binary.LittleEndian.Uint32, math.Float32frombits),
 			// The file's bytes are the int8 rows: no copy. A later load
-			// appends to them, which copies once.
-			g.q = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
-			g.q = g.q[:len(q):len(q)]
+			// appends to them, which copies once (every view's capacity
+			// is its length).
+			q: viewOrCopy(q, func(b []byte) byte { return b[0] }, func(v byte) int8 { return int8(v) }),
 		}
 		groups[name] = g
 	}
 	if r.err != nil || len(r.b) != r.at {
 		return false, errVecFile
 	}
-	x.key, x.through, x.groups = key, through, groups
+	if x.release != nil {
+		x.release()
+	}
+	x.key, x.through, x.groups, x.release = key, through, groups, release
 	return true, nil
+}
+
+// pad8 is how many bytes take offset at to a multiple of 8.
+func pad8(at int) int { return (8 - at%8) % 8 }
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// littleEndian is whether this machine stores numbers as the file does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// viewOrCopy is the little-endian array of Ts in b: b itself, seen as
+// []T, when the machine is little-endian and b is aligned for T; else a
+// copy, each element read with get and converted with conv. The view's
+// capacity is its length, so an append copies.
+func viewOrCopy[T any, U uint64 | uint32 | byte](b []byte, get func([]byte) U, conv func(U) T) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	n := len(b) / size
+	if n == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(unsafe.Alignof(zero)) == 0 {
+		v := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+		return v[:n:n]
+	}
+	out := make([]T, n)
+	for i := range out {
+		out[i] = conv(get(b[i*size:]))
+	}
+	return out
 }
 
 // vecReader reads an index file's fields in order; err is set, and every

@@ -2,12 +2,15 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/memsynctest"
 )
@@ -101,4 +104,139 @@ func TestVectorIndexFile(t *testing.T) {
 			t.Errorf("%s: %d rows read from the table, want %d", tc.step, got, tc.rows)
 		}
 	}
+}
+
+// TestVectorIndexFileSignCodes: the index file holds the sign codes
+// (format 2), read back as the int8 rows' own; a file of the first
+// format, without them, is not used (the reader loads the table and
+// writes the file again).
+func TestVectorIndexFileSignCodes(t *testing.T) {
+	dir := t.TempDir()
+	g, err := Open(dir, nil, WithEmbedder(memsynctest.NewEmbedder(32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	batch := make([]memsync.Memory, vecFileRewrite+10)
+	for i := range batch {
+		batch[i] = mem(fmt.Sprintf("m%05d", i), i, fmt.Sprintf("lunch pizza n%d w%d", i, i%17))
+	}
+	apply(t, g, batch...)
+	search(t, g, "lunch")
+	file := filepath.Join(dir, vecFileName)
+	x := &vecIndex{}
+	g.vecs.mu.Lock()
+	key := g.vecs.key
+	g.vecs.mu.Unlock()
+	if ok, err := readVecFile(file, x, key, 32); !ok || err != nil {
+		t.Fatalf("index file not read: %v %v", ok, err)
+	}
+	sg := x.groups[journal.SharedGroup]
+	if sg == nil || len(sg.ids) != len(batch) || !slices.Equal(sg.codes, signsOf(sg.q, 32)) {
+		t.Fatalf("file's codes are not those of its int8 rows")
+	}
+	x.reset() // unmapped before the file is written over in place
+	// A file of the first format, by its magic.
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := append([]byte("MSVECIX1"), b[len(vecFileMagic):]...)
+	if err := os.WriteFile(file, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := readVecFile(file, &vecIndex{}, key, 32); ok || !errors.Is(err, errVecFile) { // nothing mapped: not read
+		t.Errorf("a file of the first format read: %v %v", ok, err)
+	}
+	ro, err := OpenReadOnly(dir, nil, WithEmbedder(memsynctest.NewEmbedder(32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	search(t, ro, "lunch")
+	if ro.vecs.tableRows != len(batch) {
+		t.Errorf("the reader of an old file read %d rows from the table, want %d", ro.vecs.tableRows, len(batch))
+	}
+	again := &vecIndex{}
+	defer again.reset()
+	if ok, err := readVecFile(file, again, key, 32); !ok || err != nil {
+		t.Errorf("the old file was not written again: %v %v", ok, err)
+	}
+	// The next reader takes the file as written again, mapped (where the
+	// system maps files): none of its rows from the table.
+	ro2, err := OpenReadOnly(dir, nil, WithEmbedder(memsynctest.NewEmbedder(32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro2.Close()
+	search(t, ro2, "lunch")
+	ro2.vecs.mu.Lock()
+	mapped := ro2.vecs.release != nil
+	ro2.vecs.mu.Unlock()
+	if ro2.vecs.tableRows != 0 || (runtime.GOOS == "linux" && !mapped) {
+		t.Errorf("the next reader read %d rows from the table; file mapped: %v", ro2.vecs.tableRows, mapped)
+	}
+}
+
+// FuzzIndexFile: readVecFile takes any bytes without panicking, and what
+// it accepts is consistent (every group's ids, scales, int8 rows and sign
+// codes of the same count) and written back identically.
+func FuzzIndexFile(f *testing.F) {
+	const dim, key = 8, "gen/1/v"
+	x := &vecIndex{key: key, through: 7, groups: map[string]*groupVecs{}}
+	for i, name := range []string{"CONSTELLATION", "AGENT:a"} {
+		g := &groupVecs{}
+		for j := range 3 + i {
+			v := make([]float32, dim)
+			for k := range v {
+				v[k] = float32((j+1)*(k+1)%5) - 2
+			}
+			g.add(int64(10*i+j+1), v)
+		}
+		x.groups[name] = g
+	}
+	path := filepath.Join(f.TempDir(), vecFileName)
+	if err := writeVecFile(path, x, dim); err != nil {
+		f.Fatal(err)
+	}
+	valid, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid)
+	f.Add(valid[:len(valid)-1])
+	f.Add(valid[:40])
+	f.Add([]byte(vecFileMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), vecFileName)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := &vecIndex{}
+		ok, _ := readVecFile(p, got, key, dim)
+		if !ok {
+			return
+		}
+		defer got.reset()
+		for name, g := range got.groups {
+			n := len(g.ids)
+			if len(g.scale) != n || len(g.q) != n*dim || len(g.codes) != n*signWords(dim) {
+				t.Fatalf("group %q: %d ids, %d scales, %d int8, %d code words", name, n, len(g.scale), len(g.q), len(g.codes))
+			}
+		}
+		if err := writeVecFile(p, got, dim); err != nil {
+			t.Fatal(err)
+		}
+		again := &vecIndex{}
+		defer again.reset()
+		if ok, err := readVecFile(p, again, key, dim); !ok || err != nil || again.through != got.through || len(again.groups) != len(got.groups) {
+			t.Fatalf("written back and read: %v %v", ok, err)
+		}
+		for name, g := range got.groups {
+			a := again.groups[name]
+			if a == nil || !slices.Equal(a.ids, g.ids) || !slices.Equal(a.q, g.q) || !slices.Equal(a.codes, g.codes) {
+				t.Fatalf("group %q differs once written back", name)
+			}
+		}
+	})
 }

@@ -21,7 +21,9 @@ import (
 // quantised to int8 (a quarter of the float32 the table stores), so that
 // a search compares the query with the vectors of the reader's groups
 // without reading them from SQLite: at 100,000 memories of 256 dimensions
-// that is 25 MB held and one pass of multiply-adds per search. It follows
+// that is 25 MB held and one pass of multiply-adds per search (from
+// exactBelow vectors on, a pass over their sign codes instead and the
+// int8 rows of the best few thousand: vecsign.go). It follows
 // the table by id: each search first loads the rows added since
 // (ids only grow), and starts again from nothing when the store's
 // generation (a Drop) or vectors epoch (a re-embedding) changed. A vector
@@ -35,14 +37,25 @@ type vecIndex struct {
 	// tableRows counts the rows read from the vectors table (not from
 	// the index file), for tests.
 	tableRows int
+	// dist is the Hamming pass's buffer (vecsign.go), kept between
+	// searches.
+	dist []uint16
+	// exactBelow and budget override the constants of the same names
+	// (vecsign.go) when set, for tests.
+	exactBelow, budget, shortlist int
+	// release unmaps the index file whose arrays groups holds (vecfile.go),
+	// nil if none: called when the index starts again.
+	release func()
 }
 
 // groupVecs are one group's vectors: ids[i]'s vector is q[i*dim:(i+1)*dim]
-// times scale[i].
+// times scale[i], and its sign code (vecsign.go) is
+// codes[i*w:(i+1)*w], w = signWords(dim).
 type groupVecs struct {
 	ids   []int64
 	q     []int8
 	scale []float32
+	codes []uint64
 }
 
 const sqlVectorState = `SELECT IFNULL((SELECT value FROM meta WHERE key = 'generation'), ''),
@@ -87,7 +100,8 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 		file = "" // a store without its generation yet: nothing names it
 	}
 	if key := gen + "/" + epoch + "/" + version; key != x.key {
-		x.key, x.through, x.groups = key, 0, map[string]*groupVecs{}
+		x.reset()
+		x.key = key
 		if file != "" && last > 0 {
 			if _, err := readVecFile(file, x, key, dim); err != nil {
 				lg.Debug("embedded graph: vector index file not read", zap.String("file", file), zap.Error(err))
@@ -132,6 +146,7 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 			x.groups[group] = g
 		}
 		var s float32
+		n := len(g.q)
 		if kind == vecInt8 {
 			s = math.Float32frombits(le32(vec))
 			for _, c := range vec[4:] {
@@ -140,6 +155,7 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 		} else {
 			g.q, s = quantize(vec, dim, g.q)
 		}
+		g.codes = appendSigns(g.codes, g.q[n:])
 		g.ids = append(g.ids, id)
 		g.scale = append(g.scale, s)
 	}
@@ -148,6 +164,15 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 	}
 	x.through = max(x.through, last)
 	return nil
+}
+
+// reset empties x, unmapping its file. x.mu must be held.
+func (x *vecIndex) reset() {
+	x.key, x.through, x.groups = "", 0, map[string]*groupVecs{}
+	if x.release != nil {
+		x.release()
+		x.release = nil
+	}
 }
 
 // approx is a vector's id and its quantised similarity.
@@ -275,13 +300,56 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 	g.vecs.mu.Lock()
 	err = g.vecs.refresh(ctx, conn, version, len(qv), filepath.Join(filepath.Dir(g.path), vecFileName), g.lg)
 	var all []approx
+	signs := false // whether all is the sign codes' budget, not every vector
 	if err == nil {
-		all = g.vecs.scan(qv, groups)
+		if budget := g.vecs.signBudget(groups); budget > 0 {
+			all, signs = g.vecs.scanSigns(qv, groups, budget), true
+		} else {
+			all = g.vecs.scan(qv, groups)
+		}
 	}
 	g.vecs.mu.Unlock()
 	if err != nil {
 		return nil, g.wrap("vector search: load", err)
 	}
+	found, err := g.scoreExactly(ctx, conn, qv, all, f, pool, version)
+	if err != nil || len(found) >= pool || !signs {
+		return found, err
+	}
+	// The filters rejected most of what the sign codes kept: every vector.
+	g.vecs.mu.Lock()
+	all = g.vecs.scan(qv, groups)
+	g.vecs.mu.Unlock()
+	return g.scoreExactly(ctx, conn, qv, all, f, pool, version)
+}
+
+// signBudget is how many vectors the sign codes hand to the int8 pass in
+// a search of groups, 0 for an int8 pass over every vector (fewer than
+// exactBelow of them). x.mu must be held.
+func (x *vecIndex) signBudget(groups []string) int {
+	below, budget := exactBelow, signBudget
+	if x.exactBelow > 0 {
+		below = x.exactBelow
+	}
+	if x.budget > 0 {
+		budget = x.budget
+	}
+	n := 0
+	for _, name := range groups {
+		if g := x.groups[name]; g != nil {
+			n += len(g.ids)
+		}
+	}
+	if n < below || n <= budget {
+		return 0
+	}
+	return budget
+}
+
+// scoreExactly reads the candidates all (in quantised order) from SQLite
+// with the filters a chunk at a time and scores them exactly: see
+// similarIndexed.
+func (g *Graph) scoreExactly(ctx context.Context, conn *sql.Conn, qv []float32, all []approx, f filter, pool int, version string) ([]vectorCand, error) {
 	// Most searches find pool candidates among the first few hundred; a
 	// filter that rejects most of them gets the whole order.
 	order := best(all, 4*pool)
