@@ -225,7 +225,7 @@ func TestTables(t *testing.T) {
 		`SELECT m.uuid, x.invalid_at, x.replaced_by FROM superseded AS x JOIN memories AS m USING (id)`: "a 2026-11-20T09:00:02.000000000Z b",
 		`SELECT name, memories FROM agents`:                                                             "alice 2",
 		`SELECT uuid, importance FROM memories ORDER BY uuid`:                                           "a 0.5; b 0.5",
-		`PRAGMA user_version`: "3",
+		`PRAGMA user_version`: "4",
 		`PRAGMA journal_mode`: "wal",
 	} {
 		if got := dump(q); got != want {

@@ -29,8 +29,10 @@ const SearchFileName = "graph-search.db"
 // searchSchemaVersion is the search file's PRAGMA user_version. A file of
 // another version is deleted and built again from the main file (version
 // 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
-// package analysis, and the turns of sessions).
-const searchSchemaVersion = 2
+// package analysis, and the turns of sessions; 3 adds the vectors, which
+// left the main file, and search_meta; a version 2 file is migrated in
+// place and its vectors embedded in the background).
+const searchSchemaVersion = 3
 
 // sqlCreateFTS creates the full-text index: the record's text and its
 // entity names and tags as package analysis gives their terms (lowercase,
@@ -80,6 +82,18 @@ const (
 		name     TEXT NOT NULL,
 		PRIMARY KEY (uuid, group_id, name)
 	) WITHOUT ROWID`
+)
+
+// sqlCreateSearchMeta holds the search file's own keys: vectors_epoch,
+// drawn at random when the file is made and bumped whenever vectors
+// already stored change (a re-embedding, a reset), so that in-memory
+// vector indexes (vecIndex) and their cache file start again.
+const (
+	sqlCreateSearchMeta = `CREATE TABLE IF NOT EXISTS search_meta (
+		key   TEXT PRIMARY KEY,
+		value INTEGER NOT NULL
+	) WITHOUT ROWID`
+	sqlInitEpoch = `INSERT OR IGNORE INTO search_meta (key, value) VALUES ('vectors_epoch', abs(random() % 1000000000000))`
 )
 
 var (
@@ -132,6 +146,8 @@ type ixRows struct {
 	// and mentions go first.
 	removed []ixRemoval
 	turns   []any // agent, session, ts, uuid, id
+	vecs    []any // id, group_id, version, vec (with an embedder)
+	version string // the embedder's version, for vecs
 }
 
 // ixRemoval is what a removed memory's full-text row holds, to delete it
@@ -152,6 +168,9 @@ func (x *ixRows) add(id int64, r *row) {
 	if r.m.Session != "" {
 		x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
 	}
+	if r.vec != nil {
+		x.vecs = append(x.vecs, id, r.group, x.version, r.vec)
+	}
 }
 
 // indexer owns the search file's write connection and indexes on its own
@@ -162,6 +181,11 @@ type indexer struct {
 	db   *sql.DB // the search file, one connection (held by w)
 	w    *writer
 	main *sql.DB // the read pool, for records to index again
+	emb  memsync.Embedder // nil: no vectors; else what a catch-up embeds with
+
+	// connMu serialises the uses of w: the indexer goroutine's jobs and
+	// checkpoints, and the re-embedding (Graph.Reembed).
+	connMu sync.Mutex
 
 	sendMu sync.Mutex // orders seq and the channel send; guards closed
 	jobs   chan ixJob
@@ -189,7 +213,7 @@ func (ix *indexer) analyze(s string) string {
 
 // openIndex opens (creating, or replacing when it is of another version or
 // damaged) the search file at path and starts the indexer.
-func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (*indexer, error) {
+func openIndex(ctx context.Context, path string, main *sql.DB, emb memsync.Embedder, lg *zap.Logger) (*indexer, error) {
 	db, w, err := openSearchFile(ctx, path)
 	var older *searchVersionError
 	if errors.As(err, &older) && older.have < searchSchemaVersion {
@@ -207,7 +231,7 @@ func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (
 			return nil, err
 		}
 	}
-	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main,
+	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main, emb: emb,
 		jobs: make(chan ixJob, 1), done: make(chan struct{}), changed: make(chan struct{})}
 	go ix.run()
 	return ix, nil
@@ -248,10 +272,17 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 	switch v {
 	case searchSchemaVersion:
 		return nil
-	case 0:
+	case 0, 2:
+		qs := []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns}
+		if v == 2 {
+			// In place: version 3 adds the vectors (which the main file
+			// kept before) and search_meta; Reembed fills the vectors.
+			qs = nil
+		}
+		qs = append(qs, sqlCreateVectors, sqlCreateSearchMeta, sqlInitEpoch,
+			`PRAGMA user_version = `+strconv.Itoa(searchSchemaVersion))
 		return inTx(ctx, conn, func() error {
-			for _, q := range []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
-				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
+			for _, q := range qs {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
 				}
@@ -300,9 +331,11 @@ func (ix *indexer) run() {
 			}
 			job = j
 		case <-quiet.C:
+			ix.connMu.Lock()
 			if _, err := ix.w.conn.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 				ix.lg.Debug("search index: checkpoint", zap.Error(err))
 			}
+			ix.connMu.Unlock()
 			continue
 		}
 		start := time.Now()
@@ -395,6 +428,8 @@ func (ix *indexer) close() error {
 
 // index brings the index to job.through in one transaction of the search file.
 func (ix *indexer) index(job ixJob) error {
+	ix.connMu.Lock()
+	defer ix.connMu.Unlock()
 	ctx := context.Background()
 	conn := ix.w.conn
 	return inTx(ctx, conn, func() error {
@@ -418,7 +453,7 @@ func (ix *indexer) index(job ixJob) error {
 					zap.String("search_file", ix.path))
 			}
 			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
-				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`} {
+				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`, `DELETE FROM vectors`, sqlBumpEpoch} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
 				}
@@ -463,7 +498,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}} {
+	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}, {vectorsTable, rows.vecs}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
@@ -501,6 +536,9 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 				return fmt.Errorf("remove %s: %w", r.uuid, err)
 			}
 		}
+		if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveVector, r.id); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
+		}
 	}
 	return nil
 }
@@ -532,6 +570,9 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 	}
 	defer q.Close()
 	out := &ixRows{}
+	if ix.emb != nil {
+		out.version = ix.emb.Version()
+	}
 	var last int64
 	for q.Next() {
 		var (
@@ -546,8 +587,14 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 			return nil, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
 		}
 		ents := rec.AllEntities()
-		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
-			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)})
+		r := &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
+			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)}
+		if ix.emb != nil {
+			// The vectors are derived data too: a search file built again
+			// embeds the memories again (on this goroutine, in the background).
+			r.vec = encodeVector(r.m.Vector(ix.emb))
+		}
+		out.add(id, r)
 		last = id
 	}
 	return out, last, q.Err()
