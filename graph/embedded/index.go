@@ -110,7 +110,7 @@ const sqlCreateFilterTable = `CREATE TABLE IF NOT EXISTS filter (
 	)`
 
 var (
-	filterTable = &table{name: "filter", cols: 5, head: `INSERT OR REPLACE INTO filter (id, group_id, kind, ts, uuid)`}
+	filterTable   = &table{name: "filter", cols: 5, head: `INSERT OR REPLACE INTO filter (id, group_id, kind, ts, uuid)`}
 	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
 	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
@@ -159,9 +159,9 @@ type ixRows struct {
 	// version these rows add (journal.ClashWins): their full-text rows
 	// and mentions go first.
 	removed []ixRemoval
-	turns   []any // agent, session, ts, uuid, id
-	vecs    []any // id, group_id, version, vec (with an embedder)
-	filter  []any // id, group_id, kind, ts, uuid
+	turns   []any  // agent, session, ts, uuid, id
+	vecs    []any  // id, group_id, version, vec (with an embedder)
+	filter  []any  // id, group_id, kind, ts, uuid
 	version string // the embedder's version, for vecs
 }
 
@@ -196,7 +196,7 @@ type indexer struct {
 	path string
 	db   *sql.DB // the search file, one connection (held by w)
 	w    *writer
-	main *sql.DB // the read pool, for records to index again
+	main *sql.DB          // the read pool, for records to index again
 	emb  memsync.Embedder // nil: no vectors; else what a catch-up embeds with
 
 	// connMu serialises the uses of w: the indexer goroutine's jobs and
