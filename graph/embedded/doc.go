@@ -6,9 +6,8 @@
 // # Files
 //
 // Open(dir) keeps the memories in dir/graph.db and what is derived from
-// them for lookup (the full-text index, entities and mentions, the filter
-// rows Search checks its matches against, and with an embedder the
-// vectors) in dir/graph-search.db (dir is normally <repo>/.memsync, which is never
+// them for lookup (the full-text index, entities and mentions, and with an
+// embedder the vectors) in dir/graph-search.db (dir is normally <repo>/.memsync, which is never
 // committed). The main file runs in WAL mode with synchronous=FULL (the WAL
 // is fsynced at each commit, one fsync per batch) and checkpoints every 64
 // MiB of WAL: nothing Apply acknowledged is lost to a killed process or a
@@ -23,8 +22,8 @@
 //
 // The search file is derived data, written by the indexer on its own
 // connection and goroutine: Apply commits a batch to the main file and
-// hands the batch's full-text, entity, mention, filter and vector rows to
-// the indexer, which writes them while Apply stores the next batch (SQLite
+// hands the batch's full-text, entity, mention and vector rows to the
+// indexer, which writes them while Apply stores the next batch (SQLite
 // writes one file at a time per connection, so this is what puts indexing
 // on a second core; a 1M rebuild went from 77 to 46 s). The main file's
 // writer is the projection's critical path, so whatever can be derived
@@ -50,10 +49,9 @@
 // replaced_by move to the superseded table. Version 2: the full-text index,
 // entities and mentions leave for the search file, which is built from the
 // stored records in the background (its time grows with the store and is
-// logged at debug). Version 3: the vectors table and the memories_filter
-// index leave for the search file (its vectors and filter tables), which,
-// of an older version then, is built again in the background, embedding
-// as it goes. The projected content is unchanged, so cursors stay valid
+// logged at debug). Version 3: the vectors table leaves for the search
+// file, which is migrated in place (its version 3) and gets the vectors
+// from Reembed, in the background. The projected content is unchanged, so cursors stay valid
 // and no rebuild is needed.
 //
 // # Schema (version 4)
@@ -71,6 +69,9 @@
 //	  record      TEXT                 journal.Record.Canonical; Walk, Get and Search
 //	                                   rebuild the full record from it with journal.Parse
 //	  importance  REAL                 0.5 until something earns more
+//	memories_filter  index (id, group_id, kind, ts, uuid): what Search
+//	              filters and orders the full-text matches on, without reading
+//	              the rows; its entries never change once written
 //	superseded    one row per superseded memory
 //	  id          INTEGER PRIMARY KEY  memories.id
 //	  invalid_at  TEXT                 ts of the earliest projected superseder that
@@ -107,10 +108,6 @@
 //	              Keyed by uuid first so that a batch appends (uuids grow with
 //	              time); nothing reads it by entity yet, a reader that does
 //	              needs an index on (group_id, name)
-//	filter        id INTEGER PRIMARY KEY (memories.id), group_id, kind, ts, uuid:
-//	              what Search filters and orders the full-text matches on,
-//	              without reading the main file's rows (schema 3 kept it
-//	              there as the index memories_filter, written by the writer)
 //	vectors       with an embedder: one embedding per memory, see vectors.go
 //	search_meta   key, value: vectors_epoch (see vectors.go)
 //	indexed       one row: generation, through (the watermark above)
@@ -129,7 +126,7 @@
 // come from the record itself, so they are fixed at insert time. The only derived state that changes later
 // is a memory's invalid_at and replaced_by, kept in the superseded table
 // rather than in the memories rows: updated there, they dirtied a page of
-// the wide table and one of its filter index per superseded memory, at
+// the wide table and one of memories_filter per superseded memory, at
 // random, in every batch. At the end of every batch they
 // are recomputed, from all SUPERSEDES edges pointing at it whose source
 // retires it (journal.Retires: every edge is stored, the rule decides which

@@ -249,10 +249,8 @@ const sqlCreateSuperseded = `CREATE TABLE IF NOT EXISTS superseded (
 		replaced_by TEXT NOT NULL
 	)`
 
-// sqlCreateFilter was the narrow index Search filtered and ordered on
-// (schema versions 1 to 3); migrateV1 makes it again for a version 1
-// file, and migrateV3 drops it (the search file's filter table replaces
-// it).
+// sqlCreateFilter is the narrow index Search filters and orders on. Its
+// entries never change once written.
 const sqlCreateFilter = `CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, kind, ts, uuid)`
 
 // sqlCreateSignals indexes the edges that carry importance signals by
@@ -277,8 +275,9 @@ var schema = []string{
 		importance  REAL    NOT NULL DEFAULT 0.5
 	)`,
 	sqlCreateSuperseded,
-	// What Search filters and orders on is in the search file (its
-	// filter table), written by the indexer: not here.
+	// Everything Search filters and orders on, in id order: full-text
+	// matches are checked against this narrow index, not the wide rows.
+	sqlCreateFilter,
 	sqlCreateMeta,
 	`CREATE TABLE IF NOT EXISTS edges (
 		src  TEXT NOT NULL,
@@ -389,13 +388,11 @@ func migrateV2(ctx context.Context, conn *sql.Conn) error {
 }
 
 // migrateV3 turns a version 3 file into version 4 inside the caller's
-// transaction: the vectors and the memories_filter index leave the file
-// for the search file (its vectors and filter tables), where the indexer
-// keeps them; the search file, of an older version, is built again in the
-// background, embedding as it goes. The memories are unchanged, so cursors
-// stay valid.
+// transaction: the vectors leave the file for the search file, where the
+// indexer keeps them (vectors.go); Reembed embeds them there again in the
+// background. The memories are unchanged, so cursors stay valid.
 func migrateV3(ctx context.Context, conn *sql.Conn) error {
-	for _, q := range []string{`DROP TABLE IF EXISTS vectors`, `DELETE FROM meta WHERE key = 'vectors_epoch'`, `DROP INDEX IF EXISTS memories_filter`} {
+	for _, q := range []string{`DROP TABLE IF EXISTS vectors`, `DELETE FROM meta WHERE key = 'vectors_epoch'`} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return err
 		}

@@ -29,8 +29,9 @@ const SearchFileName = "graph-search.db"
 // searchSchemaVersion is the search file's PRAGMA user_version. A file of
 // another version is deleted and built again from the main file (version
 // 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
-// package analysis, and the turns of sessions; 3 adds the vectors and the
-// filter table, which left the main file, and search_meta).
+// package analysis, and the turns of sessions; 3 adds the vectors, which
+// left the main file, and search_meta; a version 2 file is migrated in
+// place and its vectors embedded in the background).
 const searchSchemaVersion = 3
 
 // sqlCreateFTS creates the full-text index: the record's text and its
@@ -95,22 +96,7 @@ const (
 	sqlInitEpoch = `INSERT OR IGNORE INTO search_meta (key, value) VALUES ('vectors_epoch', abs(random() % 1000000000000))`
 )
 
-// sqlCreateFilterTable holds what Search filters and orders the full-text
-// matches on, one row per indexed memory (id = memories.id), so that a
-// lexical search reads nothing of the main file but the superseded
-// table. It was an index of the main file (memories_filter), written by
-// the writer; here the indexer writes it, in the transaction of the
-// memory's full-text row.
-const sqlCreateFilterTable = `CREATE TABLE IF NOT EXISTS filter (
-		id       INTEGER PRIMARY KEY,
-		group_id TEXT NOT NULL,
-		kind     TEXT NOT NULL,
-		ts       TEXT NOT NULL,
-		uuid     TEXT NOT NULL
-	)`
-
 var (
-	filterTable   = &table{name: "filter", cols: 5, head: `INSERT OR REPLACE INTO filter (id, group_id, kind, ts, uuid)`}
 	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
 	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
@@ -161,7 +147,6 @@ type ixRows struct {
 	removed []ixRemoval
 	turns   []any  // agent, session, ts, uuid, id
 	vecs    []any  // id, group_id, version, vec (with an embedder)
-	filter  []any  // id, group_id, kind, ts, uuid
 	version string // the embedder's version, for vecs
 }
 
@@ -176,7 +161,6 @@ type ixRemoval struct {
 // add appends what r (a prepared record stored with id) adds.
 func (x *ixRows) add(id int64, r *row) {
 	x.fts = append(x.fts, id, r.m.Text, r.meta, r.token)
-	x.filter = append(x.filter, id, r.group, string(r.m.Kind), r.ts, r.m.UUID)
 	for _, name := range r.entities {
 		x.mentions = append(x.mentions, r.m.UUID, r.group, name)
 		x.entities = append(x.entities, r.group, name)
@@ -288,11 +272,17 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 	switch v {
 	case searchSchemaVersion:
 		return nil
-	case 0:
+	case 0, 2:
+		qs := []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns}
+		if v == 2 {
+			// In place: version 3 adds the vectors (which the main file
+			// kept before) and search_meta; Reembed fills the vectors.
+			qs = nil
+		}
+		qs = append(qs, sqlCreateVectors, sqlCreateSearchMeta, sqlInitEpoch,
+			`PRAGMA user_version = `+strconv.Itoa(searchSchemaVersion))
 		return inTx(ctx, conn, func() error {
-			for _, q := range []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
-				sqlCreateFilterTable, sqlCreateVectors, sqlCreateSearchMeta, sqlInitEpoch,
-				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
+			for _, q := range qs {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
 				}
@@ -463,7 +453,7 @@ func (ix *indexer) index(job ixJob) error {
 					zap.String("search_file", ix.path))
 			}
 			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
-				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`, `DELETE FROM vectors`, `DELETE FROM filter`, sqlBumpEpoch} {
+				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`, `DELETE FROM vectors`, sqlBumpEpoch} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
 				}
@@ -508,7 +498,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}, {vectorsTable, rows.vecs}, {filterTable, rows.filter}} {
+	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}, {vectorsTable, rows.vecs}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
@@ -546,10 +536,8 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 				return fmt.Errorf("remove %s: %w", r.uuid, err)
 			}
 		}
-		for _, q := range []string{sqlRemoveVector, `DELETE FROM filter WHERE id = ?1`} {
-			if _, err := ix.w.conn.ExecContext(ctx, q, r.id); err != nil {
-				return fmt.Errorf("remove %s: %w", r.uuid, err)
-			}
+		if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveVector, r.id); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
 	}
 	return nil

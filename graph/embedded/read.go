@@ -192,11 +192,11 @@ const DefaultLimit = 10
 // names the visible groups in the full-text query itself (their grp
 // tokens), so bm25 scores only memories the reader may see; the grp column
 // weighs nothing. The full-text index drives (CROSS JOIN); each match is
-// filtered through the search file's narrow filter table by id alone (the
-// unary + keeps SQLite from seeking once per group; the group test there
-// is a second guard). No record is read: Search reads only those it needs.
+// filtered through the narrow memories_filter index by id alone (the unary
+// + keeps SQLite from seeking once per group; the group test there is a
+// second guard). No record is read: Search reads only those it needs.
 const sqlSearch = `SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
-	FROM search.memories_fts CROSS JOIN search.filter AS m ON m.id = memories_fts.rowid
+	FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
 	WHERE memories_fts MATCH ?1
 	  AND +m.group_id IN (SELECT value FROM json_each(?2))
 	  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))

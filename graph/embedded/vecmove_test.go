@@ -19,30 +19,25 @@ import (
 )
 
 // checkVectors fails unless, once the indexer has caught up, every memory
-// has exactly one vector, of version, and one filter row, its own, in the
-// search file, none is of no memory, and the main file has neither a
-// vectors table nor the memories_filter index.
+// has exactly one vector, of version, in the search file, none is of no
+// memory, and the main file has no vectors table.
 func checkVectors(t *testing.T, g *Graph, version string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := g.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var mems, vecs, current, orphans, filters, wrong, inMain int
+	var mems, vecs, current, orphans, inMain int
 	if err := g.rdb.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM memories),
 		(SELECT count(*) FROM search.vectors),
 		(SELECT count(*) FROM search.vectors WHERE version = ?1),
 		(SELECT count(*) FROM search.vectors WHERE id NOT IN (SELECT id FROM memories)),
-		(SELECT count(*) FROM search.filter),
-		(SELECT count(*) FROM search.filter AS f WHERE NOT EXISTS (SELECT 1 FROM memories AS m
-			WHERE m.id = f.id AND m.uuid = f.uuid AND m.group_id = f.group_id AND m.kind = f.kind AND m.ts = f.ts)),
-		(SELECT count(*) FROM main.sqlite_schema WHERE name IN ('vectors', 'memories_filter'))`, version).Scan(
-		&mems, &vecs, &current, &orphans, &filters, &wrong, &inMain); err != nil {
+		(SELECT count(*) FROM main.sqlite_schema WHERE name = 'vectors')`, version).Scan(&mems, &vecs, &current, &orphans, &inMain); err != nil {
 		t.Fatal(err)
 	}
-	if mems == 0 || vecs != mems || current != mems || orphans != 0 || filters != mems || wrong != 0 || inMain != 0 {
-		t.Fatalf("%d memories; in the search file %d vectors, %d of %s, %d of no memory, %d filter rows, %d not the memory's; %d moved structures left in the main file",
-			mems, vecs, current, version, orphans, filters, wrong, inMain)
+	if mems == 0 || vecs != mems || current != mems || orphans != 0 || inMain != 0 {
+		t.Fatalf("%d memories; %d vectors in the search file, %d of %s, %d of no memory; %d vectors tables in the main file",
+			mems, vecs, current, version, orphans, inMain)
 	}
 }
 
@@ -74,12 +69,11 @@ func sameHybrid(t *testing.T, got, want *Graph) {
 }
 
 // TestMigrateVectors: testdata/schema-v3 was written by schema version 3
-// with the test embedder (Corpus(11, 150) in batches of 40): its vectors
-// and the memories_filter index in the main file, its search file of
-// version 2. Open migrates the main file in place (the vectors table and
-// the index go) and builds the search file again in the background, with
-// the vectors (embedded again) and the filter table; the store then holds
-// and finds what a fresh one does, and goes on from there.
+// with the test embedder (Corpus(11, 150) in batches of 40): its vectors in
+// the main file, its search file of version 2. Open migrates both in
+// place: the main file loses its vectors table, the search file gains the
+// vectors (embedded again in the background), and the store then holds
+// and finds what a fresh one does.
 func TestMigrateVectors(t *testing.T) {
 	emb := memsynctest.NewEmbedder(64)
 	dir := t.TempDir()

@@ -44,7 +44,7 @@ import (
 //
 // Main files of schema version 3 kept the vectors in the main file, written
 // by the writer; version 4 drops them there (migrate), and the search
-// file, of an older version then, is built again, embedding as it goes.
+// file, migrated to its version 3 in place, gets them from Reembed.
 const (
 	sqlCreateVectors = `CREATE TABLE IF NOT EXISTS vectors (
 		id       INTEGER PRIMARY KEY,
