@@ -170,7 +170,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	if err != nil {
 		return res, g.wrap("apply batch", err)
 	}
-	a := &applier{w: w, p: p, ix: ixRows{version: g.version()}, held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
+	a := &applier{w: w, p: p, version: g.version(), held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
 	err = inTx(ctx, w.conn, func() error {
 		seen, err := g.seenLocked(ctx, w)
 		if err != nil {
@@ -201,8 +201,9 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 
 // applier writes one batch, chunk after chunk, inside the transaction.
 type applier struct {
-	w *writer
-	p *preparer
+	w       *writer
+	p       *preparer
+	version string // the embedder's, when vectors are stored
 	// seen, when set, holds every uuid the store may hold (seen.go): one it
 	// has not is new, and not looked up.
 	seen *seenFilter
@@ -425,7 +426,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 	}
 
 	memArgs := make([]any, 0, len(pick)*memoriesTable.cols)
-	var edgeArgs []any
+	var edgeArgs, vecArgs []any
 	for i := range rows {
 		r := &rows[i]
 		m := r.m
@@ -454,6 +455,9 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon)
 		a.fresh = append(a.fresh, inserted{id, r})
+		if r.vec != nil {
+			vecArgs = append(vecArgs, id, r.group, a.version, r.vec)
+		}
 		for _, e := range [...]struct {
 			typ string
 			dst []string
@@ -472,7 +476,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		t    *table
 		args []any
 	}{
-		{memoriesTable, memArgs}, {edgesTable, edgeArgs},
+		{memoriesTable, memArgs}, {edgesTable, edgeArgs}, {vectorsTable, vecArgs},
 	} {
 		if err := a.w.insert(ctx, t.t, t.args); err != nil {
 			return err
@@ -523,7 +527,7 @@ func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
 	for _, q := range []struct {
 		sql string
 		arg any
-	}{{sqlRemoveMemory, st.id}, {sqlRemoveSuperseded, st.id}, {sqlRemoveEdges, uuid}, {sqlRemoveWaiting, uuid}} {
+	}{{sqlRemoveMemory, st.id}, {sqlRemoveSuperseded, st.id}, {sqlRemoveVector, st.id}, {sqlRemoveEdges, uuid}, {sqlRemoveWaiting, uuid}} {
 		s, err := a.w.stmt(ctx, q.sql)
 		if err != nil {
 			return err
@@ -691,7 +695,7 @@ func (g *Graph) Drop(ctx context.Context) error {
 		}
 		for _, q := range []string{
 			`DELETE FROM memories`, `DELETE FROM edges`, `DELETE FROM agents`,
-			`DELETE FROM supersede_waiting`, `DELETE FROM superseded`,
+			`DELETE FROM supersede_waiting`, `DELETE FROM superseded`, `DELETE FROM vectors`,
 		} {
 			if _, err := w.conn.ExecContext(ctx, q); err != nil {
 				return err

@@ -6,8 +6,8 @@
 // # Files
 //
 // Open(dir) keeps the memories in dir/graph.db and what is derived from
-// them for lookup (the full-text index, entities and mentions, and with an
-// embedder the vectors) in dir/graph-search.db (dir is normally <repo>/.memsync, which is never
+// them for lookup (the full-text index, entities and mentions) in
+// dir/graph-search.db (dir is normally <repo>/.memsync, which is never
 // committed). The main file runs in WAL mode with synchronous=FULL (the WAL
 // is fsynced at each commit, one fsync per batch) and checkpoints every 64
 // MiB of WAL: nothing Apply acknowledged is lost to a killed process or a
@@ -15,19 +15,17 @@
 // never run ahead of the store. (Measured: the fsync costs about 1 ms per
 // batch here, ~1 µs per record at 1,000 records a batch, so
 // synchronous=NORMAL would buy too little for what it risks.) PRAGMA
-// user_version holds the schema version (currently 4); a file written by a
+// user_version holds the schema version (currently 3); a file written by a
 // newer schema is refused rather than misread. With an embedder,
 // dir/vectors.idx caches the in-memory vector index for the next process
 // (vecfile.go): a cache, ignored whenever it does not match the store.
 //
 // The search file is derived data, written by the indexer on its own
 // connection and goroutine: Apply commits a batch to the main file and
-// hands the batch's full-text, entity, mention and vector rows to the
-// indexer, which writes them while Apply stores the next batch (SQLite
-// writes one file at a time per connection, so this is what puts indexing
-// on a second core; a 1M rebuild went from 77 to 46 s). The main file's
-// writer is the projection's critical path, so whatever can be derived
-// again from the stored records is written by the indexer instead. Search and Flush wait until the indexer
+// hands the batch's full-text, entity and mention rows to the indexer, which
+// writes them while Apply stores the next batch (SQLite writes one file at a
+// time per connection, so this is what puts indexing on a second core; a 1M
+// rebuild went from 77 to 46 s). Search and Flush wait until the indexer
 // has caught up with every batch applied before they were called, so
 // whatever Get returns Search finds too. The search file records, in the
 // same transaction as its rows, which generation of the main file it
@@ -49,12 +47,10 @@
 // replaced_by move to the superseded table. Version 2: the full-text index,
 // entities and mentions leave for the search file, which is built from the
 // stored records in the background (its time grows with the store and is
-// logged at debug). Version 3: the vectors table leaves for the search
-// file, which is migrated in place (its version 3) and gets the vectors
-// from Reembed, in the background. The projected content is unchanged, so cursors stay valid
-// and no rebuild is needed.
+// logged at debug). The projected content is unchanged, so cursors stay
+// valid and no rebuild is needed.
 //
-// # Schema (version 4)
+// # Schema (version 3)
 //
 //	memories      one row per projected record
 //	  id          INTEGER PRIMARY KEY  the rowid shared with memories_fts; never
@@ -90,7 +86,9 @@
 //	              id_floor (the last id before the latest Drop), retire_rule
 //	              (the supersession rule the superseded table follows)
 //
-// The search file (its own user_version, 3), attached to every read
+//	vectors       with an embedder: one embedding per memory, see vectors.go
+//
+// The search file (its own user_version, 1), attached to every read
 // connection as "search":
 //
 //	memories_fts  FTS5, contentless (content=''), rowid = memories.id
@@ -108,8 +106,6 @@
 //	              Keyed by uuid first so that a batch appends (uuids grow with
 //	              time); nothing reads it by entity yet, a reader that does
 //	              needs an index on (group_id, name)
-//	vectors       with an embedder: one embedding per memory, see vectors.go
-//	search_meta   key, value: vectors_epoch (see vectors.go)
 //	indexed       one row: generation, through (the watermark above)
 //
 // Node.LinksTo, Supersedes, ConflictsWith and Mentions are read back from the

@@ -25,7 +25,7 @@ const FileName = "graph.db"
 
 // SchemaVersion is the schema this package writes, kept in PRAGMA user_version.
 // Open migrates a file of version 1 or 2 in place (see migrateV1, migrateV2).
-const SchemaVersion = 4
+const SchemaVersion = 3
 
 const (
 	busyTimeoutMS = 10_000
@@ -152,7 +152,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if err == nil {
 		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
 	}
-	for _, q := range sqlCreateList {
+	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlCreateVectors, sqlCreateVectorsGroup) {
 		if err == nil {
 			_, err = g.w.conn.ExecContext(ctx, q)
 		}
@@ -180,7 +180,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	g.rdb.SetMaxIdleConns(2)
 	g.rdb.SetConnMaxIdleTime(IdleRelease)
 	// The search file must exist before a reader attaches it.
-	if g.ix, err = openIndex(ctx, searchPath, g.rdb, g.emb, lg); err != nil {
+	if g.ix, err = openIndex(ctx, searchPath, g.rdb, lg); err != nil {
 		g.closeAll()
 		return nil, g.wrap("open "+searchPath, err)
 	}
@@ -325,21 +325,16 @@ func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
 				}
 			}
 			lg.Info("embedded graph schema created", zap.Int("schema_version", SchemaVersion))
-		case 1, 2, 3:
+		case 1, 2:
 			if v == 1 {
 				if err := migrateV1(ctx, conn); err != nil {
 					return fmt.Errorf("migrate schema 1 to 2: %w", err)
 				}
 			}
-			if v <= 2 {
-				if err := migrateV2(ctx, conn); err != nil {
-					return fmt.Errorf("migrate schema 2 to 3: %w", err)
-				}
+			if err := migrateV2(ctx, conn); err != nil {
+				return fmt.Errorf("migrate schema 2 to %d: %w", SchemaVersion, err)
 			}
-			if err := migrateV3(ctx, conn); err != nil {
-				return fmt.Errorf("migrate schema 3 to %d: %w", SchemaVersion, err)
-			}
-			lg.Info("embedded graph schema migrated; what moved to the search file is built again in the background",
+			lg.Info("embedded graph schema migrated; the full-text index is built again in the background",
 				zap.Int("from", v), zap.Int("schema_version", SchemaVersion))
 		default:
 			return fmt.Errorf("unknown schema version %d", v)
@@ -380,19 +375,6 @@ func migrateV1(ctx context.Context, conn *sql.Conn) error {
 // the stored records, and the file gets its generation.
 func migrateV2(ctx context.Context, conn *sql.Conn) error {
 	for _, q := range []string{`DROP TABLE memories_fts`, `DROP TABLE entities`, `DROP TABLE mentions`, sqlCreateMeta} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// migrateV3 turns a version 3 file into version 4 inside the caller's
-// transaction: the vectors leave the file for the search file, where the
-// indexer keeps them (vectors.go); Reembed embeds them there again in the
-// background. The memories are unchanged, so cursors stay valid.
-func migrateV3(ctx context.Context, conn *sql.Conn) error {
-	for _, q := range []string{`DROP TABLE IF EXISTS vectors`, `DELETE FROM meta WHERE key = 'vectors_epoch'`} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return err
 		}

@@ -225,7 +225,7 @@ func TestTables(t *testing.T) {
 		`SELECT m.uuid, x.invalid_at, x.replaced_by FROM superseded AS x JOIN memories AS m USING (id)`: "a 2026-11-20T09:00:02.000000000Z b",
 		`SELECT name, memories FROM agents`:                                                             "alice 2",
 		`SELECT uuid, importance FROM memories ORDER BY uuid`:                                           "a 0.5; b 0.5",
-		`PRAGMA user_version`: "4",
+		`PRAGMA user_version`: "3",
 		`PRAGMA journal_mode`: "wal",
 	} {
 		if got := dump(q); got != want {
@@ -480,12 +480,12 @@ func TestSupersedeWaiting(t *testing.T) {
 	}
 }
 
-// testdata/schema-v1, -v2 and -v3 (graph.db) were written by the
-// version 1, 2 and 3 schemas (Corpus(11, 150) in batches of 40). Open migrates
+// testdata/schema-v1/graph.db and schema-v2/graph.db were written by the
+// version 1 and 2 schemas (Corpus(11, 150) in batches of 40). Open migrates
 // each in place: afterwards it holds what a fresh store holds, and searches
 // it the same way (its full-text index built again from the records).
 func TestMigrate(t *testing.T) {
-	for _, fixture := range []string{"schema-v1", "schema-v2", "schema-v3"} {
+	for _, fixture := range []string{"schema-v1", "schema-v2"} {
 		t.Run(fixture, func(t *testing.T) { testMigrate(t, fixture) })
 	}
 }

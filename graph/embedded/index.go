@@ -29,10 +29,8 @@ const SearchFileName = "graph-search.db"
 // searchSchemaVersion is the search file's PRAGMA user_version. A file of
 // another version is deleted and built again from the main file (version
 // 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
-// package analysis, and the turns of sessions; 3 adds the vectors, which
-// left the main file, and search_meta; a version 2 file is migrated in
-// place and its vectors embedded in the background).
-const searchSchemaVersion = 3
+// package analysis, and the turns of sessions).
+const searchSchemaVersion = 2
 
 // sqlCreateFTS creates the full-text index: the record's text and its
 // entity names and tags as package analysis gives their terms (lowercase,
@@ -84,18 +82,6 @@ const (
 	) WITHOUT ROWID`
 )
 
-// sqlCreateSearchMeta holds the search file's own keys: vectors_epoch,
-// drawn at random when the file is made and bumped whenever vectors
-// already stored change (a re-embedding, a reset), so that in-memory
-// vector indexes (vecIndex) and their cache file start again.
-const (
-	sqlCreateSearchMeta = `CREATE TABLE IF NOT EXISTS search_meta (
-		key   TEXT PRIMARY KEY,
-		value INTEGER NOT NULL
-	) WITHOUT ROWID`
-	sqlInitEpoch = `INSERT OR IGNORE INTO search_meta (key, value) VALUES ('vectors_epoch', abs(random() % 1000000000000))`
-)
-
 var (
 	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
@@ -145,9 +131,7 @@ type ixRows struct {
 	// version these rows add (journal.ClashWins): their full-text rows
 	// and mentions go first.
 	removed []ixRemoval
-	turns   []any  // agent, session, ts, uuid, id
-	vecs    []any  // id, group_id, version, vec (with an embedder)
-	version string // the embedder's version, for vecs
+	turns   []any // agent, session, ts, uuid, id
 }
 
 // ixRemoval is what a removed memory's full-text row holds, to delete it
@@ -168,9 +152,6 @@ func (x *ixRows) add(id int64, r *row) {
 	if r.m.Session != "" {
 		x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
 	}
-	if r.vec != nil {
-		x.vecs = append(x.vecs, id, r.group, x.version, r.vec)
-	}
 }
 
 // indexer owns the search file's write connection and indexes on its own
@@ -180,12 +161,7 @@ type indexer struct {
 	path string
 	db   *sql.DB // the search file, one connection (held by w)
 	w    *writer
-	main *sql.DB          // the read pool, for records to index again
-	emb  memsync.Embedder // nil: no vectors; else what a catch-up embeds with
-
-	// connMu serialises the uses of w: the indexer goroutine's jobs and
-	// checkpoints, and the re-embedding (Graph.Reembed).
-	connMu sync.Mutex
+	main *sql.DB // the read pool, for records to index again
 
 	sendMu sync.Mutex // orders seq and the channel send; guards closed
 	jobs   chan ixJob
@@ -213,7 +189,7 @@ func (ix *indexer) analyze(s string) string {
 
 // openIndex opens (creating, or replacing when it is of another version or
 // damaged) the search file at path and starts the indexer.
-func openIndex(ctx context.Context, path string, main *sql.DB, emb memsync.Embedder, lg *zap.Logger) (*indexer, error) {
+func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (*indexer, error) {
 	db, w, err := openSearchFile(ctx, path)
 	var older *searchVersionError
 	if errors.As(err, &older) && older.have < searchSchemaVersion {
@@ -231,7 +207,7 @@ func openIndex(ctx context.Context, path string, main *sql.DB, emb memsync.Embed
 			return nil, err
 		}
 	}
-	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main, emb: emb,
+	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main,
 		jobs: make(chan ixJob, 1), done: make(chan struct{}), changed: make(chan struct{})}
 	go ix.run()
 	return ix, nil
@@ -272,17 +248,10 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 	switch v {
 	case searchSchemaVersion:
 		return nil
-	case 0, 2:
-		qs := []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns}
-		if v == 2 {
-			// In place: version 3 adds the vectors (which the main file
-			// kept before) and search_meta; Reembed fills the vectors.
-			qs = nil
-		}
-		qs = append(qs, sqlCreateVectors, sqlCreateSearchMeta, sqlInitEpoch,
-			`PRAGMA user_version = `+strconv.Itoa(searchSchemaVersion))
+	case 0:
 		return inTx(ctx, conn, func() error {
-			for _, q := range qs {
+			for _, q := range []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
+				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
 				}
@@ -331,11 +300,9 @@ func (ix *indexer) run() {
 			}
 			job = j
 		case <-quiet.C:
-			ix.connMu.Lock()
 			if _, err := ix.w.conn.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 				ix.lg.Debug("search index: checkpoint", zap.Error(err))
 			}
-			ix.connMu.Unlock()
 			continue
 		}
 		start := time.Now()
@@ -428,8 +395,6 @@ func (ix *indexer) close() error {
 
 // index brings the index to job.through in one transaction of the search file.
 func (ix *indexer) index(job ixJob) error {
-	ix.connMu.Lock()
-	defer ix.connMu.Unlock()
 	ctx := context.Background()
 	conn := ix.w.conn
 	return inTx(ctx, conn, func() error {
@@ -453,7 +418,7 @@ func (ix *indexer) index(job ixJob) error {
 					zap.String("search_file", ix.path))
 			}
 			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
-				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`, `DELETE FROM vectors`, sqlBumpEpoch} {
+				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
 				}
@@ -498,7 +463,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}, {vectorsTable, rows.vecs}} {
+	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
@@ -536,9 +501,6 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 				return fmt.Errorf("remove %s: %w", r.uuid, err)
 			}
 		}
-		if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveVector, r.id); err != nil {
-			return fmt.Errorf("remove %s: %w", r.uuid, err)
-		}
 	}
 	return nil
 }
@@ -570,9 +532,6 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 	}
 	defer q.Close()
 	out := &ixRows{}
-	if ix.emb != nil {
-		out.version = ix.emb.Version()
-	}
 	var last int64
 	for q.Next() {
 		var (
@@ -587,14 +546,8 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 			return nil, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
 		}
 		ents := rec.AllEntities()
-		r := &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
-			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)}
-		if ix.emb != nil {
-			// The vectors are derived data too: a search file built again
-			// embeds the memories again (on this goroutine, in the background).
-			r.vec = encodeVector(r.m.Vector(ix.emb))
-		}
-		out.add(id, r)
+		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
+			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)})
 		last = id
 	}
 	return out, last, q.Err()

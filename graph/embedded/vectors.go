@@ -2,9 +2,7 @@ package embedded
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -17,51 +15,41 @@ import (
 	"github.com/memsync/memsync/memsync/recall"
 )
 
-// Vectors (issue 27) are a projection like the full-text index, and like
-// it they live in the search file (SearchFileName), written by the
-// indexer: with an embedder (WithEmbedder), Apply hands each new memory's
-// embedding (computed by the preparing goroutines, not the writer) to the
-// indexer with the batch's full-text rows, and the indexer stores it in
-// the same transaction as them, tagged with the embedder's Version. So
-// the main file's writer, the projection's critical path, never writes a
-// vector, and a search file built again (missing, damaged, of another
-// generation) embeds the memories again as it indexes them, in the
-// background. Search compares the query with the vectors of the reader's
-// groups only and of the current version only (vecIndex: an int8 copy in
-// memory, per group, so a vector of a group the reader may not see is
-// never read), then scores the best candidates exactly, with the search's
-// filters: from their memories' text embedded again (the stored int8 rows
-// are for the approximate pass only). An index is never mixed: after a
-// model change the rows of the old version are ignored until the store
-// re-embeds them (at Open, in the background; Flush waits for it; a
-// rebuild re-embeds everything anyway).
+// Vectors (issue 27) are a projection like the full-text index: with an
+// embedder (WithEmbedder), Apply stores each new memory's embedding in the
+// vectors table of the main file, in the batch's transaction, tagged with
+// the embedder's Version (the preparing goroutines embed, not the writer).
+// Search compares the query with the vectors of the reader's groups only
+// and of the current version only (vecIndex: an int8 copy in memory, per
+// group, so a vector of a group the reader may not see is never read),
+// then scores the best candidates exactly, with the search's filters: from
+// their memories' text embedded again (the stored int8 rows are for the
+// approximate pass only). An index is never mixed: after a model
+// change the rows of the old version are ignored until the store re-embeds
+// them (at Open, in the background; Flush waits for it; a rebuild
+// re-embeds everything anyway).
 //
-//	vectors     (search file) id INTEGER PRIMARY KEY (memories.id), group_id,
-//	            version, vec BLOB (encodeVector: float32 scale + Dim int8; or,
+//	vectors     id INTEGER PRIMARY KEY (memories.id), group_id, version,
+//	            vec BLOB (encodeVector: float32 scale + Dim int8; or,
 //	            written before, Dim float32, little-endian, L2-normalised)
-//	search_meta vectors_epoch  bumped by every re-embedding chunk and every
-//	            reset of the search file (vecIndex reloads)
-//
-// Main files of schema version 3 kept the vectors in the main file, written
-// by the writer; version 4 drops them there (migrate), and the search
-// file, migrated to its version 3 in place, gets them from Reembed.
+//	vectors_group  index (group_id, version)
+//	meta vectors_epoch  bumped by every re-embedding chunk (vecIndex reloads)
 const (
 	sqlCreateVectors = `CREATE TABLE IF NOT EXISTS vectors (
 		id       INTEGER PRIMARY KEY,
 		group_id TEXT NOT NULL,
 		version  TEXT NOT NULL,
 		vec      BLOB NOT NULL)`
-	sqlRemoveVector = `DELETE FROM vectors WHERE id = ?1`
-	// sqlStale lists, after id ?1 and up to ?4 (what the search file
-	// indexes), the memories whose vector is missing or of another version
-	// than ?2. It runs on a read connection (the search file attached).
-	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN search.vectors AS v ON v.id = m.id
-	WHERE m.id > ?1 AND m.id <= ?4 AND (v.id IS NULL OR v.version <> ?2) ORDER BY m.id LIMIT ?3`
+	sqlCreateVectorsGroup = `CREATE INDEX IF NOT EXISTS vectors_group ON vectors (group_id, version)`
+	sqlRemoveVector       = `DELETE FROM vectors WHERE id = ?1`
+	// sqlStale lists, after id ?1, the memories whose vector is missing
+	// or of another version than ?2.
+	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN vectors AS v ON v.id = m.id
+	WHERE m.id > ?1 AND (v.id IS NULL OR v.version <> ?2) ORDER BY m.id LIMIT ?3`
 )
 
-// sqlBumpEpoch marks a change to vectors already stored (re-embedding, a
-// reset), in the search file.
-const sqlBumpEpoch = `INSERT INTO search_meta (key, value) VALUES ('vectors_epoch', 1)
+// sqlBumpEpoch marks a change to vectors already stored (re-embedding).
+const sqlBumpEpoch = `INSERT INTO meta (key, value) VALUES ('vectors_epoch', 1)
 	ON CONFLICT (key) DO UPDATE SET value = value + 1`
 
 var vectorsTable = &table{name: "vectors", cols: 4, head: `INSERT OR REPLACE INTO vectors (id, group_id, version, vec)`}
@@ -230,40 +218,19 @@ func (g *Graph) Reembed(ctx context.Context) error {
 	return nil
 }
 
-// reembedChunk re-embeds up to reembedChunk stale memories after id
-// after, on the indexer's connection to the search file, in one of its
-// transactions. It re-embeds only what the search file indexes of the
-// main file's current generation: memories past its watermark, or of
-// another generation, get their vectors from the indexer's catch-up.
+// reembedChunk re-embeds up to reembedChunk stale memories after id after.
 func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (n int, last int64, err error) {
 	g.mu.Lock()
-	closed := g.closed
-	g.mu.Unlock()
-	if closed {
+	defer g.mu.Unlock()
+	if g.closed {
 		return 0, 0, fmt.Errorf("store closed")
 	}
-	ix := g.ix
-	ix.connMu.Lock()
-	defer ix.connMu.Unlock()
-	conn := ix.w.conn
-	err = inTx(ctx, conn, func() error {
-		var gen, mainGen string
-		var through int64
-		err := conn.QueryRowContext(ctx, sqlIndexed).Scan(&gen, &through)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read watermark: %w", err)
-		}
-		err = ix.main.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'generation'`).Scan(&mainGen)
-		if errors.Is(err, sql.ErrNoRows) || err == nil && mainGen != gen {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read generation: %w", err)
-		}
-		rows, err := ix.main.QueryContext(ctx, sqlStale, after, version, reembedChunk, through)
+	w, err := g.writerLocked(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = inTx(ctx, w.conn, func() error {
+		rows, err := w.conn.QueryContext(ctx, sqlStale, after, version, reembedChunk)
 		if err != nil {
 			return err
 		}
@@ -289,14 +256,17 @@ func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		if err := ix.w.insert(ctx, vectorsTable, args); err != nil || n == 0 {
+		if err := w.insert(ctx, vectorsTable, args); err != nil || n == 0 {
 			return err
 		}
 		// Vectors of ids already loaded changed: in-memory indexes
 		// (vecIndex) start again.
-		_, err = conn.ExecContext(ctx, sqlBumpEpoch)
+		_, err = w.conn.ExecContext(ctx, sqlBumpEpoch)
 		return err
 	})
+	if err != nil {
+		g.dropWriterIfBroken(err)
+	}
 	return n, last, err
 }
 

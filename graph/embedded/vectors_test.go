@@ -17,13 +17,8 @@ import (
 	"github.com/memsync/memsync/memsync/recall"
 )
 
-// vectorRows counts the stored vectors by version, once the indexer (which
-// writes them) has caught up.
 func vectorRows(t *testing.T, g *Graph) map[string]int {
 	t.Helper()
-	if err := g.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	rows, err := g.rdb.QueryContext(context.Background(), `SELECT version, count(*) FROM vectors GROUP BY version`)
 	if err != nil {
 		t.Fatal(err)
@@ -39,16 +34,6 @@ func vectorRows(t *testing.T, g *Graph) map[string]int {
 		out[v] = n
 	}
 	return out
-}
-
-// idOf is the id of the memory uuid holds.
-func idOf(t *testing.T, g *Graph, uuid string) int64 {
-	t.Helper()
-	var id int64
-	if err := g.rdb.QueryRow(`SELECT id FROM memories WHERE uuid = ?1`, uuid).Scan(&id); err != nil {
-		t.Fatalf("id of %s: %v", uuid, err)
-	}
-	return id
 }
 
 func search(t *testing.T, g *Graph, text string) []memsync.Hit {
@@ -167,9 +152,6 @@ func TestVectorsFollowTheProjection(t *testing.T) {
 	apply(t, g, a, mem("m2", 2, "other"))
 	apply(t, g, b)
 	var n, orphans int
-	if err := g.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE id NOT IN (SELECT id FROM memories)) FROM vectors`).Scan(&n, &orphans); err != nil {
 		t.Fatal(err)
 	}
@@ -284,21 +266,21 @@ func TestVectorsStoredCompactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.float32 {
-				// The vectors are in the search file, written on the
-				// indexer's connection.
-				g.ix.connMu.Lock()
-				w := g.ix.w
+				g.mu.Lock()
+				w, err := g.writerLocked(ctx)
+				g.mu.Unlock()
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, m := range batch {
 					b := make([]byte, 4*dim)
 					for i, x := range emb.Embed(m.Text) {
 						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 					}
-					if _, err := w.conn.ExecContext(ctx, `UPDATE vectors SET vec = ?1 WHERE id = ?2`, b, idOf(t, g, m.UUID)); err != nil {
-						g.ix.connMu.Unlock()
+					if _, err := w.conn.ExecContext(ctx, `UPDATE vectors SET vec = ?1 WHERE id = (SELECT id FROM memories WHERE uuid = ?2)`, b, m.UUID); err != nil {
 						t.Fatal(err)
 					}
 				}
-				g.ix.connMu.Unlock()
 			}
 			var n, bytes int
 			if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), IFNULL(SUM(length(vec)), 0) FROM vectors`).Scan(&n, &bytes); err != nil {
