@@ -152,7 +152,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if err == nil {
 		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
 	}
-	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlCreateVectors, sqlCreateVectorsGroup) {
+	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlCreateVectors, sqlDropVectorsGroup) {
 		if err == nil {
 			_, err = g.w.conn.ExecContext(ctx, q)
 		}

@@ -32,7 +32,8 @@ import (
 //	vectors     id INTEGER PRIMARY KEY (memories.id), group_id, version,
 //	            vec BLOB (encodeVector: float32 scale + Dim int8; or,
 //	            written before, Dim float32, little-endian, L2-normalised)
-//	vectors_group  index (group_id, version)
+//	              (an index vectors_group (group_id, version), which no
+//	              query read, was dropped: Open drops it from older files)
 //	meta vectors_epoch  bumped by every re-embedding chunk (vecIndex reloads)
 const (
 	sqlCreateVectors = `CREATE TABLE IF NOT EXISTS vectors (
@@ -40,8 +41,8 @@ const (
 		group_id TEXT NOT NULL,
 		version  TEXT NOT NULL,
 		vec      BLOB NOT NULL)`
-	sqlCreateVectorsGroup = `CREATE INDEX IF NOT EXISTS vectors_group ON vectors (group_id, version)`
-	sqlRemoveVector       = `DELETE FROM vectors WHERE id = ?1`
+	sqlDropVectorsGroup = `DROP INDEX IF EXISTS vectors_group`
+	sqlRemoveVector     = `DELETE FROM vectors WHERE id = ?1`
 	// sqlStale lists, after id ?1, the memories whose vector is missing
 	// or of another version than ?2.
 	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN vectors AS v ON v.id = m.id

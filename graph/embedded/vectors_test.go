@@ -401,3 +401,39 @@ func TestEncodeVectorBits(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorsGroupIndexDropped: no query reads vectors by group (the
+// in-memory index loads them by id), so the vectors table has no index
+// but its key: a store whose file has the vectors_group index of earlier
+// versions loses it at the next Open, and searches as before.
+func TestVectorsGroupIndexDropped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	emb := memsynctest.NewEmbedder(64)
+	g, err := Open(dir, nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g, mem("m1", 1, "we moved the orders to postgres yesterday"), mem("m2", 2, "lunch was pizza"))
+	// The file as earlier versions left it.
+	if _, err := g.w.conn.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS vectors_group ON vectors (group_id, version)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if g, err = Open(dir, nil, WithEmbedder(emb)); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var n int
+	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_schema WHERE type = 'index' AND tbl_name = 'vectors' AND sql IS NOT NULL`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d indexes on vectors after Open, want 0", n)
+	}
+	if hits := search(t, g, "postgresql upgrade"); len(hits) == 0 || hits[0].UUID != "m1" || hits[0].Parts.VecRank != 1 {
+		t.Fatalf("after the drop: %+v", hits)
+	}
+}
