@@ -298,43 +298,38 @@ func prepare(m *memsync.Memory) prepared {
 	}
 	optional := map[string]string{
 		"confidence": rec.Confidence,
-		"max_age":    rec.MaxAge,
 		"tier":       rec.Tier,
 		"session":    rec.Session,
 		"task":       rec.Task,
-		"why":        rec.Why,
 	}
 	for k, v := range optional {
 		if v != "" {
 			props[k] = v
 		}
 	}
-	if rec.Source != nil {
-		for k, v := range map[string]string{"source_type": rec.Source.Type, "source_actor": rec.Source.Actor} {
-			if v != "" {
-				props[k] = v
-			}
-		}
-	}
-	if len(rec.Tags) > 0 {
-		props["tags"] = rec.Tags
-	}
 	setTerms(props, rec)
 	return prepared{mem: m, uuid: rec.UUID, hash: hash, group: group, props: props, ents: ents}
 }
 
 // rest is the canonical encoding of what the other properties of a memory
-// do not hold (refs, entities, links, supersedes, conflicts_with, source and
-// unknown fields), with uuid, ts, agent and kind, which Parse needs (without
-// a uuid it would derive one), and a one-character stand-in for the text
-// that Parse requires.
+// do not hold (refs, entities, links, supersedes, conflicts_with, source,
+// tags, why, max_age and unknown fields), with uuid, ts, agent and kind,
+// which Parse needs (without a uuid it would derive one), and a
+// one-character stand-in for the text that Parse requires.
 // Storing the whole record again beside its properties repeated the text
 // and every field: about 380 bytes a memory that the server unpacked, set
 // and logged for nothing. toNode puts the record back together.
+//
+// A field is a property of its own only when a read filters on it or SPEC
+// §4 names it (scope, confidence, tier, session, task, the text); tags,
+// why, max_age and the source's type and actor, which no statement reads
+// apart from the record, live in rest only: each property costs the
+// server a property record to write and log (issue 30; memories written
+// before hold them as properties too, which storedRecord still reads).
 func rest(rec *journal.Record) string {
 	r := *rec
-	r.Scope, r.Text, r.Tags = "", restText, nil
-	r.Confidence, r.MaxAge, r.Tier, r.Session, r.Task, r.Why = "", "", "", "", "", ""
+	r.Scope, r.Text = "", restText
+	r.Confidence, r.Tier, r.Session, r.Task = "", "", "", ""
 	return string(r.Canonical())
 }
 

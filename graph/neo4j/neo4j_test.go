@@ -482,3 +482,53 @@ func cypher(t *testing.T) func(stmt string, params ...map[string]any) []*neo4jdr
 		return res.Records
 	}
 }
+
+// TestRestHoldsUnfilteredFields: tags, why, max_age and the source, which
+// no statement filters on, are not properties of their own (each costs the
+// server a property record per memory) but live in rest; a memory reads
+// back exactly, and so does one written by the previous version, which
+// held them as properties.
+func TestRestHoldsUnfilteredFields(t *testing.T) {
+	g := neo4jtest.Open(t)
+	ctx := context.Background()
+	full := func(r *journal.Record) {
+		r.Tags, r.Why, r.MaxAge = []string{"b", "a"}, "cheaper", "90d"
+		r.Source = &journal.Source{Type: journal.SourceTypes[0], Actor: "dana", Context: "standup"}
+		r.Confidence, r.Tier, r.Session, r.Task = "high", "core", "s1", "t1"
+	}
+	cur, prev := rec("cur", 1, "written now", full), rec("prev", 2, "written by the previous version", full)
+	if _, err := g.Apply(ctx, []memsync.Memory{cur, prev}); err != nil {
+		t.Fatal(err)
+	}
+	exec := cypher(t)
+	keys := exec("MATCH (m:Memory {uuid: 'cur'}) RETURN keys(m)")[0].Values[0].([]any)
+	for _, k := range keys {
+		switch k {
+		case "tags", "why", "max_age", "source_type", "source_actor":
+			t.Errorf("memory has property %s: %v", k, keys)
+		}
+	}
+	for _, k := range []string{"confidence", "tier", "session", "task", "terms", "keywords"} {
+		if !slices.Contains(keys, any(k)) {
+			t.Errorf("memory lacks property %s: %v", k, keys)
+		}
+	}
+	// The previous version's form: those fields as properties, not in rest.
+	old := prev.Record
+	old.Scope, old.Text, old.Tags = "", ".", nil
+	old.Confidence, old.MaxAge, old.Tier, old.Session, old.Task, old.Why = "", "", "", "", "", ""
+	exec(`MATCH (m:Memory {uuid: 'prev'})
+SET m.rest = $rest, m.tags = $tags, m.why = $why, m.max_age = $maxAge, m.source_type = $st, m.source_actor = $sa`,
+		map[string]any{"rest": string((&old).Canonical()), "tags": prev.Tags, "why": prev.Why, "maxAge": prev.MaxAge,
+			"st": prev.Source.Type, "sa": prev.Source.Actor})
+	got, err := g.Get(ctx, []string{"cur", "prev"})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Get = %v, %v", got, err)
+	}
+	for _, m := range []memsync.Memory{cur, prev} {
+		n := got[m.UUID]
+		if a, b := string(n.Record.Canonical()), string(m.Record.Canonical()); a != b {
+			t.Errorf("%s reads back as\n%s\nwant\n%s", m.UUID, a, b)
+		}
+	}
+}

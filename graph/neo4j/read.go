@@ -304,9 +304,15 @@ func storedRecord(get func(string) any) (journal.Record, error) {
 	}
 	str := func(key string) string { s, _ := get(key).(string); return s }
 	rec.Text, rec.Scope = str("text"), journal.Scope(str("scope"))
-	rec.Confidence, rec.MaxAge, rec.Tier = str("confidence"), str("max_age"), str("tier")
-	rec.Session, rec.Task, rec.Why = str("session"), str("task"), str("why")
-	rec.Tags = nil
+	rec.Confidence, rec.Tier = str("confidence"), str("tier")
+	rec.Session, rec.Task = str("session"), str("task")
+	// Written before rest held them, these are properties of their own.
+	if s, ok := get("why").(string); ok {
+		rec.Why = s
+	}
+	if s, ok := get("max_age").(string); ok {
+		rec.MaxAge = s
+	}
 	if tags, _ := get("tags").([]any); len(tags) > 0 {
 		rec.Tags = make([]string, len(tags))
 		for i, t := range tags {
