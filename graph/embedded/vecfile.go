@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"unsafe"
+
+	"github.com/memsync/memsync/memsync/mapped"
 )
 
 // The vector index file: a process that loads the vector index (vecIndex)
@@ -99,7 +101,7 @@ func writeVecFile(path string, x *vecIndex, dim int) error {
 // The file stays mapped, its arrays x's own, until x starts again
 // (x.release).
 func readVecFile(path string, x *vecIndex, key string, dim int) (ok bool, err error) {
-	b, release, err := mapFile(path)
+	b, release, err := mapped.File(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/mapped"
 )
 
 // Index holds what the gate reads of recent records: per record its uuid,
@@ -395,7 +396,7 @@ func checksum(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
 // journals (a file rewritten, truncated or replaced; an older day file
 // appeared; too many new lines; a compaction record among them).
 func loadIndex(x *Index, dir, path string, files []journalFile) (ok bool) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mapped.File(path)
 	if err != nil {
 		return false
 	}
