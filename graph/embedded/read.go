@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -605,7 +606,7 @@ func (g *Graph) lexicalTop(ctx context.Context, db querier, match string, f filt
 	slices.SortFunc(pass, func(a, b hit) int {
 		switch {
 		case a.rank != b.rank:
-			return cmpFloat(a.rank, b.rank)
+			return cmp.Compare(a.rank, b.rank)
 		case a.ts != b.ts:
 			return strings.Compare(b.ts, a.ts)
 		}
@@ -625,16 +626,6 @@ func (g *Graph) lexicalTop(ctx context.Context, db querier, match string, f filt
 		out = append(out, h.c)
 	}
 	return out, true, nil
-}
-
-func cmpFloat(a, b float64) int {
-	if a < b {
-		return -1
-	}
-	if a > b {
-		return 1
-	}
-	return 0
 }
 
 // lexicalAll is lexical by sqlSearch, which ranks every match.
