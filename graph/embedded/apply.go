@@ -521,8 +521,7 @@ func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
 			return fmt.Errorf("replace %s: stored record does not parse: %w", uuid, err)
 		}
 		ents := old.AllEntities()
-		a.ix.removed = append(a.ix.removed, ixRemoval{id: st.id, uuid: uuid, text: old.Text,
-			meta: ftsMeta(ents, old.Tags), grp: groupToken(old.GroupID())})
+		a.ix.removed = append(a.ix.removed, ixRemoval{id: st.id, uuid: uuid, text: old.Text, meta: ftsMeta(ents, old.Tags)})
 	}
 	for _, q := range []struct {
 		sql string
@@ -607,7 +606,6 @@ type row struct {
 	ts       string
 	entities []string
 	meta     string // its entity names and tags
-	token    string // groupToken(group)
 	vec      []byte // its embedding as stored (encodeVector); nil without an embedder
 }
 
@@ -627,7 +625,6 @@ func prepareRow(m *memsync.Memory) (row, error) {
 		ts:       formatTS(m.TS),
 		entities: ents,
 		meta:     ftsMeta(ents, m.Tags),
-		token:    groupToken(group),
 	}, nil
 }
 
@@ -658,20 +655,6 @@ func ftsMeta(entities, tags []string) string {
 		return strings.Join(entities, " ")
 	}
 	return strings.Join(entities, " ") + " " + strings.Join(tags, " ")
-}
-
-// groupToken is how a group is written in the full-text index's grp column:
-// one token that the tokenizer keeps whole and never stems, whatever bytes
-// the group name holds ("g" and three decimal digits per byte), and that
-// no other group shares.
-func groupToken(group string) string {
-	b := make([]byte, 0, 1+3*len(group))
-	b = append(b, 'g')
-	for i := 0; i < len(group); i++ {
-		c := group[i]
-		b = append(b, '0'+c/100, '0'+c/10%10, '0'+c%10)
-	}
-	return string(b)
 }
 
 // Drop deletes every memory, edge, entity and agent, leaving an empty store

@@ -29,19 +29,9 @@ const SearchFileName = "graph-search.db"
 // searchSchemaVersion is the search file's PRAGMA user_version. A file of
 // another version is deleted and built again from the main file (version
 // 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
-// package analysis, and the turns of sessions).
-const searchSchemaVersion = 2
-
-// sqlCreateFTS creates the full-text index: the record's text and its
-// entity names and tags as package analysis gives their terms (lowercase,
-// space-separated, so the ascii tokenizer splits them exactly there and
-// changes nothing else), and its group as one token (groupToken) so that a
-// search only scores the memories its reader may see.
-const sqlCreateFTS = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-		text, meta, grp,
-		content = '',
-		tokenize = 'ascii'
-	)`
+// package analysis, and the turns of sessions, in FTS5; 3 in memsync's own
+// index, lexindex.go).
+const searchSchemaVersion = 3
 
 // sqlCreateTurns orders the memories that name a session by agent, session
 // and time, so that a search finds the neighbours of its strongest hits
@@ -83,23 +73,12 @@ const (
 )
 
 var (
-	stageTable    = &table{name: "fts_stage", cols: 4, head: `INSERT INTO temp.fts_stage (id, text, meta, grp)`}
 	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
 	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
 	turnsTable    = &table{name: "turns", cols: 5, head: `INSERT OR IGNORE INTO turns (agent, session, ts, uuid, id)`}
 )
 
 const (
-	// FTS5 writes its pending terms out as a new segment at every statement
-	// that opens a savepoint, so rows are staged in a per-connection
-	// temporary table and indexed in one statement: one segment per batch.
-	sqlCreateStage = `CREATE TEMP TABLE IF NOT EXISTS fts_stage (
-		id   INTEGER PRIMARY KEY,
-		text TEXT NOT NULL,
-		meta TEXT NOT NULL,
-		grp  TEXT NOT NULL)`
-	sqlUnstage     = `DELETE FROM temp.fts_stage`
-	sqlIndex       = `INSERT INTO memories_fts (rowid, text, meta, grp) SELECT id, text, meta, grp FROM temp.fts_stage`
 	sqlIndexed     = `SELECT generation, through FROM indexed`
 	sqlSetIndexed  = `INSERT OR REPLACE INTO indexed (one, generation, through) VALUES (1, ?1, ?2)`
 	sqlCatchUpRows = `SELECT id, group_id, record FROM memories WHERE id > ?1 AND id <= ?2 ORDER BY id LIMIT ?3`
@@ -124,7 +103,7 @@ type ixJob struct {
 // ixRows are the rows some memories add to the search file, each table's
 // values row after row.
 type ixRows struct {
-	fts      []any // id, text, meta, grp (text and meta as written: the indexer analyzes them)
+	fts      []any // id, text, meta, group (text and meta as written: the indexer analyzes them)
 	entities []any // group_id, name (repeats are ignored)
 	mentions []any // uuid, group_id, name
 	// removed are memories stored before that lost their uuid to a
@@ -137,14 +116,14 @@ type ixRows struct {
 // ixRemoval is what a removed memory's full-text row holds, to delete it
 // (a contentless FTS5 table deletes by the values it indexed).
 type ixRemoval struct {
-	id              int64
-	uuid            string
-	text, meta, grp string
+	id         int64
+	uuid       string
+	text, meta string
 }
 
 // add appends what r (a prepared record stored with id) adds.
 func (x *ixRows) add(id int64, r *row) {
-	x.fts = append(x.fts, id, r.m.Text, r.meta, r.token)
+	x.fts = append(x.fts, id, r.m.Text, r.meta, r.group)
 	for _, name := range r.entities {
 		x.mentions = append(x.mentions, r.m.UUID, r.group, name)
 		x.entities = append(x.entities, r.group, name)
@@ -175,7 +154,8 @@ type indexer struct {
 	last    ixJob         // the last job sent, without rows: what a retry aims at
 	changed chan struct{} // closed and replaced whenever indexed moves
 
-	buf []byte // analysis output, reused by the indexer goroutine
+	buf  []byte            // analysis output, reused by the indexer goroutine
+	ords map[string]uint32 // lex_groups as read or written; reset when a job fails
 }
 
 // analyze is analysis.Text(s), through the indexer's buffer.
@@ -208,7 +188,7 @@ func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (
 		}
 	}
 	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main,
-		jobs: make(chan ixJob, 1), done: make(chan struct{}), changed: make(chan struct{})}
+		jobs: make(chan ixJob, 1), done: make(chan struct{}), changed: make(chan struct{}), ords: map[string]uint32{}}
 	go ix.run()
 	return ix, nil
 }
@@ -226,7 +206,7 @@ func openSearchFile(ctx context.Context, path string) (*sql.DB, *writer, error) 
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	w, err := openWriter(ctx, db, sqlCreateStage)
+	w, err := openWriter(ctx, db)
 	if err == nil {
 		err = migrateSearch(ctx, w.conn)
 	}
@@ -250,7 +230,8 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 		return nil
 	case 0:
 		return inTx(ctx, conn, func() error {
-			for _, q := range []string{sqlCreateFTS, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
+			for _, q := range []string{sqlCreateLexGroups, sqlCreateLexSegments, sqlCreateLexPostings, sqlCreateLexPostingsKey,
+				sqlCreateLexStats, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
 				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
@@ -308,6 +289,7 @@ func (ix *indexer) run() {
 		start := time.Now()
 		err := ix.index(job)
 		if err != nil {
+			clear(ix.ords) // numbers given in the transaction that rolled back
 			ix.lg.Error("search index: indexing failed; it is caught up from the stored records on the next write or search",
 				zap.Int64("through", job.through), zap.Error(err))
 		} else if job.rows == nil {
@@ -417,8 +399,8 @@ func (ix *indexer) index(job ixJob) error {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
 					zap.String("search_file", ix.path))
 			}
-			for _, q := range []string{`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
-				`DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`} {
+			clear(ix.ords)
+			for _, q := range append(lexReset, `DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`) {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
 				}
@@ -451,50 +433,43 @@ func (ix *indexer) index(job ixJob) error {
 	})
 }
 
-// add writes rows, the full text in one statement. The text and meta
+// add writes rows: the full text as one new segment. The text and meta
 // columns are analyzed here (package analysis), on the indexer's goroutine,
 // off the path of Apply.
 func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
+	seg := newLexSegment()
 	for i := 0; i+3 < len(rows.fts); i += 4 {
+		id, _ := rows.fts[i].(int64)
 		text, _ := rows.fts[i+1].(string)
 		meta, _ := rows.fts[i+2].(string)
-		rows.fts[i+1], rows.fts[i+2] = ix.analyze(text), ix.analyze(meta)
+		group, _ := rows.fts[i+3].(string)
+		ord, err := ix.lexGroup(ctx, group)
+		if err != nil {
+			return err
+		}
+		seg.add(id, ord, ix.analyze(text), ix.analyze(meta))
+	}
+	if err := ix.writeSegment(ctx, seg); err != nil {
+		return fmt.Errorf("index: %w", err)
 	}
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{stageTable, rows.fts}, {entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}} {
+	}{{entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
-		}
-	}
-	for _, q := range []string{sqlIndex, sqlUnstage} {
-		s, err := ix.w.stmt(ctx, q)
-		if err != nil {
-			return err
-		}
-		if _, err := s.ExecContext(ctx); err != nil {
-			return fmt.Errorf("index: %w", err)
 		}
 	}
 	return nil
 }
 
-// remove deletes the full-text rows, mentions and turns of memories replaced by
-// another version of their uuid. A row the index never got (it was built
-// again from the stored records since) is left alone: FTS5 must only be
-// told to delete what it holds.
+// remove deletes the postings, mentions and turns of memories replaced by
+// another version of their uuid. Postings the index never got (it was built
+// again from the stored records since) are left alone.
 func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 	for _, r := range removed {
-		var n int
-		if err := ix.w.conn.QueryRowContext(ctx, `SELECT count(*) FROM memories_fts WHERE rowid = ?1`, r.id).Scan(&n); err != nil {
+		if err := ix.removePostings(ctx, r.id, ix.analyze(r.text), ix.analyze(r.meta)); err != nil {
 			return fmt.Errorf("remove %s: %w", r.uuid, err)
-		}
-		if n > 0 {
-			if _, err := ix.w.conn.ExecContext(ctx, `INSERT INTO memories_fts (memories_fts, rowid, text, meta, grp) VALUES ('delete', ?1, ?2, ?3, ?4)`,
-				r.id, ix.analyze(r.text), ix.analyze(r.meta), r.grp); err != nil {
-				return fmt.Errorf("remove %s: %w", r.uuid, err)
-			}
 		}
 		for _, q := range []string{`DELETE FROM mentions WHERE uuid = ?1`, `DELETE FROM turns WHERE uuid = ?1`} {
 			if _, err := ix.w.conn.ExecContext(ctx, q, r.uuid); err != nil {
@@ -547,7 +522,7 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 		}
 		ents := rec.AllEntities()
 		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
-			meta: ftsMeta(ents, rec.Tags), token: groupToken(group)})
+			meta: ftsMeta(ents, rec.Tags)})
 		last = id
 	}
 	return out, last, q.Err()

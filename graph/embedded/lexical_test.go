@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand"
-	"strings"
 	"testing"
 
 	"github.com/memsync/memsync/journal"
@@ -13,10 +11,10 @@ import (
 	"github.com/memsync/memsync/memsync/recall"
 )
 
-// lexicalPair runs lexicalTerms (the rare terms first, the index's best
-// matches first) and lexicalAll (every match ranked, sqlSearch) for text
-// with pool, and fails unless they give the same candidates in the same
-// order with the same scores.
+// lexicalPair runs lexicalTerms (only the best matches tested against the
+// filters) and lexicalAll (every match tested) for text with pool, and
+// fails unless they give the same candidates in the same order with the
+// same scores.
 func lexicalPair(t *testing.T, g *Graph, text string, kinds []journal.Kind, pool int) []candidate {
 	t.Helper()
 	ctx := context.Background()
@@ -27,15 +25,14 @@ func lexicalPair(t *testing.T, g *Graph, text string, kinds []journal.Kind, pool
 		kj, _ := json.Marshal(kinds)
 		f.kinds = string(kj)
 	}
-	m := matchExpr(groupExpr(groups), recall.ParseQuery(text).Terms)
 	if err := g.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := g.lexicalTerms(ctx, groups, recall.ParseQuery(text).Terms, f, pool)
+	got, err := g.lexicalTerms(ctx, recall.ParseQuery(text).Terms, f, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := g.lexicalAll(ctx, m, f, pool)
+	want, err := lexicalAll(ctx, g, recall.ParseQuery(text).Terms, f, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +47,23 @@ func lexicalPair(t *testing.T, g *Graph, text string, kinds []journal.Kind, pool
 	return got
 }
 
+// lexicalAll is lexicalTerms testing every match against the filters.
+func lexicalAll(ctx context.Context, g *Graph, terms []string, f filter, pool int) ([]candidate, error) {
+	visible, err := lexVisible(ctx, g.rdb, f.groups)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := lexScores(ctx, g.rdb, visible, terms)
+	if err != nil {
+		return nil, err
+	}
+	out, settled, err := g.lexicalTop(ctx, g.rdb, hits, f, pool, len(hits)+1)
+	if err == nil && !settled {
+		err = fmt.Errorf("testing all %d matches did not settle", len(hits))
+	}
+	return out, err
+}
+
 func ids(cs []candidate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
@@ -58,8 +72,8 @@ func ids(cs []candidate) []string {
 	return out
 }
 
-// TestLexicalTopSettles: ranking inside the index first (the best
-// pool×topFetch matches) gives what ranking every match gives: when the
+// TestLexicalTopSettles: testing the best pool×topFetch matches against
+// the filters first gives what testing every match gives: when the
 // matches tie across the cut (the newest of the tied ones were stored
 // last, so the cut alone would drop them), when the filters reject the
 // best matches (a second, larger fetch), and when they reject more than
@@ -107,129 +121,19 @@ func TestLexicalTopSettles(t *testing.T) {
 	}
 }
 
-// TestLexicalRareFirst: a query of rare and common terms is answered from
-// the memories holding a rare term when the best of those outscore the
-// bound on any memory holding common terms only, and ranked over every
-// match when they do not (the common-only memories then win: short
-// memories repeating the common term, against long ones naming the rare
-// term once). Both give what ranking every match gives. The rule's
-// thresholds are lowered to this store's size (at their defaults it
-// applies from 50,000 memories; the 1M figures in docs/benchmarks.md).
-func TestLexicalRareFirst(t *testing.T) {
-	minRows, share := rareMinRows, rareShare
-	rareMinRows, rareShare = 0, 0.03
-	t.Cleanup(func() { rareMinRows, rareShare = minRows, share })
-	long := strings.Repeat("filler ", 40)
-	for _, tc := range []struct {
-		name          string
-		common, rare  string
-		settles       bool
-		commonOnlyTop bool // a memory holding only the common term is among the answer
-	}{
-		{name: "rare memories outscore the bound", common: "alpha beta gamma delta", rare: "zeta alpha", settles: true},
-		{name: "common memories win", common: "alpha alpha alpha", rare: "zeta " + long, commonOnlyTop: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := openTest(t)
-			var batch []memsync.Memory
-			add := func(prefix, text string, n int) {
-				for i := 0; i < n; i++ {
-					batch = append(batch, mem(fmt.Sprintf("%s%03d", prefix, i), len(batch), text))
-				}
-			}
-			add("c", tc.common, 60)
-			add("r", tc.rare, 5)
-			add("f", "nothing of the query here", 135)
-			apply(t, g, batch...)
-			got := lexicalPair(t, g, "alpha zeta", nil, 3)
-			gj, _ := json.Marshal([]string{journal.SharedGroup})
-			_, settled, err := g.lexicalRare(context.Background(), groupExpr([]string{journal.SharedGroup}),
-				recall.ParseQuery("alpha zeta").Terms, filter{groups: string(gj)}, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if settled != tc.settles {
-				t.Errorf("settled by the rare terms: %v, want %v", settled, tc.settles)
-			}
-			commonOnly := false
-			for _, c := range got {
-				commonOnly = commonOnly || strings.HasPrefix(c.uuid, "c")
-			}
-			if commonOnly != tc.commonOnlyTop {
-				t.Errorf("answer %v: holds a common-only memory %v, want %v", ids(got), commonOnly, tc.commonOnlyTop)
-			}
-		})
-	}
-}
-
-// TestLexicalRareFirstAtScale: at the rule's default thresholds (a store
-// of 51,000 memories, above rareMinRows; a word in 10% of them, words in
-// 0.5%), rare terms first settles the queries that mix a rare and a common
-// word, and every query gets what ranking every match gives.
-func TestLexicalRareFirstAtScale(t *testing.T) {
-	if testing.Short() {
-		t.Skip("51,000 memories")
-	}
+// TestLexicalEmpty: on a store with nothing indexed, or no memory of the
+// reader's groups, a query finds nothing, without an error.
+func TestLexicalEmpty(t *testing.T) {
 	g := openTest(t)
-	r := rand.New(rand.NewSource(27))
-	const n = 51000
-	batch := make([]memsync.Memory, 0, 5000)
-	for i := 0; i < n; i++ {
-		words := []string{fmt.Sprintf("rare%d", r.Intn(200)), fmt.Sprintf("filler%d", r.Intn(1000)), fmt.Sprintf("filler%d", r.Intn(1000))}
-		if r.Intn(10) == 0 {
-			words = append(words, "common")
-		}
-		if r.Intn(30) == 0 {
-			words = append(words, "middling")
-		}
-		for k := r.Intn(4); k > 0; k-- {
-			words = append(words, fmt.Sprintf("filler%d", r.Intn(1000)))
-		}
-		batch = append(batch, mem(fmt.Sprintf("m%06d", i), i, strings.Join(words, " ")))
-		if len(batch) == cap(batch) {
-			apply(t, g, batch...)
-			batch = batch[:0]
+	for _, text := range []string{"alpha", "alpha zeta"} {
+		hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}})
+		if err != nil || len(hits) != 0 {
+			t.Fatalf("Search(%q) on an empty store = %v, %v; want nothing, no error", text, hits, err)
 		}
 	}
-	gj, _ := json.Marshal([]string{journal.SharedGroup})
-	for _, tc := range []struct {
-		text    string
-		settles bool
-	}{
-		{"common rare7", true},
-		{"rare3 common rare11", true},
-		{"common middling rare5", false}, // two common words: their bound is above any rare word's idf
-		{"rare1 rare2", false},           // no common word
-		{"common", false},                // one word
-	} {
-		t.Run(tc.text, func(t *testing.T) {
-			lexicalPair(t, g, tc.text, nil, recall.Pool)
-			var settled bool
-			if terms := recall.ParseQuery(tc.text).Terms; len(terms) > 1 {
-				var err error
-				_, settled, err = g.lexicalRare(context.Background(), groupExpr([]string{journal.SharedGroup}),
-					terms, filter{groups: string(gj)}, recall.Pool)
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			if settled != tc.settles {
-				t.Errorf("settled by the rare terms: %v, want %v", settled, tc.settles)
-			}
-		})
-	}
-}
-
-// TestLexicalRareFirstEmpty: on a store with nothing indexed (no averages
-// record yet, or emptied), a query of several words finds nothing, without
-// an error.
-func TestLexicalRareFirstEmpty(t *testing.T) {
-	minRows := rareMinRows
-	rareMinRows = 0
-	t.Cleanup(func() { rareMinRows = minRows })
-	g := openTest(t)
-	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "alpha zeta", Groups: []string{journal.SharedGroup}})
+	apply(t, g, mem("p", 1, "alpha zeta", func(r *journal.Record) { r.Scope = journal.ScopePrivate }))
+	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "alpha", Groups: []string{journal.SharedGroup}})
 	if err != nil || len(hits) != 0 {
-		t.Fatalf("Search on an empty store = %v, %v; want nothing, no error", hits, err)
+		t.Fatalf("Search of the shared group, only a private memory stored = %v, %v; want nothing", hits, err)
 	}
 }

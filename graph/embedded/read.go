@@ -5,9 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,26 +188,6 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 // DefaultLimit is the number of hits Search returns when the query sets none.
 const DefaultLimit = 10
 
-// sqlSearch ranks every match by bm25 (lower is better in SQLite; the
-// lexical score is its negation), then newest first, then uuid, and keeps
-// the best ?6: the reference lexical answers to, and its last resort
-// (lexicalAll). ?1
-// names the visible groups in the full-text query itself (their grp
-// tokens), so bm25 scores only memories the reader may see; the grp column
-// weighs nothing. The full-text index drives (CROSS JOIN); each match is
-// filtered through the narrow memories_filter index by id alone (the unary
-// + keeps SQLite from seeking once per group; the group test there is a
-// second guard). No record is read: Search reads only those it needs.
-const sqlSearch = `SELECT m.id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank, m.ts, m.uuid
-	FROM search.memories_fts CROSS JOIN memories AS m INDEXED BY memories_filter ON m.id = memories_fts.rowid
-	WHERE memories_fts MATCH ?1
-	  AND +m.group_id IN (SELECT value FROM json_each(?2))
-	  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
-	  AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
-	  AND (?5 IS NULL OR m.ts >= ?5)
-	ORDER BY rank, m.ts DESC, m.uuid
-	LIMIT ?6`
-
 // sqlNodesByID reads the memories with the ids in the JSON list ?1.
 const sqlNodesByID = `SELECT ` + nodeCols + `, m.id FROM ` + nodeFrom + `
 	WHERE m.id IN (SELECT value FROM json_each(?1))`
@@ -276,7 +254,7 @@ func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 		return nil, err
 	}
 	f := filter{groups: string(groups), all: q.All, kinds: kinds, since: since}
-	lexical, err := g.lexicalTerms(ctx, q.Groups, rq.Terms, f, recall.PoolSize(limit))
+	lexical, err := g.lexicalTerms(ctx, rq.Terms, f, recall.PoolSize(limit))
 	if err != nil {
 		return nil, err
 	}
@@ -374,169 +352,82 @@ type filter struct {
 	kinds, since any
 }
 
-// sqlSearchTop ranks inside the full-text index first: the ?2 best bm25
-// matches of ?1 (FTS5 scores every match, but nothing else is read for
-// them), and only those are joined to memories_filter and tested against
-// the filters of sqlSearch (?3 to ?6). Each row says whether it passes, so
-// that lexical can tell whether the matches it did not fetch could change
-// the result (see lexical).
-const sqlSearchTop = `WITH top AS MATERIALIZED (
-		SELECT rowid AS id, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank
-		FROM search.memories_fts WHERE memories_fts MATCH ?1
-		ORDER BY rank LIMIT ?2)
-	SELECT top.id, top.rank, IFNULL(m.ts, ''), IFNULL(m.uuid, ''),
-		m.id IS NOT NULL
-		AND +m.group_id IN (SELECT value FROM json_each(?3))
-		AND (?4 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
-		AND (?5 IS NULL OR +m.kind IN (SELECT value FROM json_each(?5)))
-		AND (?6 IS NULL OR m.ts >= ?6)
-	FROM top LEFT JOIN memories AS m INDEXED BY memories_filter ON m.id = top.id`
+// sqlLexFilter reads the memories with the ids in the JSON list ?1 as a
+// search filters and orders them: ts, uuid and whether they pass its
+// filters (?2 to ?5: the groups, whether superseded ones count, the
+// kinds, the oldest ts), through the narrow memories_filter index (the
+// unary + keeps SQLite from seeking once per group or kind). No record is
+// read: Search reads only those it needs.
+const sqlLexFilter = `SELECT m.id, m.ts, m.uuid,
+		+m.group_id IN (SELECT value FROM json_each(?2))
+		AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
+		AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
+		AND (?5 IS NULL OR m.ts >= ?5)
+	FROM memories AS m INDEXED BY memories_filter WHERE m.id IN (SELECT value FROM json_each(?1))`
 
-// topFetch is how many more full-text matches than the pool lexical
-// fetches at first, and by how much it multiplies the fetch each time the
-// filters left too few (after which it ranks every match, sqlSearch).
+// sqlLexVisible numbers the groups of the JSON list ?1 as the index does
+// (groups it never saw have no number and match nothing).
+const sqlLexVisible = `SELECT ord FROM search.lex_groups WHERE name IN (SELECT value FROM json_each(?1))`
+
+// topFetch is how many more matches than the pool lexical tests against
+// the filters at first, and by how much it multiplies them each time the
+// filters left too few (until every match is tested).
 const (
 	topFetch  = 2
 	topGrowth = 8
-	topTries  = 2
 )
 
-// lexicalTerms is lexical for any of terms within groups: by the rare
-// terms first (lexicalRare) when that settles it, or else by all of them.
-func (g *Graph) lexicalTerms(ctx context.Context, groups, terms []string, f filter, pool int) ([]candidate, error) {
-	visible := groupExpr(groups)
-	if len(terms) > 1 {
-		out, ok, err := g.lexicalRare(ctx, visible, terms, f, pool)
-		if err != nil || ok {
+// lexicalTerms returns the best pool matches of any of terms that f lets
+// through, best first: by bm25 (lexScores), then newest first, then uuid.
+// Every match of the reader's groups is scored (the postings hold all bm25
+// needs); only the best are tested against the filters, and they are kept
+// when they settle the answer: when every match was tested, or when pool
+// of them passed the filters and the pool-th ranks strictly better than the
+// worst match tested (every match not tested ranks at best equal to that
+// one, so none could enter the pool or tie with its last member).
+// Otherwise more are tested. The index and the memories are read in one
+// read transaction.
+func (g *Graph) lexicalTerms(ctx context.Context, terms []string, f filter, pool int) ([]candidate, error) {
+	tx, err := g.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, g.wrap("search", err)
+	}
+	defer tx.Rollback()
+	visible, err := lexVisible(ctx, tx, f.groups)
+	if err != nil {
+		return nil, g.wrap("search: groups", err)
+	}
+	if len(visible) == 0 {
+		return nil, nil
+	}
+	hits, err := lexScores(ctx, tx, visible, terms)
+	if err != nil {
+		return nil, g.wrap("search: postings", err)
+	}
+	for fetch := pool * topFetch; ; fetch *= topGrowth {
+		out, settled, err := g.lexicalTop(ctx, tx, hits, f, pool, fetch)
+		if err != nil || settled {
 			return out, err
 		}
 	}
-	return g.lexical(ctx, matchExpr(visible, terms), f, pool)
 }
 
-// The rare-terms-first rule (lexicalRare): a store of at least rareMinRows
-// memories, a query with terms in at most rareShare of them (rare) and
-// terms in more (common).
-var (
-	rareMinRows int64   = 50000
-	rareShare   float64 = 0.01
-)
-
-// bm25's constants in FTS5 (fts5_aux.c): k1 = 1.2, b = 0.75.
-const bm25K1 = 1.2
-
-// sqlRowCount reads FTS5's averages record, which starts with the number
-// of rows indexed: the N of bm25's idf.
-const sqlRowCount = `SELECT block FROM search.memories_fts_data WHERE id = 1`
-
-// sqlCountUpTo counts the matches of ?1, stopping at ?2; it scores nothing.
-const sqlCountUpTo = `SELECT count(*) FROM (SELECT 1 FROM search.memories_fts WHERE memories_fts MATCH ?1 LIMIT ?2)`
-
-// lexicalRare finds the best pool matches of terms among the memories
-// holding a rare term only, when that gives what ranking every match
-// gives, and reports whether it did. It is Lucene's "common terms" idea
-// made exact by MaxScore's bound: bm25 is a sum over the query's terms of
-// idf(t) × tf(t)·(k1+1) / (tf(t) + k1·(1 − b + b·len/avglen)), each part
-// below idf(t)·(k1+1), so a memory holding common terms only scores below
-// B = Σ over the common terms of idf(t)·(k1+1). The full-text query
-// matches the memories holding a rare term, with every term's phrase once
-// in the query's order so that bm25 gives each the same number it gives
-// in the query of all terms (a phrase a memory lacks adds exactly 0); the
-// phrases under NOT report no instances:
-//
-//	visible AND {text meta} : (all terms) NOT ({text meta} : (common) NOT {text meta} : (rare))
-//
-// Their best pool (lexicalTop) are the answer when the pool-th scores
-// above B. The counts and the query read one snapshot (a read
-// transaction). The rule is tried only when B is below the rarest term's
-// idf (a memory holding it once, at the average length, scores about its
-// idf), and, when it does not settle the answer, costs the counts and the
-// query: about half of what ranking every match costs.
-func (g *Graph) lexicalRare(ctx context.Context, visible string, terms []string, f filter, pool int) ([]candidate, bool, error) {
-	tx, err := g.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+// lexVisible is the numbers of the groups of the JSON list groups.
+func lexVisible(ctx context.Context, q querier, groups string) ([]uint32, error) {
+	rows, err := q.QueryContext(ctx, sqlLexVisible, groups)
 	if err != nil {
-		return nil, false, g.wrap("search", err)
+		return nil, err
 	}
-	defer tx.Rollback()
-	var avg []byte
-	if err := tx.QueryRowContext(ctx, sqlRowCount).Scan(&avg); errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil // nothing indexed yet
-	} else if err != nil {
-		return nil, false, g.wrap("search: row count", err)
-	}
-	rows, ok := ftsVarint(avg)
-	if !ok || rows < rareMinRows {
-		return nil, false, nil
-	}
-	limit := int64(float64(rows) * rareShare)
-	df := make([]int64, len(terms))
-	var rare, common []string
-	for i, t := range terms {
-		if err := tx.QueryRowContext(ctx, sqlCountUpTo, matchExpr("", terms[i:i+1]), limit+1).Scan(&df[i]); err != nil {
-			return nil, false, g.wrap("search: count", err)
+	defer rows.Close()
+	var out []uint32
+	for rows.Next() {
+		var ord int64
+		if err := rows.Scan(&ord); err != nil {
+			return nil, err
 		}
-		if df[i] <= limit {
-			rare = append(rare, t)
-		} else {
-			common = append(common, t)
-		}
+		out = append(out, uint32(ord))
 	}
-	if len(rare) == 0 || len(common) == 0 {
-		return nil, false, nil
-	}
-	var bound, rarest float64
-	for i, t := range terms {
-		if df[i] <= limit {
-			rarest = max(rarest, bm25IDF(rows, df[i]))
-			continue
-		}
-		if err := tx.QueryRowContext(ctx, sqlCountUpTo, matchExpr("", []string{t}), rows+1).Scan(&df[i]); err != nil {
-			return nil, false, g.wrap("search: count", err)
-		}
-		bound += bm25IDF(rows, df[i]) * (bm25K1 + 1)
-	}
-	if bound >= rarest {
-		return nil, false, nil
-	}
-	all := matchExpr("", terms)
-	match := visible + " AND (" + all + " NOT (" + matchExpr("", common) + " NOT " + matchExpr("", rare) + "))"
-	fetch := pool * topFetch
-	for try := 0; try < topTries; try++ {
-		out, settled, err := g.lexicalTop(ctx, tx, match, f, pool, fetch)
-		if err != nil {
-			return nil, false, err
-		}
-		if settled {
-			// A margin for rounding: the bound is a sum of products.
-			return out, len(out) == pool && out[pool-1].score > bound*(1+1e-9), nil
-		}
-		fetch *= topGrowth
-	}
-	return nil, false, nil
-}
-
-// bm25IDF is FTS5's idf of a phrase in hits of rows rows.
-func bm25IDF(rows, hits int64) float64 {
-	idf := math.Log((float64(rows) - float64(hits) + 0.5) / (float64(hits) + 0.5))
-	if idf <= 0 {
-		idf = 1e-6
-	}
-	return idf
-}
-
-// ftsVarint reads the SQLite varint at the start of b.
-func ftsVarint(b []byte) (int64, bool) {
-	var v uint64
-	for i := 0; i < len(b) && i < 9; i++ {
-		if i == 8 {
-			return int64(v<<8 | uint64(b[i])), true
-		}
-		v = v<<7 | uint64(b[i]&0x7f)
-		if b[i]&0x80 == 0 {
-			return int64(v), true
-		}
-	}
-	return 0, false
+	return out, rows.Err()
 }
 
 // querier is what lexicalTop reads through: the read pool or a read
@@ -545,31 +436,24 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// lexical returns the best pool bm25 matches of match that f lets through,
-// best first: the order and the rows of sqlSearch, which ranks every
-// match. It asks the index for its best matches only (sqlSearchTop) and
-// keeps them when they settle the answer: when the index had no more
-// matches, or when pool of them passed the filters and the pool-th of
-// those ranks strictly better than the worst match fetched (every match
-// not fetched ranks at best equal to that one, so none could enter the
-// pool or tie with its last member). Otherwise it fetches more, and in the
-// end ranks every match.
-func (g *Graph) lexical(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
-	fetch := pool * topFetch
-	for try := 0; try < topTries; try++ {
-		out, settled, err := g.lexicalTop(ctx, g.rdb, match, f, pool, fetch)
-		if err != nil || settled {
-			return out, err
-		}
-		fetch *= topGrowth
+// lexicalTop tests the fetch best of hits against f, and returns the
+// best pool that pass and whether they settle the answer (lexicalTerms).
+func (g *Graph) lexicalTop(ctx context.Context, db querier, hits []lexHit, f filter, pool, fetch int) ([]candidate, bool, error) {
+	best := lexBest(hits, fetch)
+	if len(best) == 0 {
+		return nil, true, nil
 	}
-	return g.lexicalAll(ctx, match, f, pool)
-}
-
-// lexicalTop is lexical over the fetch best matches of match, and whether
-// they settle the answer.
-func (g *Graph) lexicalTop(ctx context.Context, db querier, match string, f filter, pool, fetch int) ([]candidate, bool, error) {
-	rows, err := db.QueryContext(ctx, sqlSearchTop, match, fetch, f.groups, f.all, f.kinds, f.since)
+	rankOf := make(map[int64]float64, len(best))
+	ids := make([]int64, len(best))
+	for i, h := range best {
+		ids[i] = h.id
+		rankOf[h.id] = h.rank
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, false, fmt.Errorf("embedded: search: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, sqlLexFilter, string(list), f.groups, f.all, f.kinds, f.since)
 	if err != nil {
 		return nil, false, g.wrap("search", err)
 	}
@@ -579,30 +463,25 @@ func (g *Graph) lexicalTop(ctx context.Context, db querier, match string, f filt
 		rank float64
 		ts   string
 	}
-	var (
-		pass    []hit
-		fetched int
-		worst   = math.Inf(-1)
-	)
+	var pass []hit
 	for rows.Next() {
 		var (
 			h  hit
 			ok bool
 		)
-		if err := rows.Scan(&h.c.id, &h.rank, &h.ts, &h.c.uuid, &ok); err != nil {
+		if err := rows.Scan(&h.c.id, &h.ts, &h.c.uuid, &ok); err != nil {
 			return nil, false, g.wrap("search", err)
 		}
-		fetched++
-		worst = max(worst, h.rank)
 		if ok {
+			h.rank = rankOf[h.c.id]
 			pass = append(pass, h)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, g.wrap("search", err)
 	}
-	// sqlSearch's order: rank, then ts descending (as text: formatTS
-	// sorts as time does), then uuid.
+	// Rank, then ts descending (as text: formatTS sorts as time does),
+	// then uuid.
 	slices.SortFunc(pass, func(a, b hit) int {
 		switch {
 		case a.rank != b.rank:
@@ -613,7 +492,7 @@ func (g *Graph) lexicalTop(ctx context.Context, db querier, match string, f filt
 		return strings.Compare(a.c.uuid, b.c.uuid)
 	})
 	pass = pass[:min(pool, len(pass))]
-	settled := fetched < fetch || len(pass) == pool && pass[pool-1].rank < worst
+	settled := len(best) == len(hits) || len(pass) == pool && pass[pool-1].rank < best[len(best)-1].rank
 	if !settled {
 		return nil, false, nil
 	}
@@ -626,35 +505,6 @@ func (g *Graph) lexicalTop(ctx context.Context, db querier, match string, f filt
 		out = append(out, h.c)
 	}
 	return out, true, nil
-}
-
-// lexicalAll is lexical by sqlSearch, which ranks every match.
-func (g *Graph) lexicalAll(ctx context.Context, match string, f filter, pool int) ([]candidate, error) {
-	rows, err := g.rdb.QueryContext(ctx, sqlSearch, match, f.groups, f.all, f.kinds, f.since, pool)
-	if err != nil {
-		return nil, g.wrap("search", err)
-	}
-	defer rows.Close()
-	var out []candidate
-	for rows.Next() {
-		var (
-			c    candidate
-			rank float64
-			ts   string
-		)
-		if err := rows.Scan(&c.id, &rank, &ts, &c.uuid); err != nil {
-			return nil, g.wrap("search", err)
-		}
-		if c.ts, err = time.Parse(time.RFC3339Nano, ts); err != nil {
-			return nil, g.wrap("search", fmt.Errorf("%s: ts: %w", c.uuid, err))
-		}
-		c.score = -rank
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, g.wrap("search", err)
-	}
-	return out, nil
 }
 
 // readNodes reads the memories with ids that nodes does not hold yet into it.
@@ -832,34 +682,6 @@ func (g *Graph) Flush(ctx context.Context) error {
 		return g.wrap("flush full-text index", err)
 	}
 	return nil
-}
-
-// quote is s as an FTS5 string.
-func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// groupExpr is the FTS5 query matching the memories of any of groups.
-func groupExpr(groups []string) string {
-	toks := make([]string, 0, len(groups))
-	for _, g := range groups {
-		toks = append(toks, quote(groupToken(g)))
-	}
-	slices.Sort(toks)
-	return "grp : (" + strings.Join(slices.Compact(toks), " OR ") + ")"
-}
-
-// matchExpr is the full-text query for any of terms (each quoted, so never
-// syntax) in the text and meta columns, within the groups of visible (in
-// every group when visible is "").
-func matchExpr(visible string, terms []string) string {
-	q := make([]string, len(terms))
-	for i, t := range terms {
-		q[i] = quote(t)
-	}
-	m := "{text meta} : (" + strings.Join(q, " OR ") + ")"
-	if visible == "" {
-		return m
-	}
-	return visible + " AND " + m
 }
 
 // Hashes calls fn with the uuid and hash of every projected memory, in

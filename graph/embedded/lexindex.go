@@ -1,0 +1,521 @@
+package embedded
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/memsync/memsync/graph/embedded/postings"
+)
+
+// The full-text index is memsync's own (package postings), in the search
+// file: each indexer job adds one segment (the lists of the terms its
+// memories hold), and segments merge in eights, level by level, so a term
+// has a handful of lists whatever the store's size. Search reads the lists
+// of its terms and scores them with FTS5's bm25, to the bit (the store
+// used FTS5 before; TestLexicalMatchesFTS5 holds the two side by side).
+const (
+	// sqlCreateLexGroups numbers the groups: a posting names its memory's
+	// group by number, and a search scores the postings of its reader's
+	// groups only.
+	sqlCreateLexGroups = `CREATE TABLE IF NOT EXISTS lex_groups (
+		ord  INTEGER PRIMARY KEY,
+		name TEXT    NOT NULL UNIQUE
+	)`
+	// sqlCreateLexSegments lists the live segments: the ids first..last of
+	// the memories they index (segments never overlap) and their level
+	// (0 for a job's, k+1 for a merge of eight of level k).
+	sqlCreateLexSegments = `CREATE TABLE IF NOT EXISTS lex_segments (
+		seg   INTEGER PRIMARY KEY,
+		level INTEGER NOT NULL,
+		first INTEGER NOT NULL,
+		last  INTEGER NOT NULL
+	)`
+	// sqlCreateLexPostings holds each segment's lists: n postings of term
+	// in list. A rowid table (a list is often larger than a page, and an
+	// index b-tree would copy large keys into its interior pages).
+	sqlCreateLexPostings = `CREATE TABLE IF NOT EXISTS lex_postings (
+		seg  INTEGER NOT NULL,
+		term TEXT    NOT NULL,
+		n    INTEGER NOT NULL,
+		list BLOB    NOT NULL
+	)`
+	sqlCreateLexPostingsKey = `CREATE UNIQUE INDEX IF NOT EXISTS lex_postings_key ON lex_postings (seg, term)`
+	// sqlCreateLexStats holds bm25's collection figures: the memories
+	// indexed (every group's) and their tokens in all.
+	sqlCreateLexStats = `CREATE TABLE IF NOT EXISTS lex_stats (
+		one    INTEGER PRIMARY KEY CHECK (one = 1),
+		rows   INTEGER NOT NULL,
+		tokens INTEGER NOT NULL
+	)`
+)
+
+// lexEmptyTerm lists, in each segment, the memories that hold no term at
+// all (a text of stopwords): no real term is empty, and it is never
+// searched. It lets remove tell whether such a memory was indexed.
+const lexEmptyTerm = ""
+
+// lexMergeFactor is how many segments of one level merge into one of the next.
+const lexMergeFactor = 8
+
+var lexPostingsTable = &table{name: "lex_postings", cols: 4, head: `INSERT INTO lex_postings (seg, term, n, list)`}
+
+const (
+	sqlLexStatsAdd = `INSERT INTO lex_stats (one, rows, tokens) VALUES (1, ?1, ?2)
+		ON CONFLICT (one) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens`
+	sqlLexNextSeg = `SELECT IFNULL(MAX(seg), 0) + 1 FROM lex_segments`
+	sqlLexAddSeg  = `INSERT INTO lex_segments (seg, level, first, last) VALUES (?1, ?2, ?3, ?4)`
+)
+
+// lexReset empties the index (a search file of another generation).
+var lexReset = []string{`DELETE FROM lex_postings`, `DELETE FROM lex_segments`, `DELETE FROM lex_stats`, `DELETE FROM lex_groups`}
+
+// lexList is one term's list while a segment is built.
+type lexList struct {
+	list []byte
+	prev int64
+	n    int
+}
+
+// lexSegment builds one segment from memories in increasing id order.
+type lexSegment struct {
+	lists        map[string]*lexList
+	first, last  int64
+	docs, tokens int64
+	freq         map[string]uint32 // one memory's terms, reused
+}
+
+func newLexSegment() *lexSegment {
+	return &lexSegment{lists: map[string]*lexList{}, freq: map[string]uint32{}}
+}
+
+// add indexes memory id of group ord, whose analyzed text and meta are
+// given (terms separated by single spaces).
+func (s *lexSegment) add(id int64, ord uint32, text, meta string) {
+	clear(s.freq)
+	length := uint32(1) // the group's token, which FTS5 counted
+	for _, col := range []struct {
+		s string
+		w uint32
+	}{{text, 2}, {meta, 1}} {
+		for t := range strings.SplitSeq(col.s, " ") {
+			if t != "" {
+				s.freq[t] += col.w
+				length++
+			}
+		}
+	}
+	if len(s.freq) == 0 {
+		s.freq[lexEmptyTerm] = 0
+	}
+	for t, f := range s.freq {
+		l := s.lists[t]
+		if l == nil {
+			l = &lexList{}
+			s.lists[t] = l
+		}
+		l.list = postings.Append(l.list, l.prev, postings.Posting{ID: id, Group: ord, Freq: f, Length: length})
+		l.prev = id
+		l.n++
+	}
+	if s.docs == 0 {
+		s.first = id
+	}
+	s.last = id
+	s.docs++
+	s.tokens += int64(length)
+}
+
+// lexTerms is the distinct terms of analyzed text and meta, or the empty
+// term when they hold none, and the memory's length (as lexSegment.add).
+func lexTerms(text, meta string) ([]string, int64) {
+	length := int64(1)
+	var terms []string
+	for _, col := range []string{text, meta} {
+		for t := range strings.SplitSeq(col, " ") {
+			if t != "" {
+				terms = append(terms, t)
+				length++
+			}
+		}
+	}
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	if len(terms) == 0 {
+		terms = []string{lexEmptyTerm}
+	}
+	return terms, length
+}
+
+// lexGroup is the number of group in the search file, numbering it when new.
+func (ix *indexer) lexGroup(ctx context.Context, group string) (uint32, error) {
+	if ord, ok := ix.ords[group]; ok {
+		return ord, nil
+	}
+	conn := ix.w.conn
+	var ord int64
+	err := conn.QueryRowContext(ctx, `SELECT ord FROM lex_groups WHERE name = ?1`, group).Scan(&ord)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = conn.QueryRowContext(ctx, `INSERT INTO lex_groups (ord, name) VALUES ((SELECT IFNULL(MAX(ord), -1) + 1 FROM lex_groups), ?1) RETURNING ord`, group).Scan(&ord)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("number group: %w", err)
+	}
+	ix.ords[group] = uint32(ord)
+	return uint32(ord), nil
+}
+
+// writeSegment stores s as a new segment of level 0, then merges.
+func (ix *indexer) writeSegment(ctx context.Context, s *lexSegment) error {
+	if s.docs == 0 {
+		return nil
+	}
+	conn := ix.w.conn
+	var seg int64
+	if err := conn.QueryRowContext(ctx, sqlLexNextSeg).Scan(&seg); err != nil {
+		return fmt.Errorf("new segment: %w", err)
+	}
+	terms := make([]string, 0, len(s.lists))
+	for t := range s.lists {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	args := make([]any, 0, 4*min(len(terms), maxBulkRows))
+	for i, t := range terms {
+		l := s.lists[t]
+		args = append(args, seg, t, l.n, l.list)
+		if len(args) == cap(args) || i == len(terms)-1 {
+			if err := ix.w.insert(ctx, lexPostingsTable, args); err != nil {
+				return err
+			}
+			args = args[:0]
+		}
+	}
+	if _, err := conn.ExecContext(ctx, sqlLexAddSeg, seg, 0, s.first, s.last); err != nil {
+		return fmt.Errorf("new segment: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, sqlLexStatsAdd, s.docs, s.tokens); err != nil {
+		return fmt.Errorf("index stats: %w", err)
+	}
+	return ix.mergeSegments(ctx)
+}
+
+// lexSeg is a live segment.
+type lexSeg struct {
+	seg, first, last int64
+}
+
+// mergeSegments merges the segments of each level that holds
+// lexMergeFactor of them into one of the next level, lowest level first.
+func (ix *indexer) mergeSegments(ctx context.Context) error {
+	for level := 0; ; level++ {
+		segs, err := ix.segmentsAt(ctx, level)
+		if err != nil {
+			return err
+		}
+		if len(segs) < lexMergeFactor {
+			return nil
+		}
+		if err := ix.merge(ctx, segs, level+1); err != nil {
+			return fmt.Errorf("merge segments of level %d: %w", level, err)
+		}
+	}
+}
+
+func (ix *indexer) segmentsAt(ctx context.Context, level int) ([]lexSeg, error) {
+	rows, err := ix.w.conn.QueryContext(ctx, `SELECT seg, first, last FROM lex_segments WHERE level = ?1 ORDER BY first`, level)
+	if err != nil {
+		return nil, fmt.Errorf("list segments: %w", err)
+	}
+	defer rows.Close()
+	var out []lexSeg
+	for rows.Next() {
+		var s lexSeg
+		if err := rows.Scan(&s.seg, &s.first, &s.last); err != nil {
+			return nil, fmt.Errorf("list segments: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// lexCursor walks one segment's lists in term order.
+type lexCursor struct {
+	rows *sql.Rows
+	term string
+	list []byte
+	ok   bool
+}
+
+func (c *lexCursor) next() error {
+	c.ok = c.rows.Next()
+	if !c.ok {
+		return c.rows.Err()
+	}
+	var n int64
+	return c.rows.Scan(&c.term, &n, &c.list)
+}
+
+// merge writes segs (in id order) as one segment of level, and deletes them.
+func (ix *indexer) merge(ctx context.Context, segs []lexSeg, level int) error {
+	conn := ix.w.conn
+	var seg int64
+	if err := conn.QueryRowContext(ctx, sqlLexNextSeg).Scan(&seg); err != nil {
+		return err
+	}
+	curs := make([]*lexCursor, len(segs))
+	defer func() {
+		for _, c := range curs {
+			if c != nil {
+				c.rows.Close()
+			}
+		}
+	}()
+	for i, s := range segs {
+		rows, err := conn.QueryContext(ctx, `SELECT term, n, list FROM lex_postings WHERE seg = ?1 ORDER BY term`, s.seg)
+		if err != nil {
+			return err
+		}
+		curs[i] = &lexCursor{rows: rows}
+		if err := curs[i].next(); err != nil {
+			return err
+		}
+	}
+	var (
+		args  []any
+		lists [][]byte
+	)
+	for {
+		term, found := "", false
+		for _, c := range curs {
+			if c.ok && (!found || c.term < term) {
+				term, found = c.term, true
+			}
+		}
+		if !found {
+			break
+		}
+		lists = lists[:0]
+		for _, c := range curs { // in id order: segs are
+			if c.ok && c.term == term {
+				lists = append(lists, c.list)
+				if err := c.next(); err != nil {
+					return err
+				}
+			}
+		}
+		list, n, err := postings.Concat(lists...)
+		if err != nil {
+			return fmt.Errorf("term %q: %w", term, err)
+		}
+		args = append(args, seg, term, n, list)
+		if len(args) == 4*maxBulkRows {
+			if err := ix.w.insert(ctx, lexPostingsTable, args); err != nil {
+				return err
+			}
+			args = args[:0]
+		}
+	}
+	if err := ix.w.insert(ctx, lexPostingsTable, args); err != nil {
+		return err
+	}
+	for _, c := range curs {
+		c.rows.Close()
+	}
+	for _, s := range segs {
+		for _, q := range []string{`DELETE FROM lex_postings WHERE seg = ?1`, `DELETE FROM lex_segments WHERE seg = ?1`} {
+			if _, err := conn.ExecContext(ctx, q, s.seg); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := conn.ExecContext(ctx, sqlLexAddSeg, seg, level, segs[0].first, segs[len(segs)-1].last)
+	return err
+}
+
+// removePostings deletes memory id's postings (its analyzed text and meta
+// are given) and takes it out of the collection figures, when the index
+// holds it (one built again from the stored records since does not).
+func (ix *indexer) removePostings(ctx context.Context, id int64, text, meta string) error {
+	conn := ix.w.conn
+	var seg int64
+	err := conn.QueryRowContext(ctx, `SELECT seg FROM lex_segments WHERE first <= ?1 AND last >= ?1`, id).Scan(&seg)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	terms, length := lexTerms(text, meta)
+	for i, t := range terms {
+		var (
+			rowid int64
+			list  []byte
+		)
+		err := conn.QueryRowContext(ctx, `SELECT rowid, list FROM lex_postings WHERE seg = ?1 AND term = ?2`, seg, t).Scan(&rowid, &list)
+		if errors.Is(err, sql.ErrNoRows) && i == 0 {
+			return nil // never indexed: its first term's list does not hold it
+		}
+		if err != nil {
+			return fmt.Errorf("term %q: %w", t, err)
+		}
+		out, _, ok, err := postings.Remove(list, id)
+		if err != nil {
+			return fmt.Errorf("term %q: %w", t, err)
+		}
+		if !ok {
+			if i == 0 {
+				return nil
+			}
+			return fmt.Errorf("term %q: memory %d indexed under its other terms only", t, id)
+		}
+		if len(out) == 0 {
+			_, err = conn.ExecContext(ctx, `DELETE FROM lex_postings WHERE rowid = ?1`, rowid)
+		} else {
+			_, err = conn.ExecContext(ctx, `UPDATE lex_postings SET n = n - 1, list = ?2 WHERE rowid = ?1`, rowid, out)
+		}
+		if err != nil {
+			return fmt.Errorf("term %q: %w", t, err)
+		}
+	}
+	_, err = conn.ExecContext(ctx, sqlLexStatsAdd, -1, -length)
+	return err
+}
+
+// lexHit is a memory the index matched, with its bm25 rank (lower is better).
+type lexHit struct {
+	id   int64
+	rank float64
+}
+
+// lexScores scores every memory of the groups numbered in visible that
+// holds any of terms: FTS5's bm25 over the whole collection (every group's
+// memories count in the idf and the average length, as they did there),
+// each term's part added in the query's order. It reads through q (one
+// read transaction).
+func lexScores(ctx context.Context, q querier, visible []uint32, terms []string) ([]lexHit, error) {
+	var rows, tokens int64
+	rs, err := q.QueryContext(ctx, `SELECT rows, tokens FROM search.lex_stats`)
+	if err != nil {
+		return nil, err
+	}
+	for rs.Next() {
+		if err := rs.Scan(&rows, &tokens); err != nil {
+			rs.Close()
+			return nil, err
+		}
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil || rows <= 0 {
+		return nil, err
+	}
+	avgdl := float64(tokens) / float64(rows)
+	see := make(map[uint32]bool, len(visible))
+	for _, o := range visible {
+		see[o] = true
+	}
+	acc := map[int64]float64{}
+	var order []int64
+	for _, t := range terms {
+		if t == lexEmptyTerm {
+			continue
+		}
+		lists, hits, err := lexLists(ctx, q, t)
+		if err != nil {
+			return nil, err
+		}
+		idf := postings.IDF(rows, hits)
+		for _, l := range lists {
+			r := postings.NewReader(l)
+			for p, ok := r.Next(); ok; p, ok = r.Next() {
+				if !see[p.Group] {
+					continue
+				}
+				s, seen := acc[p.ID]
+				if !seen {
+					order = append(order, p.ID)
+				}
+				acc[p.ID] = s + postings.Part(idf, p.Freq, p.Length, avgdl)
+			}
+			if err := r.Err(); err != nil {
+				return nil, fmt.Errorf("term %q: %w", t, err)
+			}
+		}
+	}
+	out := make([]lexHit, len(order))
+	for i, id := range order {
+		out[i] = lexHit{id: id, rank: -acc[id]}
+	}
+	return out, nil
+}
+
+// lexLists reads term's lists, one per live segment holding it, and the
+// memories that hold it.
+func lexLists(ctx context.Context, q querier, term string) ([][]byte, int64, error) {
+	rs, err := q.QueryContext(ctx, `SELECT p.n, p.list FROM search.lex_segments AS s
+		CROSS JOIN search.lex_postings AS p ON p.seg = s.seg AND p.term = ?1`, term)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rs.Close()
+	var (
+		lists [][]byte
+		hits  int64
+	)
+	for rs.Next() {
+		var (
+			n    int64
+			list []byte
+		)
+		if err := rs.Scan(&n, &list); err != nil {
+			return nil, 0, err
+		}
+		lists = append(lists, list)
+		hits += n
+	}
+	return lists, hits, rs.Err()
+}
+
+// lexBest is the fetch best of hits by rank (ties in no order), best first.
+func lexBest(hits []lexHit, fetch int) []lexHit {
+	byRank := func(a, b lexHit) int { return cmp.Compare(a.rank, b.rank) }
+	if len(hits) <= fetch {
+		out := slices.Clone(hits)
+		slices.SortFunc(out, byRank)
+		return out
+	}
+	// A max-heap of the fetch best so far: its root is the worst of them.
+	h := slices.Clone(hits[:fetch])
+	less := func(i, j int) bool { return h[i].rank > h[j].rank }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && less(r, l) {
+				l = r
+			}
+			if !less(l, i) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range hits[fetch:] {
+		if x.rank < h[0].rank {
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, byRank)
+	return h
+}
