@@ -147,10 +147,10 @@ func TestPart(t *testing.T) {
 	}
 }
 
-// FuzzReader: any bytes decode to postings with increasing ids or to
+// FuzzPostingsList: any bytes decode to postings with increasing ids or to
 // ErrCorrupt, never a panic, and what decodes encodes back to the same bytes
 // when the encoding is canonical.
-func FuzzReader(f *testing.F) {
+func FuzzPostingsList(f *testing.F) {
 	f.Add(encode(Posting{ID: 1, Group: 2, Freq: 3, Length: 4}, Posting{ID: 9, Group: 0, Freq: 1, Length: 1}))
 	f.Add([]byte{0x80})
 	f.Add([]byte{})
