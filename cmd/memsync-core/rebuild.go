@@ -29,7 +29,7 @@ start while it runs. Nothing happens without --yes.`
 
 // rebuildBatchFactor scales daemon.batch_size for a rebuild on the embedded
 // store: nobody waits on a single record there, and larger writes mean
-// fewer commits and FTS5 segments (1M records, with the search file's
+// fewer commits and full-text segments (1M records, with the search file's
 // indexer: 63 s in batches of 2,000, 46 s in batches of 5,000, for 230 and
 // 225-290 MB peak RSS; before it, 72 s against 65 s from batches of 1,000).
 // Neo4j is not scaled: its 1M rebuild took longer in batches of 5,000 (250

@@ -1,7 +1,7 @@
 // Package embedded is the default memsync.Graph backend: a single SQLite
 // file, written through the pure-Go driver modernc.org/sqlite (no cgo), so
-// memsync works with nothing else installed. Lexical recall uses SQLite's
-// FTS5 with bm25 ranking.
+// memsync works with nothing else installed. Lexical recall uses memsync's
+// own full-text index (package postings, lexindex.go) with bm25 ranking.
 //
 // # Files
 //
@@ -88,18 +88,19 @@
 //
 //	vectors       with an embedder: one embedding per memory, see vectors.go
 //
-// The search file (its own user_version, 1), attached to every read
+// The search file (its own user_version, 3), attached to every read
 // connection as "search":
 //
-//	memories_fts  FTS5, contentless (content=''), rowid = memories.id
-//	  text        the record text (bm25 weight 1.0)
-//	  meta        entity names and tags (bm25 weight 0.5)
-//	  grp         the memory's group as one token: "g" and three decimal
-//	              digits per byte of group_id, which the tokenizer keeps whole
-//	              and never stems, whatever the group's bytes (bm25 weight 0;
-//	              it adds one token to every memory's length)
-//	  tokenizer   porter unicode61 remove_diacritics 2: case and diacritics are
-//	              folded and English words stemmed ("deployed" finds "deploys")
+//	lex_postings  (seg, term, n, list), unique (seg, term): each segment's
+//	              list of the memories holding term (package postings: id,
+//	              group number, weighted frequency, length); text terms weigh
+//	              1, entity names and tags (meta) 0.5; a memory's length is its
+//	              terms and one for its group, as FTS5 counted it
+//	lex_segments  seg, level, first, last: the live segments and the ids they
+//	              cover; a job adds one of level 0, eight of a level merge into
+//	              one of the next
+//	lex_stats     one row: rows, tokens (bm25's collection figures, every group's)
+//	lex_groups    ord, name: the numbers postings give groups
 //	entities      (group_id, name) PRIMARY KEY, WITHOUT ROWID
 //	mentions      (uuid, group_id, name) PRIMARY KEY, WITHOUT ROWID:
 //	              memory uuid mentions entity (group_id, name); group_id is the memory's.
@@ -138,11 +139,9 @@
 // cores, a chunk of records ahead of the writer, which inserts with
 // multi-row statements prepared once; a chunk nobody has started yet (the
 // first of every batch) the writer prepares itself instead of waiting. The
-// indexer writes the search file beside it (see Files). FTS5 writes its
-// pending terms out as a new segment at every statement that opens a
-// savepoint, so a batch's full-text rows are staged in a per-connection
-// temporary table (temp.fts_stage: id, text, meta, grp) and indexed in one
-// statement: one segment per batch, and far less merging. The partial index on SUPERSEDES
+// indexer writes the search file beside it (see Files): a batch's postings
+// are gathered in memory and written as one segment, a row per term, in
+// term order. The partial index on SUPERSEDES
 // edges and the small supersede_waiting table keep supersession from
 // probing a large index for every new memory. Otherwise a batch mostly
 // appends at the end of each B-tree: what it dirties is written to the WAL
@@ -151,12 +150,13 @@
 //
 // # Search
 //
-// The query names the visible groups itself, grp : ("g…" OR "g…") AND
-// {text meta} : (words), so bm25 scores only memories the reader may see
-// (the SQL filter on group_id stays, as a second guard). The words are
-// ANDed first; only when that finds fewer hits than the limit (after every
-// filter) is the query run again with the words ORed. Query text reaches
-// FTS5 only as quoted strings of letters and digits.
+// A search reads the lists of its terms from every live segment (one read
+// transaction: the collection figures, the lists, then the memories) and
+// scores, with FTS5's bm25 arithmetic, the postings of its reader's groups
+// only (the SQL filter on group_id stays, as a second guard). The best are
+// tested against the filters (superseded, kinds, since) through
+// memories_filter; more when too few pass or a tie straddles the cut.
+// Query words are looked up as terms, never parsed as syntax.
 //
 // # Concurrency
 //
