@@ -91,11 +91,13 @@
 // The search file (its own user_version, 3), attached to every read
 // connection as "search":
 //
-//	lex_postings  (seg, term, n, list), unique (seg, term): each segment's
-//	              list of the memories holding term (package postings: id,
-//	              group number, weighted frequency, length); text terms weigh
-//	              1, entity names and tags (meta) 0.5; a memory's length is its
-//	              terms and one for its group, as FTS5 counted it
+//	lex_blocks    (seg, first, block), unique (seg, first): each segment's
+//	              lists of the memories holding each term (package postings:
+//	              id, group number, weighted frequency, length), packed in
+//	              blocks of about 4 KiB in term order (a list of 1 KiB or more
+//	              alone); text terms weigh 1, entity names and tags (meta)
+//	              0.5; a memory's length is its terms and one for its group,
+//	              as FTS5 counted it
 //	lex_segments  seg, level, first, last: the live segments and the ids they
 //	              cover; a job adds one of level 0, eight of a level merge into
 //	              one of the next

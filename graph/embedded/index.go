@@ -230,7 +230,7 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 		return nil
 	case 0:
 		return inTx(ctx, conn, func() error {
-			for _, q := range []string{sqlCreateLexGroups, sqlCreateLexSegments, sqlCreateLexPostings, sqlCreateLexPostingsKey,
+			for _, q := range []string{sqlCreateLexGroups, sqlCreateLexSegments, sqlCreateLexBlocks, sqlCreateLexBlocksKey,
 				sqlCreateLexStats, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
 				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {

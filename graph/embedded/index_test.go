@@ -326,7 +326,7 @@ func TestSearchFileOfVersion1Rebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DROP TABLE turns`, `DROP TABLE lex_postings`,
+	for _, q := range []string{`DROP TABLE turns`, `DROP TABLE lex_blocks`,
 		`CREATE VIRTUAL TABLE memories_fts USING fts5(text, meta, grp, content = '', tokenize = 'porter unicode61 remove_diacritics 2')`,
 		`PRAGMA user_version = 1`} {
 		if _, err := db.Exec(q); err != nil {

@@ -35,16 +35,17 @@ const (
 		first INTEGER NOT NULL,
 		last  INTEGER NOT NULL
 	)`
-	// sqlCreateLexPostings holds each segment's lists: n postings of term
-	// in list. A rowid table (a list is often larger than a page, and an
+	// sqlCreateLexBlocks holds each segment's lists, packed in blocks
+	// (package postings) in term order: first is the block's first term,
+	// so the block that may hold a term is the last whose first is not
+	// after it. A rowid table (a block is often larger than a page, and an
 	// index b-tree would copy large keys into its interior pages).
-	sqlCreateLexPostings = `CREATE TABLE IF NOT EXISTS lex_postings (
-		seg  INTEGER NOT NULL,
-		term TEXT    NOT NULL,
-		n    INTEGER NOT NULL,
-		list BLOB    NOT NULL
+	sqlCreateLexBlocks = `CREATE TABLE IF NOT EXISTS lex_blocks (
+		seg   INTEGER NOT NULL,
+		first TEXT    NOT NULL,
+		block BLOB    NOT NULL
 	)`
-	sqlCreateLexPostingsKey = `CREATE UNIQUE INDEX IF NOT EXISTS lex_postings_key ON lex_postings (seg, term)`
+	sqlCreateLexBlocksKey = `CREATE UNIQUE INDEX IF NOT EXISTS lex_blocks_key ON lex_blocks (seg, first)`
 	// sqlCreateLexStats holds bm25's collection figures: the memories
 	// indexed (every group's) and their tokens in all.
 	sqlCreateLexStats = `CREATE TABLE IF NOT EXISTS lex_stats (
@@ -62,7 +63,20 @@ const lexEmptyTerm = ""
 // lexMergeFactor is how many segments of one level merge into one of the next.
 const lexMergeFactor = 8
 
-var lexPostingsTable = &table{name: "lex_postings", cols: 4, head: `INSERT INTO lex_postings (seg, term, n, list)`}
+// A block closes once it holds lexBlockSize bytes; a list of lexBigList
+// bytes or more has a block of its own, so that a search for a rare term
+// does not read a common term's list with it.
+const (
+	lexBlockSize = 4096
+	lexBigList   = 1024
+)
+
+var lexBlocksTable = &table{name: "lex_blocks", cols: 3, head: `INSERT INTO lex_blocks (seg, first, block)`}
+
+// sqlLexBlockOf reads, for each live segment, the block that may hold ?1.
+const sqlLexBlockOf = `SELECT (SELECT b.block FROM search.lex_blocks AS b
+		WHERE b.seg = s.seg AND b.first <= ?1 ORDER BY b.first DESC LIMIT 1)
+	FROM search.lex_segments AS s`
 
 const (
 	sqlLexStatsAdd = `INSERT INTO lex_stats (one, rows, tokens) VALUES (1, ?1, ?2)
@@ -72,7 +86,7 @@ const (
 )
 
 // lexReset empties the index (a search file of another generation).
-var lexReset = []string{`DELETE FROM lex_postings`, `DELETE FROM lex_segments`, `DELETE FROM lex_stats`, `DELETE FROM lex_groups`}
+var lexReset = []string{`DELETE FROM lex_blocks`, `DELETE FROM lex_segments`, `DELETE FROM lex_stats`, `DELETE FROM lex_groups`}
 
 // lexList is one term's list while a segment is built.
 type lexList struct {
@@ -169,6 +183,54 @@ func (ix *indexer) lexGroup(ctx context.Context, group string) (uint32, error) {
 	return uint32(ord), nil
 }
 
+// blockWriter writes one segment's entries, in term order, as blocks.
+type blockWriter struct {
+	ix    *indexer
+	seg   int64
+	block []byte
+	first string
+	args  []any
+}
+
+func (b *blockWriter) add(ctx context.Context, e postings.Entry) error {
+	big := len(e.List) >= lexBigList
+	if big {
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
+	}
+	if len(b.block) == 0 {
+		b.first = e.Term
+	}
+	b.block = postings.AppendEntry(b.block, e)
+	if big || len(b.block) >= lexBlockSize {
+		return b.flush(ctx)
+	}
+	return nil
+}
+
+// flush ends the block; the rows go out 128 at a time, the rest at close.
+func (b *blockWriter) flush(ctx context.Context) error {
+	if len(b.block) == 0 {
+		return nil
+	}
+	b.args = append(b.args, b.seg, b.first, b.block)
+	b.block = nil
+	if len(b.args) < lexBlocksTable.cols*maxBulkRows {
+		return nil
+	}
+	err := b.ix.w.insert(ctx, lexBlocksTable, b.args)
+	b.args = b.args[:0]
+	return err
+}
+
+func (b *blockWriter) close(ctx context.Context) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	return b.ix.w.insert(ctx, lexBlocksTable, b.args)
+}
+
 // writeSegment stores s as a new segment of level 0, then merges.
 func (ix *indexer) writeSegment(ctx context.Context, s *lexSegment) error {
 	if s.docs == 0 {
@@ -184,16 +246,15 @@ func (ix *indexer) writeSegment(ctx context.Context, s *lexSegment) error {
 		terms = append(terms, t)
 	}
 	slices.Sort(terms)
-	args := make([]any, 0, 4*min(len(terms), maxBulkRows))
-	for i, t := range terms {
+	bw := &blockWriter{ix: ix, seg: seg}
+	for _, t := range terms {
 		l := s.lists[t]
-		args = append(args, seg, t, l.n, l.list)
-		if len(args) == cap(args) || i == len(terms)-1 {
-			if err := ix.w.insert(ctx, lexPostingsTable, args); err != nil {
-				return err
-			}
-			args = args[:0]
+		if err := bw.add(ctx, postings.Entry{Term: t, N: l.n, Last: l.prev, List: l.list}); err != nil {
+			return err
 		}
+	}
+	if err := bw.close(ctx); err != nil {
+		return err
 	}
 	if _, err := conn.ExecContext(ctx, sqlLexAddSeg, seg, 0, s.first, s.last); err != nil {
 		return fmt.Errorf("new segment: %w", err)
@@ -243,21 +304,34 @@ func (ix *indexer) segmentsAt(ctx context.Context, level int) ([]lexSeg, error) 
 	return out, rows.Err()
 }
 
-// lexCursor walks one segment's lists in term order.
+// lexCursor walks one segment's entries in term order.
 type lexCursor struct {
 	rows *sql.Rows
-	term string
-	list []byte
+	br   *postings.BlockReader
+	e    postings.Entry
 	ok   bool
 }
 
 func (c *lexCursor) next() error {
-	c.ok = c.rows.Next()
-	if !c.ok {
-		return c.rows.Err()
+	for {
+		if c.br != nil {
+			if c.e, c.ok = c.br.Next(); c.ok {
+				return nil
+			}
+			if err := c.br.Err(); err != nil {
+				return err
+			}
+		}
+		if !c.rows.Next() {
+			c.ok = false
+			return c.rows.Err()
+		}
+		var block []byte
+		if err := c.rows.Scan(&block); err != nil {
+			return err
+		}
+		c.br = postings.NewBlockReader(block)
 	}
-	var n int64
-	return c.rows.Scan(&c.term, &n, &c.list)
 }
 
 // merge writes segs (in id order) as one segment of level, and deletes them.
@@ -276,7 +350,7 @@ func (ix *indexer) merge(ctx context.Context, segs []lexSeg, level int) error {
 		}
 	}()
 	for i, s := range segs {
-		rows, err := conn.QueryContext(ctx, `SELECT term, n, list FROM lex_postings WHERE seg = ?1 ORDER BY term`, s.seg)
+		rows, err := conn.QueryContext(ctx, `SELECT block FROM lex_blocks WHERE seg = ?1 ORDER BY first`, s.seg)
 		if err != nil {
 			return err
 		}
@@ -285,49 +359,43 @@ func (ix *indexer) merge(ctx context.Context, segs []lexSeg, level int) error {
 			return err
 		}
 	}
-	var (
-		args  []any
-		lists [][]byte
-	)
+	bw := &blockWriter{ix: ix, seg: seg}
+	var entries []postings.Entry
 	for {
 		term, found := "", false
 		for _, c := range curs {
-			if c.ok && (!found || c.term < term) {
-				term, found = c.term, true
+			if c.ok && (!found || c.e.Term < term) {
+				term, found = c.e.Term, true
 			}
 		}
 		if !found {
 			break
 		}
-		lists = lists[:0]
+		entries = entries[:0]
 		for _, c := range curs { // in id order: segs are
-			if c.ok && c.term == term {
-				lists = append(lists, c.list)
+			if c.ok && c.e.Term == term {
+				entries = append(entries, c.e)
 				if err := c.next(); err != nil {
 					return err
 				}
 			}
 		}
-		list, n, err := postings.Concat(lists...)
+		e, err := postings.Join(term, entries)
 		if err != nil {
-			return fmt.Errorf("term %q: %w", term, err)
+			return err
 		}
-		args = append(args, seg, term, n, list)
-		if len(args) == 4*maxBulkRows {
-			if err := ix.w.insert(ctx, lexPostingsTable, args); err != nil {
-				return err
-			}
-			args = args[:0]
+		if err := bw.add(ctx, e); err != nil {
+			return err
 		}
 	}
-	if err := ix.w.insert(ctx, lexPostingsTable, args); err != nil {
+	if err := bw.close(ctx); err != nil {
 		return err
 	}
 	for _, c := range curs {
 		c.rows.Close()
 	}
 	for _, s := range segs {
-		for _, q := range []string{`DELETE FROM lex_postings WHERE seg = ?1`, `DELETE FROM lex_segments WHERE seg = ?1`} {
+		for _, q := range []string{`DELETE FROM lex_blocks WHERE seg = ?1`, `DELETE FROM lex_segments WHERE seg = ?1`} {
 			if _, err := conn.ExecContext(ctx, q, s.seg); err != nil {
 				return err
 			}
@@ -354,29 +422,27 @@ func (ix *indexer) removePostings(ctx context.Context, id int64, text, meta stri
 	for i, t := range terms {
 		var (
 			rowid int64
-			list  []byte
+			block []byte
 		)
-		err := conn.QueryRowContext(ctx, `SELECT rowid, list FROM lex_postings WHERE seg = ?1 AND term = ?2`, seg, t).Scan(&rowid, &list)
-		if errors.Is(err, sql.ErrNoRows) && i == 0 {
-			return nil // never indexed: its first term's list does not hold it
-		}
-		if err != nil {
+		err := conn.QueryRowContext(ctx, `SELECT rowid, block FROM lex_blocks WHERE seg = ?1 AND first <= ?2
+			ORDER BY first DESC LIMIT 1`, seg, t).Scan(&rowid, &block)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("term %q: %w", t, err)
 		}
-		out, _, ok, err := postings.Remove(list, id)
+		out, ok, err := blockWithout(block, t, id)
 		if err != nil {
 			return fmt.Errorf("term %q: %w", t, err)
 		}
 		if !ok {
 			if i == 0 {
-				return nil
+				return nil // never indexed: its first term's list does not hold it
 			}
 			return fmt.Errorf("term %q: memory %d indexed under its other terms only", t, id)
 		}
 		if len(out) == 0 {
-			_, err = conn.ExecContext(ctx, `DELETE FROM lex_postings WHERE rowid = ?1`, rowid)
+			_, err = conn.ExecContext(ctx, `DELETE FROM lex_blocks WHERE rowid = ?1`, rowid)
 		} else {
-			_, err = conn.ExecContext(ctx, `UPDATE lex_postings SET n = n - 1, list = ?2 WHERE rowid = ?1`, rowid, out)
+			_, err = conn.ExecContext(ctx, `UPDATE lex_blocks SET block = ?2 WHERE rowid = ?1`, rowid, out)
 		}
 		if err != nil {
 			return fmt.Errorf("term %q: %w", t, err)
@@ -384,6 +450,34 @@ func (ix *indexer) removePostings(ctx context.Context, id int64, text, meta stri
 	}
 	_, err = conn.ExecContext(ctx, sqlLexStatsAdd, -1, -length)
 	return err
+}
+
+// blockWithout is block with id's posting gone from term's list (and the
+// entry gone when that was its last posting), and whether it held one.
+func blockWithout(block []byte, term string, id int64) ([]byte, bool, error) {
+	var (
+		out   []byte
+		found bool
+	)
+	r := postings.NewBlockReader(block)
+	for e, ok := r.Next(); ok; e, ok = r.Next() {
+		if e.Term == term {
+			list, last, held, err := postings.Remove(e.List, id)
+			if err != nil {
+				return nil, false, err
+			}
+			if held {
+				found = true
+				e.List, e.Last = list, last
+				e.N--
+				if e.N == 0 {
+					continue
+				}
+			}
+		}
+		out = postings.AppendEntry(out, e)
+	}
+	return out, found, r.Err()
 }
 
 // lexHit is a memory the index matched, with its bm25 rank (lower is better).
@@ -456,8 +550,7 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 // lexLists reads term's lists, one per live segment holding it, and the
 // memories that hold it.
 func lexLists(ctx context.Context, q querier, term string) ([][]byte, int64, error) {
-	rs, err := q.QueryContext(ctx, `SELECT p.n, p.list FROM search.lex_segments AS s
-		CROSS JOIN search.lex_postings AS p ON p.seg = s.seg AND p.term = ?1`, term)
+	rs, err := q.QueryContext(ctx, sqlLexBlockOf, term)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -467,15 +560,18 @@ func lexLists(ctx context.Context, q querier, term string) ([][]byte, int64, err
 		hits  int64
 	)
 	for rs.Next() {
-		var (
-			n    int64
-			list []byte
-		)
-		if err := rs.Scan(&n, &list); err != nil {
+		var block []byte
+		if err := rs.Scan(&block); err != nil {
 			return nil, 0, err
 		}
-		lists = append(lists, list)
-		hits += n
+		e, ok, err := postings.Find(block, term)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			lists = append(lists, e.List)
+			hits += int64(e.N)
+		}
 	}
 	return lists, hits, rs.Err()
 }

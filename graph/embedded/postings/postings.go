@@ -93,45 +93,20 @@ func Decode(list []byte) ([]Posting, error) {
 	return out, r.Err()
 }
 
-// Concat joins lists whose id ranges follow one another (each list's first
-// id above the previous list's last) into one list, and counts its postings.
-func Concat(lists ...[]byte) ([]byte, int, error) {
-	var (
-		out  []byte
-		prev int64
-		n    int
-	)
-	for _, l := range lists {
-		r := NewReader(l)
-		for p, ok := r.Next(); ok; p, ok = r.Next() {
-			if p.ID <= prev {
-				return nil, 0, fmt.Errorf("%w: ids out of order across lists (%d after %d)", ErrCorrupt, p.ID, prev)
-			}
-			out = Append(out, prev, p)
-			prev = p.ID
-			n++
-		}
-		if err := r.Err(); err != nil {
-			return nil, 0, err
-		}
-	}
-	return out, n, nil
-}
-
-// Remove is list without the posting of id, and that posting; ok is false
-// when list holds none.
-func Remove(list []byte, id int64) (out []byte, removed Posting, ok bool, err error) {
+// Remove is list without the posting of id, its new last id, and whether
+// list held one.
+func Remove(list []byte, id int64) (out []byte, last int64, ok bool, err error) {
 	var prev int64
 	r := NewReader(list)
 	for p, more := r.Next(); more; p, more = r.Next() {
 		if p.ID == id {
-			removed, ok = p, true
+			ok = true
 			continue
 		}
 		out = Append(out, prev, p)
 		prev = p.ID
 	}
-	return out, removed, ok, r.Err()
+	return out, prev, ok, r.Err()
 }
 
 // IDF is bm25's idf of a term that hits of rows memories hold, as SQLite's
@@ -157,4 +132,127 @@ func Part(idf float64, freq, length uint32, avgdl float64) float64 {
 	num := float64(f * (k1 + 1.0))
 	den := f + float64(k1*float64(1-b+float64(float64(b*float64(length))/avgdl)))
 	return float64(idf * float64(num/den))
+}
+
+// Last is the id of list's last posting (0 for an empty list).
+func Last(list []byte) (int64, error) {
+	var last int64
+	r := NewReader(list)
+	for p, ok := r.Next(); ok; p, ok = r.Next() {
+		last = p.ID
+	}
+	return last, r.Err()
+}
+
+// Entry is one term's list in a block.
+type Entry struct {
+	Term string
+	N    int   // postings in List
+	Last int64 // the id of List's last posting
+	List []byte
+}
+
+// A block packs the lists of several terms of one segment, in term order,
+// so that a segment is a few rows rather than one per term: each entry is
+// the term's length and bytes, N, Last and the list's length and bytes,
+// as unsigned varints where they are numbers.
+
+// AppendEntry appends e to block.
+func AppendEntry(block []byte, e Entry) []byte {
+	block = binary.AppendUvarint(block, uint64(len(e.Term)))
+	block = append(block, e.Term...)
+	block = binary.AppendUvarint(block, uint64(e.N))
+	block = binary.AppendUvarint(block, uint64(e.Last))
+	block = binary.AppendUvarint(block, uint64(len(e.List)))
+	return append(block, e.List...)
+}
+
+// BlockReader reads a block's entries; their Term and List alias the block.
+type BlockReader struct {
+	b   []byte
+	err error
+}
+
+// NewBlockReader reads block.
+func NewBlockReader(block []byte) *BlockReader { return &BlockReader{b: block} }
+
+// Next returns the next entry, false at the end or on a corrupt block (Err).
+func (r *BlockReader) Next() (Entry, bool) {
+	if len(r.b) == 0 || r.err != nil {
+		return Entry{}, false
+	}
+	field := func() []byte {
+		n, k := binary.Uvarint(r.b)
+		if k <= 0 || n > uint64(len(r.b)-k) {
+			r.err = fmt.Errorf("%w: block entry overruns the block", ErrCorrupt)
+			return nil
+		}
+		f := r.b[k : k+int(n)]
+		r.b = r.b[k+int(n):]
+		return f
+	}
+	num := func() uint64 {
+		n, k := binary.Uvarint(r.b)
+		if k <= 0 {
+			r.err = fmt.Errorf("%w: truncated varint in a block", ErrCorrupt)
+			return 0
+		}
+		r.b = r.b[k:]
+		return n
+	}
+	var e Entry
+	term := field()
+	n, last := num(), num()
+	list := field()
+	if r.err != nil {
+		return Entry{}, false
+	}
+	if n > math.MaxInt32 || last > math.MaxInt64 {
+		r.err = fmt.Errorf("%w: block entry count out of range", ErrCorrupt)
+		return Entry{}, false
+	}
+	e.Term, e.N, e.Last, e.List = string(term), int(n), int64(last), list
+	return e, true
+}
+
+// Err is why Next stopped early, nil at a clean end.
+func (r *BlockReader) Err() error { return r.err }
+
+// Find is the entry of term in block, false when the block holds none.
+func Find(block []byte, term string) (Entry, bool, error) {
+	r := NewBlockReader(block)
+	for e, ok := r.Next(); ok; e, ok = r.Next() {
+		if e.Term == term {
+			return e, true, nil
+		}
+		if e.Term > term {
+			break
+		}
+	}
+	return Entry{}, false, r.Err()
+}
+
+// Join is one entry holding the lists of entries, whose id ranges follow
+// one another, in that order: the first list's bytes, then each next
+// list's with only its first posting's id delta written again. What it does
+// not re-encode it does not check: a list's Last must be its last id.
+func Join(term string, entries []Entry) (Entry, error) {
+	out := Entry{Term: term}
+	for _, e := range entries {
+		if len(e.List) == 0 {
+			continue
+		}
+		first, k := binary.Uvarint(e.List)
+		if k <= 0 || first > math.MaxInt64 {
+			return Entry{}, fmt.Errorf("%w: term %q: bad first id", ErrCorrupt, term)
+		}
+		if int64(first) <= out.Last || e.Last < int64(first) {
+			return Entry{}, fmt.Errorf("%w: term %q: ids out of order across lists (%d after %d)", ErrCorrupt, term, first, out.Last)
+		}
+		out.List = binary.AppendUvarint(out.List, first-uint64(out.Last))
+		out.List = append(out.List, e.List[k:]...)
+		out.N += e.N
+		out.Last = e.Last
+	}
+	return out, nil
 }

@@ -40,25 +40,67 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestConcat(t *testing.T) {
+func entry(term string, ps ...Posting) Entry {
+	e := Entry{Term: term, N: len(ps), List: encode(ps...)}
+	if len(ps) > 0 {
+		e.Last = ps[len(ps)-1].ID
+	}
+	return e
+}
+
+func TestJoin(t *testing.T) {
 	a := []Posting{{ID: 1, Group: 1, Freq: 2, Length: 5}, {ID: 5, Group: 0, Freq: 1, Length: 3}}
 	b := []Posting{{ID: 6, Group: 2, Freq: 4, Length: 8}}
 	c := []Posting{{ID: 100, Group: 1, Freq: 2, Length: 9}, {ID: 101, Group: 1, Freq: 2, Length: 9}}
-	list, n, err := Concat(encode(a...), nil, encode(b...), encode(c...))
+	e, err := Join("t", []Entry{entry("t", a...), entry("t"), entry("t", b...), entry("t", c...)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(list)
+	got, err := Decode(e.List)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := append(append(append([]Posting{}, a...), b...), c...)
-	if n != len(want) || !reflect.DeepEqual(got, want) {
-		t.Fatalf("Concat = %v (%d), want %v", got, n, want)
+	if e.N != len(want) || e.Last != 101 || e.Term != "t" || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Join = %+v decoding to %v, want %v", e, got, want)
 	}
 	// Lists out of order are refused, not silently reordered.
-	if _, _, err := Concat(encode(b...), encode(a...)); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Concat of lists out of order: %v, want ErrCorrupt", err)
+	if _, err := Join("t", []Entry{entry("t", b...), entry("t", a...)}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Join of lists out of order: %v, want ErrCorrupt", err)
+	}
+}
+
+func TestBlock(t *testing.T) {
+	entries := []Entry{entry(""), entry("apple", Posting{ID: 3, Group: 1, Freq: 2, Length: 4}),
+		entry("kiwi", Posting{ID: 3, Group: 1, Freq: 1, Length: 4}, Posting{ID: 7, Group: 2, Freq: 2, Length: 9})}
+	var block []byte
+	for _, e := range entries {
+		block = AppendEntry(block, e)
+	}
+	r := NewBlockReader(block)
+	var got []Entry
+	for e, ok := r.Next(); ok; e, ok = r.Next() {
+		got = append(got, e)
+	}
+	if r.Err() != nil || len(got) != len(entries) {
+		t.Fatalf("read %d entries (%v), want %d", len(got), r.Err(), len(entries))
+	}
+	for i := range got {
+		if got[i].Term != entries[i].Term || got[i].N != entries[i].N || got[i].Last != entries[i].Last || string(got[i].List) != string(entries[i].List) {
+			t.Fatalf("entry %d = %+v, want %+v", i, got[i], entries[i])
+		}
+	}
+	for _, tc := range []struct {
+		term string
+		ok   bool
+	}{{"kiwi", true}, {"apple", true}, {"", true}, {"banana", false}, {"zebra", false}} {
+		e, ok, err := Find(block, tc.term)
+		if err != nil || ok != tc.ok || ok && e.Term != tc.term {
+			t.Errorf("Find(%q) = %+v, %v, %v; want found %v", tc.term, e, ok, err, tc.ok)
+		}
+	}
+	if _, _, err := Find(block[:len(block)-1], "zebra"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Find in a truncated block: %v, want ErrCorrupt", err)
 	}
 }
 
@@ -76,7 +118,7 @@ func TestRemove(t *testing.T) {
 		{"absent", 10, false, ps},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, removed, ok, err := Remove(encode(ps...), tc.id)
+			out, last, ok, err := Remove(encode(ps...), tc.id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,8 +129,8 @@ func TestRemove(t *testing.T) {
 			if ok != tc.ok || len(got) != len(tc.want) || len(got) > 0 && !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Remove(%d) = %v, %v; want %v, %v", tc.id, got, ok, tc.want, tc.ok)
 			}
-			if ok && removed.ID != tc.id {
-				t.Fatalf("removed %+v, want id %d", removed, tc.id)
+			if want := tc.want[len(tc.want)-1].ID; last != want {
+				t.Fatalf("last id %d, want %d", last, want)
 			}
 		})
 	}
@@ -172,6 +214,30 @@ func FuzzPostingsList(f *testing.F) {
 		again, err := Decode(encode(ps...))
 		if err != nil || !reflect.DeepEqual(again, ps) && len(ps) > 0 {
 			t.Fatalf("re-encoded %v decodes to %v, %v", ps, again, err)
+		}
+	})
+}
+
+// FuzzPostingsBlock: any bytes read as a block give entries or ErrCorrupt,
+// never a panic, and Find agrees with reading every entry.
+func FuzzPostingsBlock(f *testing.F) {
+	f.Add(AppendEntry(AppendEntry(nil, entry("a", Posting{ID: 1, Group: 2, Freq: 3, Length: 4})), entry("b")), "b")
+	f.Add([]byte{0x05, 'a'}, "a")
+	f.Fuzz(func(t *testing.T, b []byte, term string) {
+		r := NewBlockReader(b)
+		found := false
+		for e, ok := r.Next(); ok; e, ok = r.Next() {
+			found = found || e.Term == term
+		}
+		if err := r.Err(); err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error %v is not ErrCorrupt", err)
+		}
+		e, ok, err := Find(b, term)
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("Find: error %v is not ErrCorrupt", err)
+		}
+		if ok && (e.Term != term || !found) {
+			t.Fatalf("Find(%q) = %+v, but reading every entry found it: %v", term, e, found)
 		}
 	})
 }
