@@ -271,7 +271,10 @@ func TestInitCommitsItsFiles(t *testing.T) {
 		return json.Unmarshal([]byte(r.stdout), &st) == nil && len(st.Agents) == 2 && st.Agents[0].Projected == 1
 	}
 	deadline := time.Now().Add(time.Minute)
-	for !projected() {
+	// The sync before projected the record already: wait for the daemon
+	// to run too (signals are handled from "memsync running" on; a SIGTERM
+	// before it killed the process, whose commit then never ran).
+	for !projected() || !strings.Contains(d.stderr.String(), "memsync running") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the daemon did not project: %s\n%s", cli(t, "status", "--repo", repo).stdout, d.stderr)
 		}
