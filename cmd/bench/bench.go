@@ -141,6 +141,8 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 	switch {
 	case o.neo4jURI == "":
 		neo.na = "no server: pass --neo4j-uri or set MEMSYNC_NEO4J_URI"
+	case o.neo4jURI == "none":
+		neo.na = "not measured (--neo4j-uri none)"
 	default:
 		b.neoURI = o.neo4jURI
 		srv, err := openNeo4j(ctx, o.neo4jURI, vectors, b.logf)
