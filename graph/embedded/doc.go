@@ -65,9 +65,9 @@
 //	  record      TEXT                 journal.Record.Canonical; Walk, Get and Search
 //	                                   rebuild the full record from it with journal.Parse
 //	  importance  REAL                 0.5 until something earns more
-//	memories_filter  index (id, group_id, kind, ts, uuid): what Search
-//	              filters and orders the full-text matches on, without reading
-//	              the rows; its entries never change once written
+//	memories_recent, memories_core  indexes List reads (list.go); a store
+//	              written before memsync's own full-text index also had
+//	              memories_filter (id, group_id, kind, ts, uuid), dropped at Open
 //	superseded    one row per superseded memory
 //	  id          INTEGER PRIMARY KEY  memories.id
 //	  invalid_at  TEXT                 ts of the earliest projected superseder that
@@ -125,8 +125,7 @@
 // come from the record itself, so they are fixed at insert time. The only derived state that changes later
 // is a memory's invalid_at and replaced_by, kept in the superseded table
 // rather than in the memories rows: updated there, they dirtied a page of
-// the wide table and one of memories_filter per superseded memory, at
-// random, in every batch. At the end of every batch they
+// the wide table per superseded memory, at random, in every batch. At the end of every batch they
 // are recomputed, from all SUPERSEDES edges pointing at it whose source
 // retires it (journal.Retires: every edge is stored, the rule decides which
 // take effect; a store computed by an earlier rule, whose meta lacks
@@ -156,8 +155,8 @@
 // transaction: the collection figures, the lists, then the memories) and
 // scores, with FTS5's bm25 arithmetic, the postings of its reader's groups
 // only (the SQL filter on group_id stays, as a second guard). The best are
-// tested against the filters (superseded, kinds, since) through
-// memories_filter; more when too few pass or a tie straddles the cut.
+// tested against the filters (superseded, kinds, since), a seek by id each;
+// more when too few pass or a tie straddles the cut.
 // Query words are looked up as terms, never parsed as syntax.
 //
 // # Concurrency

@@ -152,7 +152,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if err == nil {
 		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
 	}
-	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlCreateVectors, sqlDropVectorsGroup) {
+	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlCreateVectors, sqlDropVectorsGroup, sqlDropFilter) {
 		if err == nil {
 			_, err = g.w.conn.ExecContext(ctx, q)
 		}
@@ -249,9 +249,12 @@ const sqlCreateSuperseded = `CREATE TABLE IF NOT EXISTS superseded (
 		replaced_by TEXT NOT NULL
 	)`
 
-// sqlCreateFilter is the narrow index Search filters and orders on. Its
-// entries never change once written.
-const sqlCreateFilter = `CREATE INDEX IF NOT EXISTS memories_filter ON memories (id, group_id, kind, ts, uuid)`
+// sqlDropFilter drops memories_filter, the narrow index Search filtered
+// every FTS5 match through: the full-text index now gives each match's
+// group and score itself, and Search reads only its best matches' rows (a
+// few hundred seeks by id), so the index cost every insert and saved no
+// search its time. Dropped at every open, from stores written before.
+const sqlDropFilter = `DROP INDEX IF EXISTS memories_filter`
 
 // sqlCreateSignals indexes the edges that carry importance signals by
 // their target, for Incoming. Created at every open too (IF NOT EXISTS),
@@ -275,9 +278,6 @@ var schema = []string{
 		importance  REAL    NOT NULL DEFAULT 0.5
 	)`,
 	sqlCreateSuperseded,
-	// Everything Search filters and orders on, in id order: full-text
-	// matches are checked against this narrow index, not the wide rows.
-	sqlCreateFilter,
 	sqlCreateMeta,
 	`CREATE TABLE IF NOT EXISTS edges (
 		src  TEXT NOT NULL,
@@ -360,7 +360,6 @@ func migrateV1(ctx context.Context, conn *sql.Conn) error {
 		`ALTER TABLE memories DROP COLUMN text`,
 		`ALTER TABLE memories DROP COLUMN invalid_at`,
 		`ALTER TABLE memories DROP COLUMN replaced_by`,
-		sqlCreateFilter,
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return err

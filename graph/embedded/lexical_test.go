@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/memsync/memsync/journal"
@@ -135,5 +136,47 @@ func TestLexicalEmpty(t *testing.T) {
 	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: "alpha", Groups: []string{journal.SharedGroup}})
 	if err != nil || len(hits) != 0 {
 		t.Fatalf("Search of the shared group, only a private memory stored = %v, %v; want nothing", hits, err)
+	}
+}
+
+// TestFilterIndexDropped: a store written with memories_filter (before
+// memsync's own full-text index) loses it at Open, and Search still
+// filters by group, kind and supersession.
+func TestFilterIndexDropped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	g := reopen(t, dir)
+	apply(t, g, mem("a", 1, "zebra crossing"), mem("b", 2, "zebra decision", func(r *journal.Record) { r.Kind = journal.KindDecision }),
+		mem("c", 3, "zebra newer", supers("a")))
+	if _, err := g.w.conn.ExecContext(ctx, `CREATE INDEX memories_filter ON memories (id, group_id, kind, ts, uuid)`); err != nil {
+		t.Fatal(err)
+	}
+	closeGraph(t, g)
+	g = reopen(t, dir)
+	var n int
+	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_schema WHERE name = 'memories_filter'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("memories_filter after Open: %d (%v), want gone", n, err)
+	}
+	for _, tc := range []struct {
+		q    memsync.SearchQuery
+		want []string
+	}{
+		{memsync.SearchQuery{Text: "zebra", Groups: []string{journal.SharedGroup}}, []string{"b", "c"}},
+		{memsync.SearchQuery{Text: "zebra", Groups: []string{journal.SharedGroup}, All: true}, []string{"a", "b", "c"}},
+		{memsync.SearchQuery{Text: "zebra", Groups: []string{journal.SharedGroup}, Kinds: []journal.Kind{journal.KindDecision}}, []string{"b"}},
+		{memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("alice")}}, nil},
+	} {
+		hits, err := g.Search(ctx, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.UUID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Search(%+v) = %v, want %v", tc.q, got, tc.want)
+		}
 	}
 }

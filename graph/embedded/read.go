@@ -355,15 +355,14 @@ type filter struct {
 // sqlLexFilter reads the memories with the ids in the JSON list ?1 as a
 // search filters and orders them: ts, uuid and whether they pass its
 // filters (?2 to ?5: the groups, whether superseded ones count, the
-// kinds, the oldest ts), through the narrow memories_filter index (the
-// unary + keeps SQLite from seeking once per group or kind). No record is
-// read: Search reads only those it needs.
+// kinds, the oldest ts), a seek by id each (the unary + keeps SQLite from
+// seeking once per group or kind).
 const sqlLexFilter = `SELECT m.id, m.ts, m.uuid,
 		+m.group_id IN (SELECT value FROM json_each(?2))
 		AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
 		AND (?4 IS NULL OR +m.kind IN (SELECT value FROM json_each(?4)))
 		AND (?5 IS NULL OR m.ts >= ?5)
-	FROM memories AS m INDEXED BY memories_filter WHERE m.id IN (SELECT value FROM json_each(?1))`
+	FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1))`
 
 // sqlLexVisible numbers the groups of the JSON list ?1 as the index does
 // (groups it never saw have no number and match nothing).
