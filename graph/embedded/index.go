@@ -155,7 +155,7 @@ type indexer struct {
 	changed chan struct{} // closed and replaced whenever indexed moves
 
 	buf  []byte            // analysis output, reused by the indexer goroutine
-	ords map[string]uint32 // lex_groups as read or written; reset when a job fails
+	ords map[string]uint32 // lex_groups as read or written in the current transaction
 }
 
 // analyze is analysis.Text(s), through the indexer's buffer.
@@ -289,7 +289,6 @@ func (ix *indexer) run() {
 		start := time.Now()
 		err := ix.index(job)
 		if err != nil {
-			clear(ix.ords) // numbers given in the transaction that rolled back
 			ix.lg.Error("search index: indexing failed; it is caught up from the stored records on the next write or search",
 				zap.Int64("through", job.through), zap.Error(err))
 		} else if job.rows == nil {
@@ -379,6 +378,9 @@ func (ix *indexer) close() error {
 func (ix *indexer) index(job ixJob) error {
 	ctx := context.Background()
 	conn := ix.w.conn
+	// Group numbers are read again in every transaction: another process's
+	// indexer may have emptied the index and numbered the groups anew since.
+	clear(ix.ords)
 	return inTx(ctx, conn, func() error {
 		var gen string
 		var through int64

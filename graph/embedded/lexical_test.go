@@ -3,7 +3,9 @@ package embedded
 import (
 	"context"
 	"encoding/json"
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -178,5 +180,43 @@ func TestFilterIndexDropped(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("Search(%+v) = %v, want %v", tc.q, got, tc.want)
 		}
+	}
+}
+
+// TestGroupNumbersReadPerTransaction: another process's indexer may empty
+// the search file's index and number the groups anew (here done by hand:
+// bob's group becomes number 0, which was alice's). The next memory this
+// indexer adds must carry its group's number as the file has it now, not
+// as this process last read it, or it is found under another group's
+// number (the SQL guard on group_id then hides it from everyone).
+func TestGroupNumbersReadPerTransaction(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	g := reopen(t, dir)
+	private := func(agent string) func(*journal.Record) {
+		return func(r *journal.Record) { r.Agent, r.Scope = agent, journal.ScopePrivate }
+	}
+	apply(t, g, mem("a1", 1, "zebra of alice", private("alice")), mem("b1", 2, "zebra of bob", private("bob")))
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", dsn(filepath.Join(dir, SearchFileName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(lexReset, `INSERT INTO lex_groups (ord, name) VALUES (0, 'AGENT:bob')`) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	apply(t, g, mem("a2", 3, "zebra of alice again", private("alice")))
+	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("alice")}})
+	if err != nil || len(hits) != 1 || hits[0].UUID != "a2" {
+		t.Fatalf("Search as alice = %v, %v; want a2", hits, err)
+	}
+	hits, err = g.Search(ctx, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("bob")}})
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("Search as bob = %v, %v; want nothing (the index was emptied)", hits, err)
 	}
 }
