@@ -155,6 +155,7 @@ type indexer struct {
 	changed chan struct{} // closed and replaced whenever indexed moves
 
 	buf  []byte            // analysis output, reused by the indexer goroutine
+	an   analysis.Analyzer // the indexer goroutine's, with its memory of stems
 	ords map[string]uint32 // lex_groups as read or written in the current transaction
 }
 
@@ -163,7 +164,7 @@ func (ix *indexer) analyze(s string) string {
 	if s == "" {
 		return ""
 	}
-	ix.buf = analysis.AppendText(ix.buf[:0], s)
+	ix.buf = ix.an.AppendText(ix.buf[:0], s)
 	return string(ix.buf)
 }
 

@@ -141,7 +141,29 @@ func Text(text string) string { return string(AppendText(nil, text)) }
 
 // AppendText appends Text(text) to dst. It is what indexing runs on every
 // record, so ASCII words are lowercased and stemmed in dst itself.
-func AppendText(dst []byte, text string) []byte {
+func AppendText(dst []byte, text string) []byte { return appendText(dst, text, nil) }
+
+// Analyzer is AppendText with a memory of the stems it computed: words
+// repeat (a store's vocabulary is small beside its text), and the Porter
+// steps cost more than a map lookup. Its output is AppendText's, byte for
+// byte. One goroutine uses an Analyzer at a time.
+type Analyzer struct {
+	stems map[string]string
+}
+
+// analyzerStems bounds an Analyzer's memory: at that many stems it forgets
+// them all and starts again (a few MB at most).
+const analyzerStems = 1 << 16
+
+// AppendText appends Text(text) to dst, as the package's AppendText.
+func (a *Analyzer) AppendText(dst []byte, text string) []byte {
+	if a.stems == nil {
+		a.stems = make(map[string]string)
+	}
+	return appendText(dst, text, a.stems)
+}
+
+func appendText(dst []byte, text string, stems map[string]string) []byte {
 	first := true
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -177,7 +199,18 @@ func AppendText(dst []byte, text string) []byte {
 			continue
 		}
 		if stemmable(word) {
-			dst = append(dst[:at], stem(word)...)
+			if stems == nil {
+				dst = append(dst[:at], stem(word)...)
+			} else if st, ok := stems[string(word)]; ok {
+				dst = append(dst[:at], st...)
+			} else {
+				w := string(word)
+				dst = append(dst[:at], stem(word)...)
+				if len(stems) >= analyzerStems {
+					clear(stems)
+				}
+				stems[w] = string(dst[at:])
+			}
 		}
 		first = false
 	}

@@ -75,9 +75,15 @@ func FuzzTerms(f *testing.F) {
 	for _, s := range []string{"When did Caroline join?", "a-b_c", "ÉCOLE", "\xff\xfe", "sses"} {
 		f.Add(s)
 	}
+	var a Analyzer
 	f.Fuzz(func(t *testing.T, text string) {
 		if got, want := Text(text), strings.Join(Terms(text), " "); got != want {
 			t.Fatalf("Text(%q) = %q, Terms joined = %q", text, got, want)
+		}
+		for range 2 { // the second time from its memory of stems
+			if got, want := string(a.AppendText(nil, text)), Text(text); got != want {
+				t.Fatalf("Analyzer.AppendText(%q) = %q, AppendText %q", text, got, want)
+			}
 		}
 		for _, term := range Terms(text) {
 			if term == "" {
@@ -90,6 +96,44 @@ func FuzzTerms(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAnalyzer: the Analyzer's output is AppendText's, for repeated words
+// (from its memory), for words it meets once, and after its memory filled
+// and was forgotten.
+func TestAnalyzer(t *testing.T) {
+	var a Analyzer
+	texts := []string{"Caroline joined the running group; running groups meet joined", "the relational rationalizations of operators", "café naïve 日本語 2023"}
+	for i := 0; i < analyzerStems+1000; i++ {
+		w := []byte("ing")
+		for n := i; n > 0 || len(w) == 3; n /= 26 {
+			w = append([]byte{byte('a' + n%26)}, w...)
+		}
+		texts = append(texts, string(w)+"s walking")
+	}
+	texts = append(texts, texts[:3]...)
+	var buf []byte
+	for _, text := range texts {
+		buf = a.AppendText(buf[:0], text)
+		if got, want := string(buf), Text(text); got != want {
+			t.Fatalf("Analyzer.AppendText(%q) = %q, AppendText %q", text, got, want)
+		}
+	}
+	if n := len(a.stems); n > analyzerStems {
+		t.Fatalf("the Analyzer remembers %d stems, more than %d", n, analyzerStems)
+	}
+}
+
+func BenchmarkAnalyzer(b *testing.B) {
+	text := "Caroline: I joined the LGBTQ support group yesterday, and it was really powerful! #community @Melanie"
+	var (
+		a   Analyzer
+		buf []byte
+	)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		buf = a.AppendText(buf[:0], text)
+	}
 }
 
 func BenchmarkText(b *testing.B) {
