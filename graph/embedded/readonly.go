@@ -100,6 +100,12 @@ func (g *Graph) checkReadable(ctx context.Context) error {
 	if v != SchemaVersion {
 		return fmt.Errorf("embedded: open %s read-only: schema version %d, not %d: %w", g.path, v, SchemaVersion, ErrNotReadable)
 	}
+	if err := tx.QueryRowContext(ctx, `PRAGMA search.user_version`).Scan(&v); err != nil {
+		return g.wrap("open "+g.path+" read-only", err)
+	}
+	if v != searchSchemaVersion {
+		return fmt.Errorf("embedded: open %s read-only: search file schema version %d, not %d: %w", g.path, v, searchSchemaVersion, ErrNotReadable)
+	}
 	var gen, igen sql.NullString
 	var last, through sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'generation'),

@@ -129,25 +129,27 @@ func TestOpenReadOnlySeesWriter(t *testing.T) {
 // refused with ErrNotReadable, and the refusal creates nothing.
 func TestOpenReadOnlyNotReadable(t *testing.T) {
 	ctx := context.Background()
-	behind := func(t *testing.T) string {
-		dir := t.TempDir()
-		w, err := Open(dir, nil)
-		if err != nil {
-			t.Fatal(err)
+	changed := func(q string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			dir := t.TempDir()
+			w, err := Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply(t, w, mem("m-1", 1, "first"), mem("m-2", 2, "second"))
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db, err := sql.Open("sqlite", dsn(filepath.Join(dir, SearchFileName)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			return dir
 		}
-		apply(t, w, mem("m-1", 1, "first"), mem("m-2", 2, "second"))
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		db, err := sql.Open("sqlite", dsn(filepath.Join(dir, SearchFileName)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if _, err := db.ExecContext(ctx, `UPDATE indexed SET through = through - 1`); err != nil {
-			t.Fatal(err)
-		}
-		return dir
 	}
 	for _, tc := range []struct {
 		name string
@@ -155,7 +157,10 @@ func TestOpenReadOnlyNotReadable(t *testing.T) {
 	}{
 		{"no store", func(t *testing.T) string { return filepath.Join(t.TempDir(), "absent") }},
 		{"empty directory", func(t *testing.T) string { return t.TempDir() }},
-		{"search file behind the memories", behind},
+		{"search file behind the memories", changed(`UPDATE indexed SET through = through - 1`)},
+		// At the memories but of an earlier schema (FTS5's): a writer
+		// builds it again first.
+		{"search file of schema 2", changed(`PRAGMA user_version = 2`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir(t)
