@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -576,42 +575,8 @@ func lexLists(ctx context.Context, q querier, term string) ([][]byte, int64, err
 	return lists, hits, rs.Err()
 }
 
-// lexBest is the fetch best of hits by rank (ties in no order), best first.
+// lexBest is the fetch best of hits by rank (ties in no order), best first;
+// it may reorder hits.
 func lexBest(hits []lexHit, fetch int) []lexHit {
-	byRank := func(a, b lexHit) int { return cmp.Compare(a.rank, b.rank) }
-	if len(hits) <= fetch {
-		out := slices.Clone(hits)
-		slices.SortFunc(out, byRank)
-		return out
-	}
-	// A max-heap of the fetch best so far: its root is the worst of them.
-	h := slices.Clone(hits[:fetch])
-	less := func(i, j int) bool { return h[i].rank > h[j].rank }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			if r := l + 1; r < len(h) && less(r, l) {
-				l = r
-			}
-			if !less(l, i) {
-				return
-			}
-			h[i], h[l] = h[l], h[i]
-			i = l
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, x := range hits[fetch:] {
-		if x.rank < h[0].rank {
-			h[0] = x
-			down(0)
-		}
-	}
-	slices.SortFunc(h, byRank)
-	return h
+	return bestOf(hits, fetch, func(a, b lexHit) bool { return a.rank < b.rank })
 }

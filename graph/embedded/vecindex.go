@@ -233,56 +233,8 @@ func dot8(q []int32, row []int8) int32 {
 
 func better(a, b approx) bool { return a.sim > b.sim || a.sim == b.sim && a.id < b.id }
 
-// best moves the m best of all to its front, in order, and returns them:
-// a heap of m, not a sort of all, for m much smaller than all.
-func best(all []approx, m int) []approx {
-	if m >= len(all) {
-		sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
-		return all
-	}
-	h := make([]approx, 0, m+1)
-	less := func(i, j int) bool { return better(h[j], h[i]) } // worst on top
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			if r := l + 1; r < len(h) && less(r, l) {
-				l = r
-			}
-			if !less(l, i) {
-				return
-			}
-			h[i], h[l] = h[l], h[i]
-			i = l
-		}
-	}
-	up := func(i int) {
-		for i > 0 {
-			p := (i - 1) / 2
-			if !less(i, p) {
-				return
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-	}
-	for _, a := range all {
-		if len(h) == m {
-			if !better(a, h[0]) {
-				continue
-			}
-			h[0] = a
-			down(0)
-			continue
-		}
-		h = append(h, a)
-		up(len(h) - 1)
-	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
-	return h
-}
+// best is the m best of all by similarity (then id), best first.
+func best(all []approx, m int) []approx { return bestOf(all, m, better) }
 
 // similarIndexed is similar through the in-memory index: the candidates
 // in quantised order, read from SQLite (with the filters) a chunk at a
