@@ -48,19 +48,36 @@ const wordsAfter = 512
 // its words, and a read-write mutex and a map cost a quarter of Embed's
 // time there. A word goes to one of two neighbouring slots chosen by its
 // hash (an empty one, else the first, replacing what it held), so the
-// table holds at most wordSlots words (about 100 bytes each) and keeps
-// the ones that recur. An entry is found only under its own word, so
-// what a lookup returns is what split gives that word.
+// table holds at most wordSlots words and keeps the ones that recur. An
+// entry holds its word and ids in one block of 64 bytes (a cache line),
+// or, for a word longer than cachedChars or of more than cachedIDs
+// pieces, points to them; it is found only under its own word, so what a
+// lookup returns is what split gives that word.
 type wordCache struct {
 	seed  maphash.Seed
 	slots [wordSlots]atomic.Pointer[cachedWord]
 }
 
-// wordSlots is the word cache's size (a power of two): 128 KiB of slots.
+// wordSlots is the word cache's size (a power of two): 128 KiB of slots,
+// 1 MiB of entries when full.
 const wordSlots = 1 << 14
 
-// cachedWord is one word of the cache and its WordPiece ids.
+// The longest word and the most pieces a cache entry holds in place.
+const (
+	cachedChars = 22
+	cachedIDs   = 8
+)
+
+// cachedWord is one word of the cache and its WordPiece ids: 64 bytes.
 type cachedWord struct {
+	chars, n uint8
+	word     [cachedChars]byte
+	ids      [cachedIDs]int32
+	long     *longWord // a word that does not fit in place; then chars and n are 0
+}
+
+// longWord is a cached word too long for an entry, or of too many pieces.
+type longWord struct {
 	word string
 	ids  []int32
 }
@@ -72,20 +89,38 @@ func (c *wordCache) slot(word []byte) uint64 {
 	return maphash.Bytes(c.seed, word) & (wordSlots - 1)
 }
 
-// get returns the ids cached for word, whose first slot is i.
-func (c *wordCache) get(word []byte, i uint64) ([]int32, bool) {
-	if e := c.slots[i].Load(); e != nil && e.word == string(word) {
-		return e.ids, true
-	}
-	if e := c.slots[i^1].Load(); e != nil && e.word == string(word) {
-		return e.ids, true
+// lookup returns e's ids if e is word's entry.
+func (e *cachedWord) lookup(word []byte) ([]int32, bool) {
+	switch {
+	case e == nil:
+	case e.long != nil:
+		if e.long.word == string(word) {
+			return e.long.ids, true
+		}
+	case int(e.chars) == len(word) && string(e.word[:e.chars]) == string(word):
+		return e.ids[:e.n], true
 	}
 	return nil, false
 }
 
+// get returns the ids cached for word, whose first slot is i.
+func (c *wordCache) get(word []byte, i uint64) ([]int32, bool) {
+	if ids, ok := c.slots[i].Load().lookup(word); ok {
+		return ids, true
+	}
+	return c.slots[i^1].Load().lookup(word)
+}
+
 // put caches ids for word, whose first slot is i.
 func (c *wordCache) put(word []byte, i uint64, ids []int32) {
-	e := &cachedWord{word: string(word), ids: append([]int32(nil), ids...)}
+	e := &cachedWord{}
+	if len(word) > cachedChars || len(ids) > cachedIDs {
+		e.long = &longWord{word: string(word), ids: append([]int32(nil), ids...)}
+	} else {
+		e.chars, e.n = uint8(len(word)), uint8(len(ids))
+		copy(e.word[:], word)
+		copy(e.ids[:], ids)
+	}
 	if c.slots[i].CompareAndSwap(nil, e) || c.slots[i^1].CompareAndSwap(nil, e) {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // count is how many words the cache holds.
@@ -80,7 +81,7 @@ func locomoTexts(t testing.TB) []string {
 // manyWords returns n texts of words made of random letters and digits:
 // far more distinct words than the cache has slots, so that entries are
 // replaced and neighbouring slots shared.
-func manyWords(seed int64, n int) []string {
+func manyWords(seed int64, n, maxChars int) []string {
 	r := rand.New(rand.NewSource(seed))
 	const letters = "abcdefghijklmnopqrstuvwxyz0123456789éü"
 	out := make([]string, n)
@@ -90,7 +91,7 @@ func manyWords(seed int64, n int) []string {
 			if w > 0 {
 				b.WriteByte(' ')
 			}
-			for range 1 + r.Intn(9) {
+			for range 1 + r.Intn(maxChars) {
 				b.WriteRune([]rune(letters)[r.Intn(len([]rune(letters)))])
 			}
 		}
@@ -107,7 +108,8 @@ func manyWords(seed int64, n int) []string {
 func TestWordCacheBitIdentical(t *testing.T) {
 	sets := map[string][]string{
 		"invented": inventedTexts(7, 4000),
-		"random":   manyWords(3, 6000),
+		"random":   manyWords(3, 6000, 9),
+		"long":     manyWords(5, 1500, 60), // words kept apart from their entry (longWord)
 		"golden":   nil,
 	}
 	for _, c := range readGolden(t) {
@@ -123,7 +125,7 @@ func TestWordCacheBitIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"golden", "invented", "locomo", "random"} {
+	for _, name := range []string{"golden", "invented", "locomo", "random", "long"} {
 		texts := sets[name]
 		if texts == nil {
 			continue
@@ -165,7 +167,24 @@ func TestWordCacheBitIdentical(t *testing.T) {
 	if n := ref.vocab.words.Load().count(); n != 0 {
 		t.Errorf("the uncached model cached %d words", n)
 	}
-	if n := cached.vocab.words.Load().count(); n == 0 || n > wordSlots {
+	c := cached.vocab.words.Load()
+	if n := c.count(); n == 0 || n > wordSlots {
 		t.Errorf("the cache holds %d words, want 1..%d", n, wordSlots)
+	}
+	long := 0
+	for i := range c.slots {
+		if e := c.slots[i].Load(); e != nil && e.long != nil {
+			long++
+		}
+	}
+	if long == 0 {
+		t.Error("no long word cached")
+	}
+}
+
+// TestCachedWordSize: an entry is one cache line.
+func TestCachedWordSize(t *testing.T) {
+	if n := unsafe.Sizeof(cachedWord{}); n != 64 {
+		t.Errorf("cachedWord is %d bytes, want 64", n)
 	}
 }
