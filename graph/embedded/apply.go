@@ -201,9 +201,10 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 
 // applier writes one batch, chunk after chunk, inside the transaction.
 type applier struct {
-	w       *writer
-	p       *preparer
-	version string // the embedder's, when vectors are stored
+	w          *writer
+	p          *preparer
+	version    string // the embedder's, when vectors are stored
+	versionArg any    // version as an argument
 	// seen, when set, holds every uuid the store may hold (seen.go): one it
 	// has not is new, and not looked up.
 	seen *seenFilter
@@ -456,7 +457,10 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 			r.ts, m.Path, m.Line, r.hash, r.canon)
 		a.fresh = append(a.fresh, inserted{id, r})
 		if r.vec != nil {
-			vecArgs = append(vecArgs, id, r.group, a.version, r.vec)
+			if a.versionArg == nil {
+				a.versionArg = a.version // boxed once, not once a row
+			}
+			vecArgs = append(vecArgs, id, r.group, a.versionArg, r.vec)
 		}
 		for _, e := range [...]struct {
 			typ string

@@ -73,6 +73,12 @@ func (p *preparer) prepare(i int) {
 	c := &p.chunks[i]
 	part := p.batch[i*prepareChunk : min((i+1)*prepareChunk, len(p.batch))]
 	c.rows = make([]row, 0, len(part))
+	// The chunk's stored vectors share one allocation (the driver copies
+	// each when it binds it), not one each.
+	var vecs []byte
+	if p.emb != nil {
+		vecs = make([]byte, 0, len(part)*(4+p.emb.Dim()))
+	}
 	for j := range part {
 		r, err := prepareRow(&part[j])
 		if err != nil {
@@ -80,7 +86,9 @@ func (p *preparer) prepare(i int) {
 			break
 		}
 		if p.emb != nil {
-			r.vec = encodeVector(r.m.Vector(p.emb))
+			n := len(vecs)
+			vecs = appendVector(vecs, r.m.Vector(p.emb))
+			r.vec = vecs[n:len(vecs):len(vecs)]
 		}
 		c.rows = append(c.rows, r)
 	}

@@ -80,10 +80,14 @@ func WithEmbedder(e memsync.Embedder) Option {
 // the approximate pass only: the exact pass scores the candidates with
 // their memories' text embedded again (the embedder is deterministic), so
 // every backend ranks with the same float32 vector.
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4+len(v))
-	s := quantizeInto(b[4:], v)
-	binary.LittleEndian.PutUint32(b, math.Float32bits(s))
+func encodeVector(v []float32) []byte { return appendVector(make([]byte, 0, 4+len(v)), v) }
+
+// appendVector appends encodeVector(v) to b.
+func appendVector(b []byte, v []float32) []byte {
+	n := len(b)
+	b = slices.Grow(b, 4+len(v))[:n+4+len(v)]
+	s := quantizeInto(b[n+4:], v)
+	binary.LittleEndian.PutUint32(b[n:], math.Float32bits(s))
 	return b
 }
 

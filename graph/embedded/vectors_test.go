@@ -385,6 +385,7 @@ func TestEncodeVectorBits(t *testing.T) {
 		}
 		vecs = append(vecs, v)
 	}
+	var shared, before []byte // appendVector's buffer, and what it should hold
 	for _, v := range vecs {
 		wantQ, wantS := quantizeReference(v)
 		want := binary.LittleEndian.AppendUint32(nil, math.Float32bits(wantS))
@@ -394,6 +395,11 @@ func TestEncodeVectorBits(t *testing.T) {
 		if got := encodeVector(v); !bytes.Equal(got, want) {
 			t.Fatalf("encodeVector(%v)\n got  %v\n want %v", v, got, want)
 		}
+		n := len(shared)
+		if shared = appendVector(shared, v); !bytes.Equal(shared[n:], want) || !bytes.Equal(shared[:n], before) {
+			t.Fatalf("appendVector(%v) after %d bytes: not encodeVector's bytes, or the bytes before changed", v, n)
+		}
+		before = append(before, want...)
 		prefix := []int8{7, -7}
 		q, s := quantizeFloats(v, prefix)
 		if math.Float32bits(s) != math.Float32bits(wantS) || !slices.Equal(q[:2], prefix) || !slices.Equal(q[2:], wantQ) {
@@ -435,5 +441,65 @@ func TestVectorsGroupIndexDropped(t *testing.T) {
 	}
 	if hits := search(t, g, "postgresql upgrade"); len(hits) == 0 || hits[0].UUID != "m1" || hits[0].Parts.VecRank != 1 {
 		t.Fatalf("after the drop: %+v", hits)
+	}
+}
+
+// TestStoredVectorsPerMemory: the vectors Apply stores (a chunk's encoded
+// in one buffer by the preparing goroutines) are, row by row, each
+// memory's text embedded and encoded on its own, across chunks and
+// batches, with memories embedded ahead (Memory.Embed, as the engine
+// does) and not.
+func TestStoredVectorsPerMemory(t *testing.T) {
+	ctx := context.Background()
+	emb := embed.Default()
+	for _, c := range []struct {
+		name  string
+		ahead bool
+	}{{"embedded by Apply", false}, {"embedded ahead", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := Open(t.TempDir(), nil, WithEmbedder(emb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			corpus := graphtest.Corpus(5, 3*prepareChunk+17)
+			if c.ahead {
+				for i := range corpus {
+					corpus[i].Embed(emb)
+				}
+			}
+			for j := 0; j < len(corpus); j += 2*prepareChunk + 3 {
+				if _, err := g.Apply(ctx, corpus[j:min(j+2*prepareChunk+3, len(corpus))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rows, err := g.rdb.QueryContext(ctx, `SELECT m.uuid, v.vec FROM vectors AS v JOIN memories AS m ON m.id = v.id`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			text := map[string]string{}
+			for _, m := range corpus {
+				text[m.UUID] = m.Text
+			}
+			n := 0
+			for rows.Next() {
+				var uuid string
+				var vec []byte
+				if err := rows.Scan(&uuid, &vec); err != nil {
+					t.Fatal(err)
+				}
+				if want := encodeVector(emb.Embed(text[uuid])); !bytes.Equal(vec, want) {
+					t.Fatalf("%s: stored vector is not its text's", uuid)
+				}
+				n++
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n != len(text) {
+				t.Fatalf("%d vectors stored, want %d", n, len(text))
+			}
+		})
 	}
 }
