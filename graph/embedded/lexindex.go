@@ -189,7 +189,13 @@ type blockWriter struct {
 	block []byte
 	first string
 	args  []any
+	bytes int // of the blocks in args
 }
+
+// lexPendingBytes bounds the blocks a blockWriter holds before it inserts
+// them: a merge's largest lists (a common term's, hundreds of KB each at
+// 1M memories) would otherwise wait 128 at a time, tens of MB.
+const lexPendingBytes = 1 << 20
 
 func (b *blockWriter) add(ctx context.Context, e postings.Entry) error {
 	big := len(e.List) >= lexBigList
@@ -214,12 +220,14 @@ func (b *blockWriter) flush(ctx context.Context) error {
 		return nil
 	}
 	b.args = append(b.args, b.seg, b.first, b.block)
+	b.bytes += len(b.block)
 	b.block = nil
-	if len(b.args) < lexBlocksTable.cols*maxBulkRows {
+	if len(b.args) < lexBlocksTable.cols*maxBulkRows && b.bytes < lexPendingBytes {
 		return nil
 	}
 	err := b.ix.w.insert(ctx, lexBlocksTable, b.args)
-	b.args = b.args[:0]
+	clear(b.args) // the blocks are the driver's copies now
+	b.args, b.bytes = b.args[:0], 0
 	return err
 }
 

@@ -235,9 +235,19 @@ func Find(block []byte, term string) (Entry, bool, error) {
 // Join is one entry holding the lists of entries, whose id ranges follow
 // one another, in that order: the first list's bytes, then each next
 // list's with only its first posting's id delta written again. What it does
-// not re-encode it does not check: a list's Last must be its last id.
+// not re-encode it does not check: a list's Last must be its last id. One
+// entry is returned as it is (its List not copied).
 func Join(term string, entries []Entry) (Entry, error) {
-	out := Entry{Term: term}
+	if len(entries) == 1 {
+		e := entries[0] // nothing to join: its list as is
+		e.Term = term
+		return e, nil
+	}
+	size := 0
+	for _, e := range entries {
+		size += len(e.List)
+	}
+	out := Entry{Term: term, List: make([]byte, 0, size+binary.MaxVarintLen64)}
 	for _, e := range entries {
 		if len(e.List) == 0 {
 			continue

@@ -64,6 +64,10 @@ func TestJoin(t *testing.T) {
 	if e.N != len(want) || e.Last != 101 || e.Term != "t" || !reflect.DeepEqual(got, want) {
 		t.Fatalf("Join = %+v decoding to %v, want %v", e, got, want)
 	}
+	// One list: itself, under the term asked for.
+	if one, err := Join("t", []Entry{entry("t", c...)}); err != nil || one.N != 2 || one.Last != 101 || string(one.List) != string(encode(c...)) {
+		t.Fatalf("Join of one entry = %+v, %v", one, err)
+	}
 	// Lists out of order are refused, not silently reordered.
 	if _, err := Join("t", []Entry{entry("t", b...), entry("t", a...)}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Join of lists out of order: %v, want ErrCorrupt", err)
