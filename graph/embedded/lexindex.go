@@ -214,7 +214,8 @@ func (b *blockWriter) add(ctx context.Context, e postings.Entry) error {
 	return nil
 }
 
-// flush ends the block; the rows go out 128 at a time, the rest at close.
+// flush ends the block; the rows go out 128 at a time, or at 1 MiB of
+// blocks, the rest at close.
 func (b *blockWriter) flush(ctx context.Context) error {
 	if len(b.block) == 0 {
 		return nil
