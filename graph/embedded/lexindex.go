@@ -110,18 +110,7 @@ func newLexSegment() *lexSegment {
 // given (terms separated by single spaces).
 func (s *lexSegment) add(id int64, ord uint32, text, meta string) {
 	clear(s.freq)
-	length := uint32(1) // the group's token, which FTS5 counted
-	for _, col := range []struct {
-		s string
-		w uint32
-	}{{text, 2}, {meta, 1}} {
-		for t := range strings.SplitSeq(col.s, " ") {
-			if t != "" {
-				s.freq[t] += col.w
-				length++
-			}
-		}
-	}
+	length := eachTerm(text, meta, func(t string, w uint32) { s.freq[t] += w })
 	if len(s.freq) == 0 {
 		s.freq[lexEmptyTerm] = 0
 	}
@@ -143,25 +132,36 @@ func (s *lexSegment) add(id int64, ord uint32, text, meta string) {
 	s.tokens += int64(length)
 }
 
-// lexTerms is the distinct terms of analyzed text and meta, or the empty
-// term when they hold none, and the memory's length (as lexSegment.add).
-func lexTerms(text, meta string) ([]string, int64) {
-	length := int64(1)
-	var terms []string
-	for _, col := range []string{text, meta} {
-		for t := range strings.SplitSeq(col, " ") {
+// eachTerm calls fn with every term of analyzed text (weight 2) and meta
+// (weight 1), in order, and returns the memory's length: its terms and
+// one for its group, as FTS5 counted it.
+func eachTerm(text, meta string, fn func(t string, w uint32)) uint32 {
+	length := uint32(1)
+	for _, col := range [...]struct {
+		s string
+		w uint32
+	}{{text, 2}, {meta, 1}} {
+		for t := range strings.SplitSeq(col.s, " ") {
 			if t != "" {
-				terms = append(terms, t)
+				fn(t, col.w)
 				length++
 			}
 		}
 	}
+	return length
+}
+
+// lexTerms is the distinct terms of analyzed text and meta, or the empty
+// term when they hold none, and the memory's length (as lexSegment.add).
+func lexTerms(text, meta string) ([]string, int64) {
+	var terms []string
+	length := eachTerm(text, meta, func(t string, _ uint32) { terms = append(terms, t) })
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
 	if len(terms) == 0 {
 		terms = []string{lexEmptyTerm}
 	}
-	return terms, length
+	return terms, int64(length)
 }
 
 // lexGroup is the number of group in the search file, numbering it when new.

@@ -134,16 +134,6 @@ func Part(idf float64, freq, length uint32, avgdl float64) float64 {
 	return float64(idf * float64(num/den))
 }
 
-// Last is the id of list's last posting (0 for an empty list).
-func Last(list []byte) (int64, error) {
-	var last int64
-	r := NewReader(list)
-	for p, ok := r.Next(); ok; p, ok = r.Next() {
-		last = p.ID
-	}
-	return last, r.Err()
-}
-
 // Entry is one term's list in a block.
 type Entry struct {
 	Term string
