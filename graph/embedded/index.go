@@ -402,7 +402,6 @@ func (ix *indexer) index(job ixJob) error {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
 					zap.String("search_file", ix.path))
 			}
-			clear(ix.ords)
 			for _, q := range append(lexReset, `DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`) {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)

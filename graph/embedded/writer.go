@@ -21,18 +21,11 @@ type bulkKey struct {
 	rows int
 }
 
-// openWriter takes db's connection for writing and runs setup on it (per
-// connection state, such as temporary tables).
-func openWriter(ctx context.Context, db *sql.DB, setup ...string) (*writer, error) {
+// openWriter takes db's connection for writing.
+func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
-	}
-	for _, q := range setup {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("set up connection: %w", err)
-		}
 	}
 	return &writer{conn: conn, stmts: map[string]*sql.Stmt{}, bulks: map[bulkKey]*sql.Stmt{}}, nil
 }
