@@ -416,7 +416,7 @@ func TestWordCacheSameTokens(t *testing.T) {
 			}
 		}
 	}
-	if m.vocab.words.Load().count() == 0 {
+	if m.vocab.cachedWords() == 0 {
 		t.Error("nothing cached")
 	}
 }

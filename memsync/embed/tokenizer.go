@@ -2,8 +2,8 @@ package embed
 
 import (
 	"encoding/binary"
-	"hash/maphash"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -29,103 +29,22 @@ type vocabulary struct {
 	mask  uint32
 	unk   int32
 
-	// words keeps the pieces of words already split (wordCache): most
-	// words of a store recur, and WordPiece's longest-match search costs
-	// several table probes a piece. The ids are the same either way, so
-	// the vectors are. Nil until wordsAfter words were split, so that a
-	// process embedding one query (a command's first Embed) allocates
-	// nothing for it.
-	words  atomic.Pointer[wordCache]
-	splits atomic.Int64 // words split so far
+	// words keeps the pieces of words already split (up to wordsMax of
+	// them): most words of a store recur, and WordPiece's longest-match
+	// search costs several table probes a piece. The ids are the same
+	// either way, so the vectors are.
+	wordsMu sync.RWMutex
+	words   map[string][]int32
+	splits  atomic.Int64 // words split so far
 }
 
-// wordsAfter is how many words are split before the word cache starts.
-const wordsAfter = 512
-
-// wordCache is a bounded table of words already split, read and written
-// without a lock (each slot an atomic pointer to an entry never changed
-// after it is published): every Embed of a projection looks up each of
-// its words, and a read-write mutex and a map cost a quarter of Embed's
-// time there. A word goes to one of two neighbouring slots chosen by its
-// hash (an empty one, else the first, replacing what it held), so the
-// table holds at most wordSlots words and keeps the ones that recur. An
-// entry holds its word and ids in one block of 64 bytes (a cache line),
-// or, for a word longer than cachedChars or of more than cachedIDs
-// pieces, points to them; it is found only under its own word, so what a
-// lookup returns is what split gives that word.
-type wordCache struct {
-	seed  maphash.Seed
-	slots [wordSlots]atomic.Pointer[cachedWord]
-}
-
-// wordSlots is the word cache's size (a power of two): 128 KiB of slots,
-// 1 MiB of entries when full.
-const wordSlots = 1 << 14
-
-// The longest word and the most pieces a cache entry holds in place.
+// wordsMax bounds the word cache (about 100 bytes a word). The cache
+// starts after wordsAfter words were split, so that a process embedding
+// one query (a command's first Embed) allocates nothing for it.
 const (
-	cachedChars = 22
-	cachedIDs   = 8
+	wordsMax   = 1 << 14
+	wordsAfter = 512
 )
-
-// cachedWord is one word of the cache and its WordPiece ids: 64 bytes.
-type cachedWord struct {
-	chars, n uint8
-	word     [cachedChars]byte
-	ids      [cachedIDs]int32
-	long     *longWord // a word that does not fit in place; then chars and n are 0
-}
-
-// longWord is a cached word too long for an entry, or of too many pieces.
-type longWord struct {
-	word string
-	ids  []int32
-}
-
-func newWordCache() *wordCache { return &wordCache{seed: maphash.MakeSeed()} }
-
-// slot is the first of word's two slots (the second is slot^1).
-func (c *wordCache) slot(word []byte) uint64 {
-	return maphash.Bytes(c.seed, word) & (wordSlots - 1)
-}
-
-// lookup returns e's ids if e is word's entry.
-func (e *cachedWord) lookup(word []byte) ([]int32, bool) {
-	switch {
-	case e == nil:
-	case e.long != nil:
-		if e.long.word == string(word) {
-			return e.long.ids, true
-		}
-	case int(e.chars) == len(word) && string(e.word[:e.chars]) == string(word):
-		return e.ids[:e.n], true
-	}
-	return nil, false
-}
-
-// get returns the ids cached for word, whose first slot is i.
-func (c *wordCache) get(word []byte, i uint64) ([]int32, bool) {
-	if ids, ok := c.slots[i].Load().lookup(word); ok {
-		return ids, true
-	}
-	return c.slots[i^1].Load().lookup(word)
-}
-
-// put caches ids for word, whose first slot is i.
-func (c *wordCache) put(word []byte, i uint64, ids []int32) {
-	e := &cachedWord{}
-	if len(word) > cachedChars || len(ids) > cachedIDs {
-		e.long = &longWord{word: string(word), ids: append([]int32(nil), ids...)}
-	} else {
-		e.chars, e.n = uint8(len(word)), uint8(len(ids))
-		copy(e.word[:], word)
-		copy(e.ids[:], ids)
-	}
-	if c.slots[i].CompareAndSwap(nil, e) || c.slots[i^1].CompareAndSwap(nil, e) {
-		return
-	}
-	c.slots[i].Store(e)
-}
 
 // newVocabulary indexes raw, one token a line ("\r\n" tolerated). A token
 // that appears twice keeps its first id, as a map built line by line would.
@@ -350,26 +269,26 @@ func (v *vocabulary) wordPiece(word []byte, chars int, emit func(id int32)) {
 		emit(v.unk)
 		return
 	}
-	c := v.words.Load()
-	var slot uint64
-	if c != nil {
-		slot = c.slot(word)
-		if ids, ok := c.get(word, slot); ok {
-			for _, id := range ids {
-				emit(id)
-			}
-			return
+	v.wordsMu.RLock()
+	ids, ok := v.words[string(word)]
+	v.wordsMu.RUnlock()
+	if ok {
+		for _, id := range ids {
+			emit(id)
 		}
+		return
 	}
 	var stack [16]int32
 	pieces := v.split(word, stack[:0])
-	if c == nil && v.splits.Add(1) > wordsAfter {
-		v.words.CompareAndSwap(nil, newWordCache()) // the cache starts (here or on another goroutine)
-		c = v.words.Load()
-		slot = c.slot(word)
-	}
-	if c != nil {
-		c.put(word, slot, pieces)
+	if v.splits.Add(1) > wordsAfter {
+		v.wordsMu.Lock()
+		if len(v.words) < wordsMax {
+			if v.words == nil {
+				v.words = map[string][]int32{}
+			}
+			v.words[string(word)] = append([]int32(nil), pieces...)
+		}
+		v.wordsMu.Unlock()
 	}
 	for _, id := range pieces {
 		emit(id)
