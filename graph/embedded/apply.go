@@ -170,7 +170,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	if err != nil {
 		return res, g.wrap("apply batch", err)
 	}
-	a := &applier{w: w, p: p, version: g.version(), held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
+	a := &applier{w: w, p: p, held: make(map[string]stored, len(batch)), mismatched: map[string]bool{}}
 	err = inTx(ctx, w.conn, func() error {
 		seen, err := g.seenLocked(ctx, w)
 		if err != nil {
@@ -203,8 +203,6 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 type applier struct {
 	w          *writer
 	p          *preparer
-	version    string // the embedder's, when vectors are stored
-	versionArg any    // version as an argument
 	// seen, when set, holds every uuid the store may hold (seen.go): one it
 	// has not is new, and not looked up.
 	seen *seenFilter
@@ -427,7 +425,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 	}
 
 	memArgs := make([]any, 0, len(pick)*memoriesTable.cols)
-	var edgeArgs, vecArgs []any
+	var edgeArgs []any
 	for i := range rows {
 		r := &rows[i]
 		m := r.m
@@ -456,12 +454,6 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon)
 		a.fresh = append(a.fresh, inserted{id, r})
-		if r.vec != nil {
-			if a.versionArg == nil {
-				a.versionArg = a.version // boxed once, not once a row
-			}
-			vecArgs = append(vecArgs, id, r.group, a.versionArg, r.vec)
-		}
 		for _, e := range [...]struct {
 			typ string
 			dst []string
@@ -480,7 +472,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		t    *table
 		args []any
 	}{
-		{memoriesTable, memArgs}, {edgesTable, edgeArgs}, {vectorsTable, vecArgs},
+		{memoriesTable, memArgs}, {edgesTable, edgeArgs},
 	} {
 		if err := a.w.insert(ctx, t.t, t.args); err != nil {
 			return err
@@ -530,7 +522,7 @@ func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
 	for _, q := range []struct {
 		sql string
 		arg any
-	}{{sqlRemoveMemory, st.id}, {sqlRemoveSuperseded, st.id}, {sqlRemoveVector, st.id}, {sqlRemoveEdges, uuid}, {sqlRemoveWaiting, uuid}} {
+	}{{sqlRemoveMemory, st.id}, {sqlRemoveSuperseded, st.id}, {sqlRemoveEdges, uuid}, {sqlRemoveWaiting, uuid}} {
 		s, err := a.w.stmt(ctx, q.sql)
 		if err != nil {
 			return err
@@ -611,6 +603,7 @@ type row struct {
 	entities []string
 	meta     string // its entity names and tags
 	vec      []byte // its embedding as stored (encodeVector); nil without an embedder
+	version  any    // the embedder's Version (a string) when vec is set
 }
 
 // prepareRow validates m and derives what will be stored.
@@ -682,7 +675,7 @@ func (g *Graph) Drop(ctx context.Context) error {
 		}
 		for _, q := range []string{
 			`DELETE FROM memories`, `DELETE FROM edges`, `DELETE FROM agents`,
-			`DELETE FROM supersede_waiting`, `DELETE FROM superseded`, `DELETE FROM vectors`,
+			`DELETE FROM supersede_waiting`, `DELETE FROM superseded`,
 		} {
 			if _, err := w.conn.ExecContext(ctx, q); err != nil {
 				return err

@@ -152,7 +152,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if err == nil {
 		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
 	}
-	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlCreateVectors, sqlDropVectorsGroup, sqlDropFilter) {
+	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlDropMainVectors, sqlDropFilter) {
 		if err == nil {
 			_, err = g.w.conn.ExecContext(ctx, q)
 		}
@@ -180,7 +180,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	g.rdb.SetMaxIdleConns(2)
 	g.rdb.SetConnMaxIdleTime(IdleRelease)
 	// The search file must exist before a reader attaches it.
-	if g.ix, err = openIndex(ctx, searchPath, g.rdb, lg); err != nil {
+	if g.ix, err = openIndex(ctx, searchPath, g.rdb, g.emb, lg); err != nil {
 		g.closeAll()
 		return nil, g.wrap("open "+searchPath, err)
 	}

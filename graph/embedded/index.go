@@ -30,8 +30,8 @@ const SearchFileName = "graph-search.db"
 // another version is deleted and built again from the main file (version
 // 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
 // package analysis, and the turns of sessions, in FTS5; 3 in memsync's own
-// index, lexindex.go).
-const searchSchemaVersion = 3
+// index, lexindex.go; 4 holds the vectors too, which were in the main file).
+const searchSchemaVersion = 4
 
 // sqlCreateTurns orders the memories that name a session by agent, session
 // and time, so that a search finds the neighbours of its strongest hits
@@ -98,6 +98,10 @@ type ixJob struct {
 	// exact: through is the main file's last id, so an index past it was
 	// built from memories that are gone and is built again.
 	exact bool
+	// vectors, when set, is a re-embedding (Graph.Reembed): vectors to
+	// write for memories already indexed, in place of theirs; nothing else
+	// of the job is used but gen.
+	vectors []any
 }
 
 // ixRows are the rows some memories add to the search file, each table's
@@ -111,6 +115,7 @@ type ixRows struct {
 	// and mentions go first.
 	removed []ixRemoval
 	turns   []any // agent, session, ts, uuid, id
+	vectors []any // id, group_id, version, vec (encodeVector): with an embedder
 }
 
 // ixRemoval is what a removed memory's full-text row holds, to delete it
@@ -131,6 +136,9 @@ func (x *ixRows) add(id int64, r *row) {
 	if r.m.Session != "" {
 		x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
 	}
+	if r.vec != nil {
+		x.vectors = append(x.vectors, id, r.group, r.version, r.vec)
+	}
 }
 
 // indexer owns the search file's write connection and indexes on its own
@@ -141,6 +149,7 @@ type indexer struct {
 	db   *sql.DB // the search file, one connection (held by w)
 	w    *writer
 	main *sql.DB // the read pool, for records to index again
+	emb  memsync.Embedder // nil: no vectors
 
 	sendMu sync.Mutex // orders seq and the channel send; guards closed
 	jobs   chan ixJob
@@ -170,7 +179,7 @@ func (ix *indexer) analyze(s string) string {
 
 // openIndex opens (creating, or replacing when it is of another version or
 // damaged) the search file at path and starts the indexer.
-func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (*indexer, error) {
+func openIndex(ctx context.Context, path string, main *sql.DB, emb memsync.Embedder, lg *zap.Logger) (*indexer, error) {
 	db, w, err := openSearchFile(ctx, path)
 	var older *searchVersionError
 	if errors.As(err, &older) && older.have < searchSchemaVersion {
@@ -188,7 +197,7 @@ func openIndex(ctx context.Context, path string, main *sql.DB, lg *zap.Logger) (
 			return nil, err
 		}
 	}
-	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main,
+	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main, emb: emb,
 		jobs: make(chan ixJob, 1), done: make(chan struct{}), changed: make(chan struct{}), ords: map[string]uint32{}}
 	go ix.run()
 	return ix, nil
@@ -233,6 +242,7 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 		return inTx(ctx, conn, func() error {
 			for _, q := range []string{sqlCreateLexGroups, sqlCreateLexSegments, sqlCreateLexBlocks, sqlCreateLexBlocksKey,
 				sqlCreateLexStats, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
+				sqlCreateVectors, sqlCreateVecState,
 				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
@@ -402,12 +412,19 @@ func (ix *indexer) index(job ixJob) error {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
 					zap.String("search_file", ix.path))
 			}
-			for _, q := range append(lexReset, `DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`) {
+			for _, q := range append(lexReset, `DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`,
+				`DELETE FROM vectors`, sqlBumpEpoch) {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
 				}
 			}
 			through = 0
+		}
+		if job.vectors != nil {
+			if !stale {
+				return ix.reembedded(ctx, job.vectors, through)
+			}
+			// Built again from the stored records: the catch-up embeds them.
 		}
 		if !stale && job.through <= through {
 			return nil // indexed already (by this process or another)
@@ -457,7 +474,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}} {
+	}{{entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}, {vectorsTable, rows.vectors}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
@@ -477,6 +494,9 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 			if _, err := ix.w.conn.ExecContext(ctx, q, r.uuid); err != nil {
 				return fmt.Errorf("remove %s: %w", r.uuid, err)
 			}
+		}
+		if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveVector, r.id); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
 	}
 	return nil
@@ -510,6 +530,10 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 	defer q.Close()
 	out := &ixRows{}
 	var last int64
+	var version any // boxed once, not once a row
+	if ix.emb != nil {
+		version = ix.emb.Version()
+	}
 	for q.Next() {
 		var (
 			id            int64
@@ -523,8 +547,12 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 			return nil, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
 		}
 		ents := rec.AllEntities()
-		out.add(id, &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
-			meta: ftsMeta(ents, rec.Tags)})
+		r := &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
+			meta: ftsMeta(ents, rec.Tags)}
+		if ix.emb != nil {
+			r.vec, r.version = encodeVector(ix.emb.Embed(rec.Text)), version
+		}
+		out.add(id, r)
 		last = id
 	}
 	return out, last, q.Err()

@@ -76,8 +76,10 @@ func (p *preparer) prepare(i int) {
 	// The chunk's stored vectors share one allocation (the driver copies
 	// each when it binds it), not one each.
 	var vecs []byte
+	var version any // boxed once, not once a row
 	if p.emb != nil {
 		vecs = make([]byte, 0, len(part)*(4+p.emb.Dim()))
+		version = p.emb.Version()
 	}
 	for j := range part {
 		r, err := prepareRow(&part[j])
@@ -88,7 +90,7 @@ func (p *preparer) prepare(i int) {
 		if p.emb != nil {
 			n := len(vecs)
 			vecs = appendVector(vecs, r.m.Vector(p.emb))
-			r.vec = vecs[n:len(vecs):len(vecs)]
+			r.vec, r.version = vecs[n:len(vecs):len(vecs)], version
 		}
 		c.rows = append(c.rows, r)
 	}

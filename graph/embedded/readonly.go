@@ -69,11 +69,11 @@ func OpenReadOnly(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 		return nil, err
 	}
 	if g.emb != nil {
-		// A store no writer with vectors has opened yet has no vectors
-		// table: its search is lexical only until one does.
+		// A store no writer with vectors has written to has no vectors:
+		// its search is lexical only until one does.
 		var n int
 		if err := g.rdb.QueryRowContext(context.Background(),
-			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'vectors'`).Scan(&n); err != nil {
+			`SELECT EXISTS (SELECT 1 FROM search.vectors)`).Scan(&n); err != nil {
 			g.closeAll()
 			return nil, g.wrap("open "+g.path+" read-only", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -59,14 +60,14 @@ type groupVecs struct {
 }
 
 const sqlVectorState = `SELECT IFNULL((SELECT value FROM meta WHERE key = 'generation'), ''),
-	IFNULL((SELECT value FROM meta WHERE key = 'vectors_epoch'), '0'), IFNULL((SELECT MAX(id) FROM vectors), 0)`
+	IFNULL((SELECT epoch FROM search.vec_state), 0), IFNULL((SELECT MAX(id) FROM search.vectors), 0)`
 
-const sqlVectorsAfter = `SELECT id, group_id, vec FROM vectors WHERE id > ?1 AND version = ?2 ORDER BY id`
+const sqlVectorsAfter = `SELECT id, group_id, vec FROM search.vectors WHERE id > ?1 AND version = ?2 ORDER BY id`
 
 // sqlVectorCandidates reads the candidates among the ids ?1 whose memories
 // pass the search's filters (?2 to ?4 as in sqlSearch), with their stored
 // vectors of version ?5 and their text.
-const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid, json_extract(m.record, '$.text') FROM vectors AS v CROSS JOIN memories AS m ON m.id = v.id
+const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid, json_extract(m.record, '$.text') FROM search.vectors AS v CROSS JOIN memories AS m ON m.id = v.id
 	WHERE v.id IN (SELECT value FROM json_each(?1)) AND v.version = ?5
 	  AND (?2 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
 	  AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3)))
@@ -91,15 +92,15 @@ func le32(b []byte) uint32 {
 // none), and a refresh that read many rows from the table writes it; a
 // file that cannot be read or written is only logged (it is a cache).
 func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int, file string, lg *zap.Logger) (err error) {
-	var gen, epoch string
-	var last int64
+	var gen string
+	var epoch, last int64
 	if err := conn.QueryRowContext(ctx, sqlVectorState).Scan(&gen, &epoch, &last); err != nil {
 		return err
 	}
 	if gen == "" {
 		file = "" // a store without its generation yet: nothing names it
 	}
-	if key := gen + "/" + epoch + "/" + version; key != x.key {
+	if key := gen + "/" + strconv.FormatInt(epoch, 10) + "/" + version; key != x.key {
 		x.reset()
 		x.key = key
 		if file != "" && last > 0 {

@@ -3,6 +3,8 @@ package embedded
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -15,43 +17,62 @@ import (
 	"github.com/memsync/memsync/memsync/recall"
 )
 
-// Vectors (issue 27) are a projection like the full-text index: with an
-// embedder (WithEmbedder), Apply stores each new memory's embedding in the
-// vectors table of the main file, in the batch's transaction, tagged with
-// the embedder's Version (the preparing goroutines embed, not the writer).
-// Search compares the query with the vectors of the reader's groups only
-// and of the current version only (vecIndex: an int8 copy in memory, per
-// group, so a vector of a group the reader may not see is never read),
-// then scores the best candidates exactly, with the search's filters: from
-// their memories' text embedded again (the stored int8 rows are for the
-// approximate pass only). An index is never mixed: after a model
-// change the rows of the old version are ignored until the store re-embeds
-// them (at Open, in the background; Flush waits for it; a rebuild
-// re-embeds everything anyway).
+// Vectors (issue 27) are a projection like the full-text index, and live
+// beside it in the search file: with an embedder (WithEmbedder), each new
+// memory's embedding is computed ahead of Apply (the engine's reader and
+// the preparing goroutines embed and quantise, not the writer) and handed
+// to the indexer with the batch's full-text rows, which writes it in the
+// same transaction of the search file as them, tagged with the embedder's
+// Version. So the writer of the main file (the projection's critical path,
+// fsynced at every batch) stores no vector bytes, and the vectors follow
+// the search file's rules: built again from the stored records (and
+// embedded again) when it is missing, behind or of another generation,
+// and never ahead of its watermark. Search compares the query with the
+// vectors of the reader's groups only and of the current version only
+// (vecIndex: an int8 copy in memory, per group, so a vector of a group the
+// reader may not see is never read), then scores the best candidates
+// exactly, with the search's filters: from their memories' text embedded
+// again (the stored int8 rows are for the approximate pass only). An index
+// is never mixed: after a model change the rows of the old version are
+// ignored until the store re-embeds them (at Open, in the background,
+// through the indexer; Flush waits for it; a rebuild re-embeds everything
+// anyway).
 //
-//	vectors     id INTEGER PRIMARY KEY (memories.id), group_id, version,
-//	            vec BLOB (encodeVector: float32 scale + Dim int8; or,
-//	            written before, Dim float32, little-endian, L2-normalised)
-//	              (an index vectors_group (group_id, version), which no
-//	              query read, was dropped: Open drops it from older files)
-//	meta vectors_epoch  bumped by every re-embedding chunk (vecIndex reloads)
+//	search.vectors    id INTEGER PRIMARY KEY (memories.id), group_id, version,
+//	                  vec BLOB (encodeVector: float32 scale + Dim int8; or,
+//	                  written before, Dim float32, little-endian, L2-normalised)
+//	search.vec_state  epoch: bumped by every re-embedding job and every reset
+//	                  of the search file (vecIndex starts again)
+//
+// (The main file held the vectors table until search schema 4; Open drops
+// it from older files.)
 const (
 	sqlCreateVectors = `CREATE TABLE IF NOT EXISTS vectors (
 		id       INTEGER PRIMARY KEY,
 		group_id TEXT NOT NULL,
 		version  TEXT NOT NULL,
 		vec      BLOB NOT NULL)`
-	sqlDropVectorsGroup = `DROP INDEX IF EXISTS vectors_group`
-	sqlRemoveVector     = `DELETE FROM vectors WHERE id = ?1`
-	// sqlStale lists, after id ?1, the memories whose vector is missing
-	// or of another version than ?2.
-	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN vectors AS v ON v.id = m.id
-	WHERE m.id > ?1 AND (v.id IS NULL OR v.version <> ?2) ORDER BY m.id LIMIT ?3`
+	sqlCreateVecState = `CREATE TABLE IF NOT EXISTS vec_state (
+		one   INTEGER PRIMARY KEY CHECK (one = 1),
+		epoch INTEGER NOT NULL)`
+	// sqlDropMainVectors drops the vectors table from a main file written
+	// before search schema 4 (the vectors are in the search file now).
+	sqlDropMainVectors = `DROP TABLE IF EXISTS main.vectors`
+	sqlRemoveVector    = `DELETE FROM vectors WHERE id = ?1`
+	// sqlStale lists, after id ?1, the memories the search file has
+	// indexed whose vector is missing or of another version than ?2 (on
+	// the read pool: the main file with the search file attached). Those
+	// after its watermark get theirs when they are indexed.
+	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN search.vectors AS v ON v.id = m.id
+	WHERE m.id > ?1 AND m.id <= IFNULL((SELECT through FROM search.indexed), 0)
+	  AND (v.id IS NULL OR v.version <> ?2) ORDER BY m.id LIMIT ?3`
+	// sqlLiveIDs keeps, of the ids ?1, those of memories still stored.
+	sqlLiveIDs = `SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1))`
 )
 
-// sqlBumpEpoch marks a change to vectors already stored (re-embedding).
-const sqlBumpEpoch = `INSERT INTO meta (key, value) VALUES ('vectors_epoch', 1)
-	ON CONFLICT (key) DO UPDATE SET value = value + 1`
+// sqlBumpEpoch marks a change to vectors already stored (re-embedding, a reset).
+const sqlBumpEpoch = `INSERT INTO vec_state (one, epoch) VALUES (1, 1)
+	ON CONFLICT (one) DO UPDATE SET epoch = epoch + 1`
 
 var vectorsTable = &table{name: "vectors", cols: 4, head: `INSERT OR REPLACE INTO vectors (id, group_id, version, vec)`}
 
@@ -191,14 +212,17 @@ type vectorCand struct {
 	sim recall.Similar
 }
 
-// reembedChunk is how many memories one re-embedding transaction takes.
+// reembedChunk is how many memories one re-embedding job takes.
 const reembedChunk = 512
 
 // Reembed gives every memory whose vector is missing or of another
-// version than the embedder's a current one, chunk by chunk (each its own
-// transaction). Open runs it in the background; Flush waits for it.
+// version than the embedder's a current one: it reads the stale memories a
+// chunk at a time, embeds them on its own goroutine and hands each chunk
+// to the indexer as a job of its own (one transaction of the search file,
+// between Apply's). Open runs it in the background; Flush waits for it and
+// then for the indexer.
 func (g *Graph) Reembed(ctx context.Context) error {
-	if g.emb == nil {
+	if g.emb == nil || g.ix == nil {
 		return nil
 	}
 	version := g.emb.Version()
@@ -206,14 +230,22 @@ func (g *Graph) Reembed(ctx context.Context) error {
 	total := 0
 	start := time.Now()
 	for {
-		n, last, err := g.reembedChunk(ctx, after, version)
+		job, last, err := g.reembedChunk(ctx, after, version)
 		if err != nil {
 			return g.wrap("re-embed", err)
 		}
-		total += n
-		if n == 0 {
+		if last == 0 {
 			break
 		}
+		g.mu.Lock()
+		if g.closed {
+			g.mu.Unlock()
+			return g.wrap("re-embed", fmt.Errorf("store closed"))
+		}
+		job.gen = g.gen
+		g.ix.send(job) // under g.mu, as Apply sends: jobs keep their order
+		g.mu.Unlock()
+		total += len(job.vectors) / vectorsTable.cols
 		after = last
 	}
 	if total > 0 {
@@ -223,56 +255,85 @@ func (g *Graph) Reembed(ctx context.Context) error {
 	return nil
 }
 
-// reembedChunk re-embeds up to reembedChunk stale memories after id after.
-func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (n int, last int64, err error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return 0, 0, fmt.Errorf("store closed")
-	}
-	w, err := g.writerLocked(ctx)
+// reembedChunk embeds up to reembedChunk stale memories after id after and
+// returns them as an indexer job, and the last id read (0: none).
+func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (job ixJob, last int64, err error) {
+	rows, err := g.rdb.QueryContext(ctx, sqlStale, after, version, reembedChunk)
 	if err != nil {
-		return 0, 0, err
+		return job, 0, err
 	}
-	err = inTx(ctx, w.conn, func() error {
-		rows, err := w.conn.QueryContext(ctx, sqlStale, after, version, reembedChunk)
+	defer rows.Close()
+	var ver any = version
+	job.vectors = []any{}
+	for rows.Next() {
+		var (
+			id          int64
+			group, text string
+		)
+		if err := rows.Scan(&id, &group, &text); err != nil {
+			return job, 0, err
+		}
+		rec, err := journal.Parse([]byte(text))
 		if err != nil {
-			return err
+			return job, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
 		}
-		var args []any
-		for rows.Next() {
-			var (
-				id          int64
-				group, text string
-			)
-			if err := rows.Scan(&id, &group, &text); err != nil {
-				rows.Close()
-				return err
-			}
-			rec, err := journal.Parse([]byte(text))
-			if err != nil {
-				rows.Close()
-				return fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
-			}
-			args = append(args, id, group, version, encodeVector(g.emb.Embed(rec.Text)))
-			n++
-			last = id
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := w.insert(ctx, vectorsTable, args); err != nil || n == 0 {
-			return err
-		}
-		// Vectors of ids already loaded changed: in-memory indexes
-		// (vecIndex) start again.
-		_, err = w.conn.ExecContext(ctx, sqlBumpEpoch)
-		return err
-	})
-	if err != nil {
-		g.dropWriterIfBroken(err)
+		job.vectors = append(job.vectors, id, group, ver, encodeVector(g.emb.Embed(rec.Text)))
+		last = id
 	}
-	return n, last, err
+	return job, last, rows.Err()
+}
+
+// reembedded writes a re-embedding job's vectors: those of memories the
+// index holds (ids up to through; later ones get theirs when indexed) and
+// that are still stored (one replaced since had its vector removed).
+func (ix *indexer) reembedded(ctx context.Context, vectors []any, through int64) error {
+	ids := make([]int64, 0, len(vectors)/vectorsTable.cols)
+	for i := 0; i < len(vectors); i += vectorsTable.cols {
+		if id, _ := vectors[i].(int64); id <= through {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	q, err := ix.main.QueryContext(ctx, sqlLiveIDs, string(b))
+	if err != nil {
+		return fmt.Errorf("re-embed: %w", err)
+	}
+	live := make(map[int64]bool, len(ids))
+	for q.Next() {
+		var id int64
+		if err := q.Scan(&id); err != nil {
+			q.Close()
+			return fmt.Errorf("re-embed: %w", err)
+		}
+		live[id] = true
+	}
+	if err := errors.Join(q.Err(), q.Close()); err != nil {
+		return fmt.Errorf("re-embed: %w", err)
+	}
+	args := make([]any, 0, len(live)*vectorsTable.cols)
+	for i := 0; i < len(vectors); i += vectorsTable.cols {
+		if id, _ := vectors[i].(int64); live[id] {
+			args = append(args, vectors[i:i+vectorsTable.cols]...)
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if err := ix.w.insert(ctx, vectorsTable, args); err != nil {
+		return fmt.Errorf("re-embed: %w", err)
+	}
+	// Vectors of ids already loaded changed: in-memory indexes (vecIndex)
+	// start again.
+	if _, err := ix.w.conn.ExecContext(ctx, sqlBumpEpoch); err != nil {
+		return fmt.Errorf("re-embed: %w", err)
+	}
+	return nil
 }
 
 // version is the embedder's version, "" without one.

@@ -19,7 +19,10 @@ import (
 
 func vectorRows(t *testing.T, g *Graph) map[string]int {
 	t.Helper()
-	rows, err := g.rdb.QueryContext(context.Background(), `SELECT version, count(*) FROM vectors GROUP BY version`)
+	if err := g.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := g.rdb.QueryContext(context.Background(), `SELECT version, count(*) FROM search.vectors GROUP BY version`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,10 @@ func TestVectorsFollowTheProjection(t *testing.T) {
 	apply(t, g, a, mem("m2", 2, "other"))
 	apply(t, g, b)
 	var n, orphans int
-	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE id NOT IN (SELECT id FROM memories)) FROM vectors`).Scan(&n, &orphans); err != nil {
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE id NOT IN (SELECT id FROM memories)) FROM search.vectors`).Scan(&n, &orphans); err != nil {
 		t.Fatal(err)
 	}
 	if n != 2 || orphans != 0 {
@@ -266,24 +272,20 @@ func TestVectorsStoredCompactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.float32 {
-				g.mu.Lock()
-				w, err := g.writerLocked(ctx)
-				g.mu.Unlock()
-				if err != nil {
-					t.Fatal(err)
-				}
+				// The indexer is idle after Flush: its connection is free.
+				w := g.ix.w
 				for _, m := range batch {
 					b := make([]byte, 4*dim)
 					for i, x := range emb.Embed(m.Text) {
 						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 					}
-					if _, err := w.conn.ExecContext(ctx, `UPDATE vectors SET vec = ?1 WHERE id = (SELECT id FROM memories WHERE uuid = ?2)`, b, m.UUID); err != nil {
+					if _, err := w.conn.ExecContext(ctx, `UPDATE vectors SET vec = ?1 WHERE id = ?2`, b, storedID(t, g, m.UUID)); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
 			var n, bytes int
-			if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), IFNULL(SUM(length(vec)), 0) FROM vectors`).Scan(&n, &bytes); err != nil {
+			if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), IFNULL(SUM(length(vec)), 0) FROM search.vectors`).Scan(&n, &bytes); err != nil {
 				t.Fatal(err)
 			}
 			wantBytes := n * (4 + dim)
@@ -408,11 +410,11 @@ func TestEncodeVectorBits(t *testing.T) {
 	}
 }
 
-// TestVectorsGroupIndexDropped: no query reads vectors by group (the
-// in-memory index loads them by id), so the vectors table has no index
-// but its key: a store whose file has the vectors_group index of earlier
-// versions loses it at the next Open, and searches as before.
-func TestVectorsGroupIndexDropped(t *testing.T) {
+// TestMainVectorsDropped: the vectors live in the search file (search
+// schema 4); a store whose main file holds the vectors table of earlier
+// versions (and its vectors_group index) loses it at the next Open, and
+// searches with the vectors the indexer embeds again.
+func TestMainVectorsDropped(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	emb := memsynctest.NewEmbedder(64)
@@ -421,9 +423,13 @@ func TestVectorsGroupIndexDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(t, g, mem("m1", 1, "we moved the orders to postgres yesterday"), mem("m2", 2, "lunch was pizza"))
-	// The file as earlier versions left it.
-	if _, err := g.w.conn.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS vectors_group ON vectors (group_id, version)`); err != nil {
-		t.Fatal(err)
+	// The main file as earlier versions left it.
+	for _, q := range []string{`CREATE TABLE vectors (id INTEGER PRIMARY KEY, group_id TEXT NOT NULL, version TEXT NOT NULL, vec BLOB NOT NULL)`,
+		`INSERT INTO vectors SELECT id, group_id, 'old', x'00' FROM memories`,
+		`CREATE INDEX vectors_group ON vectors (group_id, version)`} {
+		if _, err := g.w.conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
@@ -433,15 +439,28 @@ func TestVectorsGroupIndexDropped(t *testing.T) {
 	}
 	defer g.Close()
 	var n int
-	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_schema WHERE type = 'index' AND tbl_name = 'vectors' AND sql IS NOT NULL`).Scan(&n); err != nil {
+	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_schema WHERE tbl_name = 'vectors'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Fatalf("%d indexes on vectors after Open, want 0", n)
+		t.Fatalf("%d tables and indexes named vectors in the main file after Open, want 0", n)
 	}
 	if hits := search(t, g, "postgresql upgrade"); len(hits) == 0 || hits[0].UUID != "m1" || hits[0].Parts.VecRank != 1 {
 		t.Fatalf("after the drop: %+v", hits)
 	}
+	if got := vectorRows(t, g); got[emb.Version()] != 2 || len(got) != 1 {
+		t.Fatalf("search file vectors %v, want 2 of %s", got, emb.Version())
+	}
+}
+
+// storedID is the id under which g stores uuid.
+func storedID(t *testing.T, g *Graph, uuid string) int64 {
+	t.Helper()
+	var id int64
+	if err := g.rdb.QueryRowContext(context.Background(), `SELECT id FROM memories WHERE uuid = ?1`, uuid).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // TestStoredVectorsPerMemory: the vectors Apply stores (a chunk's encoded
@@ -473,7 +492,10 @@ func TestStoredVectorsPerMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rows, err := g.rdb.QueryContext(ctx, `SELECT m.uuid, v.vec FROM vectors AS v JOIN memories AS m ON m.id = v.id`)
+			if err := g.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := g.rdb.QueryContext(ctx, `SELECT m.uuid, v.vec FROM search.vectors AS v JOIN memories AS m ON m.id = v.id`)
 			if err != nil {
 				t.Fatal(err)
 			}
