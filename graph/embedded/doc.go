@@ -86,10 +86,13 @@
 //	              id_floor (the last id before the latest Drop), retire_rule
 //	              (the supersession rule the superseded table follows)
 //
-//	vectors       with an embedder: one embedding per memory, see vectors.go
-//
-// The search file (its own user_version, 3), attached to every read
+// The search file (its own user_version, 4), attached to every read
 // connection as "search":
+//
+//	vectors       with an embedder: one embedding per memory, written by the
+//	              indexer with the memory's full-text rows (vectors.go;
+//	              until search schema 4 the main file held them)
+//	vec_state     epoch: bumped when stored vectors change in place
 //
 //	lex_blocks    (seg, first, block), unique (seg, first): each segment's
 //	              lists of the memories holding each term (package postings:
