@@ -48,6 +48,9 @@ type column struct {
 	na string // the whole backend is not measured: why
 
 	rebuildPath, apply, naive, ceiling series // records/s
+	// keyedCeiling (embedded only, a diagnostic): the ceiling's rows into
+	// the memories table of a real store, with its key and indexes.
+	keyedCeiling series
 	latP50, latP99, latMax, latRate    series // ms, ms, ms, records/s
 	searchP50, searchP95               series // ms
 	rankP50, rankP95                   series // ms: search through memsync.Rank
@@ -307,7 +310,7 @@ func (b *bench) measure(ctx context.Context, c *column) error {
 	}{
 		{"projection", b.measureProjection, []*series{&c.rebuildPath, &c.apply}},
 		{"naive", b.measureNaive, []*series{&c.naive}},
-		{"ceiling", b.measureCeiling, []*series{&c.ceiling}},
+		{"ceiling", b.measureCeiling, []*series{&c.ceiling, &c.keyedCeiling}},
 		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95, &c.rankP50, &c.rankP95, &c.packetP50, &c.packetP95, &c.packetCmdP50, &c.packetCmdP95, &c.processStart, &c.searchCmdP50, &c.searchCmdP95}},
 		{"latency", b.measureLatency, []*series{&c.latP50, &c.latP99}},
 		{"idle", b.measureIdle, []*series{&c.idleMB}},
