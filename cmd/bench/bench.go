@@ -50,24 +50,24 @@ type column struct {
 	rebuildPath, apply, naive, ceiling series // records/s
 	// keyedCeiling (embedded only, a diagnostic): the ceiling's rows into
 	// the memories table of a real store, with its key and indexes.
-	keyedCeiling series
-	latP50, latP99, latMax, latRate    series // ms, ms, ms, records/s
-	searchP50, searchP95               series // ms
-	rankP50, rankP95                   series // ms: search through memsync.Rank
-	packetP50, packetP95               series // ms: packet.BuildPacket in process
-	packetCmdP50, packetCmdP95         series // ms: `memsync packet --json`, the built binary
-	searchCmdP50, searchCmdP95         series // ms: `memsync search --json`, the built binary
-	processStart                       series // ms: `memsync packet --help`, p50
-	importanceSec                      series // s to score every memory after the rebuild
-	searchHits                         int
-	rebuildWall, rebuildPhase, peakMB  series              // s, s, MB
-	rebuildPeak, verifyPeak            series              // MB sampled in each phase of the rebuild command
-	idleMB, idleHWM, idleCatchUp       series              // MB, MB, s
-	idleSettled                        series              // s
-	idleCPU                            series              // % of one core while idle
-	idleChurnCPU                       series              // % of one core with one shared record per --idle-churn
-	cpu                                map[string][]string // figure -> per run: wall and CPU split
-	serverPID                          int                 // the Neo4j server's process, 0 if unknown
+	keyedCeiling                      series
+	latP50, latP99, latMax, latRate   series // ms, ms, ms, records/s
+	searchP50, searchP95              series // ms
+	rankP50, rankP95                  series // ms: search through memsync.Rank
+	packetP50, packetP95              series // ms: packet.BuildPacket in process
+	packetCmdP50, packetCmdP95        series // ms: `memsync packet --json`, the built binary
+	searchCmdP50, searchCmdP95        series // ms: `memsync search --json`, the built binary
+	processStart                      series // ms: `memsync packet --help`, p50
+	importanceSec                     series // s to score every memory after the rebuild
+	searchHits                        int
+	rebuildWall, rebuildPhase, peakMB series              // s, s, MB
+	rebuildPeak, verifyPeak           series              // MB sampled in each phase of the rebuild command
+	idleMB, idleHWM, idleCatchUp      series              // MB, MB, s
+	idleSettled                       series              // s
+	idleCPU                           series              // % of one core while idle
+	idleChurnCPU                      series              // % of one core with one shared record per --idle-churn
+	cpu                               map[string][]string // figure -> per run: wall and CPU split
+	serverPID                         int                 // the Neo4j server's process, 0 if unknown
 }
 
 // meter measures a run's wall time and the CPU time memsync (this

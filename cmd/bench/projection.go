@@ -110,7 +110,16 @@ func sqliteCeiling(ctx context.Context, dir string, rows []ceilingRow, batch int
 		scope TEXT, kind TEXT, text TEXT, path TEXT, line INTEGER, hash TEXT, record TEXT)`); err != nil {
 		return 0, err
 	}
-	ins, err := db.PrepareContext(ctx, `INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	return timedInserts(ctx, db, `INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rows, batch,
+		func(r *ceilingRow) []any {
+			return []any{r.uuid, r.ts, r.agent, r.group, r.scope, r.kind, r.text, r.path, r.line, r.hash, r.record}
+		})
+}
+
+// timedInserts runs the prepared query once per row (its arguments from
+// args), batch rows per transaction, and returns rows/s.
+func timedInserts(ctx context.Context, db *sql.DB, query string, rows []ceilingRow, batch int, args func(*ceilingRow) []any) (float64, error) {
+	ins, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return 0, err
 	}
@@ -122,8 +131,8 @@ func sqliteCeiling(ctx context.Context, dir string, rows []ceilingRow, batch int
 			return 0, err
 		}
 		st := tx.StmtContext(ctx, ins)
-		for _, r := range rows[i:min(i+batch, len(rows))] {
-			if _, err := st.ExecContext(ctx, r.uuid, r.ts, r.agent, r.group, r.scope, r.kind, r.text, r.path, r.line, r.hash, r.record); err != nil {
+		for j := i; j < min(i+batch, len(rows)); j++ {
+			if _, err := st.ExecContext(ctx, args(&rows[j])...); err != nil {
 				tx.Rollback()
 				return 0, err
 			}
@@ -430,27 +439,8 @@ func keyedCeiling(ctx context.Context, dir string, rows []ceilingRow, batch int)
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	ins, err := db.PrepareContext(ctx, `INSERT INTO memories (uuid, agent, group_id, scope, kind, ts, path, line, hash, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer ins.Close()
-	start := time.Now()
-	for i := 0; i < len(rows); i += batch {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return 0, err
-		}
-		st := tx.StmtContext(ctx, ins)
-		for _, r := range rows[i:min(i+batch, len(rows))] {
-			if _, err := st.ExecContext(ctx, r.uuid, r.agent, r.group, r.scope, r.kind, r.ts, r.path, r.line, r.hash, r.record); err != nil {
-				tx.Rollback()
-				return 0, err
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return 0, err
-		}
-	}
-	return float64(len(rows)) / time.Since(start).Seconds(), nil
+	return timedInserts(ctx, db, `INSERT INTO memories (uuid, agent, group_id, scope, kind, ts, path, line, hash, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rows, batch, func(r *ceilingRow) []any {
+			return []any{r.uuid, r.agent, r.group, r.scope, r.kind, r.ts, r.path, r.line, r.hash, r.record}
+		})
 }

@@ -201,8 +201,8 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 
 // applier writes one batch, chunk after chunk, inside the transaction.
 type applier struct {
-	w          *writer
-	p          *preparer
+	w *writer
+	p *preparer
 	// seen, when set, holds every uuid the store may hold (seen.go): one it
 	// has not is new, and not looked up.
 	seen *seenFilter

@@ -148,7 +148,7 @@ type indexer struct {
 	path string
 	db   *sql.DB // the search file, one connection (held by w)
 	w    *writer
-	main *sql.DB // the read pool, for records to index again
+	main *sql.DB          // the read pool, for records to index again
 	emb  memsync.Embedder // nil: no vectors
 
 	sendMu sync.Mutex // orders seq and the channel send; guards closed
