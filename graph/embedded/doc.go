@@ -6,7 +6,7 @@
 // # Files
 //
 // Open(dir) keeps the memories in dir/graph.db and what is derived from
-// them for lookup (the full-text index, entities and mentions) in
+// them for lookup (the full-text index, the turns of sessions, the vectors) in
 // dir/graph-search.db (dir is normally <repo>/.memsync, which is never
 // committed). The main file runs in WAL mode with synchronous=FULL (the WAL
 // is fsynced at each commit, one fsync per batch) and checkpoints every 64
@@ -86,7 +86,7 @@
 //	              id_floor (the last id before the latest Drop), retire_rule
 //	              (the supersession rule the superseded table follows)
 //
-// The search file (its own user_version, 4), attached to every read
+// The search file (its own user_version, 5), attached to every read
 // connection as "search":
 //
 //	vectors       with an embedder: one embedding per memory, written by the
@@ -106,16 +106,15 @@
 //	              one of the next
 //	lex_stats     one row: rows, tokens (bm25's collection figures, every group's)
 //	lex_groups    ord, name: the numbers postings give groups
-//	entities      (group_id, name) PRIMARY KEY, WITHOUT ROWID
-//	mentions      (uuid, group_id, name) PRIMARY KEY, WITHOUT ROWID:
-//	              memory uuid mentions entity (group_id, name); group_id is the memory's.
-//	              Keyed by uuid first so that a batch appends (uuids grow with
-//	              time); nothing reads it by entity yet, a reader that does
-//	              needs an index on (group_id, name)
+//	turns         (agent, session, ts, uuid, id): the memories that name a
+//	              session, for the neighbours of a search's strongest hits
 //	indexed       one row: generation, through (the watermark above)
 //
 // Node.LinksTo, Supersedes, ConflictsWith and Mentions are read back from the
-// stored record, from which Apply derived the edges and mentions rows.
+// stored record, from which Apply derived the edges. (Search schemas 2 to 4
+// also kept entities and mentions tables, which no query read: a memory's
+// entities are its record's, in its group, and they are searched through
+// the full-text index's meta terms.)
 //
 // # Projection rules
 //
@@ -124,8 +123,8 @@
 // journal.ClashWins prefers is kept: a winning newcomer replaces the stored
 // row (a new id; its edges, waiting supersessions and supersession go, its
 // targets' supersession is recomputed, and the indexer deletes its
-// full-text row and mentions). Outgoing edges, mentions and the entity rows
-// come from the record itself, so they are fixed at insert time. The only derived state that changes later
+// postings, turns and vector). Outgoing edges and mentions come from the
+// record itself, so they are fixed at insert time. The only derived state that changes later
 // is a memory's invalid_at and replaced_by, kept in the superseded table
 // rather than in the memories rows: updated there, they dirtied a page of
 // the wide table per superseded memory, at random, in every batch. At the end of every batch they

@@ -20,8 +20,9 @@ import (
 )
 
 // SearchFileName is the file, beside FileName, that holds the full-text
-// index and the entities the memories mention. It is derived data: the indexer keeps it up with the memories of
-// the main file on its own connection and goroutine, so that indexing a
+// index, the turns of sessions and the vectors. It is derived data: the
+// indexer keeps it up with the memories of the main file on its own
+// connection and goroutine, so that indexing a
 // batch overlaps with storing the next one, and builds it again from the
 // stored records whenever it is missing, behind, or of another generation.
 const SearchFileName = "graph-search.db"
@@ -30,8 +31,9 @@ const SearchFileName = "graph-search.db"
 // another version is deleted and built again from the main file (version
 // 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
 // package analysis, and the turns of sessions, in FTS5; 3 in memsync's own
-// index, lexindex.go; 4 holds the vectors too, which were in the main file).
-const searchSchemaVersion = 4
+// index, lexindex.go; 4 holds the vectors too, which were in the main file;
+// 5 no longer has the entities and mentions tables, which no query read).
+const searchSchemaVersion = 5
 
 // sqlCreateTurns orders the memories that name a session by agent, session
 // and time, so that a search finds the neighbours of its strongest hits
@@ -54,29 +56,12 @@ const sqlCreateIndexed = `CREATE TABLE IF NOT EXISTS indexed (
 		through    INTEGER NOT NULL
 	)`
 
-// The entities of each group, and which memory mentions which. Mentions
-// are keyed by memory first: uuids grow with time, so a batch appends
-// instead of touching a page per entity. Nothing reads them by entity yet;
-// a reader that does needs an index on (group_id, name).
-const (
-	sqlCreateEntities = `CREATE TABLE IF NOT EXISTS entities (
-		group_id TEXT NOT NULL,
-		name     TEXT NOT NULL,
-		PRIMARY KEY (group_id, name)
-	) WITHOUT ROWID`
-	sqlCreateMentions = `CREATE TABLE IF NOT EXISTS mentions (
-		uuid     TEXT NOT NULL,
-		group_id TEXT NOT NULL,
-		name     TEXT NOT NULL,
-		PRIMARY KEY (uuid, group_id, name)
-	) WITHOUT ROWID`
-)
-
-var (
-	entitiesTable = &table{name: "entities", cols: 2, head: `INSERT OR IGNORE INTO entities (group_id, name)`}
-	mentionsTable = &table{name: "mentions", cols: 3, head: `INSERT OR IGNORE INTO mentions (uuid, group_id, name)`}
-	turnsTable    = &table{name: "turns", cols: 5, head: `INSERT OR IGNORE INTO turns (agent, session, ts, uuid, id)`}
-)
+// turnsTable writes the turns of sessions. (Entities and the memories
+// that mention them are not stored apart: a memory's Mentions come from its
+// stored record, and no query read the entities and mentions tables that
+// search schemas 2 to 4 kept; writing them took about 0.8 of 4.6 CPU-s
+// per 100,000 records projected.)
+var turnsTable = &table{name: "turns", cols: 5, head: `INSERT OR IGNORE INTO turns (agent, session, ts, uuid, id)`}
 
 const (
 	sqlIndexed     = `SELECT generation, through FROM indexed`
@@ -107,12 +92,10 @@ type ixJob struct {
 // ixRows are the rows some memories add to the search file, each table's
 // values row after row.
 type ixRows struct {
-	fts      []any // id, text, meta, group (text and meta as written: the indexer analyzes them)
-	entities []any // group_id, name (repeats are ignored)
-	mentions []any // uuid, group_id, name
+	fts []any // id, text, meta, group (text and meta as written: the indexer analyzes them)
 	// removed are memories stored before that lost their uuid to a
-	// version these rows add (journal.ClashWins): their full-text rows
-	// and mentions go first.
+	// version these rows add (journal.ClashWins): their postings, turns
+	// and vectors go first.
 	removed []ixRemoval
 	turns   []any // agent, session, ts, uuid, id
 	vectors []any // id, group_id, version, vec (encodeVector): with an embedder
@@ -129,10 +112,6 @@ type ixRemoval struct {
 // add appends what r (a prepared record stored with id) adds.
 func (x *ixRows) add(id int64, r *row) {
 	x.fts = append(x.fts, id, r.m.Text, r.meta, r.group)
-	for _, name := range r.entities {
-		x.mentions = append(x.mentions, r.m.UUID, r.group, name)
-		x.entities = append(x.entities, r.group, name)
-	}
 	if r.m.Session != "" {
 		x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
 	}
@@ -241,7 +220,7 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 	case 0:
 		return inTx(ctx, conn, func() error {
 			for _, q := range []string{sqlCreateLexGroups, sqlCreateLexSegments, sqlCreateLexBlocks, sqlCreateLexBlocksKey,
-				sqlCreateLexStats, sqlCreateIndexed, sqlCreateEntities, sqlCreateMentions, sqlCreateTurns,
+				sqlCreateLexStats, sqlCreateIndexed, sqlCreateTurns,
 				sqlCreateVectors, sqlCreateVecState,
 				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
@@ -412,7 +391,7 @@ func (ix *indexer) index(job ixJob) error {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
 					zap.String("search_file", ix.path))
 			}
-			for _, q := range append(lexReset, `DELETE FROM entities`, `DELETE FROM mentions`, `DELETE FROM turns`,
+			for _, q := range append(lexReset, `DELETE FROM turns`,
 				`DELETE FROM vectors`, sqlBumpEpoch) {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
@@ -474,7 +453,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{entitiesTable, rows.entities}, {mentionsTable, rows.mentions}, {turnsTable, rows.turns}, {vectorsTable, rows.vectors}} {
+	}{{turnsTable, rows.turns}, {vectorsTable, rows.vectors}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
@@ -482,7 +461,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	return nil
 }
 
-// remove deletes the postings, mentions and turns of memories replaced by
+// remove deletes the postings, turns and vectors of memories replaced by
 // another version of their uuid. Postings the index never got (it was built
 // again from the stored records since) are left alone.
 func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
@@ -490,10 +469,8 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 		if err := ix.removePostings(ctx, r.id, ix.analyze(r.text), ix.analyze(r.meta)); err != nil {
 			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
-		for _, q := range []string{`DELETE FROM mentions WHERE uuid = ?1`, `DELETE FROM turns WHERE uuid = ?1`} {
-			if _, err := ix.w.conn.ExecContext(ctx, q, r.uuid); err != nil {
-				return fmt.Errorf("remove %s: %w", r.uuid, err)
-			}
+		if _, err := ix.w.conn.ExecContext(ctx, `DELETE FROM turns WHERE uuid = ?1`, r.uuid); err != nil {
+			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
 		if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveVector, r.id); err != nil {
 			return fmt.Errorf("remove %s: %w", r.uuid, err)
@@ -546,9 +523,8 @@ func (ix *indexer) storedRows(ctx context.Context, after, through int64) (*ixRow
 		if err != nil {
 			return nil, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
 		}
-		ents := rec.AllEntities()
-		r := &row{m: &memsync.Memory{Record: rec}, group: group, entities: ents, ts: formatTS(rec.TS),
-			meta: ftsMeta(ents, rec.Tags)}
+		r := &row{m: &memsync.Memory{Record: rec}, group: group, ts: formatTS(rec.TS),
+			meta: ftsMeta(rec.AllEntities(), rec.Tags)}
 		if ix.emb != nil {
 			r.vec, r.version = encodeVector(ix.emb.Embed(rec.Text)), version
 		}

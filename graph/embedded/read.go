@@ -29,7 +29,8 @@ type scanner interface{ Scan(dest ...any) error }
 
 // scanNode rebuilds a Node from nodeCols (plus extra destinations after
 // them). The record comes back from its canonical encoding; its outgoing
-// edges and mentions are the ones Apply derived from that same record.
+// edges are the ones Apply derived from that same record, its mentions
+// the record's entities.
 func scanNode(sc scanner, extra ...any) (memsync.Node, error) {
 	var (
 		n          memsync.Node
