@@ -269,6 +269,13 @@ func (v *vocabulary) wordPiece(word []byte, chars int, emit func(id int32)) {
 		emit(v.unk)
 		return
 	}
+	// A word in the vocabulary is its own one piece (the longest match
+	// from its start is the whole word): one probe of the table, no lock
+	// and no cache entry. The cache keeps the words that split.
+	if id, ok := v.lookup(word); ok {
+		emit(id)
+		return
+	}
 	v.wordsMu.RLock()
 	ids, ok := v.words[string(word)]
 	v.wordsMu.RUnlock()
