@@ -20,7 +20,7 @@ func (v *vocabulary) cachedWords() int {
 }
 
 // uncachedModel is a built-in model whose word cache never starts: every
-// word is split, as before the cache existed.
+// word the vocabulary does not hold is split, as before the cache existed.
 func uncachedModel(t testing.TB) *Model {
 	m, err := newModel(builtinVectors, builtinVocab, "test")
 	if err != nil {
