@@ -65,13 +65,19 @@ func TestVectorsBuiltAgainWithTheSearchFile(t *testing.T) {
 	if covered, orphans, others := vectorCoverage(t, g, emb.Version()); covered != 3 || orphans != 0 || others != 0 {
 		t.Fatalf("after the search file was built again: %d memories with a vector, %d orphans, %d of another version; want 3, 0, 0", covered, orphans, others)
 	}
-	after := search(t, g, "postgresql upgrade")
-	if len(after) != len(before) {
-		t.Fatalf("%d hits after, %d before", len(after), len(before))
+	sameHits(t, search(t, g, "postgresql upgrade"), before, "after the search file was built again", "before")
+}
+
+// sameHits fails t unless got and want name the same memories in the same
+// order with the same lexical and vector parts.
+func sameHits(t *testing.T, got, want []memsync.Hit, gotName, wantName string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d hits %s, %d %s", len(got), gotName, len(want), wantName)
 	}
-	for i := range after {
-		if after[i].UUID != before[i].UUID || after[i].Parts != before[i].Parts {
-			t.Errorf("hit %d: %s %+v after, %s %+v before", i, after[i].UUID, after[i].Parts, before[i].UUID, before[i].Parts)
+	for i := range got {
+		if got[i].UUID != want[i].UUID || got[i].Parts != want[i].Parts {
+			t.Errorf("hit %d: %s %s %+v, %s %s %+v", i, gotName, got[i].UUID, got[i].Parts, wantName, want[i].UUID, want[i].Parts)
 		}
 	}
 }

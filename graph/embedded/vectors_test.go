@@ -130,15 +130,7 @@ func TestVectorsNeverMixed(t *testing.T) {
 	}
 	defer fresh.Close()
 	apply(t, fresh, batch...)
-	got, want := search(t, g, "postgresql upgrade"), search(t, fresh, "postgresql upgrade")
-	if len(got) != len(want) {
-		t.Fatalf("re-embedded store: %d hits, fresh store %d", len(got), len(want))
-	}
-	for i := range got {
-		if got[i].UUID != want[i].UUID || got[i].Parts != want[i].Parts {
-			t.Errorf("%d: re-embedded %s %+v, fresh %s %+v", i, got[i].UUID, got[i].Parts, want[i].UUID, want[i].Parts)
-		}
-	}
+	sameHits(t, search(t, g, "postgresql upgrade"), search(t, fresh, "postgresql upgrade"), "re-embedded store", "fresh store")
 }
 
 // TestVectorsFollowTheProjection: a clash's winner replaces the loser's
