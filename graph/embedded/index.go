@@ -101,8 +101,9 @@ type ixRows struct {
 	vectors []any // id, group_id, version, vec (encodeVector): with an embedder
 }
 
-// ixRemoval is what a removed memory's full-text row holds, to delete it
-// (a contentless FTS5 table deletes by the values it indexed).
+// ixRemoval is what a removed memory's full-text row held, to delete its
+// postings (removePostings finds them by the terms it was indexed under),
+// its turns (by uuid) and its vector (by id).
 type ixRemoval struct {
 	id         int64
 	uuid       string

@@ -264,7 +264,6 @@ func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (
 	}
 	defer rows.Close()
 	var ver any = version
-	job.vectors = []any{}
 	for rows.Next() {
 		var (
 			id          int64
@@ -334,14 +333,6 @@ func (ix *indexer) reembedded(ctx context.Context, vectors []any, through int64)
 		return fmt.Errorf("re-embed: %w", err)
 	}
 	return nil
-}
-
-// version is the embedder's version, "" without one.
-func (g *Graph) version() string {
-	if g.emb == nil {
-		return ""
-	}
-	return g.emb.Version()
 }
 
 // Embedder is the store's embedder (memsync.VectorGraph), nil without
