@@ -171,7 +171,8 @@ func TestVectorsFollowTheProjection(t *testing.T) {
 // TestVectorIndexFollowsWrites: the in-memory vector index of a
 // long-lived reader (this Graph, and another opened read-only on the same
 // files, as an MCP server beside the daemon) follows every write: new
-// memories, a clash's replacement, a Drop, a re-projection.
+// memories, a clash's replacement, a Drop, a re-projection, once the
+// writer has indexed them.
 func TestVectorIndexFollowsWrites(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -199,9 +200,17 @@ func TestVectorIndexFollowsWrites(t *testing.T) {
 		}
 		return out
 	}
+	// check waits for the writer's indexer first: a read-only reader
+	// searches what the search file holds (vectors are written with the
+	// full text, off Apply's path), and it is checked in a fixed order,
+	// before the writer, whose search would wait for the indexer itself.
 	check := func(step string, want ...string) {
 		t.Helper()
-		for name, gr := range map[string]*Graph{"writer": g, "read-only": ro} {
+		if err := g.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, gr := range []*Graph{ro, g} {
+			name := map[bool]string{true: "read-only", false: "writer"}[gr == ro]
 			got := byVector(gr)
 			if len(got) != len(want) || (len(want) > 0 && got[0] != want[0]) || len(want) == 2 && got[1] != want[1] {
 				t.Errorf("%s, %s: found by vector %v, want %v", step, name, got, want)
