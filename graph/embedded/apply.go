@@ -33,8 +33,8 @@ const tsLayout = "2006-01-02T15:04:05.000000000Z"
 func formatTS(t time.Time) string { return t.UTC().Format(tsLayout) }
 
 var (
-	memoriesTable = &table{name: "memories", cols: 11, head: `INSERT INTO memories
-		(id, uuid, agent, group_id, scope, kind, ts, path, line, hash, record)`}
+	memoriesTable = &table{name: "memories", cols: 12, head: `INSERT INTO memories
+		(id, uuid, agent, group_id, scope, kind, ts, path, line, hash, record, core)`}
 	edgesTable = &table{name: "edges", cols: 3, head: `INSERT OR IGNORE INTO edges (src, type, dst)`}
 )
 
@@ -452,21 +452,16 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 			a.seen.add(m.UUID)
 		}
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
-			r.ts, m.Path, m.Line, r.hash, r.canon)
+			r.ts, m.Path, m.Line, r.hash, r.canon, coreFlag(m.Tier))
 		a.fresh = append(a.fresh, inserted{id, r})
-		for _, e := range [...]struct {
-			typ string
-			dst []string
-		}{{EdgeLinksTo, m.Links}, {EdgeSupersedes, m.Supersedes}, {EdgeConflictsWith, m.ConflictsWith}, {EdgeSupports, m.Supports()}} {
-			for _, dst := range e.dst {
-				edgeArgs = append(edgeArgs, m.UUID, e.typ, dst)
-			}
+		// Only SUPERSEDES edges are stored here, for supersession; the
+		// others carry signals and go to the search file (ixRows.add).
+		for _, dst := range m.Supersedes {
+			edgeArgs = append(edgeArgs, m.UUID, EdgeSupersedes, dst)
+			a.supersedes = append(a.supersedes, [2]string{m.UUID, dst})
 		}
 		a.count(m.Agent, 1)
 		a.newIDs = append(a.newIDs, m.UUID)
-		for _, dst := range m.Supersedes {
-			a.supersedes = append(a.supersedes, [2]string{m.UUID, dst})
-		}
 	}
 	for _, t := range []struct {
 		t    *table
@@ -517,7 +512,8 @@ func (a *applier) remove(ctx context.Context, uuid string, st stored) error {
 			return fmt.Errorf("replace %s: stored record does not parse: %w", uuid, err)
 		}
 		ents := old.AllEntities()
-		a.ix.removed = append(a.ix.removed, ixRemoval{id: st.id, uuid: uuid, text: old.Text, meta: ftsMeta(ents, old.Tags)})
+		a.ix.removed = append(a.ix.removed, ixRemoval{id: st.id, uuid: uuid, text: old.Text, meta: ftsMeta(ents, old.Tags),
+			signals: appendSignals(nil, &old, st.id)})
 	}
 	for _, q := range []struct {
 		sql string

@@ -15,14 +15,14 @@
 // never run ahead of the store. (Measured: the fsync costs about 1 ms per
 // batch here, ~1 µs per record at 1,000 records a batch, so
 // synchronous=NORMAL would buy too little for what it risks.) PRAGMA
-// user_version holds the schema version (currently 3); a file written by a
+// user_version holds the schema version (currently 4); a file written by a
 // newer schema is refused rather than misread. With an embedder,
 // dir/vectors.idx caches the in-memory vector index for the next process
 // (vecfile.go): a cache, ignored whenever it does not match the store.
 //
 // The search file is derived data, written by the indexer on its own
 // connection and goroutine: Apply commits a batch to the main file and
-// hands the batch's full-text, entity and mention rows to the indexer, which
+// hands the batch's full-text rows, vectors and signals to the indexer, which
 // writes them while Apply stores the next batch (SQLite writes one file at a
 // time per connection, so this is what puts indexing on a second core; a 1M
 // rebuild went from 77 to 46 s). Search and Flush wait until the indexer
@@ -47,10 +47,13 @@
 // replaced_by move to the superseded table. Version 2: the full-text index,
 // entities and mentions leave for the search file, which is built from the
 // stored records in the background (its time grows with the store and is
-// logged at debug). The projected content is unchanged, so cursors stay
-// valid and no rebuild is needed.
+// logged at debug). Version 3: the edges that carry signals (LINKS_TO,
+// CONFLICTS_WITH, SUPPORTS) leave for the search file's signals table,
+// built again the same way (signals.go), and the core tier gets a column
+// (memories_core's condition). The projected content is
+// unchanged, so cursors stay valid and no rebuild is needed.
 //
-// # Schema (version 3)
+// # Schema (version 4)
 //
 //	memories      one row per projected record
 //	  id          INTEGER PRIMARY KEY  the rowid shared with memories_fts; never
@@ -65,6 +68,7 @@
 //	  record      TEXT                 journal.Record.Canonical; Walk, Get and Search
 //	                                   rebuild the full record from it with journal.Parse
 //	  importance  REAL                 0.5 until something earns more
+//	  core        INTEGER              1 for a memory of the core tier, else 0
 //	memories_recent, memories_core  indexes List reads (list.go); a store
 //	              written before memsync's own full-text index also had
 //	              memories_filter (id, group_id, kind, ts, uuid), dropped at Open
@@ -74,8 +78,8 @@
 //	                                   retires it (journal.Retires, through the SQL
 //	                                   function memsync_retires)
 //	  replaced_by TEXT                 that superseder's uuid (smallest uuid on a tie)
-//	edges         (src, type, dst) PRIMARY KEY, WITHOUT ROWID
-//	  type        LINKS_TO | SUPERSEDES | CONFLICTS_WITH
+//	edges         (src, type, dst) PRIMARY KEY, WITHOUT ROWID: SUPERSEDES
+//	              edges only (the others are the search file's signals)
 //	              dst may name a uuid not projected yet: the edge is stored as is
 //	              and counts as soon as its target arrives
 //	edges_superseded  partial index (dst, src) WHERE type = 'SUPERSEDES'
@@ -86,9 +90,13 @@
 //	              id_floor (the last id before the latest Drop), retire_rule
 //	              (the supersession rule the superseded table follows)
 //
-// The search file (its own user_version, 5), attached to every read
+// The search file (its own user_version, 6), attached to every read
 // connection as "search":
 //
+//	signals       (dst, type, src) PRIMARY KEY, WITHOUT ROWID: the LINKS_TO,
+//	              CONFLICTS_WITH and SUPPORTS edges, by target uuid (one not
+//	              projected yet counts once it lands), src = memories.id;
+//	              Incoming reads them (signals.go)
 //	vectors       with an embedder: one embedding per memory, written by the
 //	              indexer with the memory's full-text rows (vectors.go;
 //	              until search schema 4 the main file held them)
@@ -111,7 +119,7 @@
 //	indexed       one row: generation, through (the watermark above)
 //
 // Node.LinksTo, Supersedes, ConflictsWith and Mentions are read back from the
-// stored record, from which Apply derived the edges. (Search schemas 2 to 4
+// stored record, from which Apply and the indexer derived the edges. (Search schemas 2 to 4
 // also kept entities and mentions tables, which no query read: a memory's
 // entities are its record's, in its group, and they are searched through
 // the full-text index's meta terms.)

@@ -25,7 +25,7 @@ const FileName = "graph.db"
 
 // SchemaVersion is the schema this package writes, kept in PRAGMA user_version.
 // Open migrates a file of version 1 or 2 in place (see migrateV1, migrateV2).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 const (
 	busyTimeoutMS = 10_000
@@ -149,9 +149,6 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if err == nil {
 		err = reretireOnce(ctx, g.w.conn)
 	}
-	if err == nil {
-		_, err = g.w.conn.ExecContext(ctx, sqlCreateSignals)
-	}
 	for _, q := range append(sqlCreateList[:len(sqlCreateList):len(sqlCreateList)], sqlDropMainVectors, sqlDropFilter) {
 		if err == nil {
 			_, err = g.w.conn.ExecContext(ctx, q)
@@ -256,11 +253,6 @@ const sqlCreateSuperseded = `CREATE TABLE IF NOT EXISTS superseded (
 // search its time. Dropped at every open, from stores written before.
 const sqlDropFilter = `DROP INDEX IF EXISTS memories_filter`
 
-// sqlCreateSignals indexes the edges that carry importance signals by
-// their target, for Incoming. Created at every open too (IF NOT EXISTS),
-// so files written before it get it without a schema version of their own.
-const sqlCreateSignals = `CREATE INDEX IF NOT EXISTS edges_signals ON edges (dst, type) WHERE type <> 'SUPERSEDES'`
-
 // schema creates every table and index; each statement is idempotent.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS memories (
@@ -275,7 +267,8 @@ var schema = []string{
 		line        INTEGER NOT NULL,
 		hash        TEXT    NOT NULL,
 		record      TEXT    NOT NULL,
-		importance  REAL    NOT NULL DEFAULT 0.5
+		importance  REAL    NOT NULL DEFAULT 0.5,
+		core        INTEGER NOT NULL DEFAULT 0
 	)`,
 	sqlCreateSuperseded,
 	sqlCreateMeta,
@@ -285,10 +278,9 @@ var schema = []string{
 		dst  TEXT NOT NULL,
 		PRIMARY KEY (src, type, dst)
 	) WITHOUT ROWID`,
-	// Incoming SUPERSEDES edges, for supersession. Only those: an index on
-	// every edge's target would be written at random on every batch.
+	// Incoming SUPERSEDES edges, for supersession. (The edges that carry
+	// signals are not stored here: the search file's signals table.)
 	`CREATE INDEX IF NOT EXISTS edges_superseded ON edges (dst, src) WHERE type = 'SUPERSEDES'`,
-	sqlCreateSignals,
 	// SUPERSEDES edges whose target was not projected when they were
 	// stored. A new memory only needs its own supersession computed when it
 	// is listed here, and this table stays small, so checking is cheap.
@@ -325,16 +317,21 @@ func migrate(ctx context.Context, conn *sql.Conn, lg *zap.Logger) error {
 				}
 			}
 			lg.Info("embedded graph schema created", zap.Int("schema_version", SchemaVersion))
-		case 1, 2:
+		case 1, 2, 3:
 			if v == 1 {
 				if err := migrateV1(ctx, conn); err != nil {
 					return fmt.Errorf("migrate schema 1 to 2: %w", err)
 				}
 			}
-			if err := migrateV2(ctx, conn); err != nil {
-				return fmt.Errorf("migrate schema 2 to %d: %w", SchemaVersion, err)
+			if v <= 2 {
+				if err := migrateV2(ctx, conn); err != nil {
+					return fmt.Errorf("migrate schema 2 to 3: %w", err)
+				}
 			}
-			lg.Info("embedded graph schema migrated; the full-text index is built again in the background",
+			if err := migrateV3(ctx, conn); err != nil {
+				return fmt.Errorf("migrate schema 3 to %d: %w", SchemaVersion, err)
+			}
+			lg.Info("embedded graph schema migrated; the search file is built again in the background",
 				zap.Int("from", v), zap.Int("schema_version", SchemaVersion))
 		default:
 			return fmt.Errorf("unknown schema version %d", v)
@@ -374,6 +371,26 @@ func migrateV1(ctx context.Context, conn *sql.Conn) error {
 // the stored records, and the file gets its generation.
 func migrateV2(ctx context.Context, conn *sql.Conn) error {
 	for _, q := range []string{`DROP TABLE memories_fts`, `DROP TABLE entities`, `DROP TABLE mentions`, sqlCreateMeta} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateV3 turns a version 3 file into version 4 inside the caller's
+// transaction: the edges that carry signals (LINKS_TO, CONFLICTS_WITH,
+// SUPPORTS) leave the file for the search file's signals table, which the
+// indexer builds again from the stored records (search schema 6). Only
+// SUPERSEDES edges stay, which supersession reads inside Apply's
+// transaction. And the core tier is a column (core), which memories_core's
+// condition reads, in place of a search through every stored record at
+// every write (Open creates the index again).
+func migrateV3(ctx context.Context, conn *sql.Conn) error {
+	for _, q := range []string{`DROP INDEX IF EXISTS edges_signals`, `DELETE FROM edges WHERE type <> 'SUPERSEDES'`,
+		`DROP INDEX IF EXISTS memories_core`,
+		`ALTER TABLE memories ADD COLUMN core INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE memories SET core = 1 WHERE instr(record, '"tier":"core"') > 0`} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return err
 		}

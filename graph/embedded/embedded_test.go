@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -223,12 +224,13 @@ func TestTables(t *testing.T) {
 		return strings.Join(out, "; ")
 	}
 	for q, want := range map[string]string{
-		`SELECT src, type, dst FROM edges ORDER BY 1, 2, 3`:                                             "a CONFLICTS_WITH b; a LINKS_TO ghost; b SUPERSEDES a",
-		`SELECT count(*) FROM search.sqlite_schema WHERE name IN ('entities', 'mentions')`:              "0",
-		`SELECT m.uuid, x.invalid_at, x.replaced_by FROM superseded AS x JOIN memories AS m USING (id)`: "a 2026-11-20T09:00:02.000000000Z b",
-		`SELECT name, memories FROM agents`:                                                             "alice 2",
-		`SELECT uuid, importance FROM memories ORDER BY uuid`:                                           "a 0.5; b 0.5",
-		`PRAGMA user_version`: "3",
+		`SELECT src, type, dst FROM edges ORDER BY 1, 2, 3`:                                                         "b SUPERSEDES a",
+		`SELECT m.uuid, s.type, s.dst FROM search.signals AS s JOIN memories AS m ON m.id = s.src ORDER BY 1, 2, 3`: "a CONFLICTS_WITH b; a LINKS_TO ghost",
+		`SELECT count(*) FROM search.sqlite_schema WHERE name IN ('entities', 'mentions')`:                          "0",
+		`SELECT m.uuid, x.invalid_at, x.replaced_by FROM superseded AS x JOIN memories AS m USING (id)`:             "a 2026-11-20T09:00:02.000000000Z b",
+		`SELECT name, memories FROM agents`:                                                                         "alice 2",
+		`SELECT uuid, importance FROM memories ORDER BY uuid`:                                                       "a 0.5; b 0.5",
+		`PRAGMA user_version`: "4",
 		`PRAGMA journal_mode`: "wal",
 	} {
 		if got := dump(q); got != want {
@@ -483,12 +485,14 @@ func TestSupersedeWaiting(t *testing.T) {
 	}
 }
 
-// testdata/schema-v1/graph.db and schema-v2/graph.db were written by the
-// version 1 and 2 schemas (Corpus(11, 150) in batches of 40). Open migrates
-// each in place: afterwards it holds what a fresh store holds, and searches
-// it the same way (its full-text index built again from the records).
+// testdata/schema-v1/graph.db, schema-v2/graph.db and schema-v3/graph.db
+// were written by the version 1, 2 and 3 schemas (Corpus(11, 150) in
+// batches of 40; for version 3 a third of them of the core tier,
+// tieredCorpus). Open migrates each in place: afterwards it holds what a
+// fresh store holds, and searches it, lists it and reads its signals the
+// same way (its search file built again from the records).
 func TestMigrate(t *testing.T) {
-	for _, fixture := range []string{"schema-v1", "schema-v2"} {
+	for _, fixture := range []string{"schema-v1", "schema-v2", "schema-v3"} {
 		t.Run(fixture, func(t *testing.T) { testMigrate(t, fixture) })
 	}
 }
@@ -508,7 +512,11 @@ func testMigrate(t *testing.T, fixture string) {
 	}
 	defer migrated.Close()
 	fresh := openTest(t)
-	apply(t, fresh, graphtest.Corpus(11, 150)...)
+	corpus := graphtest.Corpus(11, 150)
+	if fixture == "schema-v3" {
+		corpus = tieredCorpus()
+	}
+	apply(t, fresh, corpus...)
 
 	if got, want := graphtest.Dump(t, migrated), graphtest.Dump(t, fresh); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("migrated store differs from a fresh one (%d and %d memories)", len(got), len(want))
@@ -540,16 +548,60 @@ func testMigrate(t *testing.T, fixture string) {
 		t.Fatalf("user_version = %d, %v", v, err)
 	}
 	// What moved to the search file is gone from the main one.
-	var moved int
+	var moved, signals int
 	if err := migrated.rdb.QueryRow(`SELECT count(*) FROM main.sqlite_schema
-		WHERE name IN ('memories_fts', 'entities', 'mentions')`).Scan(&moved); err != nil || moved != 0 {
+		WHERE name IN ('memories_fts', 'entities', 'mentions', 'edges_signals')`).Scan(&moved); err != nil || moved != 0 {
 		t.Fatalf("main file still has %d of the moved tables (%v)", moved, err)
+	}
+	if err := migrated.rdb.QueryRow(`SELECT count(*) FROM main.edges WHERE type <> 'SUPERSEDES'`).Scan(&signals); err != nil || signals != 0 {
+		t.Fatalf("main file still has %d edges that carry signals (%v)", signals, err)
+	}
+	var uuids []string
+	if err := fresh.Walk(context.Background(), func(n memsync.Node) error {
+		uuids = append(uuids, n.UUID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := incomingDump(t, migrated, uuids), incomingDump(t, fresh, uuids); got != want || !strings.Contains(want, "LINKS_TO") {
+		t.Fatalf("signals after migration:\n%s\nfresh:\n%s", got, want)
+	}
+	for _, core := range []bool{false, true} {
+		q := memsync.ListQuery{Groups: []string{journal.SharedGroup, journal.PrivateGroup("alice")}, Core: core, Limit: 100}
+		got, want := listUUIDs(t, migrated, q), listUUIDs(t, fresh, q)
+		if !slices.Equal(got, want) || len(want) == 0 && (!core || fixture == "schema-v3") {
+			t.Fatalf("List(core %t) after migration: %v; fresh: %v", core, got, want)
+		}
 	}
 	// Writes go on where the migrated file left off.
 	apply(t, migrated, mem("after", 1, "xylophone written after the migration"))
 	if hits, err := migrated.Search(context.Background(), memsync.SearchQuery{Text: "xylophone", Groups: []string{journal.SharedGroup}}); err != nil || len(hits) != 1 {
 		t.Fatalf("search after migration: %v, %v", hits, err)
 	}
+}
+
+// tieredCorpus is Corpus(11, 150) with every third memory of the core tier.
+func tieredCorpus() []memsync.Memory {
+	c := graphtest.Corpus(11, 150)
+	for i := range c {
+		if i%3 == 0 {
+			c[i].Tier = "core"
+		}
+	}
+	return c
+}
+
+func listUUIDs(t *testing.T, g *Graph, q memsync.ListQuery) []string {
+	t.Helper()
+	nodes, err := g.List(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.UUID)
+	}
+	return out
 }
 
 // A group name is never read as query syntax, whatever its bytes, and sees

@@ -32,8 +32,9 @@ const SearchFileName = "graph-search.db"
 // 1 indexed words with SQLite's own tokenizer; 2 indexes the terms of
 // package analysis, and the turns of sessions, in FTS5; 3 in memsync's own
 // index, lexindex.go; 4 holds the vectors too, which were in the main file;
-// 5 no longer has the entities and mentions tables, which no query read).
-const searchSchemaVersion = 5
+// 5 no longer has the entities and mentions tables, which no query read;
+// 6 holds the edges that carry signals, which were in the main file).
+const searchSchemaVersion = 6
 
 // sqlCreateTurns orders the memories that name a session by agent, session
 // and time, so that a search finds the neighbours of its strongest hits
@@ -99,15 +100,18 @@ type ixRows struct {
 	removed []ixRemoval
 	turns   []any // agent, session, ts, uuid, id
 	vectors []any // id, group_id, version, vec (encodeVector): with an embedder
+	signals []any // dst, type, src (signals.go)
 }
 
 // ixRemoval is what a removed memory's full-text row held, to delete its
 // postings (removePostings finds them by the terms it was indexed under),
-// its turns (by uuid) and its vector (by id).
+// its turns (by uuid), its vector (by id) and its signals (rows as
+// appendSignals made them).
 type ixRemoval struct {
 	id         int64
 	uuid       string
 	text, meta string
+	signals    []any
 }
 
 // add appends what r (a prepared record stored with id) adds.
@@ -119,6 +123,7 @@ func (x *ixRows) add(id int64, r *row) {
 	if r.vec != nil {
 		x.vectors = append(x.vectors, id, r.group, r.version, r.vec)
 	}
+	x.signals = appendSignals(x.signals, &r.m.Record, id)
 }
 
 // indexer owns the search file's write connection and indexes on its own
@@ -222,7 +227,7 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 		return inTx(ctx, conn, func() error {
 			for _, q := range []string{sqlCreateLexGroups, sqlCreateLexSegments, sqlCreateLexBlocks, sqlCreateLexBlocksKey,
 				sqlCreateLexStats, sqlCreateIndexed, sqlCreateTurns,
-				sqlCreateVectors, sqlCreateVecState,
+				sqlCreateVectors, sqlCreateVecState, sqlCreateSignals,
 				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
@@ -392,7 +397,7 @@ func (ix *indexer) index(job ixJob) error {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
 					zap.String("search_file", ix.path))
 			}
-			for _, q := range append(lexReset, `DELETE FROM turns`,
+			for _, q := range append(lexReset, `DELETE FROM turns`, `DELETE FROM signals`,
 				`DELETE FROM vectors`, sqlBumpEpoch) {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
@@ -454,7 +459,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{turnsTable, rows.turns}, {vectorsTable, rows.vectors}} {
+	}{{turnsTable, rows.turns}, {vectorsTable, rows.vectors}, {signalsTable, rows.signals}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
@@ -462,7 +467,7 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	return nil
 }
 
-// remove deletes the postings, turns and vectors of memories replaced by
+// remove deletes the postings, turns, vectors and signals of memories replaced by
 // another version of their uuid. Postings the index never got (it was built
 // again from the stored records since) are left alone.
 func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
@@ -475,6 +480,11 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 		}
 		if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveVector, r.id); err != nil {
 			return fmt.Errorf("remove %s: %w", r.uuid, err)
+		}
+		for i := 0; i+2 < len(r.signals); i += 3 {
+			if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveSignal, r.signals[i:i+3]...); err != nil {
+				return fmt.Errorf("remove %s: %w", r.uuid, err)
+			}
 		}
 	}
 	return nil

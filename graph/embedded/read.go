@@ -123,45 +123,6 @@ func (g *Graph) Get(ctx context.Context, uuids []string) (map[string]memsync.Nod
 	return out, nil
 }
 
-// sqlIncoming lists the projected records naming any of ?1 through an
-// edge that carries a signal (the type test matches edges_signals).
-const sqlIncoming = `SELECT ` + nodeCols + `, e.dst, e.type
-	FROM edges AS e INDEXED BY edges_signals
-	JOIN memories AS m ON m.uuid = e.src LEFT JOIN superseded AS x ON x.id = m.id
-	WHERE e.dst IN (SELECT value FROM json_each(?1)) AND e.type <> 'SUPERSEDES'`
-
-// Incoming returns every projected record naming one of uuids through
-// LINKS_TO, SUPPORTS or CONFLICTS_WITH, whatever its group. Edges are
-// stored by uuid, so one stored before its target counts once it lands.
-func (g *Graph) Incoming(ctx context.Context, uuids []string) ([]memsync.Reference, error) {
-	if len(uuids) == 0 {
-		return nil, nil
-	}
-	ids, err := json.Marshal(uuids)
-	if err != nil {
-		return nil, fmt.Errorf("embedded: incoming: %w", err)
-	}
-	rows, err := g.rdb.QueryContext(ctx, sqlIncoming, string(ids))
-	if err != nil {
-		return nil, g.wrap("incoming", err)
-	}
-	defer rows.Close()
-	var out []memsync.Reference
-	for rows.Next() {
-		var ref memsync.Reference
-		n, err := scanNode(rows, &ref.Target, &ref.Relation)
-		if err != nil {
-			return nil, g.wrap("incoming", err)
-		}
-		ref.Source = n
-		out = append(out, ref)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, g.wrap("incoming", err)
-	}
-	return out, nil
-}
-
 // Stats counts the projected memories, in all and per authoring agent.
 // Uuids that are only edge targets are not memories and are not counted.
 func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
