@@ -24,7 +24,8 @@ import (
 const FileName = "graph.db"
 
 // SchemaVersion is the schema this package writes, kept in PRAGMA user_version.
-// Open migrates a file of version 1 or 2 in place (see migrateV1, migrateV2).
+// Open migrates a file of version 1, 2 or 3 in place (migrateV1, migrateV2,
+// migrateV3).
 const SchemaVersion = 4
 
 const (

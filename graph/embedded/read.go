@@ -606,16 +606,17 @@ func (g *Graph) candidates(ctx context.Context, ids []int64) ([]candidate, error
 }
 
 // awaitIndex waits until the search file holds every memory applied so
-// far, so that whatever Get returns Search finds too. When indexing failed
-// the search goes on over what is indexed (recall degrades, it does not
-// fail) and the indexer tries again from the stored records.
+// far, so that whatever Get returns Search finds, and Incoming counts,
+// too. When indexing failed the read goes on over what is indexed (recall
+// and signals degrade, they do not fail) and the indexer tries again from
+// the stored records.
 func (g *Graph) awaitIndex(ctx context.Context) error {
 	if g.ix == nil {
 		return nil // read-only: OpenReadOnly found the search file at the memories
 	}
 	if err := g.ix.wait(ctx); err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("embedded: search: waiting for the full-text index: %w", err)
+			return fmt.Errorf("embedded: waiting for the search index: %w", err)
 		}
 		g.lg.Warn("search index is behind: searching what it holds", zap.Error(err))
 		g.ix.retry()
