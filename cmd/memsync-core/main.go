@@ -13,7 +13,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
@@ -21,14 +20,8 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	if p := os.Getenv("MEMSYNC_SCRATCH_PROF"); p != "" && len(os.Args) > 1 && os.Args[1] == "rebuild" {
-		f, _ := os.Create(p)
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
-	}
 	code := Main(ctx, osEnv(), os.Args[1:])
 	stop()
-	pprof.StopCPUProfile()
 	os.Exit(code)
 }
 
