@@ -895,7 +895,10 @@ func oneLine(text string) string {
 	return b.String()
 }
 
+// mdEscaper makes entity names fit for markdown. It is built once: a
+// Replacer builds its table (a few KiB) at its first Replace, and mdText
+// runs for every entity of every agent's snapshot at each walk.
+var mdEscaper = strings.NewReplacer("[", `\[`, "]", `\]`, "\n", " ", "\r", " ")
+
 // mdText is an entity name fit for a heading or a link text.
-func mdText(name string) string {
-	return strings.NewReplacer("[", `\[`, "]", `\]`, "\n", " ", "\r", " ").Replace(name)
-}
+func mdText(name string) string { return mdEscaper.Replace(name) }

@@ -39,8 +39,12 @@ const (
 // the file's identity (device and inode, size, modification time) and a
 // hash of its bytes: a file rendered again to the same bytes and still
 // the file it left is not read back to compare (a daemon's walk after one
-// shared record leaves most entity pages of every agent as they were). A
-// file changed since, by anyone, is read and compared as before.
+// shared record leaves most entity pages of every agent as they were),
+// and one rendered to other bytes is replaced without being read (every
+// agent's FACTS after that record). A file changed since, by anyone, is
+// read and compared first. Trusting the identity can only cost a write
+// that was not needed, never skip one that was: a file is left alone only
+// when its hash says it holds the rendered bytes.
 type Writer struct {
 	g      memsync.Graph
 	layout memsync.Layout
@@ -50,7 +54,7 @@ type Writer struct {
 
 	seed  maphash.Seed
 	mu    sync.Mutex
-	known map[string]knownFile // by path
+	files map[string]knownFile // by path
 	// reads counts files read back to compare with their rendering, and
 	// onWalk sees each walk's rendering counts: hooks for tests.
 	reads  atomic.Int64
@@ -68,22 +72,31 @@ func NewWriter(g memsync.Graph, layout memsync.Layout, lg *zap.Logger) *Writer {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-	return &Writer{g: g, layout: layout, lg: lg, seed: maphash.MakeSeed(), known: map[string]knownFile{}}
+	return &Writer{g: g, layout: layout, lg: lg, seed: maphash.MakeSeed(), files: map[string]knownFile{}}
 }
 
-// unchanged reports whether the file at path is known to hold data: it is
-// the file this Writer last wrote or compared there, unchanged since, and
-// it held bytes of the same hash.
-func (w *Writer) unchanged(path string, data []byte) bool {
+// known says what the Writer knows of the file at path against data:
+// same when it is the file this Writer last wrote or compared there,
+// unchanged since, and held bytes of data's hash; differs when it is that
+// file, unchanged since, and cannot hold data (another size or hash), so
+// it need not be read back to compare. Neither when the Writer does not
+// know the file as it is now (someone else changed it, or it never saw it).
+func (w *Writer) known(path string, data []byte) (same, differs bool) {
 	w.mu.Lock()
-	k, ok := w.known[path]
+	k, ok := w.files[path]
 	w.mu.Unlock()
 	if !ok {
-		return false
+		return false, false
 	}
 	info, err := os.Stat(path)
-	return err == nil && info.Mode().IsRegular() && os.SameFile(info, k.info) && info.Size() == int64(len(data)) &&
-		info.ModTime().Equal(k.info.ModTime()) && maphash.Bytes(w.seed, data) == k.sum
+	if err != nil || !info.Mode().IsRegular() || !os.SameFile(info, k.info) || info.Size() != k.info.Size() ||
+		!info.ModTime().Equal(k.info.ModTime()) {
+		return false, false
+	}
+	if info.Size() != int64(len(data)) || maphash.Bytes(w.seed, data) != k.sum {
+		return false, true
+	}
+	return true, false
 }
 
 // remember notes that the file at path holds data now.
@@ -92,16 +105,16 @@ func (w *Writer) remember(path string, data []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil || info.Size() != int64(len(data)) {
-		delete(w.known, path)
+		delete(w.files, path)
 		return
 	}
-	w.known[path] = knownFile{info: info, sum: maphash.Bytes(w.seed, data)}
+	w.files[path] = knownFile{info: info, sum: maphash.Bytes(w.seed, data)}
 }
 
 // forget drops what the Writer knew of the file at path.
 func (w *Writer) forget(path string) {
 	w.mu.Lock()
-	delete(w.known, path)
+	delete(w.files, path)
 	w.mu.Unlock()
 }
 
@@ -178,15 +191,18 @@ func (w *Writer) write(agent string, render func(emit func(rel string, data []by
 	err := render(func(rel string, data []byte) error {
 		rendered[rel] = true
 		path := filepath.Join(root, filepath.FromSlash(rel))
-		if w.unchanged(path, data) {
+		same, differs := w.known(path, data)
+		if same {
 			res.Unchanged++
 			return nil
 		}
-		w.reads.Add(1)
-		if holds(path, data, scratch) {
-			w.remember(path, data)
-			res.Unchanged++
-			return nil
+		if !differs {
+			w.reads.Add(1)
+			if holds(path, data, scratch) {
+				w.remember(path, data)
+				res.Unchanged++
+				return nil
+			}
 		}
 		if err := journal.ReplaceDerived(path, data); err != nil {
 			w.forget(path)
