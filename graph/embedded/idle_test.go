@@ -13,8 +13,9 @@ import (
 	"github.com/memsync/memsync/memsync"
 )
 
-// After IdleRelease without writes the store gives its caches back; reads
-// and writes go on as before, and a release that fires after Close does
+// After IdleRelease without writes the store gives its caches back and
+// drops its seen filter; reads and writes go on as before (a memory
+// applied again is still one), and a release that fires after Close does
 // nothing.
 func TestIdleReleaseKeepsWorking(t *testing.T) {
 	g := openTest(t)
@@ -30,6 +31,18 @@ func TestIdleReleaseKeepsWorking(t *testing.T) {
 	}
 	if len(hits) != 2 {
 		t.Fatalf("search after an idle release found %d, want 2", len(hits))
+	}
+	// The seen filter went with the release: a uuid stored before it is
+	// looked up, not taken for new, so it is still one memory.
+	g.mu.Lock()
+	held := g.seen != nil
+	g.mu.Unlock()
+	if held {
+		t.Error("the seen filter outlived the idle release")
+	}
+	apply(t, g, mem("mem_1", 1, "the first #note"))
+	if st, err := g.Stats(context.Background()); err != nil || st.Memories != 2 {
+		t.Fatalf("Stats after the first memory again = %+v, %v; want 2 memories", st, err)
 	}
 	g2 := openTest(t)
 	apply(t, g2, mem("mem_3", 3, "written just before close"))
