@@ -98,6 +98,33 @@ func (l Layout) Agents() ([]string, error) {
 	return agents, err
 }
 
+// agentDirs lists the names under agents/ that may be agents: real
+// directories with valid names. It checks nothing below them, as agents
+// does: the daemon's watcher, which checks each directory it watches
+// itself, lists with it, and the pass after it lists with agents.
+func (l Layout) agentDirs() ([]string, error) {
+	if err := journal.RealDir(l.Root, l.AgentsDir()); err != nil {
+		if _, ok := l.ignoredDir(err); ok {
+			return nil, nil
+		}
+		return nil, err
+	}
+	entries, err := os.ReadDir(l.AgentsDir())
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && e.Type()&os.ModeSymlink == 0 && journal.ValidAgent(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
 func (l Layout) agents() ([]string, []IgnoredPath, error) {
 	if err := journal.RealDir(l.Root, l.AgentsDir()); err != nil {
 		if ig, ok := l.ignoredDir(err); ok {
@@ -139,9 +166,15 @@ func (l Layout) agents() ([]string, []IgnoredPath, error) {
 
 // writableDirs checks the directories memsync writes in for agent: an
 // IgnoredPath when one is reached through a symbolic link.
+//
+// The memory directory is checked from the root once, then each of the
+// two below it alone (RealDir from a directory just found real checks
+// only what lies below it): 5 lstats an agent instead of 8, and the
+// daemon lists every agent at each full rescan.
 func (l Layout) writableDirs(agent string) (*IgnoredPath, error) {
-	for _, dir := range []string{l.SyncDir(agent), l.CacheDir(agent)} {
-		if err := journal.RealDir(l.Root, dir); err != nil {
+	mem := l.MemoryDir(agent)
+	for _, c := range [][2]string{{l.Root, mem}, {mem, l.SyncDir(agent)}, {mem, l.CacheDir(agent)}} {
+		if err := journal.RealDir(c[0], c[1]); err != nil {
 			ig, ok := l.ignoredDir(err)
 			if !ok {
 				return nil, err
