@@ -99,9 +99,10 @@ func (l Layout) Agents() ([]string, error) {
 }
 
 // agentDirs lists the names under agents/ that may be agents: real
-// directories with valid names. It checks nothing below them, as agents
-// does: the daemon's watcher, which checks each directory it watches
-// itself, lists with it, and the pass after it lists with agents.
+// directories with valid names. Unlike agents it checks nothing below
+// them (agents checks each one's sync/ and cache/ for links): the daemon's
+// watcher, which checks each directory it watches itself, lists with it,
+// and the pass after it lists with agents.
 func (l Layout) agentDirs() ([]string, error) {
 	if err := journal.RealDir(l.Root, l.AgentsDir()); err != nil {
 		if _, ok := l.ignoredDir(err); ok {
