@@ -104,29 +104,15 @@ func (l Layout) Agents() ([]string, error) {
 // watcher, which checks each directory it watches itself, lists with it,
 // and the pass after it lists with agents.
 func (l Layout) agentDirs() ([]string, error) {
-	if err := journal.RealDir(l.Root, l.AgentsDir()); err != nil {
-		if _, ok := l.ignoredDir(err); ok {
-			return nil, nil
-		}
-		return nil, err
-	}
-	entries, err := os.ReadDir(l.AgentsDir())
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && e.Type()&os.ModeSymlink == 0 && journal.ValidAgent(e.Name()) {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
+	agents, _, err := l.scanAgents(false)
+	return agents, err
 }
 
-func (l Layout) agents() ([]string, []IgnoredPath, error) {
+func (l Layout) agents() ([]string, []IgnoredPath, error) { return l.scanAgents(true) }
+
+// scanAgents lists the agents under agents/ and what it left out, each
+// agent's sync/ and cache/ checked for links too when below is set.
+func (l Layout) scanAgents(below bool) ([]string, []IgnoredPath, error) {
 	if err := journal.RealDir(l.Root, l.AgentsDir()); err != nil {
 		if ig, ok := l.ignoredDir(err); ok {
 			return nil, []IgnoredPath{ig}, nil
@@ -142,22 +128,24 @@ func (l Layout) agents() ([]string, []IgnoredPath, error) {
 	}
 	var out []string
 	var ignored []IgnoredPath
+	rel := func(e os.DirEntry) string { return l.Rel(filepath.Join(l.AgentsDir(), e.Name())) }
 	for _, e := range entries {
-		rel := l.Rel(filepath.Join(l.AgentsDir(), e.Name()))
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
-			ignored = append(ignored, IgnoredPath{rel, ReasonLink})
+			ignored = append(ignored, IgnoredPath{rel(e), ReasonLink})
 		case !e.IsDir():
 		case !journal.ValidAgent(e.Name()):
-			ignored = append(ignored, IgnoredPath{rel, ReasonAgentName})
+			ignored = append(ignored, IgnoredPath{rel(e), ReasonAgentName})
 		default:
-			ig, err := l.writableDirs(e.Name())
-			if err != nil {
-				return nil, nil, err
-			}
-			if ig != nil {
-				ignored = append(ignored, *ig)
-				continue
+			if below {
+				ig, err := l.writableDirs(e.Name())
+				if err != nil {
+					return nil, nil, err
+				}
+				if ig != nil {
+					ignored = append(ignored, *ig)
+					continue
+				}
 			}
 			out = append(out, e.Name())
 		}
