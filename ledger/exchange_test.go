@@ -3,7 +3,9 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -67,11 +69,32 @@ func settle(t *testing.T, x *Exchanger) ExchangeStatus {
 			return st
 		}
 		if !strings.Contains(err.Error(), ".lock': File exists") || time.Now().After(deadline) {
-			t.Fatalf("exchange in %s: %v", x.opts.Root, err)
+			// Whether a git still ran (and held the lock) is what the one
+			// failure on record could not tell.
+			t.Fatalf("exchange in %s: %v\ngit processes now:\n%s", x.opts.Root, err, gitProcesses())
 		}
 		t.Logf("exchange met a git lock, trying again: %v", err)
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// gitProcesses lists the git processes running now (pid, parent, age,
+// command line), for a failure message; ps's error if it cannot.
+func gitProcesses() string {
+	out, err := exec.Command("ps", "-eo", "pid,ppid,etime,args").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("ps: %v: %s", err, out)
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "git") {
+			b.WriteString(l + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "(none)\n"
+	}
+	return b.String()
 }
 
 // journalLines is every journal line in the work tree, sorted.
