@@ -51,14 +51,15 @@ type column struct {
 	// keyedCeiling (embedded only, a diagnostic): the ceiling's rows into
 	// the memories table of a real store, with its key and indexes.
 	keyedCeiling                      series
-	latP50, latP99, latMax, latRate   series // ms, ms, ms, records/s
-	searchP50, searchP95              series // ms
-	rankP50, rankP95                  series // ms: search through memsync.Rank
-	packetP50, packetP95              series // ms: packet.BuildPacket in process
-	packetCmdP50, packetCmdP95        series // ms: `memsync packet --json`, the built binary
-	searchCmdP50, searchCmdP95        series // ms: `memsync search --json`, the built binary
-	processStart                      series // ms: `memsync packet --help`, p50
-	importanceSec                     series // s to score every memory after the rebuild
+	model                             modelCost // issue 27: the built-in model against lexical-only, same run (embedded)
+	latP50, latP99, latMax, latRate   series    // ms, ms, ms, records/s
+	searchP50, searchP95              series    // ms
+	rankP50, rankP95                  series    // ms: search through memsync.Rank
+	packetP50, packetP95              series    // ms: packet.BuildPacket in process
+	packetCmdP50, packetCmdP95        series    // ms: `memsync packet --json`, the built binary
+	searchCmdP50, searchCmdP95        series    // ms: `memsync search --json`, the built binary
+	processStart                      series    // ms: `memsync packet --help`, p50
+	importanceSec                     series    // s to score every memory after the rebuild
 	searchHits                        int
 	rebuildWall, rebuildPhase, peakMB series              // s, s, MB
 	rebuildPeak, verifyPeak           series              // MB sampled in each phase of the rebuild command
@@ -298,7 +299,7 @@ func (b *bench) eachN(ctx context.Context, c *column, runs int, what string, fn 
 // measure runs every figure asked for on one backend.
 func (b *bench) measure(ctx context.Context, c *column) error {
 	o := b.opts
-	if o.only["projection"] || o.only["naive"] || o.only["ceiling"] {
+	if o.only["projection"] || o.only["naive"] || o.only["ceiling"] || o.only["modelcost"] {
 		if err := b.warmUp(ctx, c); err != nil || c.na != "" {
 			return err
 		}
@@ -311,6 +312,7 @@ func (b *bench) measure(ctx context.Context, c *column) error {
 		{"projection", b.measureProjection, []*series{&c.rebuildPath, &c.apply}},
 		{"naive", b.measureNaive, []*series{&c.naive}},
 		{"ceiling", b.measureCeiling, []*series{&c.ceiling, &c.keyedCeiling}},
+		{"modelcost", b.measureModelCost, []*series{&c.model.lexical, &c.model.model, &c.model.change}},
 		{"search", b.measureSearch, []*series{&c.searchP50, &c.searchP95, &c.rankP50, &c.rankP95, &c.packetP50, &c.packetP95, &c.packetCmdP50, &c.packetCmdP95, &c.processStart, &c.searchCmdP50, &c.searchCmdP95}},
 		{"latency", b.measureLatency, []*series{&c.latP50, &c.latP99}},
 		{"idle", b.measureIdle, []*series{&c.idleMB}},

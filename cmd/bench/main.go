@@ -29,7 +29,7 @@ import (
 )
 
 // figures are the measurements, in the order they run; --only picks some.
-var figures = []string{"projection", "naive", "ceiling", "search", "latency", "idle", "rebuild", "append", "hook", "recall", "ui"}
+var figures = []string{"projection", "naive", "ceiling", "modelcost", "search", "latency", "idle", "rebuild", "append", "hook", "recall", "ui"}
 
 // onDemand are the figures only --only runs: recall reads a data set from
 // outside the repository; ui measures the web view (issue 29).
@@ -45,6 +45,7 @@ type options struct {
 	seed                int64
 	records             int // projection corpus
 	naiveRecords        int
+	modelPairs          int // pairs of the model-cost figure (issue 27)
 	searchCorpus        int
 	searchQueries       int
 	rebuildRecords      int
@@ -119,6 +120,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.Int64Var(&o.seed, "seed", 42, "corpus seed")
 	fs.IntVar(&o.records, "records", 0, "records projected per projection run (default 100000, quick 10000)")
 	fs.IntVar(&o.naiveRecords, "naive-records", 0, "records of the naive baseline (default 2000, quick 100)")
+	fs.IntVar(&o.modelPairs, "model-pairs", 0, "pairs of the modelcost figure: the projection lexical-only and with the built-in model, back to back, in this run (default 5, quick 1)")
 	fs.IntVar(&o.searchCorpus, "search-corpus", 0, "memories in the searched graph (default 100000, quick 5000)")
 	fs.IntVar(&o.searchQueries, "search-queries", 200, "queries per search run")
 	fs.IntVar(&o.rebuildRecords, "rebuild-records", 0, "records of the rebuild figure (default 1000000, quick 10000)")
@@ -182,6 +184,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	def(&o.rebuildRuns, o.runs, o.runs)
 	def(&o.records, 100_000, 10_000)
 	def(&o.naiveRecords, 2_000, 100)
+	def(&o.modelPairs, 5, 1)
 	def(&o.searchCorpus, 100_000, 5_000)
 	def(&o.rebuildRecords, 1_000_000, 10_000)
 	def(&o.idleAgents, 100, 20)
@@ -209,7 +212,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	for name, v := range map[string]int{"--runs": o.runs, "--rebuild-runs": o.rebuildRuns, "--records": o.records, "--search-corpus": o.searchCorpus,
 		"--search-queries": o.searchQueries, "--rebuild-records": o.rebuildRecords, "--agents": o.agents,
 		"--idle-agents": o.idleAgents, "--idle-records": o.idlePerAgent, "--latency-rate": o.latencyRate,
-		"--latency-agents": o.latencyAgents, "--append-calls": o.appendCalls, "--naive-records": o.naiveRecords, "--hook-calls": o.hookCalls,
+		"--latency-agents": o.latencyAgents, "--append-calls": o.appendCalls, "--naive-records": o.naiveRecords, "--model-pairs": o.modelPairs, "--hook-calls": o.hookCalls,
 		"--packet-commands": o.packetCommands} {
 		if v <= 0 {
 			return nil, fmt.Errorf("%s must be positive", name)

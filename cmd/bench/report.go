@@ -107,6 +107,8 @@ func (b *bench) table() (string, []check) {
 			thousands(float64(o.searchCorpus)), o.hookCalls)},
 		{figure: fmt.Sprintf("daemon CPU with %d agents × %d records, one shared record every %s (`memsync append --scope shared`), over %s s after the idle figure, %% of one core (issue 30; `--idle-churn`)",
 			o.idleAgents, o.idlePerAgent, o.idleChurn, strings.TrimSuffix(seconds(o.idleWait.Seconds()), ".0"))},
+		{figure: fmt.Sprintf("projection with the built-in model against lexical-only, same run (issue 27): the rebuild path of %s records into a fresh store, %s back to back, the order swapped every other pair; medians, records/s · change, median of the pairs",
+			thousands(float64(o.records)), plural(o.modelPairs, "pair"))},
 	}
 	for i, c := range b.columns {
 		rows[0].cells = append(rows[0].cells, cell("projection throughput", c, c.rebuildPath, thousands, targetProjection[i]))
@@ -172,6 +174,7 @@ func (b *bench) table() (string, []check) {
 		} else {
 			rows[15].cells = append(rows[15].cells, "not run (`--idle-churn 10s`)")
 		}
+		rows[16].cells = append(rows[16].cells, modelCostCell(c, cell))
 	}
 	columns := []string{"figure (median of " + plural(o.runs, "run") + ")"}
 	for _, c := range b.columns {
@@ -217,6 +220,8 @@ func (b *bench) report(table string, checks []check) string {
 			{"naive baseline, records/s", c.naive, thousands},
 			{"engine ceiling, records/s", c.ceiling, thousands},
 			{"engine ceiling with memsync's keys, records/s", c.keyedCeiling, thousands},
+			{"projection lexical-only (model-cost pairs), records/s", c.model.lexical, thousands},
+			{"projection with the built-in model (model-cost pairs), records/s", c.model.model, thousands},
 			{"append → visible p50", c.latP50, ms},
 			{"append → visible p99", c.latP99, ms},
 			{"append → visible max", c.latMax, ms},
