@@ -9,7 +9,11 @@
 // out[i] + scale × float32(int8 q[row+i]) — VCVTDQ2PS is exact on int8
 // values, VMULPS and VADDPS round once each as MULSS and ADDSS do, and
 // nothing is fused, so the bits are poolGeneric's. dim is a positive
-// multiple of 32.
+// multiple of 32. The row two tokens ahead is prefetched (its 256 bytes
+// at the built-in model's dimension, and its last byte): the rows are
+// scattered over the model's 7.8 MB, and a text embedded while other work
+// has the caches (the projection's reader, a command's first Embed)
+// otherwise waits for each row in turn (BenchmarkEmbedCold).
 TEXT ·poolAVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ dim+8(FP), CX
@@ -20,6 +24,17 @@ TEXT ·poolAVX2(SB), NOSPLIT, $0-40
 tok:
 	TESTQ DX, DX
 	JZ    done
+	CMPQ  DX, $2
+	JLE   nopf
+	MOVQ  40(BX), R11
+	ADDQ  SI, R11
+	PREFETCHT0 0(R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 255(R11)
+
+nopf:
 	VBROADCASTSS 0(BX), Y0
 	MOVQ  8(BX), R8
 	ADDQ  SI, R8
