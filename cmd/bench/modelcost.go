@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
-	"github.com/memsync/memsync/graph/embedded"
-	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/embed"
 )
 
@@ -27,10 +24,14 @@ var targetModelCost = atLeast(-0.15, "within 15 %")
 
 // modelCost is the figure's results on one column.
 type modelCost struct {
-	lexical, model series   // records/s
-	change         series   // per pair: model / lexical − 1
-	na             string   // not measured on this column: why
-	pairs          []string // per pair, for the log and the report
+	lexical, model series // records/s, per pair
+	change         series // per pair: model / lexical − 1
+	na             string // not measured on this column: why
+}
+
+// pair renders pair i: "lexical → model (change)".
+func (m *modelCost) pair(i int) string {
+	return fmt.Sprintf("%s → %s (%s)", thousands(m.lexical.runs[i]), thousands(m.model.runs[i]), signedPercent(m.change.runs[i]))
 }
 
 // measureModelCost measures the figure on c (the embedded store only: the
@@ -44,7 +45,10 @@ func (b *bench) measureModelCost(ctx context.Context, c *column) error {
 	if err := b.projectionCorpus(); err != nil {
 		return err
 	}
-	models := [2]memsync.Embedder{nil, embed.Default()}
+	// The column's backend twice, lexical-only and with the built-in model.
+	lexical, model := *c.b, *c.b
+	lexical.emb, model.emb = nil, embed.Default()
+	arms := [2]*backend{&lexical, &model}
 	b.eachN(ctx, c, o.modelPairs, "model cost", func(pair int) error {
 		var rate [2]float64
 		order := [2]int{0, 1}
@@ -52,38 +56,27 @@ func (b *bench) measureModelCost(ctx context.Context, c *column) error {
 			order = [2]int{1, 0}
 		}
 		for _, k := range order {
-			r, err := projectInto(ctx, b, models[k])
+			g, release, err := arms[k].fresh(ctx)
 			if err != nil {
 				return err
 			}
-			rate[k] = r
+			rate[k], err = rebuildPath(ctx, g, b.projRepo, o.records)
+			release()
+			if err != nil {
+				return err
+			}
 		}
 		c.model.lexical.add(rate[0])
 		c.model.model.add(rate[1])
-		ch := rate[1]/rate[0] - 1
-		c.model.change.add(ch)
-		p := fmt.Sprintf("%s → %s (%s)", thousands(rate[0]), thousands(rate[1]), signedPercent(ch))
-		c.model.pairs = append(c.model.pairs, p)
-		b.logf("%s model cost pair %d (%s first): %s", c.b.name, pair+1, map[bool]string{true: "lexical", false: "model"}[order[0] == 0], p)
+		c.model.change.add(rate[1]/rate[0] - 1)
+		first := "lexical"
+		if order[0] == 1 {
+			first = "model"
+		}
+		b.logf("%s model cost pair %d (%s first): %s", c.b.name, pair+1, first, c.model.pair(pair))
 		return nil
 	}, &c.model.lexical, &c.model.model, &c.model.change)
 	return nil
-}
-
-// projectInto projects the projection corpus along the rebuild path into
-// a fresh embedded store with emb (nil: lexical only) and returns records/s.
-func projectInto(ctx context.Context, b *bench, emb memsync.Embedder) (float64, error) {
-	dir, err := os.MkdirTemp(b.tmp, "modelcost-")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(dir)
-	g, err := embedded.Open(dir, nil, embedded.WithEmbedder(emb))
-	if err != nil {
-		return 0, err
-	}
-	defer g.Close()
-	return rebuildPath(ctx, g, b.projRepo, b.opts.records)
 }
 
 // modelCostCell renders the figure's cell on c.
@@ -97,9 +90,13 @@ func modelCostCell(c *column, cell func(figure string, c *column, s series, form
 	case !m.change.ok():
 		return cellFor(m.change, signedPercent, nil)
 	}
+	pairs := make([]string, len(m.change.runs))
+	for i := range pairs {
+		pairs[i] = m.pair(i)
+	}
 	return fmt.Sprintf("%s → %s · %s (pairs: %s)", thousands(m.lexical.median()), thousands(m.model.median()),
 		cell("projection with the built-in model against lexical-only", c, m.change, signedPercent, targetModelCost),
-		strings.Join(m.pairs, "; "))
+		strings.Join(pairs, "; "))
 }
 
 // signedPercent formats a change: −12.3 %.

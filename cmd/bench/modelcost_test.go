@@ -17,13 +17,13 @@ func TestModelCostCell(t *testing.T) {
 		judged bool
 	}{
 		{"within", modelCost{lexical: series{runs: []float64{40_000, 38_000, 42_000}}, model: series{runs: []float64{36_000, 33_000, 37_000}},
-			change: series{runs: []float64{-0.10, -0.1316, -0.119}}, pairs: []string{"a", "b", "c"}},
-			[]string{"40,000 → 36,000", "−11.9 %", "✅", "pairs: a; b; c"}, true, true},
+			change: series{runs: []float64{-0.10, -0.1316, -0.119}}},
+			[]string{"40,000 → 36,000 · −11.9 %", "✅", "pairs: 40,000 → 36,000 (−10.0 %); 38,000 → 33,000 (−13.2 %); 42,000 → 37,000 (−11.9 %)"}, true, true},
 		{"missed", modelCost{lexical: series{runs: []float64{40_000}}, model: series{runs: []float64{32_000}},
-			change: series{runs: []float64{-0.20}}, pairs: []string{"a"}},
+			change: series{runs: []float64{-0.20}}},
 			[]string{"−20.0 %", "❌"}, false, true},
 		{"at the line", modelCost{lexical: series{runs: []float64{40_000}}, model: series{runs: []float64{34_000}},
-			change: series{runs: []float64{-0.15}}, pairs: []string{"a"}},
+			change: series{runs: []float64{-0.15}}},
 			[]string{"−15.0 %", "✅"}, true, true},
 		{"neo4j", modelCost{na: "embedded only"}, []string{"embedded only"}, false, false},
 		{"not run", modelCost{lexical: series{na: "not run"}, model: series{na: "not run"}, change: series{na: "not run"}},
