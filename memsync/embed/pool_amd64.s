@@ -9,8 +9,10 @@
 // out[i] + scale × float32(int8 q[row+i]) — VCVTDQ2PS is exact on int8
 // values, VMULPS and VADDPS round once each as MULSS and ADDSS do, and
 // nothing is fused, so the bits are poolGeneric's. dim is a positive
-// multiple of 32. The row two tokens ahead is prefetched (its 256 bytes
-// at the built-in model's dimension, and its last byte): the rows are
+// multiple of 32. The row two tokens ahead is prefetched: the cache
+// lines of its first 256 bytes (the built-in model's whole row; offset
+// 255 catches the fifth line a row not aligned to 64 bytes reaches, and a
+// longer row's rest is left to the hardware): the rows are
 // scattered over the model's 7.8 MB, and a text embedded while other work
 // has the caches (the projection's reader, a command's first Embed)
 // otherwise waits for each row in turn (BenchmarkEmbedCold).
@@ -26,7 +28,7 @@ tok:
 	JZ    done
 	CMPQ  DX, $2
 	JLE   nopf
-	MOVQ  40(BX), R11
+	MOVQ  40(BX), R11 // row of the token two ahead: 2 × 16 + 8
 	ADDQ  SI, R11
 	PREFETCHT0 0(R11)
 	PREFETCHT0 64(R11)
