@@ -33,8 +33,9 @@ const SearchFileName = "graph-search.db"
 // package analysis, and the turns of sessions, in FTS5; 3 in memsync's own
 // index, lexindex.go; 4 holds the vectors too, which were in the main file;
 // 5 no longer has the entities and mentions tables, which no query read;
-// 6 holds the edges that carry signals, which were in the main file).
-const searchSchemaVersion = 6
+// 6 holds the edges that carry signals, which were in the main file;
+// 7 keeps the vectors in the vector log beside it, veclog.go).
+const searchSchemaVersion = 7
 
 // sqlCreateTurns orders the memories that name a session by agent, session
 // and time, so that a search finds the neighbours of its strongest hits
@@ -84,10 +85,10 @@ type ixJob struct {
 	// exact: through is the main file's last id, so an index past it was
 	// built from memories that are gone and is built again.
 	exact bool
-	// vectors, when set, is a re-embedding (Graph.Reembed): vectors to
-	// write for memories already indexed, in place of theirs; nothing else
+	// reembed, when set, is a re-embedding (Graph.Reembed): vectors to
+	// write for memories already indexed that the log lacks; nothing else
 	// of the job is used but gen.
-	vectors []any
+	reembed *reembedJob
 }
 
 // ixRows are the rows some memories add to the search file, each table's
@@ -95,8 +96,8 @@ type ixJob struct {
 type ixRows struct {
 	fts []any // id, text, meta, group (text and meta as written: the indexer analyzes them)
 	// removed are memories stored before that lost their uuid to a
-	// version these rows add (journal.ClashWins): their postings, turns
-	// and vectors go first.
+	// version these rows add (journal.ClashWins): their postings and
+	// turns go first (a vector stays in the log; see veclog.go).
 	removed []ixRemoval
 	turns   []any // agent, session, ts, uuid, id
 	vectors []any // id, group_id, version, vec (encodeVector): with an embedder
@@ -105,8 +106,7 @@ type ixRows struct {
 
 // ixRemoval is what a removed memory's full-text row held, to delete its
 // postings (removePostings finds them by the terms it was indexed under),
-// its turns (by uuid), its vector (by id) and its signals (rows as
-// appendSignals made them).
+// its turns (by uuid) and its signals (rows as appendSignals made them).
 type ixRemoval struct {
 	id         int64
 	uuid       string
@@ -135,6 +135,7 @@ type indexer struct {
 	w    *writer
 	main *sql.DB          // the read pool, for records to index again
 	emb  memsync.Embedder // nil: no vectors
+	vl   vecLog           // the vector log, written in the indexer's transactions
 
 	sendMu sync.Mutex // orders seq and the channel send; guards closed
 	jobs   chan ixJob
@@ -178,11 +179,12 @@ func openIndex(ctx context.Context, path string, main *sql.DB, emb memsync.Embed
 				return nil, fmt.Errorf("replace search index: %w", rmErr)
 			}
 		}
+		removeVecLogs(path, 0)
 		if db, w, err = openSearchFile(ctx, path); err != nil {
 			return nil, err
 		}
 	}
-	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main, emb: emb,
+	ix := &indexer{lg: lg, path: path, db: db, w: w, main: main, emb: emb, vl: vecLog{search: path},
 		jobs: make(chan ixJob, 1), done: make(chan struct{}), changed: make(chan struct{}), ords: map[string]uint32{}}
 	go ix.run()
 	return ix, nil
@@ -227,7 +229,7 @@ func migrateSearch(ctx context.Context, conn *sql.Conn) error {
 		return inTx(ctx, conn, func() error {
 			for _, q := range []string{sqlCreateLexGroups, sqlCreateLexSegments, sqlCreateLexBlocks, sqlCreateLexBlocksKey,
 				sqlCreateLexStats, sqlCreateIndexed, sqlCreateTurns,
-				sqlCreateVectors, sqlCreateVecState, sqlCreateSignals,
+				sqlCreateVecState, sqlCreateVecGaps, sqlCreateSignals,
 				`PRAGMA user_version = ` + strconv.Itoa(searchSchemaVersion)} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return err
@@ -367,7 +369,7 @@ func (ix *indexer) close() error {
 	ix.closed = true
 	close(ix.jobs)
 	<-ix.done
-	return errors.Join(ix.w.close(), ix.db.Close())
+	return errors.Join(ix.vl.close(), ix.w.close(), ix.db.Close())
 }
 
 // index brings the index to job.through in one transaction of the search file.
@@ -397,17 +399,23 @@ func (ix *indexer) index(job ixJob) error {
 				ix.lg.Info("search index belongs to another generation of the store: building it again",
 					zap.String("search_file", ix.path))
 			}
-			for _, q := range append(lexReset, `DELETE FROM turns`, `DELETE FROM signals`,
-				`DELETE FROM vectors`, sqlBumpEpoch) {
+			for _, q := range append(lexReset, `DELETE FROM turns`, `DELETE FROM signals`) {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					return fmt.Errorf("reset: %w", err)
 				}
 			}
+			st, err := ix.vl.state(ctx, conn)
+			if err == nil {
+				_, err = ix.vl.reset(ctx, conn, st, "", 0)
+			}
+			if err != nil {
+				return fmt.Errorf("reset: %w", err)
+			}
 			through = 0
 		}
-		if job.vectors != nil {
+		if job.reembed != nil {
 			if !stale {
-				return ix.reembedded(ctx, job.vectors, through)
+				return ix.reembedded(ctx, job.reembed, through)
 			}
 			// Built again from the stored records: the catch-up embeds them.
 		}
@@ -421,7 +429,7 @@ func (ix *indexer) index(job ixJob) error {
 		}
 		if job.through > through {
 			if job.rows != nil && job.from == through+1 {
-				err = ix.add(ctx, job.rows)
+				err = ix.add(ctx, job.rows, through)
 			} else {
 				err = ix.catchUp(ctx, through, job.through)
 			}
@@ -437,10 +445,11 @@ func (ix *indexer) index(job ixJob) error {
 	})
 }
 
-// add writes rows: the full text as one new segment. The text and meta
+// add writes rows, which follow the memories indexed through before: the
+// full text as one new segment, the vectors to the log. The text and meta
 // columns are analyzed here (package analysis), on the indexer's goroutine,
 // off the path of Apply.
-func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
+func (ix *indexer) add(ctx context.Context, rows *ixRows, before int64) error {
 	seg := newLexSegment()
 	for i := 0; i+3 < len(rows.fts); i += 4 {
 		id, _ := rows.fts[i].(int64)
@@ -459,15 +468,63 @@ func (ix *indexer) add(ctx context.Context, rows *ixRows) error {
 	for _, t := range []struct {
 		t    *table
 		args []any
-	}{{turnsTable, rows.turns}, {vectorsTable, rows.vectors}, {signalsTable, rows.signals}} {
+	}{{turnsTable, rows.turns}, {signalsTable, rows.signals}} {
 		if err := ix.w.insert(ctx, t.t, t.args); err != nil {
 			return err
 		}
 	}
-	return nil
+	return ix.addVectors(ctx, rows, before)
 }
 
-// remove deletes the postings, turns, vectors and signals of memories replaced by
+// addVectors appends rows' vectors to the log, starting a new one when the
+// log holds another model's (its memories, through before, then wait for
+// Reembed in vec_gaps). Rows without vectors (a process without an
+// embedder) are a gap in a log that has a model.
+func (ix *indexer) addVectors(ctx context.Context, rows *ixRows, before int64) error {
+	conn := ix.w.conn
+	if len(rows.vectors) == 0 && len(rows.fts) == 0 {
+		return nil
+	}
+	st, err := ix.vl.state(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if len(rows.vectors) == 0 {
+		if st.version == "" {
+			return nil
+		}
+		first, _ := rows.fts[0].(int64)
+		last, _ := rows.fts[len(rows.fts)-4].(int64)
+		// One gap per run of such jobs: the last one grows when this one follows it.
+		res, err := conn.ExecContext(ctx, `UPDATE vec_gaps SET last = ?2 WHERE last = ?1 - 1`, first, last)
+		if err != nil {
+			return fmt.Errorf("vector log: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if _, err := conn.ExecContext(ctx, sqlAddVecGap, first, last); err != nil {
+				return fmt.Errorf("vector log: %w", err)
+			}
+		}
+		return nil
+	}
+	if version, _ := rows.vectors[2].(string); st.version != version {
+		if st, err = ix.vl.reset(ctx, conn, st, version, before); err != nil {
+			return err
+		}
+	}
+	buf := ix.vl.buf[:0]
+	for i := 0; i+3 < len(rows.vectors); i += 4 {
+		id, _ := rows.vectors[i].(int64)
+		group, _ := rows.vectors[i+1].(string)
+		vec, _ := rows.vectors[i+3].([]byte)
+		buf = appendVecRecord(buf, id, group, vec)
+	}
+	ix.vl.buf = buf
+	_, err = ix.vl.write(ctx, conn, st, buf)
+	return err
+}
+
+// remove deletes the postings, turns and signals of memories replaced by
 // another version of their uuid. Postings the index never got (it was built
 // again from the stored records since) are left alone.
 func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
@@ -476,9 +533,6 @@ func (ix *indexer) remove(ctx context.Context, removed []ixRemoval) error {
 			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
 		if _, err := ix.w.conn.ExecContext(ctx, `DELETE FROM turns WHERE uuid = ?1`, r.uuid); err != nil {
-			return fmt.Errorf("remove %s: %w", r.uuid, err)
-		}
-		if _, err := ix.w.conn.ExecContext(ctx, sqlRemoveVector, r.id); err != nil {
 			return fmt.Errorf("remove %s: %w", r.uuid, err)
 		}
 		for i := 0; i+2 < len(r.signals); i += 3 {
@@ -500,7 +554,7 @@ func (ix *indexer) catchUp(ctx context.Context, after, through int64) error {
 		if last == 0 {
 			return nil
 		}
-		if err := ix.add(ctx, rows); err != nil {
+		if err := ix.add(ctx, rows, after); err != nil {
 			return err
 		}
 		after = last

@@ -73,7 +73,7 @@ func OpenReadOnly(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 		// its search is lexical only until one does.
 		var n int
 		if err := g.rdb.QueryRowContext(context.Background(),
-			`SELECT EXISTS (SELECT 1 FROM search.vectors)`).Scan(&n); err != nil {
+			`SELECT IFNULL((SELECT bytes FROM search.vec_state), 0) > 0`).Scan(&n); err != nil {
 			g.closeAll()
 			return nil, g.wrap("open "+g.path+" read-only", err)
 		}

@@ -14,21 +14,23 @@ import (
 )
 
 // The vector index file: a process that loads the vector index (vecIndex)
-// from the vectors table writes what it loaded to a file beside the store,
+// from the vector log writes what it loaded to a file beside the store,
 // so that the next process (each `memsync search` is one) maps it instead
-// of reading the table row by row through SQLite, then loads from the
-// table only the rows written since. The file is a cache: it names
-// the store's generation, vectors epoch and model version it was built
-// for, and a file that does not match the store (a Drop, a re-embedding,
-// another model), or cannot be read, is ignored and written again.
+// of reading the log record by record (and computing every sign code),
+// then loads from the log only the records written since. The file is a
+// cache: it names the store's generation, log epoch and model version it
+// was built for, and a file that does not match the store (a Drop, a new
+// log, another model), or cannot be read, is ignored and written again.
 //
-//	"MSVECIX2", uint32 len + key, uint32 dim, int64 through, uint32 groups,
+//	"MSVECIX3", uint32 len + key, uint32 dim, int64 through (the log's
+//	bytes loaded), uint32 groups,
 //	then per group: uint32 len + name, uint32 n, zero bytes up to a
 //	multiple of 8 from the file's start, n int64 ids,
 //	n × signWords(dim) uint64 sign codes, n float32 scales, n × dim int8
 //
-// all little-endian (the first format, "MSVECIX1", had no sign codes: a
-// reader takes it for a file of another format, and writes it again).
+// all little-endian (the first format, "MSVECIX1", had no sign codes, and
+// the second's through was a memory id: a reader takes either for a file
+// of another format, and writes it again).
 // The file is mapped into memory where the system can (vecmap_unix.go)
 // and, on a little-endian machine, its aligned arrays are the index's
 // own, not copies: a search through the sign codes touches the codes and
@@ -39,9 +41,9 @@ import (
 // reader never sees half of one.
 const (
 	vecFileName  = "vectors.idx"
-	vecFileMagic = "MSVECIX2"
-	// vecFileRewrite is how many rows a load must have read from the
-	// table before it writes the file again: fewer are cheap to read.
+	vecFileMagic = "MSVECIX3"
+	// vecFileRewrite is how many records a load must have read from the
+	// log before it writes the file again: fewer are cheap to read.
 	vecFileRewrite = 2048
 )
 

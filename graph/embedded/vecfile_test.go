@@ -49,7 +49,7 @@ func TestVectorIndexFile(t *testing.T) {
 	want := uuids(search(t, g, query))
 	file := filepath.Join(dir, vecFileName)
 	if _, err := os.Stat(file); err != nil {
-		t.Fatalf("no index file after a load of %d rows: %v", g.vecs.tableRows, err)
+		t.Fatalf("no index file after a load of %d rows: %v", g.vecs.logRecords, err)
 	}
 	// newReader opens the store read-only and searches once: what it
 	// found and how many rows it read from the table.
@@ -63,7 +63,7 @@ func TestVectorIndexFile(t *testing.T) {
 		if got := uuids(search(t, ro, query)); e == emb && !slices.Equal(got, want) {
 			t.Errorf("%s: hits %v, want %v", step, got, want)
 		}
-		return ro.vecs.tableRows
+		return ro.vecs.logRecords
 	}
 	for _, tc := range []struct {
 		step   string
@@ -154,8 +154,8 @@ func TestVectorIndexFileSignCodes(t *testing.T) {
 	}
 	defer ro.Close()
 	search(t, ro, "lunch")
-	if ro.vecs.tableRows != len(batch) {
-		t.Errorf("the reader of an old file read %d rows from the table, want %d", ro.vecs.tableRows, len(batch))
+	if ro.vecs.logRecords != len(batch) {
+		t.Errorf("the reader of an old file read %d rows from the table, want %d", ro.vecs.logRecords, len(batch))
 	}
 	again := &vecIndex{}
 	defer again.reset()
@@ -173,8 +173,8 @@ func TestVectorIndexFileSignCodes(t *testing.T) {
 	ro2.vecs.mu.Lock()
 	mapped := ro2.vecs.release != nil
 	ro2.vecs.mu.Unlock()
-	if ro2.vecs.tableRows != 0 || (runtime.GOOS == "linux" && !mapped) {
-		t.Errorf("the next reader read %d rows from the table; file mapped: %v", ro2.vecs.tableRows, mapped)
+	if ro2.vecs.logRecords != 0 || (runtime.GOOS == "linux" && !mapped) {
+		t.Errorf("the next reader read %d rows from the table; file mapped: %v", ro2.vecs.logRecords, mapped)
 	}
 }
 

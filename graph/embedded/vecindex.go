@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,25 +21,31 @@ import (
 )
 
 // vecIndex keeps the current version's vectors in memory, per group,
-// quantised to int8 (a quarter of the float32 the table stores), so that
-// a search compares the query with the vectors of the reader's groups
-// without reading them from SQLite: at 100,000 memories of 256 dimensions
-// that is 25 MB held and one pass of multiply-adds per search (from
-// exactBelow vectors on, a pass over their sign codes instead and the
-// int8 rows of the best few thousand: vecsign.go). It follows
-// the table by id: each search first loads the rows added since
-// (ids only grow), and starts again from nothing when the store's
-// generation (a Drop) or vectors epoch (a re-embedding) changed. A vector
-// whose memory was replaced since stays until then, and is dropped by the
-// exact pass, which reads the candidates' rows (and filters) from SQLite.
+// quantised to int8, so that a search compares the query with the vectors
+// of the reader's groups without reading them again: at 100,000 memories
+// of 256 dimensions that is 25 MB held and one pass of multiply-adds per
+// search (from exactBelow vectors on, a pass over their sign codes instead
+// and the int8 rows of the best few thousand: vecsign.go). It follows the
+// vector log (veclog.go) by offset: each search first loads the records
+// appended since, and starts again from nothing when the store's
+// generation (a Drop) or the log (a new epoch: a reset, another model)
+// changed. A vector whose memory was replaced since stays, and is dropped
+// by the exact pass, which reads the candidates' rows (and filters) from
+// SQLite.
 type vecIndex struct {
 	mu      sync.Mutex
-	key     string // generation, epoch and version the index was built for
-	through int64  // the largest id loaded
+	key     string // generation, log epoch and version the index was built for
+	through int64  // the log's bytes loaded
 	groups  map[string]*groupVecs
-	// tableRows counts the rows read from the vectors table (not from
-	// the index file), for tests.
-	tableRows int
+	// logRecords counts the records read from the log (not from the
+	// index file), for tests.
+	logRecords int
+	// log is the open log of the key's epoch, nil if none yet.
+	log *os.File
+	// damaged is set when the log held a damaged record: the index keeps
+	// what came before it until the log starts again (Reembed, at the
+	// next Open for writing, builds a new one).
+	damaged bool
 	// dist is the Hamming pass's buffer (vecsign.go), kept between
 	// searches.
 	dist []uint16
@@ -60,42 +68,36 @@ type groupVecs struct {
 }
 
 const sqlVectorState = `SELECT IFNULL((SELECT value FROM meta WHERE key = 'generation'), ''),
-	IFNULL((SELECT epoch FROM search.vec_state), 0), IFNULL((SELECT MAX(id) FROM search.vectors), 0)`
-
-const sqlVectorsAfter = `SELECT id, group_id, vec FROM search.vectors WHERE id > ?1 AND version = ?2 ORDER BY id`
+	IFNULL((SELECT epoch FROM search.vec_state), 0), IFNULL((SELECT version FROM search.vec_state), ''),
+	IFNULL((SELECT bytes FROM search.vec_state), 0)`
 
 // sqlVectorCandidates reads the candidates among the ids ?1 whose memories
-// pass the search's filters (?2 to ?4 as in sqlSearch), with their stored
-// vectors of version ?5 and their text.
-const sqlVectorCandidates = `SELECT v.id, v.vec, m.ts, m.uuid, json_extract(m.record, '$.text') FROM search.vectors AS v CROSS JOIN memories AS m ON m.id = v.id
-	WHERE v.id IN (SELECT value FROM json_each(?1)) AND v.version = ?5
+// pass the search's filters (?2 to ?4 as in sqlSearch), with their text.
+const sqlVectorCandidates = `SELECT m.id, m.ts, m.uuid, json_extract(m.record, '$.text') FROM memories AS m
+	WHERE m.id IN (SELECT value FROM json_each(?1))
 	  AND (?2 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
 	  AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3)))
 	  AND (?4 IS NULL OR m.ts >= ?4)`
-
-// quantize appends the stored float32 vector b to q as int8, with its
-// scale.
-func quantize(b []byte, dim int, q []int8) ([]int8, float32) {
-	v := make([]float32, dim)
-	for i := range v {
-		v[i] = math.Float32frombits(le32(b[4*i:]))
-	}
-	return quantizeFloats(v, q)
-}
 
 func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-// refresh brings the index up to the table as conn sees it. An index
-// starting again reads the index file at file first (vecfile.go; "" for
-// none), and a refresh that read many rows from the table writes it; a
-// file that cannot be read or written is only logged (it is a cache).
-func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int, file string, lg *zap.Logger) (err error) {
-	var gen string
-	var epoch, last int64
-	if err := conn.QueryRowContext(ctx, sqlVectorState).Scan(&gen, &epoch, &last); err != nil {
+// refresh brings the index up to the log as conn sees it (search: the
+// search file's path). An index starting again reads the index file at
+// file first (vecfile.go; "" for none), and a refresh that read many
+// records from the log writes it; a file that cannot be read or written is
+// only logged (it is a cache), and so is a damaged log (the index keeps
+// what it read before the damage).
+func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, dim int, search, file string, lg *zap.Logger) (err error) {
+	var gen, logVersion string
+	var epoch, bytes int64
+	if err := conn.QueryRowContext(ctx, sqlVectorState).Scan(&gen, &epoch, &logVersion, &bytes); err != nil {
 		return err
+	}
+	if logVersion != version {
+		// Another model's log (or none yet): no vector of this version.
+		epoch, bytes = 0, 0
 	}
 	if gen == "" {
 		file = "" // a store without its generation yet: nothing names it
@@ -103,73 +105,65 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 	if key := gen + "/" + strconv.FormatInt(epoch, 10) + "/" + version; key != x.key {
 		x.reset()
 		x.key = key
-		if file != "" && last > 0 {
+		if file != "" && bytes > 0 {
 			if _, err := readVecFile(file, x, key, dim); err != nil {
 				lg.Debug("embedded graph: vector index file not read", zap.String("file", file), zap.Error(err))
 			}
 		}
 	}
-	if last <= x.through {
+	if bytes <= x.through || x.damaged {
 		return nil
 	}
-	loaded := 0
-	defer func() {
-		if err == nil && file != "" && loaded >= vecFileRewrite {
-			if err := writeVecFile(file, x, dim); err != nil {
-				lg.Debug("embedded graph: vector index file not written", zap.String("file", file), zap.Error(err))
-			}
+	if x.log == nil {
+		f, err := os.Open(vecLogPath(search, epoch))
+		if errors.Is(err, os.ErrNotExist) {
+			// Replaced since this snapshot (another process started a
+			// new log): the next search reads the new one.
+			lg.Debug("embedded graph: vector log gone", zap.Error(err))
+			return nil
 		}
-	}()
-	rows, err := conn.QueryContext(ctx, sqlVectorsAfter, x.through, version)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			id    int64
-			group string
-			vec   []byte
-		)
-		if err := rows.Scan(&id, &group, &vec); err != nil {
+		if err != nil {
 			return err
 		}
-		x.through = max(x.through, id)
-		loaded++
-		x.tableRows++
-		kind := storedKind(vec, dim)
-		if kind == vecBad {
-			continue
-		}
-		g := x.groups[group]
+		x.log = f
+	}
+	loaded, err := readVecLog(x.log, x.through, bytes, dim, func(r vecRecord) {
+		x.through += int64(vecRecordSize("", dim) + len(r.group))
+		g := x.groups[string(r.group)]
 		if g == nil {
 			g = &groupVecs{}
-			x.groups[group] = g
+			x.groups[string(r.group)] = g
 		}
-		var s float32
 		n := len(g.q)
-		if kind == vecInt8 {
-			s = math.Float32frombits(le32(vec))
-			for _, c := range vec[4:] {
-				g.q = append(g.q, int8(c))
-			}
-		} else {
-			g.q, s = quantize(vec, dim, g.q)
+		for _, c := range r.q {
+			g.q = append(g.q, int8(c))
 		}
 		g.codes = appendSigns(g.codes, g.q[n:])
-		g.ids = append(g.ids, id)
-		g.scale = append(g.scale, s)
+		g.ids = append(g.ids, r.id)
+		g.scale = append(g.scale, r.scale)
+	})
+	x.logRecords += loaded
+	if errors.Is(err, errVecLog) {
+		x.damaged = true
+		lg.Warn("embedded graph: vector log damaged: the vectors past the damage are not searched until the store is opened for writing (memsync run) or rebuilt",
+			zap.String("log", x.log.Name()), zap.Error(err))
+		err = nil
 	}
-	if err := rows.Err(); err != nil {
-		return err
+	if err == nil && file != "" && loaded >= vecFileRewrite {
+		if err := writeVecFile(file, x, dim); err != nil {
+			lg.Debug("embedded graph: vector index file not written", zap.String("file", file), zap.Error(err))
+		}
 	}
-	x.through = max(x.through, last)
-	return nil
+	return err
 }
 
-// reset empties x, unmapping its file. x.mu must be held.
+// reset empties x, unmapping its file and closing its log. x.mu must be held.
 func (x *vecIndex) reset() {
-	x.key, x.through, x.groups = "", 0, map[string]*groupVecs{}
+	x.key, x.through, x.groups, x.damaged = "", 0, map[string]*groupVecs{}, false
+	if x.log != nil {
+		x.log.Close()
+		x.log = nil
+	}
 	if x.release != nil {
 		x.release()
 		x.release = nil
@@ -251,7 +245,8 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 	defer conn.Close()
 	version := g.emb.Version()
 	g.vecs.mu.Lock()
-	err = g.vecs.refresh(ctx, conn, version, len(qv), filepath.Join(filepath.Dir(g.path), vecFileName), g.lg)
+	err = g.vecs.refresh(ctx, conn, version, len(qv), filepath.Join(filepath.Dir(g.path), SearchFileName),
+		filepath.Join(filepath.Dir(g.path), vecFileName), g.lg)
 	var all []approx
 	signs := false // whether all is the sign codes' budget, not every vector
 	if err == nil {
@@ -265,7 +260,7 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 	if err != nil {
 		return nil, g.wrap("vector search: load", err)
 	}
-	found, err := g.scoreExactly(ctx, conn, qv, all, f, pool, version)
+	found, err := g.scoreExactly(ctx, conn, qv, all, f, pool)
 	if err != nil || len(found) >= pool || !signs {
 		return found, err
 	}
@@ -273,7 +268,7 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 	g.vecs.mu.Lock()
 	all = g.vecs.scan(qv, groups)
 	g.vecs.mu.Unlock()
-	return g.scoreExactly(ctx, conn, qv, all, f, pool, version)
+	return g.scoreExactly(ctx, conn, qv, all, f, pool)
 }
 
 // signBudget is how many vectors the sign codes hand to the int8 pass in
@@ -302,7 +297,7 @@ func (x *vecIndex) signBudget(groups []string) int {
 // scoreExactly reads the candidates all (in quantised order) from SQLite
 // with the filters a chunk at a time and scores them exactly: see
 // similarIndexed.
-func (g *Graph) scoreExactly(ctx context.Context, conn *sql.Conn, qv []float32, all []approx, f filter, pool int, version string) ([]vectorCand, error) {
+func (g *Graph) scoreExactly(ctx context.Context, conn *sql.Conn, qv []float32, all []approx, f filter, pool int) ([]vectorCand, error) {
 	// Most searches find pool candidates among the first few hundred; a
 	// filter that rejects most of them gets the whole order.
 	order := best(all, 4*pool)
@@ -321,17 +316,16 @@ func (g *Graph) scoreExactly(ctx context.Context, conn *sql.Conn, qv []float32, 
 		if err != nil {
 			return nil, fmt.Errorf("embedded: vector search: %w", err)
 		}
-		rows, err := conn.QueryContext(ctx, sqlVectorCandidates, string(list), f.all, f.kinds, f.since, version)
+		rows, err := conn.QueryContext(ctx, sqlVectorCandidates, string(list), f.all, f.kinds, f.since)
 		if err != nil {
 			return nil, g.wrap("vector search", err)
 		}
 		for rows.Next() {
 			var (
 				c        vectorCand
-				vec      []byte
 				ts, text string
 			)
-			if err := rows.Scan(&c.id, &vec, &ts, &c.sim.UUID, &text); err != nil {
+			if err := rows.Scan(&c.id, &ts, &c.sim.UUID, &text); err != nil {
 				rows.Close()
 				return nil, g.wrap("vector search", err)
 			}
@@ -339,13 +333,9 @@ func (g *Graph) scoreExactly(ctx context.Context, conn *sql.Conn, qv []float32, 
 				rows.Close()
 				return nil, g.wrap("vector search", fmt.Errorf("%s: ts: %w", c.sim.UUID, err))
 			}
-			// The exact score: a float32 row as stored, an int8 one from
-			// the text embedded again (what the other backends store).
-			if storedKind(vec, len(qv)) == vecFloat32 {
-				c.sim.Cosine = recall.RoundCosine(dotStored(qv, vec))
-			} else {
-				c.sim.Cosine = recall.RoundCosine(dotFloats(qv, g.emb.Embed(text)))
-			}
+			// The exact score: from the text embedded again (what the
+			// other backends store).
+			c.sim.Cosine = recall.RoundCosine(dotFloats(qv, g.emb.Embed(text)))
 			found = append(found, c)
 		}
 		if err := rows.Close(); err != nil {

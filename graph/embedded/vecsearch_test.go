@@ -2,7 +2,9 @@ package embedded
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,27 +15,89 @@ import (
 	"github.com/memsync/memsync/memsync/memsynctest"
 )
 
-// The vectors live in the search file (search schema 4) and follow its
-// rules: these tests show they are built again with it, never ahead of its
-// watermark, and never left behind by a replaced memory.
+// The vectors live in the vector log beside the search file (search
+// schema 7) and follow its rules: these tests show they are built again
+// with it, never ahead of its watermark, and never twice for a memory.
 
-// vectorCoverage is how many memories have exactly one vector of version,
-// how many vectors name no memory, and how many vectors of other versions
-// there are, once the indexer has caught up.
-func vectorCoverage(t *testing.T, g *Graph, version string) (covered, orphans, others int) {
+// loggedVec is a record of the vector log as a test reads it.
+type loggedVec struct {
+	id    int64
+	group string
+	vec   []byte // as encodeVector encodes it
+}
+
+// logVectors reads the store's vector log as a reader does: its records,
+// in order, and the log's version.
+func logVectors(t *testing.T, g *Graph) (recs []loggedVec, version string) {
+	t.Helper()
+	ctx := context.Background()
+	var st vecState
+	if err := g.rdb.QueryRowContext(ctx, sqlReadVecState).Scan(&st.epoch, &st.version, &st.bytes); err != nil {
+		t.Fatal(err)
+	}
+	if st.bytes == 0 {
+		return nil, st.version
+	}
+	f, err := os.Open(vecLogPath(filepath.Join(filepath.Dir(g.path), SearchFileName), st.epoch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := readVecLog(f, 0, st.bytes, g.emb.Dim(), func(r vecRecord) {
+		vec := binary.LittleEndian.AppendUint32(nil, math.Float32bits(r.scale))
+		recs = append(recs, loggedVec{r.id, string(r.group), append(vec, r.q...)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return recs, st.version
+}
+
+// vectorCoverage is, once the indexer has caught up, how many stored
+// memories have exactly one vector of version, how many vectors name no
+// stored memory (a replaced memory's stays in the log), how many memories
+// have more than one, and how many vectors are of another version.
+func vectorCoverage(t *testing.T, g *Graph, version string) (covered, orphans, twice, others int) {
 	t.Helper()
 	ctx := context.Background()
 	if err := g.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err := g.rdb.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM memories AS m JOIN search.vectors AS v ON v.id = m.id AND v.version = ?1),
-		(SELECT count(*) FROM search.vectors WHERE id NOT IN (SELECT id FROM memories)),
-		(SELECT count(*) FROM search.vectors WHERE version <> ?1)`, version).Scan(&covered, &orphans, &others)
+	recs, logVersion := logVectors(t, g)
+	if logVersion != version {
+		return 0, 0, 0, len(recs)
+	}
+	count := map[int64]int{}
+	for _, r := range recs {
+		count[r.id]++
+	}
+	rows, err := g.rdb.QueryContext(ctx, `SELECT id FROM memories`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return covered, orphans, others
+	defer rows.Close()
+	stored := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		stored[id] = true
+		if count[id] == 1 {
+			covered++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for id, n := range count {
+		if !stored[id] {
+			orphans += n
+		}
+		if n > 1 {
+			twice++
+		}
+	}
+	return covered, orphans, twice, 0
 }
 
 // TestVectorsBuiltAgainWithTheSearchFile: a search file deleted behind the
@@ -62,8 +126,8 @@ func TestVectorsBuiltAgainWithTheSearchFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	if covered, orphans, others := vectorCoverage(t, g, emb.Version()); covered != 3 || orphans != 0 || others != 0 {
-		t.Fatalf("after the search file was built again: %d memories with a vector, %d orphans, %d of another version; want 3, 0, 0", covered, orphans, others)
+	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 3 || orphans != 0 || twice != 0 || others != 0 {
+		t.Fatalf("after the search file was built again: %d memories with a vector, %d orphans, %d twice, %d of another version; want 3, 0, 0, 0", covered, orphans, twice, others)
 	}
 	sameHits(t, search(t, g, "postgresql upgrade"), before, "after the search file was built again", "before")
 }
@@ -83,9 +147,9 @@ func sameHits(t *testing.T, got, want []memsync.Hit, gotName, wantName string) {
 }
 
 // TestReembedSkipsReplacedMemories: a re-embedding job computed before a
-// memory was replaced (Reembed reads the stale memories, the indexer writes
-// their vectors later) writes no vector for the memory that is gone, and
-// none past the watermark.
+// memory was replaced (Reembed reads the gaps' memories, the indexer
+// writes their vectors later) writes no vector for the memory that is
+// gone, none for one the log holds already, and none past the watermark.
 func TestReembedSkipsReplacedMemories(t *testing.T) {
 	ctx := context.Background()
 	emb := memsynctest.NewEmbedder(64)
@@ -99,18 +163,38 @@ func TestReembedSkipsReplacedMemories(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := storedID(t, g, "m1")
-	apply(t, g, mem("m1", 1, "second version"))
+	// The earlier version of a uuid wins its clash (journal.ClashWins).
+	apply(t, g, mem("m1", 0, "second version"))
 	if err := g.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	v := []any{old, "CONSTELLATION", emb.Version(), encodeVector(emb.Embed("first version")),
-		int64(1 << 40), "CONSTELLATION", emb.Version(), encodeVector(emb.Embed("beyond"))}
-	g.mu.Lock()
-	g.ix.send(ixJob{gen: g.gen, vectors: v})
-	g.mu.Unlock()
-	covered, orphans, others := vectorCoverage(t, g, emb.Version())
-	if covered != 2 || orphans != 0 || others != 0 {
-		t.Fatalf("%d memories with a vector, %d orphans, %d of another version; want 2, 0, 0", covered, orphans, others)
+	if storedID(t, g, "m1") == old {
+		t.Fatal("m1 was not replaced")
+	}
+	// The replaced m1 and an id past the watermark in gaps, as if their
+	// vectors were lost; m2 and the new m1 have theirs.
+	for _, id := range []int64{old, 1 << 40} {
+		if _, err := g.ix.w.conn.ExecContext(ctx, sqlAddVecGap, id, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := []any{old, "CONSTELLATION", encodeVector(emb.Embed("first version")),
+		storedID(t, g, "m2"), "CONSTELLATION", encodeVector(emb.Embed("other")),
+		int64(1 << 40), "CONSTELLATION", encodeVector(emb.Embed("beyond"))}
+	if !g.sendReembed(reembedJob{version: emb.Version(), after: 0, last: 1 << 40, vectors: v}) {
+		t.Fatal("store closed")
+	}
+	covered, orphans, twice, others := vectorCoverage(t, g, emb.Version())
+	// The replaced m1's vector from its own Apply stays (an orphan).
+	if covered != 2 || orphans != 1 || twice != 0 || others != 0 {
+		t.Fatalf("%d memories with one vector, %d orphans, %d twice, %d of another version; want 2, 1, 0, 0", covered, orphans, twice, others)
+	}
+	gs, err := gaps(ctx, g.rdb, `SELECT first, last FROM search.vec_gaps ORDER BY first`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 1 || gs[0] != (vecGap{1 << 40, 1 << 40}) {
+		t.Fatalf("gaps after the job %v, want the one past the watermark", gs)
 	}
 }
 
@@ -171,9 +255,9 @@ func TestKilledProjectionVectors(t *testing.T) {
 	if st.Memories < 400 {
 		t.Fatalf("the killed projection left %d memories, acknowledged at least 400", st.Memories)
 	}
-	covered, orphans, others := vectorCoverage(t, g, emb.Version())
-	if covered != st.Memories || orphans != 0 || others != 0 {
-		t.Fatalf("%d of %d memories with a vector, %d orphans, %d of another version", covered, st.Memories, orphans, others)
+	covered, orphans, twice, others := vectorCoverage(t, g, emb.Version())
+	if covered != st.Memories || orphans != 0 || twice != 0 || others != 0 {
+		t.Fatalf("%d of %d memories with a vector, %d orphans, %d twice, %d of another version", covered, st.Memories, orphans, twice, others)
 	}
 	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "postgresql", Limit: 10, Groups: []string{"CONSTELLATION"}})
 	if err != nil {

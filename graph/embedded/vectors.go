@@ -18,63 +18,41 @@ import (
 )
 
 // Vectors (issue 27) are a projection like the full-text index, and live
-// beside it in the search file: with an embedder (WithEmbedder), each new
-// memory's embedding is computed ahead of Apply (the engine's reader and
-// the preparing goroutines embed and quantise, not the writer) and handed
-// to the indexer with the batch's full-text rows, which writes it in the
-// same transaction of the search file as them, tagged with the embedder's
-// Version. So the writer of the main file (the projection's critical path,
-// fsynced at every batch) stores no vector bytes, and the vectors follow
-// the search file's rules: built again from the stored records (and
-// embedded again) when it is missing, behind or of another generation,
-// and never ahead of its watermark. Search compares the query with the
-// vectors of the reader's groups only and of the current version only
-// (vecIndex: an int8 copy in memory, per group, so a vector of a group the
-// reader may not see is never read), then scores the best candidates
-// exactly, with the search's filters: from their memories' text embedded
-// again (the stored int8 rows are for the approximate pass only). An index
-// is never mixed: after a model change the rows of the old version are
-// ignored until the store re-embeds them (at Open, in the background,
-// through the indexer; Flush waits for it; a rebuild re-embeds everything
-// anyway).
+// beside it: with an embedder (WithEmbedder), each new memory's embedding
+// is computed ahead of Apply (the engine's reader and the preparing
+// goroutines embed and quantise, not the writer) and handed to the
+// indexer with the batch's full-text rows, which appends it to the vector
+// log (veclog.go) in the same transaction of the search file as them,
+// tagged by the log with the embedder's Version. So the writer of the main
+// file (the projection's critical path, fsynced at every batch) stores no
+// vector bytes, and the vectors follow the search file's rules: built
+// again from the stored records (and embedded again) when it is missing,
+// behind or of another generation, and never ahead of its watermark.
+// Search compares the query with the vectors of the reader's groups only
+// and of the current version only (vecIndex: an int8 copy in memory, per
+// group, so a vector of a group the reader may not see is never read),
+// then scores the best candidates exactly, with the search's filters:
+// from their memories' text embedded again (the stored int8 rows are for
+// the approximate pass only). An index is never mixed: a log holds one
+// model's vectors, and after a model change the store starts a new log
+// and re-embeds the memories into it (at Open, in the background, through
+// the indexer; Flush waits for it; a rebuild re-embeds everything anyway).
 //
-//	search.vectors    id INTEGER PRIMARY KEY (memories.id), group_id, version,
-//	                  vec BLOB (encodeVector: float32 scale + Dim int8; or,
-//	                  written before, Dim float32, little-endian, L2-normalised)
-//	search.vec_state  epoch: bumped by every re-embedding job and every reset
-//	                  of the search file (vecIndex starts again)
-//
-// (The main file held the vectors table until search schema 4; Open drops
-// it from older files.)
+// (The main file held a vectors table until search schema 4, and the
+// search file one until schema 7; Open drops the main file's.)
 const (
-	sqlCreateVectors = `CREATE TABLE IF NOT EXISTS vectors (
-		id       INTEGER PRIMARY KEY,
-		group_id TEXT NOT NULL,
-		version  TEXT NOT NULL,
-		vec      BLOB NOT NULL)`
-	sqlCreateVecState = `CREATE TABLE IF NOT EXISTS vec_state (
-		one   INTEGER PRIMARY KEY CHECK (one = 1),
-		epoch INTEGER NOT NULL)`
 	// sqlDropMainVectors drops the vectors table from a main file written
-	// before search schema 4 (the vectors are in the search file now).
+	// before search schema 4.
 	sqlDropMainVectors = `DROP TABLE IF EXISTS main.vectors`
-	sqlRemoveVector    = `DELETE FROM vectors WHERE id = ?1`
-	// sqlStale lists, after id ?1, the memories the search file has
-	// indexed whose vector is missing or of another version than ?2 (on
-	// the read pool: the main file with the search file attached). Those
-	// after its watermark get theirs when they are indexed.
-	sqlStale = `SELECT m.id, m.group_id, m.record FROM memories AS m LEFT JOIN search.vectors AS v ON v.id = m.id
-	WHERE m.id > ?1 AND m.id <= IFNULL((SELECT through FROM search.indexed), 0)
-	  AND (v.id IS NULL OR v.version <> ?2) ORDER BY m.id LIMIT ?3`
+	// sqlGapMemories lists the memories with ids after ?1 to ?2, a chunk
+	// (?3) at a time (on the read pool).
+	sqlGapMemories = `SELECT id, group_id, record FROM memories WHERE id > ?1 AND id <= ?2 ORDER BY id LIMIT ?3`
 	// sqlLiveIDs keeps, of the ids ?1, those of memories still stored.
 	sqlLiveIDs = `SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1))`
+	// sqlReadVecState is vec_state through the read pool.
+	sqlReadVecState = `SELECT IFNULL((SELECT epoch FROM search.vec_state), 0),
+	IFNULL((SELECT version FROM search.vec_state), ''), IFNULL((SELECT bytes FROM search.vec_state), 0)`
 )
-
-// sqlBumpEpoch marks a change to vectors already stored (re-embedding, a reset).
-const sqlBumpEpoch = `INSERT INTO vec_state (one, epoch) VALUES (1, 1)
-	ON CONFLICT (one) DO UPDATE SET epoch = epoch + 1`
-
-var vectorsTable = &table{name: "vectors", cols: 4, head: `INSERT OR REPLACE INTO vectors (id, group_id, version, vec)`}
 
 // Option configures Open and OpenReadOnly.
 type Option func(*Graph)
@@ -96,11 +74,10 @@ func WithEmbedder(e memsync.Embedder) Option {
 //
 //	scale float32 little-endian, then len(v) int8 (v[i] ≈ q[i] × scale)
 //
-// Rows written before this encoding hold len(v) float32 little-endian
-// (4 × len(v) bytes); both are read (storedVec). The stored vector serves
-// the approximate pass only: the exact pass scores the candidates with
-// their memories' text embedded again (the embedder is deterministic), so
-// every backend ranks with the same float32 vector.
+// The stored vector serves the approximate pass only: the exact pass
+// scores the candidates with their memories' text embedded again (the
+// embedder is deterministic), so every backend ranks with the same
+// float32 vector.
 func encodeVector(v []float32) []byte { return appendVector(make([]byte, 0, 4+len(v)), v) }
 
 // appendVector appends encodeVector(v) to b.
@@ -160,41 +137,8 @@ const (
 	half32  = 0x3f000000
 )
 
-// storedVec is how a stored vector of dim dimensions is encoded.
-type storedVec int
-
-const (
-	vecBad     storedVec = iota // another dimension: ignored
-	vecInt8                     // encodeVector's: scale, then int8
-	vecFloat32                  // the first encoding: float32
-)
-
-// storedKind tells the encoding of b, a stored vector of dim dimensions
-// (the two lengths differ for every dim > 0 but 4/3, never a dimension).
-func storedKind(b []byte, dim int) storedVec {
-	switch len(b) {
-	case 4 + dim:
-		return vecInt8
-	case 4 * dim:
-		return vecFloat32
-	}
-	return vecBad
-}
-
-// dotStored is the dot product of q with the stored float32 vector b
-// (both unit length, so their cosine), 0 when b has another dimension.
-func dotStored(q []float32, b []byte) float64 {
-	if len(b) != 4*len(q) {
-		return 0
-	}
-	var s float32
-	for i := range q {
-		s += q[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return float64(s)
-}
-
-// dotFloats is the dot product of q and v, summed as dotStored sums.
+// dotFloats is the dot product of q and v (both unit length: their
+// cosine), 0 when their lengths differ.
 func dotFloats(q, v []float32) float64 {
 	if len(v) != len(q) {
 		return 0
@@ -215,8 +159,20 @@ type vectorCand struct {
 // reembedChunk is how many memories one re-embedding job takes.
 const reembedChunk = 512
 
-// Reembed gives every memory whose vector is missing or of another
-// version than the embedder's a current one: it reads the stale memories a
+// reembedJob is a re-embedding: the vectors of memories after..last that
+// the log lacks (vec_gaps), to append; or, with reset set, a new log in
+// place of that epoch's (damaged). A log of another version than version
+// is replaced first either way.
+type reembedJob struct {
+	version     string
+	reset       int64
+	after, last int64
+	vectors     []any // id, group_id, vec (encodeVector)
+}
+
+// Reembed gives every memory the log has no vector of the embedder's
+// version for (vec_gaps) one: it starts a new log first when the current
+// one is of another model or damaged, then reads the gaps' memories a
 // chunk at a time, embeds them on its own goroutine and hands each chunk
 // to the indexer as a job of its own (one transaction of the search file,
 // between Apply's). Open runs it in the background; Flush waits for it and
@@ -226,27 +182,50 @@ func (g *Graph) Reembed(ctx context.Context) error {
 		return nil
 	}
 	version := g.emb.Version()
-	var after int64
-	total := 0
-	start := time.Now()
-	for {
-		job, last, err := g.reembedChunk(ctx, after, version)
-		if err != nil {
-			return g.wrap("re-embed", err)
+	// The indexer first: Open's catch-up may start the log.
+	if err := g.ix.wait(ctx); err != nil && ctx.Err() != nil {
+		return g.wrap("re-embed", err)
+	}
+	var st vecState
+	if err := g.rdb.QueryRowContext(ctx, sqlReadVecState).Scan(&st.epoch, &st.version, &st.bytes); err != nil {
+		return g.wrap("re-embed", err)
+	}
+	job := reembedJob{version: version}
+	if st.version == version {
+		if err := checkVecLog(g.ix.path, st, g.emb.Dim()); err != nil {
+			if !errors.Is(err, errVecLog) {
+				return g.wrap("re-embed", err)
+			}
+			g.lg.Warn("embedded graph: vector log damaged: embedding every memory again", zap.Error(err))
+			job.reset = st.epoch
 		}
-		if last == 0 {
-			break
-		}
-		g.mu.Lock()
-		if g.closed {
-			g.mu.Unlock()
+	}
+	if st.version != version || job.reset != 0 {
+		if !g.sendReembed(job) {
 			return g.wrap("re-embed", fmt.Errorf("store closed"))
 		}
-		job.gen = g.gen
-		g.ix.send(job) // under g.mu, as Apply sends: jobs keep their order
-		g.mu.Unlock()
-		total += len(job.vectors) / vectorsTable.cols
-		after = last
+		if err := g.ix.wait(ctx); err != nil {
+			return g.wrap("re-embed", err)
+		}
+	}
+	gs, err := gaps(ctx, g.rdb, `SELECT first, last FROM search.vec_gaps ORDER BY first`)
+	if err != nil {
+		return g.wrap("re-embed", err)
+	}
+	total := 0
+	start := time.Now()
+	for _, gap := range gs {
+		for after := gap.first - 1; after < gap.last; {
+			job, err := g.reembedChunk(ctx, after, gap.last, version)
+			if err != nil {
+				return g.wrap("re-embed", err)
+			}
+			if !g.sendReembed(job) {
+				return g.wrap("re-embed", fmt.Errorf("store closed"))
+			}
+			total += len(job.vectors) / 3
+			after = job.last
+		}
 	}
 	if total > 0 {
 		g.lg.Info("embedded graph: re-embedded memories", zap.Int("memories", total),
@@ -255,84 +234,127 @@ func (g *Graph) Reembed(ctx context.Context) error {
 	return nil
 }
 
-// reembedChunk embeds up to reembedChunk stale memories after id after and
-// returns them as an indexer job, and the last id read (0: none).
-func (g *Graph) reembedChunk(ctx context.Context, after int64, version string) (job ixJob, last int64, err error) {
-	rows, err := g.rdb.QueryContext(ctx, sqlStale, after, version, reembedChunk)
+// sendReembed queues job for the indexer; false when the store is closed.
+func (g *Graph) sendReembed(job reembedJob) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.ix.send(ixJob{gen: g.gen, reembed: &job}) // under g.mu, as Apply sends: jobs keep their order
+	return true
+}
+
+// reembedChunk embeds up to reembedChunk stored memories with ids after
+// after, to through, and returns them as a job; one that read none covers
+// the rest of the range.
+func (g *Graph) reembedChunk(ctx context.Context, after, through int64, version string) (reembedJob, error) {
+	job := reembedJob{version: version, after: after, last: through}
+	rows, err := g.rdb.QueryContext(ctx, sqlGapMemories, after, through, reembedChunk)
 	if err != nil {
-		return job, 0, err
+		return job, err
 	}
 	defer rows.Close()
-	var ver any = version
+	n := 0
 	for rows.Next() {
 		var (
 			id          int64
 			group, text string
 		)
 		if err := rows.Scan(&id, &group, &text); err != nil {
-			return job, 0, err
+			return job, err
 		}
 		rec, err := journal.Parse([]byte(text))
 		if err != nil {
-			return job, 0, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
+			return job, fmt.Errorf("memory %d: stored record does not parse: %w", id, err)
 		}
-		job.vectors = append(job.vectors, id, group, ver, encodeVector(g.emb.Embed(rec.Text)))
-		last = id
+		job.vectors = append(job.vectors, id, group, encodeVector(g.emb.Embed(rec.Text)))
+		job.last = id
+		n++
 	}
-	return job, last, rows.Err()
+	if err := rows.Err(); err != nil {
+		return job, err
+	}
+	if n < reembedChunk {
+		job.last = through // the range holds no more
+	}
+	return job, nil
 }
 
-// reembedded writes a re-embedding job's vectors: those of memories the
-// index holds (ids up to through; later ones get theirs when indexed) and
-// that are still stored (one replaced since had its vector removed).
-func (ix *indexer) reembedded(ctx context.Context, vectors []any, through int64) error {
-	ids := make([]int64, 0, len(vectors)/vectorsTable.cols)
-	for i := 0; i < len(vectors); i += vectorsTable.cols {
-		if id, _ := vectors[i].(int64); id <= through {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(ids)
+// reembedded carries out a re-embedding job: a new log if the job says so
+// or the log is of another version; then the job's vectors of memories the
+// log lacks (in vec_gaps), the index holds (ids up to through; later ones
+// get theirs when indexed) and that are still stored, and its range out of
+// vec_gaps.
+func (ix *indexer) reembedded(ctx context.Context, job *reembedJob, through int64) error {
+	conn := ix.w.conn
+	st, err := ix.vl.state(ctx, conn)
 	if err != nil {
 		return err
 	}
-	q, err := ix.main.QueryContext(ctx, sqlLiveIDs, string(b))
+	if st.version != job.version || (job.reset != 0 && st.epoch == job.reset) {
+		if st, err = ix.vl.reset(ctx, conn, st, job.version, through); err != nil {
+			return err
+		}
+	}
+	if job.last <= job.after {
+		return nil
+	}
+	gs, err := gaps(ctx, conn, sqlVecGaps)
 	if err != nil {
 		return fmt.Errorf("re-embed: %w", err)
+	}
+	ids := make([]int64, 0, len(job.vectors)/3)
+	for i := 0; i < len(job.vectors); i += 3 {
+		if id, _ := job.vectors[i].(int64); id <= through && inGaps(gs, id) {
+			ids = append(ids, id)
+		}
+	}
+	live := make(map[int64]bool, len(ids))
+	if len(ids) > 0 {
+		if live, err = ix.liveIDs(ctx, ids); err != nil {
+			return fmt.Errorf("re-embed: %w", err)
+		}
+	}
+	buf := ix.vl.buf[:0]
+	for i := 0; i < len(job.vectors); i += 3 {
+		if id, _ := job.vectors[i].(int64); live[id] {
+			group, _ := job.vectors[i+1].(string)
+			vec, _ := job.vectors[i+2].([]byte)
+			buf = appendVecRecord(buf, id, group, vec)
+		}
+	}
+	ix.vl.buf = buf
+	if _, err := ix.vl.write(ctx, conn, st, buf); err != nil {
+		return fmt.Errorf("re-embed: %w", err)
+	}
+	// Ids past through are not indexed yet: they get theirs then.
+	if err := setGaps(ctx, conn, subtractGaps(gs, job.after, min(job.last, through))); err != nil {
+		return fmt.Errorf("re-embed: %w", err)
+	}
+	return nil
+}
+
+// liveIDs is the set of ids still stored.
+func (ix *indexer) liveIDs(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	q, err := ix.main.QueryContext(ctx, sqlLiveIDs, string(b))
+	if err != nil {
+		return nil, err
 	}
 	live := make(map[int64]bool, len(ids))
 	for q.Next() {
 		var id int64
 		if err := q.Scan(&id); err != nil {
 			q.Close()
-			return fmt.Errorf("re-embed: %w", err)
+			return nil, err
 		}
 		live[id] = true
 	}
-	if err := errors.Join(q.Err(), q.Close()); err != nil {
-		return fmt.Errorf("re-embed: %w", err)
-	}
-	args := make([]any, 0, len(live)*vectorsTable.cols)
-	for i := 0; i < len(vectors); i += vectorsTable.cols {
-		if id, _ := vectors[i].(int64); live[id] {
-			args = append(args, vectors[i:i+vectorsTable.cols]...)
-		}
-	}
-	if len(args) == 0 {
-		return nil
-	}
-	if err := ix.w.insert(ctx, vectorsTable, args); err != nil {
-		return fmt.Errorf("re-embed: %w", err)
-	}
-	// Vectors of ids already loaded changed: in-memory indexes (vecIndex)
-	// start again.
-	if _, err := ix.w.conn.ExecContext(ctx, sqlBumpEpoch); err != nil {
-		return fmt.Errorf("re-embed: %w", err)
-	}
-	return nil
+	return live, errors.Join(q.Err(), q.Close())
 }
 
 // Embedder is the store's embedder (memsync.VectorGraph), nil without

@@ -17,24 +17,15 @@ import (
 	"github.com/memsync/memsync/memsync/recall"
 )
 
+// vectorRows is how many vectors the store's log holds, by version.
 func vectorRows(t *testing.T, g *Graph) map[string]int {
 	t.Helper()
 	if err := g.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := g.rdb.QueryContext(context.Background(), `SELECT version, count(*) FROM search.vectors GROUP BY version`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
-		var v string
-		var n int
-		if err := rows.Scan(&v, &n); err != nil {
-			t.Fatal(err)
-		}
-		out[v] = n
+	if recs, version := logVectors(t, g); len(recs) > 0 {
+		out[version] = len(recs)
 	}
 	return out
 }
@@ -133,8 +124,8 @@ func TestVectorsNeverMixed(t *testing.T) {
 	sameHits(t, search(t, g, "postgresql upgrade"), search(t, fresh, "postgresql upgrade"), "re-embedded store", "fresh store")
 }
 
-// TestVectorsFollowTheProjection: a clash's winner replaces the loser's
-// vector, a Drop empties them, and Apply after it (a rebuild) embeds again.
+// TestVectorsFollowTheProjection: a clash's winner has its vector, a Drop
+// empties the log, and Apply after it (a rebuild) embeds again.
 func TestVectorsFollowTheProjection(t *testing.T) {
 	ctx := context.Background()
 	g, err := Open(t.TempDir(), nil, WithEmbedder(memsynctest.NewEmbedder(64)))
@@ -146,15 +137,10 @@ func TestVectorsFollowTheProjection(t *testing.T) {
 	b := mem("m1", 1, "second version")
 	apply(t, g, a, mem("m2", 2, "other"))
 	apply(t, g, b)
-	var n, orphans int
-	if err := g.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE id NOT IN (SELECT id FROM memories)) FROM search.vectors`).Scan(&n, &orphans); err != nil {
-		t.Fatal(err)
-	}
-	if n != 2 || orphans != 0 {
-		t.Fatalf("after a clash: %d vectors, %d of no memory; want 2, 0", n, orphans)
+	// The loser's vector, when it was stored first, stays in the log, of
+	// no memory.
+	if covered, orphans, twice, _ := vectorCoverage(t, g, memsynctest.NewEmbedder(64).Version()); covered != 2 || twice != 0 || orphans > 1 {
+		t.Fatalf("after a clash: %d memories with a vector, %d twice, %d vectors of no memory; want 2, 0, at most 1", covered, twice, orphans)
 	}
 	if err := g.Drop(ctx); err != nil {
 		t.Fatal(err)
@@ -238,10 +224,9 @@ func TestVectorIndexFollowsWrites(t *testing.T) {
 }
 
 // TestVectorsStoredCompactly: a vector is stored as its int8 quantisation
-// (4 + Dim bytes, not 4 × Dim), and the search's exact scores are those
-// of the float32 vectors: equal to the cosine of the embedder's own
-// vectors, and equal to what a store holding float32 rows (the first
-// encoding, still read) returns.
+// (a record of the log holds 4 + Dim bytes of it, not 4 × Dim), and the
+// search's exact scores are those of the float32 vectors: equal to the
+// cosine of the embedder's own vectors.
 func TestVectorsStoredCompactly(t *testing.T) {
 	ctx := context.Background()
 	const dim = 256
@@ -258,58 +243,37 @@ func TestVectorsStoredCompactly(t *testing.T) {
 	for _, m := range batch {
 		want[m.UUID] = recall.RoundCosine(dotFloats(qv, emb.Embed(m.Text)))
 	}
-	for _, tc := range []struct {
-		name    string
-		float32 bool // rewrite the rows as the first encoding stored them
-	}{{"int8 rows", false}, {"float32 rows of an older store", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			g, err := Open(t.TempDir(), nil, WithEmbedder(emb))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
-			apply(t, g, batch...)
-			if err := g.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if tc.float32 {
-				// The indexer is idle after Flush: its connection is free.
-				w := g.ix.w
-				for _, m := range batch {
-					b := make([]byte, 4*dim)
-					for i, x := range emb.Embed(m.Text) {
-						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-					}
-					if _, err := w.conn.ExecContext(ctx, `UPDATE vectors SET vec = ?1 WHERE id = ?2`, b, storedID(t, g, m.UUID)); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			var n, bytes int
-			if err := g.rdb.QueryRowContext(ctx, `SELECT count(*), IFNULL(SUM(length(vec)), 0) FROM search.vectors`).Scan(&n, &bytes); err != nil {
-				t.Fatal(err)
-			}
-			wantBytes := n * (4 + dim)
-			if tc.float32 {
-				wantBytes = n * 4 * dim
-			}
-			if n != len(batch) || bytes != wantBytes {
-				t.Fatalf("%d rows of %d bytes in all, want %d of %d", n, bytes, len(batch), wantBytes)
-			}
-			got := 0
-			for _, h := range search(t, g, query) {
-				if h.Parts.VecRank == 0 {
-					continue
-				}
-				got++
-				if h.Parts.Cosine != want[h.UUID] {
-					t.Errorf("%s: cosine %v, want %v (the float32 vectors')", h.UUID, h.Parts.Cosine, want[h.UUID])
-				}
-			}
-			if got != len(batch) {
-				t.Errorf("%d hits with a vector part, want %d", got, len(batch))
-			}
-		})
+	g, err := Open(t.TempDir(), nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	apply(t, g, batch...)
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var bytes int
+	if err := g.rdb.QueryRowContext(ctx, `SELECT bytes FROM search.vec_state`).Scan(&bytes); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(batch) * vecRecordSize(journal.SharedGroup, dim); bytes != want {
+		t.Fatalf("the log holds %d bytes, want %d (%d records of %d)", bytes, want, len(batch), vecRecordSize(journal.SharedGroup, dim))
+	}
+	if 2+len(journal.SharedGroup)+8+4+dim+4 != vecRecordSize(journal.SharedGroup, dim) {
+		t.Fatal("vecRecordSize is not the record's fields")
+	}
+	got := 0
+	for _, h := range search(t, g, query) {
+		if h.Parts.VecRank == 0 {
+			continue
+		}
+		got++
+		if h.Parts.Cosine != want[h.UUID] {
+			t.Errorf("%s: cosine %v, want %v (the float32 vectors')", h.UUID, h.Parts.Cosine, want[h.UUID])
+		}
+	}
+	if got != len(batch) {
+		t.Errorf("%d hits with a vector part, want %d", got, len(batch))
 	}
 }
 
@@ -496,29 +460,17 @@ func TestStoredVectorsPerMemory(t *testing.T) {
 			if err := g.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := g.rdb.QueryContext(ctx, `SELECT m.uuid, v.vec FROM search.vectors AS v JOIN memories AS m ON m.id = v.id`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			text := map[string]string{}
+			text := map[int64]string{}
 			for _, m := range corpus {
-				text[m.UUID] = m.Text
+				text[storedID(t, g, m.UUID)] = m.Text
 			}
+			recs, _ := logVectors(t, g)
 			n := 0
-			for rows.Next() {
-				var uuid string
-				var vec []byte
-				if err := rows.Scan(&uuid, &vec); err != nil {
-					t.Fatal(err)
-				}
-				if want := encodeVector(emb.Embed(text[uuid])); !bytes.Equal(vec, want) {
-					t.Fatalf("%s: stored vector is not its text's", uuid)
+			for _, r := range recs {
+				if want := encodeVector(emb.Embed(text[r.id])); !bytes.Equal(r.vec, want) {
+					t.Fatalf("memory %d: stored vector is not its text's", r.id)
 				}
 				n++
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
 			}
 			if n != len(text) {
 				t.Fatalf("%d vectors stored, want %d", n, len(text))
