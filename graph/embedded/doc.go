@@ -90,17 +90,21 @@
 //	              id_floor (the last id before the latest Drop), retire_rule
 //	              (the supersession rule the superseded table follows)
 //
-// The search file (its own user_version, 6), attached to every read
+// The search file (its own user_version, 7), attached to every read
 // connection as "search":
 //
 //	signals       (dst, type, src) PRIMARY KEY, WITHOUT ROWID: the LINKS_TO,
 //	              CONFLICTS_WITH and SUPPORTS edges, by target uuid (one not
 //	              projected yet counts once it lands), src = memories.id;
 //	              Incoming reads them (signals.go)
-//	vectors       with an embedder: one embedding per memory, written by the
-//	              indexer with the memory's full-text rows (vectors.go;
-//	              until search schema 4 the main file held them)
-//	vec_state     epoch: bumped when stored vectors change in place
+//	vec_state     the vector log's epoch (its file, graph-vectors-<epoch>.log
+//	              beside the store), the model version of its vectors and
+//	              its committed length: with an embedder, one embedding per
+//	              memory, appended by the indexer with the memory's
+//	              full-text rows (veclog.go; until search schema 7 a
+//	              vectors table of this file held them, until 4 the main
+//	              file's)
+//	vec_gaps      (first, last): ids the log has no vector for yet
 //
 //	lex_blocks    (seg, first, block), unique (seg, first): each segment's
 //	              lists of the memories holding each term (package postings:

@@ -404,9 +404,9 @@ func (ix *indexer) index(job ixJob) error {
 					return fmt.Errorf("reset: %w", err)
 				}
 			}
-			st, err := ix.vl.state(ctx, conn)
+			st, err := ix.vl.state(ctx, ix.w)
 			if err == nil {
-				_, err = ix.vl.reset(ctx, conn, st, "", 0)
+				_, err = ix.vl.reset(ctx, ix.w, st, "", 0)
 			}
 			if err != nil {
 				return fmt.Errorf("reset: %w", err)
@@ -485,7 +485,7 @@ func (ix *indexer) addVectors(ctx context.Context, rows *ixRows, before int64) e
 	if len(rows.vectors) == 0 && len(rows.fts) == 0 {
 		return nil
 	}
-	st, err := ix.vl.state(ctx, conn)
+	st, err := ix.vl.state(ctx, ix.w)
 	if err != nil {
 		return err
 	}
@@ -508,7 +508,7 @@ func (ix *indexer) addVectors(ctx context.Context, rows *ixRows, before int64) e
 		return nil
 	}
 	if version, _ := rows.vectors[2].(string); st.version != version {
-		if st, err = ix.vl.reset(ctx, conn, st, version, before); err != nil {
+		if st, err = ix.vl.reset(ctx, ix.w, st, version, before); err != nil {
 			return err
 		}
 	}
@@ -520,7 +520,7 @@ func (ix *indexer) addVectors(ctx context.Context, rows *ixRows, before int64) e
 		buf = appendVecRecord(buf, id, group, vec)
 	}
 	ix.vl.buf = buf
-	_, err = ix.vl.write(ctx, conn, st, buf)
+	_, err = ix.vl.write(ctx, ix.w, st, buf)
 	return err
 }
 

@@ -167,10 +167,13 @@ type vecLog struct {
 	buf    []byte
 }
 
-// state reads vec_state on conn (in the indexer's transaction).
-func (l *vecLog) state(ctx context.Context, conn *sql.Conn) (vecState, error) {
+// state reads vec_state through w (in the indexer's transaction).
+func (l *vecLog) state(ctx context.Context, w *writer) (vecState, error) {
 	var s vecState
-	err := conn.QueryRowContext(ctx, sqlVecState).Scan(&s.epoch, &s.version, &s.bytes)
+	q, err := w.stmt(ctx, sqlVecState)
+	if err == nil {
+		err = q.QueryRowContext(ctx).Scan(&s.epoch, &s.version, &s.bytes)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		err = nil
 	}
@@ -184,7 +187,8 @@ func (l *vecLog) state(ctx context.Context, conn *sql.Conn) (vecState, error) {
 // through in vec_gaps, to be embedded again; none for through 0) in the
 // current transaction, and returns its state. The old log is removed once
 // the new one is written (removeVecLogs).
-func (l *vecLog) reset(ctx context.Context, conn *sql.Conn, old vecState, version string, through int64) (vecState, error) {
+func (l *vecLog) reset(ctx context.Context, w *writer, old vecState, version string, through int64) (vecState, error) {
+	conn := w.conn
 	s := vecState{epoch: max(old.epoch+1, time.Now().UnixNano()), version: version}
 	for _, q := range []struct {
 		q    string
@@ -207,7 +211,7 @@ func (l *vecLog) reset(ctx context.Context, conn *sql.Conn, old vecState, versio
 
 // write appends records (whole vecRecords) to the log of s at s.bytes and
 // moves bytes, in the current transaction; it returns the new state.
-func (l *vecLog) write(ctx context.Context, conn *sql.Conn, s vecState, records []byte) (vecState, error) {
+func (l *vecLog) write(ctx context.Context, w *writer, s vecState, records []byte) (vecState, error) {
 	if len(records) == 0 {
 		return s, nil
 	}
@@ -227,7 +231,11 @@ func (l *vecLog) write(ctx context.Context, conn *sql.Conn, s vecState, records 
 		return s, fmt.Errorf("vector log: write: %w", err)
 	}
 	s.bytes += int64(len(records))
-	if _, err := conn.ExecContext(ctx, sqlVecBytes, s.bytes); err != nil {
+	q, err := w.stmt(ctx, sqlVecBytes)
+	if err == nil {
+		_, err = q.ExecContext(ctx, s.bytes)
+	}
+	if err != nil {
 		return s, fmt.Errorf("vector log: %w", err)
 	}
 	return s, nil

@@ -288,12 +288,12 @@ func (g *Graph) reembedChunk(ctx context.Context, after, through int64, version 
 // vec_gaps.
 func (ix *indexer) reembedded(ctx context.Context, job *reembedJob, through int64) error {
 	conn := ix.w.conn
-	st, err := ix.vl.state(ctx, conn)
+	st, err := ix.vl.state(ctx, ix.w)
 	if err != nil {
 		return err
 	}
 	if st.version != job.version || (job.reset != 0 && st.epoch == job.reset) {
-		if st, err = ix.vl.reset(ctx, conn, st, job.version, through); err != nil {
+		if st, err = ix.vl.reset(ctx, ix.w, st, job.version, through); err != nil {
 			return err
 		}
 	}
@@ -325,7 +325,7 @@ func (ix *indexer) reembedded(ctx context.Context, job *reembedJob, through int6
 		}
 	}
 	ix.vl.buf = buf
-	if _, err := ix.vl.write(ctx, conn, st, buf); err != nil {
+	if _, err := ix.vl.write(ctx, ix.w, st, buf); err != nil {
 		return fmt.Errorf("re-embed: %w", err)
 	}
 	// Ids past through are not indexed yet: they get theirs then.
