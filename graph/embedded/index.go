@@ -379,7 +379,7 @@ func (ix *indexer) index(job ixJob) error {
 	// Group numbers are read again in every transaction: another process's
 	// indexer may have emptied the index and numbered the groups anew since.
 	clear(ix.ords)
-	return inTx(ctx, conn, func() error {
+	err := inTx(ctx, conn, func() error {
 		var gen string
 		var through int64
 		err := conn.QueryRowContext(ctx, sqlIndexed).Scan(&gen, &through)
@@ -443,6 +443,8 @@ func (ix *indexer) index(job ixJob) error {
 		}
 		return nil
 	})
+	ix.vl.done(err == nil)
+	return err
 }
 
 // add writes rows, which follow the memories indexed through before: the
@@ -521,6 +523,14 @@ func (ix *indexer) addVectors(ctx context.Context, rows *ixRows, before int64) e
 	}
 	ix.vl.buf = buf
 	_, err = ix.vl.write(ctx, ix.w, st, buf)
+	if errors.Is(err, errVecLog) {
+		// Lost under the store (deleted, cut short): a new log, its
+		// memories to embed again (Reembed, at the next Open).
+		ix.lg.Warn("vector log damaged: starting a new one; its memories are embedded again when the store is next opened", zap.Error(err))
+		if st, err = ix.vl.reset(ctx, ix.w, st, st.version, before); err == nil {
+			_, err = ix.vl.write(ctx, ix.w, st, buf)
+		}
+	}
 	return err
 }
 

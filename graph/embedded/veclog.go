@@ -165,6 +165,24 @@ type vecLog struct {
 	f      *os.File
 	epoch  int64 // f's
 	buf    []byte
+	// txEpoch is the epoch of the state last read or written in the
+	// current transaction; sweep, that a reset in it made the other logs
+	// stale: they are removed once it commits (done).
+	txEpoch int64
+	sweep   bool
+}
+
+// done ends a transaction of the search file: once committed, the logs a
+// reset in it replaced are removed; after a failure the file is closed
+// (the state it was opened for may not hold).
+func (l *vecLog) done(committed bool) {
+	if committed && l.sweep {
+		removeVecLogs(l.search, l.txEpoch)
+	}
+	if !committed {
+		l.close()
+	}
+	l.sweep = false
 }
 
 // state reads vec_state through w (in the indexer's transaction).
@@ -180,13 +198,14 @@ func (l *vecLog) state(ctx context.Context, w *writer) (vecState, error) {
 	if err != nil {
 		return s, fmt.Errorf("vector log: read state: %w", err)
 	}
+	l.txEpoch = s.epoch
 	return s, nil
 }
 
 // reset starts a new, empty log for version (with its memories 1 to
 // through in vec_gaps, to be embedded again; none for through 0) in the
 // current transaction, and returns its state. The old log is removed once
-// the new one is written (removeVecLogs).
+// the transaction commits (done).
 func (l *vecLog) reset(ctx context.Context, w *writer, old vecState, version string, through int64) (vecState, error) {
 	conn := w.conn
 	s := vecState{epoch: max(old.epoch+1, time.Now().UnixNano()), version: version}
@@ -206,6 +225,7 @@ func (l *vecLog) reset(ctx context.Context, w *writer, old vecState, version str
 			return s, fmt.Errorf("vector log: reset: %w", err)
 		}
 	}
+	l.txEpoch, l.sweep = s.epoch, true
 	return s, nil
 }
 
@@ -215,17 +235,30 @@ func (l *vecLog) write(ctx context.Context, w *writer, s vecState, records []byt
 	if len(records) == 0 {
 		return s, nil
 	}
+	if l.f != nil && l.epoch == s.epoch && !l.stillThere() {
+		l.close() // removed under the store: opened again below, and found missing
+	}
 	if l.f == nil || l.epoch != s.epoch {
 		l.close()
-		f, err := os.OpenFile(vecLogPath(l.search, s.epoch), os.O_RDWR|os.O_CREATE, 0o644)
+		// A log with committed bytes must be there, and hold them all: one
+		// missing or cut short is damaged (errVecLog), never created again
+		// with a hole where its records were.
+		flags := os.O_RDWR
+		if s.bytes == 0 {
+			flags |= os.O_CREATE
+		}
+		f, err := os.OpenFile(vecLogPath(l.search, s.epoch), flags, 0o644)
+		if errors.Is(err, os.ErrNotExist) {
+			return s, fmt.Errorf("%w: %s is missing", errVecLog, filepath.Base(vecLogPath(l.search, s.epoch)))
+		}
 		if err != nil {
 			return s, fmt.Errorf("vector log: %w", err)
 		}
-		l.f, l.epoch = f, s.epoch
-		if s.bytes == 0 {
-			// A new log: the logs of earlier epochs are stale.
-			removeVecLogs(l.search, s.epoch)
+		if fi, err := f.Stat(); err != nil || fi.Size() < s.bytes {
+			f.Close()
+			return s, fmt.Errorf("%w: %s is shorter than its %d bytes", errVecLog, filepath.Base(vecLogPath(l.search, s.epoch)), s.bytes)
 		}
+		l.f, l.epoch = f, s.epoch
 	}
 	if _, err := l.f.WriteAt(records, s.bytes); err != nil {
 		return s, fmt.Errorf("vector log: write: %w", err)
@@ -239,6 +272,16 @@ func (l *vecLog) write(ctx context.Context, w *writer, s vecState, records []byt
 		return s, fmt.Errorf("vector log: %w", err)
 	}
 	return s, nil
+}
+
+// stillThere reports whether l.f is still the file at its log's path.
+func (l *vecLog) stillThere() bool {
+	at, err := os.Stat(vecLogPath(l.search, l.epoch))
+	if err != nil {
+		return false
+	}
+	open, err := l.f.Stat()
+	return err == nil && os.SameFile(at, open)
 }
 
 func (l *vecLog) close() error {

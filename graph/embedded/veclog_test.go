@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap"
@@ -289,4 +290,73 @@ func FuzzVecRecord(f *testing.F) {
 			t.Fatalf("record written again differs:\n%x\n%x", again, b[:n])
 		}
 	})
+}
+
+// TestVecLogWriteFails: a log that cannot be written (a full disk) fails
+// the indexer's job with an error that names the log, loses nothing, and
+// the job's memories get their vectors once it can be written again.
+func TestVecLogWriteFails(t *testing.T) {
+	ctx := context.Background()
+	emb := memsynctest.NewEmbedder(64)
+	g, err := Open(t.TempDir(), nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	apply(t, g, logBatch(0, 10)...)
+	path, _ := vecLogFile(t, g) // the indexer is idle after it
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := g.ix.vl.f
+	g.ix.vl.f = ro // every write fails, as on a full disk
+	apply(t, g, logBatch(10, 10)...)
+	err = g.Flush(ctx)
+	if err == nil || !strings.Contains(err.Error(), "vector log") {
+		t.Fatalf("Flush after a failed log write: %v, want an error naming the vector log", err)
+	}
+	g.ix.vl.f = good
+	ro.Close()
+	// The next search retries the job from the stored records.
+	search(t, g, "orders postgres")
+	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 20 || orphans+twice+others != 0 {
+		t.Fatalf("after the retry: %d memories with a vector, %d orphans, %d twice, %d others; want 20, 0, 0, 0", covered, orphans, twice, others)
+	}
+}
+
+// TestVecLogDeletedUnderOpenStore: a log removed while the store is open
+// is found at the indexer's next write, which starts a new log (and says
+// so); the memories of the lost one are embedded again at the next Open.
+func TestVecLogDeletedUnderOpenStore(t *testing.T) {
+	dir := t.TempDir()
+	emb := memsynctest.NewEmbedder(64)
+	core, logs := observer.New(zapcore.WarnLevel)
+	g, err := Open(dir, zap.New(core), WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g, logBatch(0, 10)...)
+	path, _ := vecLogFile(t, g)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, g, logBatch(10, 10)...)
+	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 10 || orphans+twice+others != 0 {
+		t.Fatalf("after the log was removed: %d memories with a vector, %d orphans, %d twice, %d others; want the 10 written since", covered, orphans, twice, others)
+	}
+	if logs.FilterMessageSnippet("vector log damaged").Len() == 0 {
+		t.Error("the indexer did not say the log was damaged")
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err = Open(dir, nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 20 || orphans+twice+others != 0 {
+		t.Fatalf("after Open: %d memories with a vector, %d orphans, %d twice, %d others; want 20, 0, 0, 0", covered, orphans, twice, others)
+	}
 }
