@@ -35,6 +35,26 @@ func vecLogFile(t *testing.T, g *Graph) (string, int64) {
 	return vecLogPath(filepath.Join(filepath.Dir(g.path), SearchFileName), st.epoch), st.bytes
 }
 
+// openVectors opens a store in dir with emb, closed when t ends.
+func openVectors(t *testing.T, dir string, emb memsync.Embedder) *Graph {
+	t.Helper()
+	g, err := Open(dir, nil, WithEmbedder(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// wantCovered fails t unless each of the n stored memories has exactly
+// one vector of version and the log holds no other.
+func wantCovered(t *testing.T, g *Graph, version string, n int, when string) {
+	t.Helper()
+	if covered, orphans, twice, others := vectorCoverage(t, g, version); covered != n || orphans+twice+others != 0 {
+		t.Fatalf("%s: %d memories with a vector, %d orphans, %d twice, %d of another version; want %d, 0, 0, 0", when, covered, orphans, twice, others, n)
+	}
+}
+
 func logBatch(lo, n int) []memsync.Memory {
 	out := make([]memsync.Memory, 0, n)
 	for i := lo; i < lo+n; i++ {
@@ -52,11 +72,7 @@ func logBatch(lo, n int) []memsync.Memory {
 // read, and the next job writes over them.
 func TestVecLogPastCommitted(t *testing.T) {
 	emb := memsynctest.NewEmbedder(64)
-	g, err := Open(t.TempDir(), nil, WithEmbedder(emb))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := openVectors(t, t.TempDir(), emb)
 	apply(t, g, logBatch(0, 10)...)
 	path, size := vecLogFile(t, g)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -71,9 +87,7 @@ func TestVecLogPastCommitted(t *testing.T) {
 		t.Fatalf("search over a log with junk past its length: %+v", hits)
 	}
 	apply(t, g, logBatch(10, 10)...)
-	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 20 || orphans+twice+others != 0 {
-		t.Fatalf("%d memories with a vector, %d orphans, %d twice, %d others; want 20, 0, 0, 0", covered, orphans, twice, others)
-	}
+	wantCovered(t, g, emb.Version(), 20, "after junk past the length")
 	if g.vecs.damaged {
 		t.Fatal("the search index took the junk for damage")
 	}
@@ -145,9 +159,7 @@ func TestVecLogDamaged(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Close()
-			if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 30 || orphans+twice+others != 0 {
-				t.Fatalf("after Open: %d memories with a vector, %d orphans, %d twice, %d others; want 30, 0, 0, 0", covered, orphans, twice, others)
-			}
+			wantCovered(t, g, emb.Version(), 30, "after Open")
 			if logs.FilterMessageSnippet("vector log damaged").Len() == 0 {
 				t.Error("Open did not say the log was damaged")
 			}
@@ -196,9 +208,7 @@ func TestVecLogGapsFilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 20 || orphans+twice+others != 0 {
-		t.Fatalf("after Open: %d memories with a vector, %d orphans, %d twice, %d others; want 20, 0, 0, 0", covered, orphans, twice, others)
-	}
+	wantCovered(t, g, emb.Version(), 20, "after Open")
 	g.Close()
 
 	other := memsynctest.Embedder{N: 64, Salt: "other"}
@@ -207,9 +217,7 @@ func TestVecLogGapsFilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	if covered, orphans, twice, others := vectorCoverage(t, g, other.Version()); covered != 20 || orphans+twice+others != 0 {
-		t.Fatalf("with another model: %d memories with a vector, %d orphans, %d twice, %d others; want 20, 0, 0, 0", covered, orphans, twice, others)
-	}
+	wantCovered(t, g, other.Version(), 20, "with another model")
 }
 
 // TestVecGapsArithmetic: inGaps and subtractGaps on sorted, disjoint ranges.
@@ -298,11 +306,7 @@ func FuzzVecRecord(f *testing.F) {
 func TestVecLogWriteFails(t *testing.T) {
 	ctx := context.Background()
 	emb := memsynctest.NewEmbedder(64)
-	g, err := Open(t.TempDir(), nil, WithEmbedder(emb))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := openVectors(t, t.TempDir(), emb)
 	apply(t, g, logBatch(0, 10)...)
 	path, _ := vecLogFile(t, g) // the indexer is idle after it
 	ro, err := os.Open(path)
@@ -320,9 +324,7 @@ func TestVecLogWriteFails(t *testing.T) {
 	ro.Close()
 	// The next search retries the job from the stored records.
 	search(t, g, "orders postgres")
-	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 20 || orphans+twice+others != 0 {
-		t.Fatalf("after the retry: %d memories with a vector, %d orphans, %d twice, %d others; want 20, 0, 0, 0", covered, orphans, twice, others)
-	}
+	wantCovered(t, g, emb.Version(), 20, "after the retry")
 }
 
 // TestVecLogDeletedUnderOpenStore: a log removed while the store is open
@@ -342,9 +344,7 @@ func TestVecLogDeletedUnderOpenStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(t, g, logBatch(10, 10)...)
-	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 10 || orphans+twice+others != 0 {
-		t.Fatalf("after the log was removed: %d memories with a vector, %d orphans, %d twice, %d others; want the 10 written since", covered, orphans, twice, others)
-	}
+	wantCovered(t, g, emb.Version(), 10, "after the log was removed")
 	if logs.FilterMessageSnippet("vector log damaged").Len() == 0 {
 		t.Error("the indexer did not say the log was damaged")
 	}
@@ -356,7 +356,5 @@ func TestVecLogDeletedUnderOpenStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	if covered, orphans, twice, others := vectorCoverage(t, g, emb.Version()); covered != 20 || orphans+twice+others != 0 {
-		t.Fatalf("after Open: %d memories with a vector, %d orphans, %d twice, %d others; want 20, 0, 0, 0", covered, orphans, twice, others)
-	}
+	wantCovered(t, g, emb.Version(), 20, "after Open")
 }
