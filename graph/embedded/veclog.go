@@ -235,8 +235,8 @@ func (l *vecLog) write(ctx context.Context, w *writer, s vecState, records []byt
 	if len(records) == 0 {
 		return s, nil
 	}
-	if l.f != nil && l.epoch == s.epoch && !l.stillThere() {
-		l.close() // removed under the store: opened again below, and found missing
+	if l.f != nil && l.epoch == s.epoch && !l.holds(s.bytes) {
+		l.close() // removed or cut short under the store: opened again below, and found so
 	}
 	if l.f == nil || l.epoch != s.epoch {
 		l.close()
@@ -274,14 +274,15 @@ func (l *vecLog) write(ctx context.Context, w *writer, s vecState, records []byt
 	return s, nil
 }
 
-// stillThere reports whether l.f is still the file at its log's path.
-func (l *vecLog) stillThere() bool {
+// holds reports whether l.f is still the file at its log's path, with
+// at least bytes in it.
+func (l *vecLog) holds(bytes int64) bool {
 	at, err := os.Stat(vecLogPath(l.search, l.epoch))
 	if err != nil {
 		return false
 	}
 	open, err := l.f.Stat()
-	return err == nil && os.SameFile(at, open)
+	return err == nil && os.SameFile(at, open) && open.Size() >= bytes
 }
 
 func (l *vecLog) close() error {

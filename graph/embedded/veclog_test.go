@@ -327,34 +327,40 @@ func TestVecLogWriteFails(t *testing.T) {
 	wantCovered(t, g, emb.Version(), 20, "after the retry")
 }
 
-// TestVecLogDeletedUnderOpenStore: a log removed while the store is open
-// is found at the indexer's next write, which starts a new log (and says
-// so); the memories of the lost one are embedded again at the next Open.
-func TestVecLogDeletedUnderOpenStore(t *testing.T) {
-	dir := t.TempDir()
-	emb := memsynctest.NewEmbedder(64)
-	core, logs := observer.New(zapcore.WarnLevel)
-	g, err := Open(dir, zap.New(core), WithEmbedder(emb))
-	if err != nil {
-		t.Fatal(err)
+// TestVecLogLostUnderOpenStore: a log removed or cut short while the
+// store is open is found at the indexer's next write, which starts a new
+// log (and says so) rather than write past a hole; the memories of the
+// lost one are embedded again at the next Open.
+func TestVecLogLostUnderOpenStore(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lose func(path string) error
+	}{
+		{"removed", os.Remove},
+		{"cut short", func(path string) error { return os.Truncate(path, 100) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			emb := memsynctest.NewEmbedder(64)
+			core, logs := observer.New(zapcore.WarnLevel)
+			g, err := Open(dir, zap.New(core), WithEmbedder(emb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply(t, g, logBatch(0, 10)...)
+			path, _ := vecLogFile(t, g)
+			if err := tc.lose(path); err != nil {
+				t.Fatal(err)
+			}
+			apply(t, g, logBatch(10, 10)...)
+			wantCovered(t, g, emb.Version(), 10, "after the log was lost")
+			if logs.FilterMessageSnippet("vector log damaged").Len() == 0 {
+				t.Error("the indexer did not say the log was damaged")
+			}
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
+			wantCovered(t, openVectors(t, dir, emb), emb.Version(), 20, "after Open")
+		})
 	}
-	apply(t, g, logBatch(0, 10)...)
-	path, _ := vecLogFile(t, g)
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, g, logBatch(10, 10)...)
-	wantCovered(t, g, emb.Version(), 10, "after the log was removed")
-	if logs.FilterMessageSnippet("vector log damaged").Len() == 0 {
-		t.Error("the indexer did not say the log was damaged")
-	}
-	if err := g.Close(); err != nil {
-		t.Fatal(err)
-	}
-	g, err = Open(dir, nil, WithEmbedder(emb))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	wantCovered(t, g, emb.Version(), 20, "after Open")
 }
