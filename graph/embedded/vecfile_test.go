@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -239,4 +240,43 @@ func FuzzIndexFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVecFileRoundTrip: an index of several groups, each longer than the
+// writer's chunk, reads back array for array.
+func TestVecFileRoundTrip(t *testing.T) {
+	const dim = 24
+	rng := rand.New(rand.NewPCG(7, 9))
+	x := &vecIndex{key: "gen/1/v", through: 123456, groups: map[string]*groupVecs{}}
+	for _, name := range []string{"CONSTELLATION", "AGENT:a", "AGENT:b"} {
+		g := &groupVecs{}
+		for i := range 9000 + rng.IntN(3000) {
+			g.ids = append(g.ids, int64(i*3+len(name)))
+			n := len(g.q)
+			for range dim {
+				g.q = append(g.q, int8(rng.IntN(255)-127))
+			}
+			g.codes = appendSigns(g.codes, g.q[n:])
+			g.scale = append(g.scale, rng.Float32())
+		}
+		x.groups[name] = g
+	}
+	path := filepath.Join(t.TempDir(), vecFileName)
+	if err := writeVecFile(path, x, dim); err != nil {
+		t.Fatal(err)
+	}
+	got := &vecIndex{}
+	if ok, err := readVecFile(path, got, x.key, dim); !ok || err != nil {
+		t.Fatalf("read back: %v %v", ok, err)
+	}
+	defer got.release()
+	if got.through != x.through || len(got.groups) != len(x.groups) {
+		t.Fatalf("through %d, %d groups; want %d, %d", got.through, len(got.groups), x.through, len(x.groups))
+	}
+	for name, want := range x.groups {
+		g := got.groups[name]
+		if g == nil || !slices.Equal(g.ids, want.ids) || !slices.Equal(g.q, want.q) || !slices.Equal(g.codes, want.codes) || !slices.Equal(g.scale, want.scale) {
+			t.Fatalf("group %s differs after the round trip", name)
+		}
+	}
 }
