@@ -79,10 +79,6 @@ const sqlVectorCandidates = `SELECT m.id, m.ts, m.uuid, json_extract(m.record, '
 	  AND (?3 IS NULL OR m.kind IN (SELECT value FROM json_each(?3)))
 	  AND (?4 IS NULL OR m.ts >= ?4)`
 
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-}
-
 // refresh brings the index up to the log as conn sees it (search: the
 // search file's path). An index starting again reads the index file at
 // file first (vecfile.go; "" for none), and a refresh that read many
@@ -128,7 +124,7 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 		x.log = f
 	}
 	loaded, err := readVecLog(x.log, x.through, bytes, dim, func(r vecRecord) {
-		x.through += int64(vecRecordSize("", dim) + len(r.group))
+		x.through += int64(r.size)
 		g := x.groups[string(r.group)]
 		if g == nil {
 			g = &groupVecs{}

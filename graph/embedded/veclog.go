@@ -98,8 +98,9 @@ func removeVecLogs(search string, keep int64) {
 // crcTable is CRC-32C's, which the hardware computes where it can.
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// vecRecordSize is the size of a record of group's vector of dim dimensions.
-func vecRecordSize(group string, dim int) int { return 2 + len(group) + 8 + 4 + dim + 4 }
+// vecRecordSize is the size of a record of dim dimensions whose group
+// name is glen bytes long.
+func vecRecordSize(glen, dim int) int { return 2 + glen + 8 + 4 + dim + 4 }
 
 // appendVecRecord appends the record of memory id in group with the
 // stored vector vec (encodeVector's: scale, then int8) to b.
@@ -116,12 +117,13 @@ func appendVecRecord(b []byte, id int64, group string, vec []byte) []byte {
 var errVecLog = errors.New("vector log damaged")
 
 // vecRecord is one record as parseVecRecord reads it: q and the group's
-// bytes are b's own.
+// bytes are b's own; size is the record's, in the log.
 type vecRecord struct {
 	id    int64
 	group []byte
 	scale float32
 	q     []byte
+	size  int
 }
 
 // parseVecRecord reads the record of dim dimensions at the start of b and
@@ -132,7 +134,7 @@ func parseVecRecord(b []byte, dim int) (vecRecord, int, error) {
 		return vecRecord{}, 0, errVecLog
 	}
 	glen := int(binary.LittleEndian.Uint16(b))
-	n := 2 + glen + 8 + 4 + dim + 4
+	n := vecRecordSize(glen, dim)
 	if len(b) < n {
 		return vecRecord{}, 0, errVecLog
 	}
@@ -145,6 +147,7 @@ func parseVecRecord(b []byte, dim int) (vecRecord, int, error) {
 		id:    int64(binary.LittleEndian.Uint64(b[at:])),
 		scale: math.Float32frombits(binary.LittleEndian.Uint32(b[at+8:])),
 		q:     b[at+12 : n-4],
+		size:  n,
 	}, n, nil
 }
 
@@ -420,4 +423,4 @@ func readVecLog(f io.ReaderAt, from, to int64, dim int, fn func(vecRecord)) (int
 }
 
 // vecRecordMax is the size of the largest record of dim dimensions.
-func vecRecordMax(dim int) int { return 2 + math.MaxUint16 + 8 + 4 + dim + 4 }
+func vecRecordMax(dim int) int { return vecRecordSize(math.MaxUint16, dim) }

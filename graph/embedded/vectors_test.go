@@ -256,10 +256,10 @@ func TestVectorsStoredCompactly(t *testing.T) {
 	if err := g.rdb.QueryRowContext(ctx, `SELECT bytes FROM search.vec_state`).Scan(&bytes); err != nil {
 		t.Fatal(err)
 	}
-	if want := len(batch) * vecRecordSize(journal.SharedGroup, dim); bytes != want {
-		t.Fatalf("the log holds %d bytes, want %d (%d records of %d)", bytes, want, len(batch), vecRecordSize(journal.SharedGroup, dim))
+	if want := len(batch) * vecRecordSize(len(journal.SharedGroup), dim); bytes != want {
+		t.Fatalf("the log holds %d bytes, want %d (%d records of %d)", bytes, want, len(batch), vecRecordSize(len(journal.SharedGroup), dim))
 	}
-	if 2+len(journal.SharedGroup)+8+4+dim+4 != vecRecordSize(journal.SharedGroup, dim) {
+	if 2+len(journal.SharedGroup)+8+4+dim+4 != vecRecordSize(len(journal.SharedGroup), dim) {
 		t.Fatal("vecRecordSize is not the record's fields")
 	}
 	got := 0
