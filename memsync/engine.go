@@ -44,6 +44,9 @@ type Options struct {
 	OnSignals func(uuids []string)
 	// Progress is told how many records each graph write carried.
 	Progress func(records int)
+	// Tally, when set, is told every journal line the engine reads, for
+	// VerifyTallied after a Rebuild (nil: nothing is kept).
+	Tally *JournalTally
 	// Observer is told about graph writes, rejects and passes, for
 	// monitoring; nil: nobody.
 	Observer Observer

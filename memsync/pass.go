@@ -306,6 +306,10 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 		return fmt.Errorf("seek %s: %w", rel, err)
 	}
 	jr := journal.NewReader(f, cur.Offset, cur.Line)
+	tally := r.e.opts.Tally
+	if tally != nil {
+		tally.begin(rel, cur.Line)
+	}
 	for {
 		if r.ctx.Err() != nil {
 			return errStop
@@ -338,11 +342,17 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 				}
 				seg.rejects = append(seg.rejects, rj)
 				r.cur.rejects++
+				if tally != nil {
+					tally.line(&l, notOwned, nil)
+				}
 			default:
 				m := Memory{Record: l.Record, Path: rel, Line: l.Number}
 				m.Encode()
 				if r.emb != nil {
 					m.Embed(r.emb)
+				}
+				if tally != nil {
+					tally.line(&l, nil, &m)
 				}
 				seg.batch = append(seg.batch, m)
 				r.cur.records++
@@ -361,6 +371,9 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 		r.cur.segs = append(r.cur.segs, seg)
 		cur = seg.next
 		if eof {
+			if tally != nil {
+				tally.end(rel, jr.LineNumber())
+			}
 			return nil
 		}
 		if err := r.send(); err != nil {

@@ -47,6 +47,9 @@ type VerifyReport struct {
 	Conflicts     int            `json:"conflicts"`
 	ConflictUUIDs []string       `json:"conflict_uuids,omitempty"` // at most SampleSize
 	RejectedLines []RejectedLine `json:"rejected_lines,omitempty"` // at most SampleSize
+	// JournalsFromRebuild is set when the journals' side is the rebuild's
+	// own read of them (VerifyTallied), not a second one.
+	JournalsFromRebuild bool `json:"journals_from_rebuild,omitempty"`
 }
 
 // RejectedLine is a journal line that can never be projected, and why.
@@ -332,7 +335,6 @@ func eachLine(layout Layout, path string, fn func(journal.Line) error) error {
 // Rejected lines (bad JSON, another agent's name or uuid) are counted and
 // named but leave it OK: they were never part of what the journals project.
 func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
-	var rep VerifyReport
 	layout := Layout{Root: root}
 	// The graph's side streams in while the journals are read: its
 	// (uuid, hash) digests, 16 bytes a memory, are compared afterwards.
@@ -353,29 +355,44 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	}
 	gerr := <-graphDone
 	if err != nil {
-		return rep, fmt.Errorf("verify: read journals: %w", err)
+		return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
 	}
 	if gerr != nil {
-		return rep, fmt.Errorf("verify: walk graph: %w", gerr)
+		return VerifyReport{}, fmt.Errorf("verify: walk graph: %w", gerr)
 	}
+	return compare(ctx, layout, g, tally, func(mark func(uuid, hash uint64)) error {
+		for _, h := range inGraph {
+			mark(h.uuid, h.hash)
+		}
+		inGraph = nil
+		return nil
+	})
+}
+
+// compare completes a report from what the journals want (tally) and what
+// the graph holds, which walk tells mark, a memory at a time.
+func compare(ctx context.Context, layout Layout, g Graph, tally *journalTally, walk func(mark func(uuid, hash uint64)) error) (VerifyReport, error) {
+	var rep VerifyReport
 	want := tally.want
 	rep.JournalRecords = len(want)
-	rep.GraphRecords = len(inGraph)
-	for _, h := range inGraph {
-		w, ok := want[h.uuid]
+	err := walk(func(uuid, hash uint64) {
+		rep.GraphRecords++
+		w, ok := want[uuid]
 		if !ok {
 			rep.Extra++
-			continue
+			return
 		}
 		w |= flagPresent
-		if !w.sameContent(h.hash) {
+		if !w.sameContent(hash) {
 			rep.Different++
 		} else {
 			w |= flagSeen
 		}
-		want[h.uuid] = w
+		want[uuid] = w
+	})
+	if err != nil {
+		return rep, fmt.Errorf("verify: walk graph: %w", err)
 	}
-	inGraph = nil
 	winning := 0 // lines holding their uuid's winning version
 	for _, w := range want {
 		n := w.count()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/ledger"
 	"github.com/memsync/memsync/memsync"
@@ -91,7 +92,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 	}
 	defer g.Close()
 
-	total, err := countJournalLines(repo)
+	total, err := memsync.CountJournalLines(repo)
 	if err != nil {
 		return fs.fail("count journal lines: %v", err)
 	}
@@ -104,8 +105,16 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 			return history(ctx, yield)
 		}
 	}
+	// The rebuild's own read of the journals is the journals' side of the
+	// verify below, unless they changed meanwhile (memsync.VerifyTallied).
+	tally, err := memsync.NewJournalTally(memsync.Layout{Root: repo}.LocalDir())
+	if err != nil {
+		lg.Warn("verify will read the journals again", zap.Error(err))
+	} else {
+		defer tally.Close()
+	}
 	eng, err := memsync.New(memsync.Options{Root: repo, Graph: g, Logger: lg, Now: env.Now,
-		BatchSize: rebuildBatchFactor(cfg.Backend()) * cfg.Daemon.BatchSize, Progress: prog.add})
+		BatchSize: rebuildBatchFactor(cfg.Backend()) * cfg.Daemon.BatchSize, Progress: prog.add, Tally: tally})
 	if err != nil {
 		return fs.fail("%v", err)
 	}
@@ -117,7 +126,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 	}
 	elapsed := env.Now().Sub(start)
 	debug.FreeOSMemory() // the rebuild's batches are garbage now; keep the peak down
-	ver, err := memsync.Verify(ctx, repo, g)
+	ver, err := memsync.VerifyTallied(ctx, repo, g, tally)
 	if err != nil {
 		return fs.fail("verify: %v", err)
 	}
@@ -157,43 +166,6 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-// countJournalLines counts the newlines of every journal and archive, the
-// records the work-tree phase will offer at most: the progress bar's total.
-func countJournalLines(repo string) (int, error) {
-	l := layout(repo)
-	agents, err := l.Agents()
-	if err != nil {
-		return 0, err
-	}
-	buf := make([]byte, 256<<10)
-	n := 0
-	for _, a := range agents {
-		files, err := l.JournalFiles(a)
-		if err != nil {
-			return 0, err
-		}
-		for _, path := range files {
-			f, err := os.Open(path)
-			if err != nil {
-				return 0, err
-			}
-			for {
-				k, err := f.Read(buf)
-				n += bytes.Count(buf[:k], []byte{'\n'})
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					f.Close()
-					return 0, err
-				}
-			}
-			f.Close()
-		}
-	}
-	return n, nil
 }
 
 // progress shows a rebuild's progress on stderr: a bar redrawn in place on
