@@ -53,6 +53,23 @@ type group struct {
 	ends    []agentEnd
 	records int
 	rejects int
+	// batch holds every segment's records, each segment's batch a part
+	// of it in order, so that a group goes to the graph without a copy
+	// (at 1M records the copies and the growth of each segment's own slice
+	// were 2.4 of the rebuild's 8.2 GB allocated).
+	batch []Memory
+}
+
+// add appends m to the group's records. The first record sizes the batch
+// from the bytes left in its file (lines of at least 64 bytes, up to the
+// batch size), so that a rebuild's group grows once and a daemon's single
+// new record takes little.
+func (g *group) add(m Memory, left int64, size int) {
+	if len(g.batch) == cap(g.batch) {
+		n := max(2*cap(g.batch), min(int(left/64)+1, size), 16)
+		g.batch = slices.Grow(g.batch, min(n, size)-len(g.batch))
+	}
+	g.batch = append(g.batch, m)
 }
 
 func (g *group) empty() bool { return len(g.segs) == 0 && len(g.ends) == 0 }
@@ -315,6 +332,7 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 			return errStop
 		}
 		seg := &segment{a: a, rel: rel, from: cur.Offset}
+		first := len(r.cur.batch)
 		eof := false
 		for !r.full() {
 			l, err := jr.Next()
@@ -354,9 +372,12 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 				if tally != nil {
 					tally.line(&l, nil, &m)
 				}
-				seg.batch = append(seg.batch, m)
+				r.cur.add(m, id.size-l.End, r.e.opts.BatchSize)
 				r.cur.records++
 			}
+		}
+		if n := len(r.cur.batch); n > first {
+			seg.batch = r.cur.batch[first:n:n]
 		}
 		seg.next = Cursor{Offset: jr.Offset(), Line: jr.LineNumber()}
 		if err := stamp(f, &seg.next, id); err != nil {
@@ -408,7 +429,7 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 	// An agent's records wait in its outbox while the outbox is pending
 	// (order) or the graph is paused; the rest go in one write.
 	viaOutbox := map[*agentSync]bool{}
-	var direct []Memory
+	n := 0 // records in the one write
 	for _, s := range g.segs {
 		if len(s.batch) == 0 || s.a.stalled {
 			continue
@@ -416,7 +437,16 @@ func (e *Engine) flushGroup(ctx context.Context, g *group, rep *PassReport) erro
 		if s.a.outboxPending() || !e.mayTry() {
 			viaOutbox[s.a] = true
 		} else {
-			direct = append(direct, s.batch...)
+			n += len(s.batch)
+		}
+	}
+	direct := g.batch[:n:n] // every record goes in it (the common case): no copy
+	if n != len(g.batch) {
+		direct = make([]Memory, 0, n)
+		for _, s := range g.segs {
+			if len(s.batch) > 0 && !s.a.stalled && !viaOutbox[s.a] {
+				direct = append(direct, s.batch...)
+			}
 		}
 	}
 	if len(direct) > 0 {
