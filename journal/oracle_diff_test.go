@@ -282,6 +282,9 @@ func checkCanonical(t *testing.T, r *Record) {
 	if !bytes.Equal(c, want) || h != oldHash(r) {
 		t.Fatalf("CanonicalHash(%#v) = %s, %s, want %s, %s", r, c, h, want, oldHash(r))
 	}
+	if cs, hs := r.CanonicalStringHash(); cs != string(want) || hs != oldHash(r) {
+		t.Fatalf("CanonicalStringHash(%#v) = %s, %s, want %s, %s", r, cs, hs, want, oldHash(r))
+	}
 	if got, want := DerivedUUID(r), oldDerivedUUID(r); got != want {
 		t.Fatalf("DerivedUUID(%#v) = %s, want %s", r, got, want)
 	}

@@ -526,6 +526,15 @@ func (r *Record) CanonicalHash() (canonical []byte, hash string) {
 	return c, hashOf(c)
 }
 
+// CanonicalStringHash is CanonicalHash with the encoding as a string, for
+// callers that store it as text: one allocation where Canonical and a
+// conversion take two.
+func (r *Record) CanonicalStringHash() (canonical, hash string) {
+	var buf [1024]byte
+	b := r.appendEncoding(buf[:0], true)
+	return string(b), hashOf(b)
+}
+
 func hashOf(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
 	return hex.EncodeToString(sum[:16])

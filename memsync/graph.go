@@ -20,8 +20,8 @@ type Memory struct {
 	Line int    // 1-based line number in Path
 
 	// canon and hash are the record's canonical encoding and hash once
-	// Encode has run; nil and "" before.
-	canon []byte
+	// Encode has run; "" before.
+	canon string
 	hash  string
 
 	// vec is the record's text embedded by the embedder of version vecOf
@@ -36,7 +36,7 @@ type Memory struct {
 // overlaps the graph's write of the batch before, instead of on the writer.
 // The kept values describe Record as it was when Encode ran: a caller that
 // changes Record afterwards must call Encode again.
-func (m *Memory) Encode() { m.canon, m.hash = m.Record.CanonicalHash() }
+func (m *Memory) Encode() { m.canon, m.hash = m.Record.CanonicalStringHash() }
 
 // Embed embeds the record's text with e and keeps the vector with m, so
 // that Vector returns it at no cost: the engine embeds the records it
@@ -56,17 +56,17 @@ func (m *Memory) Vector(e Embedder) []float32 {
 
 // CanonicalHash returns the record's canonical encoding and hash
 // (journal.Record.CanonicalHash), computed by Encode if it ran, else now.
-func (m *Memory) CanonicalHash() (canonical []byte, hash string) {
-	if m.canon != nil {
+func (m *Memory) CanonicalHash() (canonical, hash string) {
+	if m.hash != "" {
 		return m.canon, m.hash
 	}
-	return m.Record.CanonicalHash()
+	return m.Record.CanonicalStringHash()
 }
 
 // Hash returns the record's hash (journal.Record.Hash), computed by Encode
 // if it ran, else now.
 func (m *Memory) Hash() string {
-	if m.canon != nil {
+	if m.hash != "" {
 		return m.hash
 	}
 	return m.Record.Hash()

@@ -1,7 +1,6 @@
 package memsync
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -22,7 +21,7 @@ func TestMemoryEncode(t *testing.T) {
 			mm.Encode()
 		}
 		canon, hash := mm.CanonicalHash()
-		if !bytes.Equal(canon, wantCanon) || hash != wantHash || mm.Hash() != wantHash {
+		if canon != string(wantCanon) || hash != wantHash || mm.Hash() != wantHash {
 			t.Fatalf("encode=%t: CanonicalHash = %s, %s; Hash = %s; want %s, %s", encode, canon, hash, mm.Hash(), wantCanon, wantHash)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -294,6 +295,7 @@ func (a *applier) run(ctx context.Context) error {
 	}
 	// The search file gets the rows that are still stored: a version that
 	// a later chunk of the batch replaced never reaches it.
+	a.ix.fts = slices.Grow(a.ix.fts, len(a.fresh))
 	for _, f := range a.fresh {
 		if a.held[f.r.m.UUID].id == f.id {
 			a.ix.add(f.id, f.r)
@@ -612,7 +614,7 @@ func prepareRow(m *memsync.Memory) (row, error) {
 	group := m.Record.GroupID()
 	return row{
 		m:        m,
-		canon:    string(canon),
+		canon:    canon,
 		hash:     hash,
 		group:    group,
 		ts:       formatTS(m.TS),

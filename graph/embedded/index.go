@@ -94,7 +94,7 @@ type ixJob struct {
 // ixRows are the rows some memories add to the search file, each table's
 // values row after row.
 type ixRows struct {
-	fts []any // id, text, meta, group (text and meta as written: the indexer analyzes them)
+	fts []ftsRow
 	// removed are memories stored before that lost their uuid to a
 	// version these rows add (journal.ClashWins): their postings and
 	// turns go first (a vector stays in the log; see veclog.go).
@@ -102,6 +102,13 @@ type ixRows struct {
 	turns   []any // agent, session, ts, uuid, id
 	vectors []any // id, group_id, version, vec (encodeVector): with an embedder
 	signals []any // dst, type, src (signals.go)
+}
+
+// ftsRow is what the indexer analyzes of a memory: text and meta as
+// written. (A typed row: the []any it was boxed four values a memory.)
+type ftsRow struct {
+	id                int64
+	text, meta, group string
 }
 
 // ixRemoval is what a removed memory's full-text row held, to delete its
@@ -116,7 +123,7 @@ type ixRemoval struct {
 
 // add appends what r (a prepared record stored with id) adds.
 func (x *ixRows) add(id int64, r *row) {
-	x.fts = append(x.fts, id, r.m.Text, r.meta, r.group)
+	x.fts = append(x.fts, ftsRow{id, r.m.Text, r.meta, r.group})
 	if r.m.Session != "" {
 		x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
 	}
@@ -453,16 +460,12 @@ func (ix *indexer) index(job ixJob) error {
 // off the path of Apply.
 func (ix *indexer) add(ctx context.Context, rows *ixRows, before int64) error {
 	seg := newLexSegment()
-	for i := 0; i+3 < len(rows.fts); i += 4 {
-		id, _ := rows.fts[i].(int64)
-		text, _ := rows.fts[i+1].(string)
-		meta, _ := rows.fts[i+2].(string)
-		group, _ := rows.fts[i+3].(string)
-		ord, err := ix.lexGroup(ctx, group)
+	for _, f := range rows.fts {
+		ord, err := ix.lexGroup(ctx, f.group)
 		if err != nil {
 			return err
 		}
-		seg.add(id, ord, ix.analyze(text), ix.analyze(meta))
+		seg.add(f.id, ord, ix.analyze(f.text), ix.analyze(f.meta))
 	}
 	if err := ix.writeSegment(ctx, seg); err != nil {
 		return fmt.Errorf("index: %w", err)
@@ -495,8 +498,7 @@ func (ix *indexer) addVectors(ctx context.Context, rows *ixRows, before int64) e
 		if st.version == "" {
 			return nil
 		}
-		first, _ := rows.fts[0].(int64)
-		last, _ := rows.fts[len(rows.fts)-4].(int64)
+		first, last := rows.fts[0].id, rows.fts[len(rows.fts)-1].id
 		// One gap per run of such jobs: the last one grows when this one follows it.
 		res, err := conn.ExecContext(ctx, `UPDATE vec_gaps SET last = ?2 WHERE last = ?1 - 1`, first, last)
 		if err != nil {
