@@ -119,8 +119,12 @@ func TestRebuildMatchesTheIncrementalProjection(t *testing.T) {
 	// Rebuilding over a full graph gives the same graph again.
 	r = mustRun(t, "rebuild", "--yes", "--json", "--repo", repo)
 	var doc rebuildJSON
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Projected != 34 || !doc.Verify.OK {
-		t.Fatalf("--json: %v %s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Projected != 34 || !doc.Verify.OK ||
+		!doc.Verify.JournalsFromRebuild || doc.Verify.Lines != 35 || doc.Verify.Rejected != 1 {
+		t.Fatalf("--json (verify from the rebuild's own read, the broken line counted): %v %s", err, r.stdout)
+	}
+	if left, _ := filepath.Glob(filepath.Join(localDir(repo), ".tally-*")); len(left) > 0 {
+		t.Fatalf("the rebuild left its tally behind: %v", left)
 	}
 	if got := graphNodes(t, repo); strings.Join(got, "\n") != strings.Join(incremental, "\n") {
 		t.Fatal("second rebuild differs")
