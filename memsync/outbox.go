@@ -134,16 +134,5 @@ func countLines(path string, offset int64) (int, error) {
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return 0, err
 	}
-	n := 0
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := f.Read(buf)
-		n += bytes.Count(buf[:k], []byte{'\n'})
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
+	return newlines(f, make([]byte, 64<<10))
 }

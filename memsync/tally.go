@@ -209,15 +209,21 @@ func completeLines(path string, buf []byte) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
+	return newlines(f, buf)
+}
+
+// newlines counts the newlines r holds, reading it through buf; on an
+// error, those before it.
+func newlines(r io.Reader, buf []byte) (int, error) {
 	n := 0
 	for {
-		k, err := f.Read(buf)
+		k, err := r.Read(buf)
 		n += bytes.Count(buf[:k], []byte{'\n'})
 		if err == io.EOF {
 			return n, nil
 		}
 		if err != nil {
-			return 0, err
+			return n, err
 		}
 	}
 }
