@@ -188,6 +188,7 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 		g.dropWriterIfBroken(err)
 		return memsync.ApplyResult{}, g.wrap("apply batch", err)
 	}
+	g.ckpt.committed(a.bytes)
 	if a.inserted > 0 {
 		// Committed: the indexer takes the new memories' full-text rows
 		// while the next batch is stored (Search waits for it).
@@ -215,6 +216,7 @@ type applier struct {
 	firstID    int64            // the first id of this batch
 	nextID     int64
 	inserted   int
+	bytes      int64  // of the rows inserted, about
 	ix         ixRows // what the inserted memories add to the search file
 
 	agents      map[string]int
@@ -456,6 +458,7 @@ func (a *applier) chunk(ctx context.Context, rows []row) error {
 		memArgs = append(memArgs, id, m.UUID, m.Agent, r.group, string(m.Scope), string(m.Kind),
 			r.ts, m.Path, m.Line, r.hash, r.canon, coreFlag(m.Tier))
 		a.fresh = append(a.fresh, inserted{id, r})
+		a.bytes += int64(len(r.canon) + len(m.UUID) + len(m.Path) + len(r.group) + len(r.ts) + len(r.hash) + 64)
 		// Only SUPERSEDES edges are stored here, for supersession; the
 		// others carry signals and go to the search file (ixRows.add).
 		for _, dst := range m.Supersedes {

@@ -9,8 +9,10 @@
 // them for lookup (the full-text index, the turns of sessions, the vectors) in
 // dir/graph-search.db (dir is normally <repo>/.memsync, which is never
 // committed). The main file runs in WAL mode with synchronous=FULL (the WAL
-// is fsynced at each commit, one fsync per batch) and checkpoints every 64
-// MiB of WAL: nothing Apply acknowledged is lost to a killed process or a
+// is fsynced at each commit, one fsync per batch); a connection of its own
+// checkpoints the WAL every 48 MiB of rows written, off the writer
+// (checkpoint.go), and SQLite's own checkpoint in the writer's COMMIT, at
+// 128 MiB of WAL, is left for when it falls behind: nothing Apply acknowledged is lost to a killed process or a
 // power cut, so the engine's cursors, written after the acknowledgement,
 // never run ahead of the store. (Measured: the fsync costs about 1 ms per
 // batch here, ~1 µs per record at 1,000 records a batch, so

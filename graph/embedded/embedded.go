@@ -52,7 +52,8 @@ type Graph struct {
 	seen      *seenFilter
 	seenCheck bool
 
-	ix *indexer // keeps the search file up with the memories; set once by Open
+	ix   *indexer      // keeps the search file up with the memories; set once by Open
+	ckpt *checkpointer // checkpoints the main file's WAL off the writer; set once by Open
 
 	opened os.FileInfo // the database file as Open found it, for CheckStore
 
@@ -137,9 +138,11 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 
 	g.wdb, err = sql.Open("sqlite", dsn(path,
 		"journal_mode(WAL)", "synchronous(FULL)", "cache_size(-32768)", "temp_store(MEMORY)",
-		// Checkpoint every 64 MiB of WAL rather than every 4 MiB: a rebuild
-		// then rewrites hot index pages far less often.
-		"wal_autocheckpoint(16384)"))
+		// The checkpointer copies the WAL back every 48 MiB of rows
+		// written (checkpoint.go); SQLite's own, in the writer's COMMIT, is
+		// for when it falls behind: every 128 MiB of WAL (not every 4 MiB:
+		// a rebuild then rewrites hot index pages far less often).
+		"wal_autocheckpoint(32768)"))
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
@@ -174,6 +177,10 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	}
 
 	if g.opened, err = os.Stat(path); err != nil {
+		g.closeAll()
+		return nil, g.wrap("open "+path, err)
+	}
+	if g.ckpt, err = startCheckpointer(path, lg); err != nil {
 		g.closeAll()
 		return nil, g.wrap("open "+path, err)
 	}
@@ -539,6 +546,10 @@ func (g *Graph) closeAll() error {
 	if g.ix != nil {
 		// Finishes what is queued; Search and Flush still find it (idle).
 		errs = append(errs, g.ix.close())
+	}
+	if g.ckpt != nil {
+		errs = append(errs, g.ckpt.close())
+		g.ckpt = nil
 	}
 	if g.w != nil {
 		errs = append(errs, g.w.close())
