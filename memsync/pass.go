@@ -323,10 +323,7 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 		return fmt.Errorf("seek %s: %w", rel, err)
 	}
 	jr := journal.NewReader(f, cur.Offset, cur.Line)
-	tally := r.e.opts.Tally
-	if tally != nil {
-		tally.begin(rel, cur.Line)
-	}
+	tally, firstLine := r.e.opts.Tally, cur.Line
 	for {
 		if r.ctx.Err() != nil {
 			return errStop
@@ -393,7 +390,7 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 		cur = seg.next
 		if eof {
 			if tally != nil {
-				tally.end(rel, jr.LineNumber())
+				tally.read(rel, jr.LineNumber()-firstLine)
 			}
 			return nil
 		}

@@ -33,7 +33,6 @@ type JournalTally struct {
 	n      int            // digests written
 	err    error          // the first failed write: the tally is not used
 	files  map[string]int // work-tree path → complete lines read, blank ones too
-	start  map[string]int // the line a read of the file started after
 	rec    [tallyRecord]byte
 }
 
@@ -51,14 +50,11 @@ func NewJournalTally(dir string) (*JournalTally, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal tally: %w", err)
 	}
-	return &JournalTally{spill: f, w: bufio.NewWriterSize(f, 64<<10), files: map[string]int{}, start: map[string]int{}}, nil
+	return &JournalTally{spill: f, w: bufio.NewWriterSize(f, 64<<10), files: map[string]int{}}, nil
 }
 
 // Close releases the tally's file.
 func (t *JournalTally) Close() error { return t.spill.Close() }
-
-// begin notes that a read of rel starts after line n.
-func (t *JournalTally) begin(rel string, n int) { t.start[rel] = n }
 
 // line counts one non-blank line: a record the journal may project (m, its
 // hash computed), or a rejected one (bad, or another agent's).
@@ -79,13 +75,10 @@ func (t *JournalTally) line(l *journal.Line, notOwned error, m *Memory) {
 	}
 }
 
-// end notes that the read of rel reached its last complete line, n. A file
-// read twice (rewritten while the rebuild ran) counts its lines twice, which
-// VerifyTallied sees.
-func (t *JournalTally) end(rel string, n int) {
-	t.files[rel] += n - t.start[rel]
-	delete(t.start, rel)
-}
+// read notes that a read of rel reached its end after n complete lines. A
+// file read twice (rewritten while the rebuild ran) counts its lines twice,
+// and one whose read stopped short counts too few: VerifyTallied sees both.
+func (t *JournalTally) read(rel string, n int) { t.files[rel] += n }
 
 // want reads the digests back into what verify compares the graph with.
 func (t *JournalTally) want() (*journalTally, error) {
@@ -97,15 +90,17 @@ func (t *JournalTally) want() (*journalTally, error) {
 	}
 	tally := &journalTally{want: make(expected, t.n)}
 	tally.merge(&t.counts, nil)
-	r := bufio.NewReaderSize(t.spill, 64<<10)
+	buf := make([]byte, 4096*tallyRecord)
 	list := make([]lineVersion, 0, 4096)
-	for read := 0; read < t.n; {
+	for left := t.n * tallyRecord; left > 0; {
+		b := buf[:min(left, len(buf))]
+		if _, err := io.ReadFull(t.spill, b); err != nil {
+			return nil, err
+		}
+		left -= len(b)
 		list = list[:0]
-		for ; read < t.n && len(list) < cap(list); read++ {
-			if _, err := io.ReadFull(r, t.rec[:]); err != nil {
-				return nil, err
-			}
-			list = append(list, lineVersion{binary.LittleEndian.Uint64(t.rec[:8]), binary.LittleEndian.Uint64(t.rec[8:])})
+		for ; len(b) > 0; b = b[tallyRecord:] {
+			list = append(list, lineVersion{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:tallyRecord])})
 		}
 		tally.merge(&journalTally{}, list)
 	}
@@ -159,7 +154,7 @@ func VerifyTallied(ctx context.Context, root string, g Graph, t *JournalTally) (
 // matches reports whether files are the files t read, each holding the
 // complete lines t read of it.
 func (t *JournalTally) matches(layout Layout, files []journalFile) (bool, error) {
-	if len(files) != len(t.files) || len(t.start) > 0 {
+	if len(files) != len(t.files) {
 		return false, nil
 	}
 	buf := make([]byte, 256<<10)
