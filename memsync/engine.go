@@ -101,6 +101,12 @@ type Engine struct {
 	genKnown bool
 	genAsked time.Time
 
+	// holdCursors, set during a rebuild, keeps the cursors a pass moves in
+	// memory only, the agents whose state is unwritten in held; the
+	// rebuild writes them once its graph is durable (saveHeldCursors).
+	holdCursors bool
+	held        []*agentSync
+
 	// ticks and agentReads count Run's ticks and the agents its passes
 	// read: what a daemon with nothing to do costs, for the tests.
 	ticks, agentReads atomic.Int64
@@ -112,6 +118,7 @@ type agentSync struct {
 	state      *State
 	rejects    map[string]map[string]bool // the rejects recorded: by journal file, their keys
 	outboxSize int64
+	unsaved    bool // its state moved during a rebuild, not written yet (Engine.held)
 
 	// fault is the last failure to write this agent's sync files (state,
 	// outbox, rejects): a read-only or full sync/ stops this agent, on its

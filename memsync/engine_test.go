@@ -33,9 +33,12 @@ func newRig(t *testing.T, g memsync.Graph) *rig {
 	return &rig{t: t, root: t.TempDir(), g: &memsynctest.Switch{Graph: g}, disk: &memsynctest.FullDisk{Real: memsync.OSDisk{}}}
 }
 
-func (r *rig) engine() *memsync.Engine {
+func (r *rig) engine() *memsync.Engine { return r.engineOn(r.g) }
+
+// engineOn is engine with g for the graph (one that wraps r.g, say).
+func (r *rig) engineOn(g memsync.Graph) *memsync.Engine {
 	e, err := memsync.New(memsync.Options{
-		Root: r.root, Graph: r.g, Logger: zaptest.NewLogger(r.t), Disk: r.disk, BatchSize: 50,
+		Root: r.root, Graph: g, Logger: zaptest.NewLogger(r.t), Disk: r.disk, BatchSize: 50,
 		PollInterval: 50 * time.Millisecond, BatchWindow: 5 * time.Millisecond,
 		NewBackOff: func() backoffT { return fastBackOff() },
 	})

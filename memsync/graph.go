@@ -224,6 +224,32 @@ type Rebuilder interface {
 	AbortRebuild(ctx context.Context) error
 }
 
+// BulkLoader is a Graph that can take a rebuild's batches without making
+// each one durable as it acknowledges it (the embedded store: no fsync per
+// commit). Rebuild calls BeginBulk after the drop and EndBulk at the end,
+// whether the rebuild succeeded or not; EndBulk makes every batch
+// acknowledged since BeginBulk durable and restores the usual guarantee.
+// Rebuild writes no cursor in between (heldCursors), so a crash or a power
+// cut during the load leaves the cursors where the drop put them, at the
+// start of every journal: the next pass projects everything again, and a
+// record the store kept is skipped as already projected.
+type BulkLoader interface {
+	BeginBulk(ctx context.Context) error
+	EndBulk(ctx context.Context) error
+}
+
+// PartHasher is a Graph that can walk every memory's uuid and hash in
+// parts at once, each part from a snapshot of its own: for a caller that
+// knows nothing writes the graph meanwhile (the verify that ends a
+// rebuild, under the repository's lock), where Hashes reads one snapshot.
+type PartHasher interface {
+	// HashParts calls fn from up to parts goroutines at once, with the
+	// part's number (0 to parts-1, fewer if the graph offers fewer) and
+	// each memory of that part, every memory in exactly one part. An error
+	// from fn stops every part and is returned.
+	HashParts(ctx context.Context, parts int, fn func(part int, uuid, hash string) error) error
+}
+
 // ReadOrder is the order in which a pass reads journal files.
 type ReadOrder int
 

@@ -2,6 +2,7 @@ package memsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,13 +41,63 @@ func (e *Engine) Rebuild(ctx context.Context, extra Source) (RebuildReport, erro
 	return rep, nil
 }
 
+// rebuild builds the projection again, moving the cursors in memory only,
+// and writes them once what they describe is durable: after the switch
+// (Rebuilder) or the bulk load's end (BulkLoader), else after the last
+// batch. Until then the cursors on disk are those the drop reset, so an
+// interrupted rebuild is projected again from the start, never skipped.
 func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, error) {
+	e.holdCursors = true
+	defer func() {
+		e.holdCursors = false
+		for _, a := range e.held {
+			a.unsaved = false
+		}
+		e.held = nil
+	}()
+	rep, err := e.rebuildGraph(ctx, extra)
+	if err != nil {
+		return rep, err
+	}
+	return rep, e.saveHeldCursors()
+}
+
+// saveHeldCursors writes the state of every agent whose cursors a rebuild
+// moved, each durably (one agent's failure does not stop the others).
+func (e *Engine) saveHeldCursors() error {
+	var errs []error
+	for _, a := range e.held {
+		if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), a.state); err != nil {
+			e.agentFault(a, err)
+			errs = append(errs, err)
+			continue
+		}
+		a.unsaved = false
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("rebuild: save cursors (the projection is complete; run the rebuild again, or the daemon projects these agents' journals again): %w", err)
+	}
+	return nil
+}
+
+func (e *Engine) rebuildGraph(ctx context.Context, extra Source) (RebuildReport, error) {
 	r, ok := e.opts.Graph.(Rebuilder)
 	if !ok {
 		if err := e.opts.Graph.Drop(ctx); err != nil {
 			return RebuildReport{}, fmt.Errorf("rebuild: drop graph: %w", err)
 		}
-		return e.rebuildDropped(ctx, extra)
+		b, ok := e.opts.Graph.(BulkLoader)
+		if !ok {
+			return e.rebuildDropped(ctx, extra)
+		}
+		if err := b.BeginBulk(ctx); err != nil {
+			return RebuildReport{}, fmt.Errorf("rebuild: begin bulk load: %w", err)
+		}
+		rep, err := e.rebuildDropped(ctx, extra)
+		if end := b.EndBulk(context.WithoutCancel(ctx)); end != nil && err == nil {
+			err = fmt.Errorf("rebuild: end bulk load: %w", end)
+		}
+		return rep, err
 	}
 	// Built beside the projection readers use, which answers until the
 	// switch (FinishRebuild).

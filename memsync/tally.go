@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -142,13 +144,56 @@ func VerifyTallied(ctx context.Context, root string, g Graph, t *JournalTally) (
 	}
 	// The journals' side is ready: the graph's is compared as it streams.
 	rep, err := compare(ctx, layout, g, tally, func(mark func(uuid, hash uint64)) error {
-		return g.Hashes(ctx, func(uuid, hash string) error {
-			mark(digest(uuid), hashKey(hash))
-			return nil
+		return walkDigests(ctx, g, func(batch []lineVersion) {
+			for _, d := range batch {
+				mark(d.uuid, d.hash)
+			}
 		})
 	})
 	rep.JournalsFromRebuild = err == nil
 	return rep, err
+}
+
+// walkDigests calls fn with the digests of every memory's uuid and hash in
+// g, a batch at a time, one call at a time. A PartHasher is read in one
+// part per core at once, each part digesting its own rows (nothing writes
+// the graph while a rebuild's verify runs); another Graph through Hashes.
+func walkDigests(ctx context.Context, g Graph, fn func([]lineVersion)) error {
+	const batch = 4096
+	ph, ok := g.(PartHasher)
+	if !ok {
+		buf := make([]lineVersion, 0, batch)
+		err := g.Hashes(ctx, func(uuid, hash string) error {
+			if buf = append(buf, lineVersion{digest(uuid), hashKey(hash)}); len(buf) == batch {
+				fn(buf)
+				buf = buf[:0]
+			}
+			return nil
+		})
+		fn(buf)
+		return err
+	}
+	var mu sync.Mutex
+	bufs := make([][]lineVersion, runtime.GOMAXPROCS(0))
+	flush := func(part int) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(bufs[part])
+		bufs[part] = bufs[part][:0]
+	}
+	err := ph.HashParts(ctx, len(bufs), func(part int, uuid, hash string) error {
+		if bufs[part] == nil {
+			bufs[part] = make([]lineVersion, 0, batch)
+		}
+		if bufs[part] = append(bufs[part], lineVersion{digest(uuid), hashKey(hash)}); len(bufs[part]) == batch {
+			flush(part)
+		}
+		return nil
+	})
+	for part := range bufs {
+		flush(part)
+	}
+	return err
 }
 
 // matches reports whether files are the files t read, each holding the

@@ -31,6 +31,7 @@ const SchemaVersion = 4
 const (
 	busyTimeoutMS = 10_000
 	readConns     = 8
+	readCache     = "-16384" // each read connection's page cache: 16 MiB
 )
 
 // Graph is a memsync.Graph kept in one SQLite file. It is safe for
@@ -186,7 +187,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	}
 
 	searchPath := filepath.Join(abs, SearchFileName)
-	g.rdb = sql.OpenDB(newReadConnector(dsn(path, "query_only(1)", "cache_size(-16384)"), searchPath))
+	g.rdb = sql.OpenDB(newReadConnector(dsn(path, "query_only(1)", "cache_size("+readCache+")"), searchPath))
 	g.rdb.SetMaxOpenConns(readConns)
 	g.rdb.SetMaxIdleConns(2)
 	g.rdb.SetConnMaxIdleTime(IdleRelease)

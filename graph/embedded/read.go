@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -644,6 +645,60 @@ func (g *Graph) Flush(ctx context.Context) error {
 		return g.wrap("flush full-text index", err)
 	}
 	return nil
+}
+
+var _ memsync.PartHasher = (*Graph)(nil)
+
+// HashParts is Hashes in parts at once: the ids are cut into parts
+// ranges of equal width, each scanned on a read connection of its own
+// (its own snapshot) by its own goroutine.
+func (g *Graph) HashParts(ctx context.Context, parts int, fn func(part int, uuid, hash string) error) error {
+	var lo, hi int64
+	if err := g.rdb.QueryRowContext(ctx, `SELECT IFNULL(MIN(id), 0), IFNULL(MAX(id), 0) FROM memories`).Scan(&lo, &hi); err != nil {
+		return g.wrap("hashes", err)
+	}
+	parts = max(1, min(parts, readConns))
+	width := (hi-lo)/int64(parts) + 1
+	eg, ctx := errgroup.WithContext(ctx)
+	for i := range parts {
+		from := lo + int64(i)*width
+		to := from + width
+		if i == parts-1 {
+			to = hi + 1
+		}
+		eg.Go(func() error {
+			// A scan reads each page once: a small page cache, not the
+			// pool's, which every part would fill (16 MiB each).
+			conn, err := g.rdb.Conn(ctx)
+			if err != nil {
+				return g.wrap("hashes", err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(ctx, `PRAGMA cache_size = -2048`); err != nil {
+				return g.wrap("hashes", err)
+			}
+			defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = `+readCache) //nolint:errcheck // a smaller cache is only slower
+			rows, err := conn.QueryContext(ctx, `SELECT uuid, hash FROM memories WHERE id >= ?1 AND id < ?2`, from, to)
+			if err != nil {
+				return g.wrap("hashes", err)
+			}
+			defer rows.Close()
+			var uuid, hash string
+			for rows.Next() {
+				if err := rows.Scan(&uuid, &hash); err != nil {
+					return g.wrap("hashes", err)
+				}
+				if err := fn(i, uuid, hash); err != nil {
+					return err
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return g.wrap("hashes", err)
+			}
+			return nil
+		})
+	}
+	return eg.Wait()
 }
 
 // Hashes calls fn with the uuid and hash of every projected memory, in

@@ -159,7 +159,8 @@ func seenRecords(n int) []memsync.Memory {
 
 // TestKilledRebuildWithFilterChild is the process
 // TestKilledRebuildWithFilter kills: it drops the store (arming the uuid
-// filter) and projects until it is killed.
+// filter), begins a bulk load (no fsync per commit) and projects until it
+// is killed.
 func TestKilledRebuildWithFilterChild(t *testing.T) {
 	dir := os.Getenv(seenChildEnv)
 	if dir == "" {
@@ -171,6 +172,9 @@ func TestKilledRebuildWithFilterChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := g.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.BeginBulk(ctx); err != nil { // as a rebuild does
 		t.Fatal(err)
 	}
 	recs := seenRecords(100_000)
@@ -185,7 +189,7 @@ func TestKilledRebuildWithFilterChild(t *testing.T) {
 }
 
 // TestKilledRebuildWithFilter: a rebuild killed with SIGKILL while the uuid
-// filter spares its lookups loses nothing acknowledged, and the next
+// filter spares its lookups, in a bulk load, loses nothing acknowledged, and the next
 // process, which has no filter (the store is not empty), projects the
 // same records again without a second row or an error, and its search
 // finds every one.
