@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -92,11 +93,18 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 	}
 	defer g.Close()
 
-	total, err := memsync.CountJournalLines(repo)
-	if err != nil {
-		return fs.fail("count journal lines: %v", err)
-	}
-	prog := newProgress(env.Stderr, total, env.Now)
+	// The progress bar's total is counted beside the rebuild, not before it.
+	prog := newProgress(env.Stderr, env.Now)
+	counted := make(chan struct{})
+	defer func() { <-counted }()
+	go func() {
+		defer close(counted)
+		if total, err := memsync.CountJournalLines(repo); err == nil {
+			prog.total.Store(int64(total))
+		} else {
+			lg.Debug("count journal lines for the progress bar", zap.Error(err))
+		}
+	}()
 	var extra memsync.Source
 	if *fromHistory {
 		history := ledger.HistoryRecords(repo, lg)
@@ -173,7 +181,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 type progress struct {
 	w      io.Writer
 	tty    bool
-	total  int // work-tree lines; history has no known total
+	total  atomic.Int64 // work-tree lines, once counted; history has no known total
 	now    func() time.Time
 	start  time.Time
 	last   time.Time
@@ -183,8 +191,8 @@ type progress struct {
 	period time.Duration
 }
 
-func newProgress(w io.Writer, total int, now func() time.Time) *progress {
-	p := &progress{w: w, total: total, now: now, stage: "journals", period: 5 * time.Second}
+func newProgress(w io.Writer, now func() time.Time) *progress {
+	p := &progress{w: w, now: now, stage: "journals", period: 5 * time.Second}
 	if f, ok := w.(*os.File); ok && isTerminal(f) {
 		p.tty, p.period = true, 100*time.Millisecond
 	}
@@ -219,15 +227,15 @@ func (p *progress) done() {
 func (p *progress) draw() {
 	elapsed := p.now().Sub(p.start).Round(100 * time.Millisecond)
 	line := fmt.Sprintf("rebuild %s: %d records, %s", p.stage, p.count, elapsed)
-	if p.stage == "journals" && p.total > 0 {
-		frac := float64(p.count) / float64(p.total)
+	if total := int(p.total.Load()); p.stage == "journals" && total > 0 {
+		frac := float64(p.count) / float64(total)
 		if frac > 1 {
 			frac = 1
 		}
 		const width = 30
 		fill := int(frac * width)
 		line = fmt.Sprintf("rebuild %s [%s%s] %3.0f%% %d/%d records, %s", p.stage,
-			strings.Repeat("#", fill), strings.Repeat(".", width-fill), frac*100, p.count, p.total, elapsed)
+			strings.Repeat("#", fill), strings.Repeat(".", width-fill), frac*100, p.count, total, elapsed)
 	}
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)

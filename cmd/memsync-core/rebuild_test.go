@@ -181,7 +181,10 @@ func TestRebuildFromHistoryRecoversADeletedJournal(t *testing.T) {
 func TestProgressLines(t *testing.T) {
 	var b strings.Builder
 	clock := t0
-	p := newProgress(&b, 100, func() time.Time { return clock })
+	p := newProgress(&b, func() time.Time { return clock })
+	clock = clock.Add(5 * time.Second)
+	p.add(0) // before the total is counted: no bar
+	p.total.Store(100)
 	for i := 0; i < 10; i++ {
 		clock = clock.Add(time.Second)
 		p.add(10)
@@ -191,8 +194,9 @@ func TestProgressLines(t *testing.T) {
 	p.done()
 	out := b.String()
 	for _, want := range []string{
-		"rebuild journals [###############...............]  50% 50/100 records, 5s\n",
-		"rebuild journals [##############################] 100% 100/100 records, 10s\n",
+		"rebuild journals [###############...............]  50% 50/100 records, 10s\n",
+		"rebuild journals [##############################] 100% 100/100 records, 15s\n",
+		"rebuild journals: 0 records, 5s\n",
 		"rebuild history: 7 records, 0s\n",
 	} {
 		if !strings.Contains(out, want) {
