@@ -679,23 +679,7 @@ func (g *Graph) HashParts(ctx context.Context, parts int, fn func(part int, uuid
 			}
 			defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = `+readCache) //nolint:errcheck // a smaller cache is only slower
 			rows, err := conn.QueryContext(ctx, `SELECT uuid, hash FROM memories WHERE id >= ?1 AND id < ?2`, from, to)
-			if err != nil {
-				return g.wrap("hashes", err)
-			}
-			defer rows.Close()
-			var uuid, hash string
-			for rows.Next() {
-				if err := rows.Scan(&uuid, &hash); err != nil {
-					return g.wrap("hashes", err)
-				}
-				if err := fn(i, uuid, hash); err != nil {
-					return err
-				}
-			}
-			if err := rows.Err(); err != nil {
-				return g.wrap("hashes", err)
-			}
-			return nil
+			return g.eachHash(rows, err, func(uuid, hash string) error { return fn(i, uuid, hash) })
 		})
 	}
 	return eg.Wait()
@@ -707,6 +691,12 @@ func (g *Graph) HashParts(ctx context.Context, parts int, fn func(part int, uuid
 // fn stops the stream and is returned as is.
 func (g *Graph) Hashes(ctx context.Context, fn func(uuid, hash string) error) error {
 	rows, err := g.rdb.QueryContext(ctx, `SELECT uuid, hash FROM memories`)
+	return g.eachHash(rows, err, fn)
+}
+
+// eachHash calls fn with each (uuid, hash) row of a query's rows (err: the
+// query's error), and closes them.
+func (g *Graph) eachHash(rows *sql.Rows, err error, fn func(uuid, hash string) error) error {
 	if err != nil {
 		return g.wrap("hashes", err)
 	}
