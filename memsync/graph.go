@@ -229,7 +229,7 @@ type Rebuilder interface {
 // commit). Rebuild calls BeginBulk after the drop and EndBulk at the end,
 // whether the rebuild succeeded or not; EndBulk makes every batch
 // acknowledged since BeginBulk durable and restores the usual guarantee.
-// Rebuild writes no cursor in between (heldCursors), so a crash or a power
+// Rebuild writes no cursor in between (it holds them in memory), so a crash or a power
 // cut during the load leaves the cursors where the drop put them, at the
 // start of every journal: the next pass projects everything again, and a
 // record the store kept is skipped as already projected.

@@ -32,8 +32,9 @@ func (g *Graph) BeginBulk(ctx context.Context) error {
 
 // EndBulk ends the bulk load: synchronous=FULL again, then the marker
 // deleted and the end's time written in one COMMIT, whose fsync of the WAL
-// (the whole file) makes every commit since BeginBulk durable. A write connection opened again meanwhile (the
-// old one broke) has had FULL since it opened.
+// (the whole file) makes every commit since BeginBulk durable. A write
+// connection opened again meanwhile (the old one broke) has had FULL since
+// it opened.
 func (g *Graph) EndBulk(ctx context.Context) error {
 	return g.setBulk(ctx, false)
 }
