@@ -550,14 +550,12 @@ func (e *Engine) moveCursors(g *group) {
 		st := next[a]
 		if write[a] {
 			st.Updated = e.opts.Now().UTC()
-		}
-		if write[a] && e.holdCursors {
-			if !a.unsaved {
-				a.unsaved = true
-				e.held = append(e.held, a)
-			}
-		} else if write[a] {
-			if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
+			if e.holdCursors {
+				if !a.unsaved {
+					a.unsaved = true
+					e.held = append(e.held, a)
+				}
+			} else if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
 				e.agentFault(a, err)
 				continue
 			}

@@ -70,9 +70,7 @@ func (e *Engine) saveHeldCursors() error {
 		if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), a.state); err != nil {
 			e.agentFault(a, err)
 			errs = append(errs, err)
-			continue
 		}
-		a.unsaved = false
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("rebuild: save cursors (the projection is complete; run the rebuild again, or the daemon projects these agents' journals again): %w", err)

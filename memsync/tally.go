@@ -157,21 +157,12 @@ func VerifyTallied(ctx context.Context, root string, g Graph, t *JournalTally) (
 // walkDigests calls fn with the digests of every memory's uuid and hash in
 // g, a batch at a time, one call at a time. A PartHasher is read in one
 // part per core at once, each part digesting its own rows (nothing writes
-// the graph while a rebuild's verify runs); another Graph through Hashes.
+// the graph while a rebuild's verify runs); another Graph in one part.
 func walkDigests(ctx context.Context, g Graph, fn func([]lineVersion)) error {
 	const batch = 4096
 	ph, ok := g.(PartHasher)
 	if !ok {
-		buf := make([]lineVersion, 0, batch)
-		err := g.Hashes(ctx, func(uuid, hash string) error {
-			if buf = append(buf, lineVersion{digest(uuid), hashKey(hash)}); len(buf) == batch {
-				fn(buf)
-				buf = buf[:0]
-			}
-			return nil
-		})
-		fn(buf)
-		return err
+		ph = onePart{g}
 	}
 	var mu sync.Mutex
 	bufs := make([][]lineVersion, runtime.GOMAXPROCS(0))
@@ -194,6 +185,13 @@ func walkDigests(ctx context.Context, g Graph, fn func([]lineVersion)) error {
 		flush(part)
 	}
 	return err
+}
+
+// onePart is a Graph's Hashes as a PartHasher of a single part.
+type onePart struct{ g Graph }
+
+func (o onePart) HashParts(ctx context.Context, _ int, fn func(part int, uuid, hash string) error) error {
+	return o.g.Hashes(ctx, func(uuid, hash string) error { return fn(0, uuid, hash) })
 }
 
 // matches reports whether files are the files t read, each holding the
