@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,12 +34,15 @@ func TestBuildAB(t *testing.T) {
 	}
 	corpus := graphtest.Corpus(42, n)
 	slices.SortStableFunc(corpus, func(a, b memsync.Memory) int { return cmp.Compare(a.Agent, b.Agent) })
-	// Transactions of 1000 records (the engine's batch) against 5000 (a
-	// build could write larger ones: nobody reads its slot until the switch).
+	// Transactions of 1000 records (the engine's batch) against the same
+	// batches from two lanes at once, each lane a disjoint set of agents
+	// (two transactions in flight, which a rebuild could feed: nobody
+	// reads its slot until the switch).
 	variants := []struct {
 		name  string
 		batch int
-	}{{"batches of 1000", 1000}, {"batches of 5000", 5000}}
+		lanes int
+	}{{"batches of 1000", 1000, 1}, {"two agent lanes", 1000, 2}}
 	ctx := context.Background()
 	for round := 0; round < 3; round++ {
 		for _, v := range variants {
@@ -46,11 +50,30 @@ func TestBuildAB(t *testing.T) {
 				t.Fatal(err)
 			}
 			cpu0, start := procCPU(pid), time.Now()
-			applyAll(t, g, corpus, v.batch)
+			var wg sync.WaitGroup
+			for _, lane := range agentLanes(corpus, v.lanes) {
+				wg.Add(1)
+				go func() { // t.Errorf, not applyAll's Fatalf: another goroutine
+					defer wg.Done()
+					for i := 0; i < len(lane); i += v.batch {
+						if _, err := g.Apply(ctx, lane[i:min(i+v.batch, len(lane))]); err != nil {
+							t.Errorf("Apply at %d: %v", i, err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if t.Failed() {
+				t.FailNow()
+			}
 			if err := g.FinishRebuild(ctx); err != nil {
 				t.Fatal(err)
 			}
 			wall, cpu := time.Since(start), procCPU(pid)-cpu0
+			if st, err := g.Stats(ctx); err != nil || st.Memories != n {
+				t.Fatalf("%s: %d memories after the build, want %d (%v)", v.name, st.Memories, n, err)
+			}
 			if err := g.WaitDropped(ctx); err != nil { // the old slot's drop, not measured
 				t.Fatal(err)
 			}
@@ -59,6 +82,27 @@ func TestBuildAB(t *testing.T) {
 				strings.Fields(string(load))[0])
 		}
 	}
+}
+
+// agentLanes splits corpus (in agent order) into n lanes of whole agents,
+// each agent to the lane holding the fewest records so far.
+func agentLanes(corpus []memsync.Memory, n int) [][]memsync.Memory {
+	lanes := make([][]memsync.Memory, n)
+	for i := 0; i < len(corpus); {
+		j := i
+		for j < len(corpus) && corpus[j].Agent == corpus[i].Agent {
+			j++
+		}
+		least := 0
+		for k := range lanes {
+			if len(lanes[k]) < len(lanes[least]) {
+				least = k
+			}
+		}
+		lanes[least] = append(lanes[least], corpus[i:j]...)
+		i = j
+	}
+	return lanes
 }
 
 // procCPU is the user+system CPU of process pid so far (0 if unknown).
