@@ -13,13 +13,16 @@ import (
 // bulkSpy forwards to a real graph and offers memsync.BulkLoader, recording
 // the calls in order and what the agents' cursor files held at each end
 // of the bulk load; it fails every Apply after failAfter of them (0:
-// never), as a graph that goes down in the middle of a rebuild.
+// never), as a graph that goes down in the middle of a rebuild. Its
+// BulkBatchFactor is factor (1 when 0), and it keeps the largest batch.
 type bulkSpy struct {
 	memsync.Graph
 	t         *testing.T
 	root      string
 	agents    []string
 	failAfter int
+	factor    int
+	largest   int
 
 	mu      sync.Mutex
 	calls   []string
@@ -31,6 +34,7 @@ func (s *bulkSpy) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Ap
 	s.mu.Lock()
 	s.applies++
 	n := s.applies
+	s.largest = max(s.largest, len(batch))
 	s.mu.Unlock()
 	if s.failAfter > 0 && n > s.failAfter {
 		return memsync.ApplyResult{}, fmt.Errorf("bulk spy: down: %w", memsync.ErrUnavailable)
@@ -60,6 +64,8 @@ func (s *bulkSpy) EndBulk(ctx context.Context) error {
 	}
 	return nil
 }
+
+func (s *bulkSpy) BulkBatchFactor() int { return max(s.factor, 1) }
 
 func (s *bulkSpy) Flush(ctx context.Context) error {
 	if f, ok := s.Graph.(memsync.Flusher); ok {
@@ -147,6 +153,41 @@ func TestRebuildHoldsCursorsUntilTheLoadIsDurable(t *testing.T) {
 						t.Fatalf("the pass after the failed rebuild projected %d, want all 190 again", rep.Projected)
 					}
 					r.mustVerify(190)
+				})
+			}
+		})
+	}
+}
+
+// TestRebuildWritesBulkBatches: a bulk load's passes write BulkBatchFactor
+// times Options.BatchSize records per Apply (the rig's batch is 50), and
+// the daemon's passes afterwards the usual BatchSize again.
+func TestRebuildWritesBulkBatches(t *testing.T) {
+	for _, b := range backends[:2] { // the fake and the embedded store
+		t.Run(b.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				factor, wantLargest int
+			}{{0, 50}, {1, 50}, {3, 150}, {10, 190}} {
+				t.Run(fmt.Sprintf("factor %d", tc.factor), func(t *testing.T) {
+					r := newRig(t, b.open(t))
+					r.appendN("alice", 120)
+					r.appendN("bob", 70)
+					spy := &bulkSpy{Graph: r.g, t: t, root: r.root, agents: []string{"alice", "bob"}, factor: tc.factor}
+					e := r.engineOn(spy)
+					rep, err := e.Rebuild(context.Background(), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if rep.Projected != 190 || spy.largest != tc.wantLargest {
+						t.Fatalf("rebuild projected %d in batches of up to %d, want 190 in batches of up to %d", rep.Projected, spy.largest, tc.wantLargest)
+					}
+					r.mustVerify(190)
+					r.appendN("alice", 120)
+					spy.largest = 0
+					if rep := r.syncOnce(e); rep.Projected != 120 || spy.largest != 50 {
+						t.Fatalf("the pass after the rebuild projected %d in batches of up to %d, want 120 in batches of 50", rep.Projected, spy.largest)
+					}
+					r.mustVerify(310)
 				})
 			}
 		})

@@ -107,6 +107,10 @@ type Engine struct {
 	holdCursors bool
 	held        []*agentSync
 
+	// bulkBatch, set during a bulk load (BulkLoader), is the records per
+	// graph write of its passes in place of Options.BatchSize.
+	bulkBatch int
+
 	// ticks and agentReads count Run's ticks and the agents its passes
 	// read: what a daemon with nothing to do costs, for the tests.
 	ticks, agentReads atomic.Int64

@@ -233,9 +233,14 @@ type Rebuilder interface {
 // cut during the load leaves the cursors where the drop put them, at the
 // start of every journal: the next pass projects everything again, and a
 // record the store kept is skipped as already projected.
+//
+// Nothing waits on one record during the load, so the load's batches may
+// be larger than the daemon's: BulkBatchFactor times Options.BatchSize
+// records per Apply (at least 1).
 type BulkLoader interface {
 	BeginBulk(ctx context.Context) error
 	EndBulk(ctx context.Context) error
+	BulkBatchFactor() int
 }
 
 // PartHasher is a Graph that can walk every memory's uuid and hash in

@@ -285,7 +285,7 @@ func (r *groupReader) send() error {
 }
 
 func (r *groupReader) full() bool {
-	n := r.e.opts.BatchSize
+	n := r.e.batchSize()
 	return r.cur.records >= n || r.cur.rejects >= n
 }
 
@@ -369,7 +369,7 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 				if tally != nil {
 					tally.line(&l, nil, &m)
 				}
-				r.cur.add(m, id.size-l.End, r.e.opts.BatchSize)
+				r.cur.add(m, id.size-l.End, r.e.batchSize())
 				r.cur.records++
 			}
 		}

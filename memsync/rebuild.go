@@ -91,7 +91,9 @@ func (e *Engine) rebuildGraph(ctx context.Context, extra Source) (RebuildReport,
 		if err := b.BeginBulk(ctx); err != nil {
 			return RebuildReport{}, fmt.Errorf("rebuild: begin bulk load: %w", err)
 		}
+		e.bulkBatch = max(1, b.BulkBatchFactor()) * e.opts.BatchSize
 		rep, err := e.rebuildDropped(ctx, extra)
+		e.bulkBatch = 0
 		if end := b.EndBulk(context.WithoutCancel(ctx)); end != nil && err == nil {
 			err = fmt.Errorf("rebuild: end bulk load: %w", end)
 		}
@@ -152,7 +154,7 @@ func (e *Engine) rebuildDropped(ctx context.Context, extra Source) (RebuildRepor
 	if err != nil {
 		return rep, fmt.Errorf("rebuild: %w", err)
 	}
-	batch := make([]Memory, 0, e.opts.BatchSize)
+	batch := make([]Memory, 0, e.batchSize())
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -169,7 +171,7 @@ func (e *Engine) rebuildDropped(ctx context.Context, extra Source) (RebuildRepor
 	err = extra(ctx, func(m Memory) error {
 		rep.FromSource++
 		batch = append(batch, m)
-		if len(batch) >= e.opts.BatchSize {
+		if len(batch) >= e.batchSize() {
 			return flush()
 		}
 		return nil
@@ -188,4 +190,13 @@ func (e *Engine) rebuildDropped(ctx context.Context, extra Source) (RebuildRepor
 	e.lg.Info("rebuild done", zap.Int("work_tree_records", rep.Projected), zap.Int("history_records", rep.FromSource),
 		zap.Int("only_in_history", rep.SourceAdded), zap.Int("rejected", rep.Rejected))
 	return rep, nil
+}
+
+// batchSize is the records per graph write of a pass: the bulk load's
+// while one runs, else Options.BatchSize.
+func (e *Engine) batchSize() int {
+	if e.bulkBatch > 0 {
+		return e.bulkBatch
+	}
+	return e.opts.BatchSize
 }

@@ -29,20 +29,6 @@ the journals. Recall is incomplete while it runs. It refuses to run while a
 daemon runs on the repository (stop the daemon first), and a daemon does not
 start while it runs. Nothing happens without --yes.`
 
-// rebuildBatchFactor scales daemon.batch_size for a rebuild on the embedded
-// store: nobody waits on a single record there, and larger writes mean
-// fewer commits and full-text segments (1M records, with the search file's
-// indexer: 63 s in batches of 2,000, 46 s in batches of 5,000, for 230 and
-// 225-290 MB peak RSS; before it, 72 s against 65 s from batches of 1,000).
-// Neo4j is not scaled: its 1M rebuild took longer in batches of 5,000 (250
-// s against 230).
-func rebuildBatchFactor(backend string) int {
-	if backend == graphEmbedded {
-		return 5
-	}
-	return 1
-}
-
 // rebuildJSON is the document rebuild --json prints.
 type rebuildJSON struct {
 	Projected     int                  `json:"projected"`       // work-tree records projected
@@ -122,7 +108,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 		defer tally.Close()
 	}
 	eng, err := memsync.New(memsync.Options{Root: repo, Graph: g, Logger: lg, Now: env.Now,
-		BatchSize: rebuildBatchFactor(cfg.Backend()) * cfg.Daemon.BatchSize, Progress: prog.add, Tally: tally})
+		BatchSize: cfg.Daemon.BatchSize, Progress: prog.add, Tally: tally})
 	if err != nil {
 		return fs.fail("%v", err)
 	}
