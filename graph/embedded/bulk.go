@@ -39,17 +39,19 @@ func (g *Graph) EndBulk(ctx context.Context) error {
 	return g.setBulk(ctx, false)
 }
 
-// bulkBatchFactor is BulkBatchFactor: a rebuild writes 5 daemon batches
+// bulkBatchFactor is BulkBatchFactor: a rebuild writes 8 daemon batches
 // per transaction. Larger writes mean fewer commits and full-text segments:
-// when the factor was set, 1M records took 63 s in batches of 2,000 and 46
-// s in batches of 5,000; measured again for issue 30, 100k records through
-// Engine.Rebuild ran at 46-53k records/s in batches of 1,000, 60-64k in
-// batches of 4,000 and 60-69k in batches of 8,000. It stops at 5 for
-// memory: a 1M rebuild (`memsync rebuild`) peaked at 252-264 MB in batches
-// of 5,000 (18.4-19.2 s) and at 311-322 MB in batches of 8,000 (17.2-17.7
-// s), over the 300 MB budget. (Neo4j builds a new generation instead and
-// is no BulkLoader; its 1M rebuild was slower in batches of 5,000.)
-const bulkBatchFactor = 5
+// when a factor (5) was first set, 1M records took 63 s in batches of
+// 2,000 and 46 s in batches of 5,000; measured again for issue 30, 100k
+// records through Engine.Rebuild ran at 46-53k records/s in batches of
+// 1,000, 60-64k in batches of 4,000 and 60-69k in batches of 8,000, and a
+// 1M `memsync rebuild` took 18.4-19.2 s in batches of 5,000 against
+// 17.2-17.7 s in batches of 8,000. Memory bounds it: batches of 8,000 fit
+// the 300 MB budget (282-285 MB at 1M) only once the engine read one group
+// ahead, not two, and the writer's page cache was 16 MiB; batches of
+// 16,000 took 430-460 MB. (Neo4j builds a new generation instead and is
+// no BulkLoader; its 1M rebuild was slower in batches of 5,000.)
+const bulkBatchFactor = 8
 
 // BulkBatchFactor is how many of the engine's batches one Apply of a bulk
 // load carries (memsync.BulkLoader).
