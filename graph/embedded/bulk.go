@@ -39,19 +39,21 @@ func (g *Graph) EndBulk(ctx context.Context) error {
 	return g.setBulk(ctx, false)
 }
 
-// bulkBatchFactor is BulkBatchFactor: a rebuild writes 8 daemon batches
+// bulkBatchFactor is BulkBatchFactor: a rebuild writes 7 daemon batches
 // per transaction. Larger writes mean fewer commits and full-text segments:
 // when a factor (5) was first set, 1M records took 63 s in batches of
 // 2,000 and 46 s in batches of 5,000; measured again for issue 30, 100k
 // records through Engine.Rebuild ran at 46-53k records/s in batches of
-// 1,000, 60-64k in batches of 4,000 and 60-69k in batches of 8,000, and a
-// 1M `memsync rebuild` took 18.4-19.2 s in batches of 5,000 against
-// 17.2-17.7 s in batches of 8,000. Memory bounds it: batches of 8,000 fit
-// the 300 MB budget (282-285 MB at 1M) only once the engine read one group
-// ahead, not two, and the writer's page cache was 16 MiB; batches of
-// 16,000 took 430-460 MB. (Neo4j builds a new generation instead and is
-// no BulkLoader; its 1M rebuild was slower in batches of 5,000.)
-const bulkBatchFactor = 8
+// 1,000, 60-66k in batches of 6,000 and 67-72k in batches of 8,000. At 1M
+// (`memsync rebuild`, with the engine reading one group ahead and the
+// writer's 16 MiB cache) time falls and memory grows with the batch:
+// 17.3-19.2 s at 224-232 MB in batches of 6,000, 17.6-17.9 s at 258-272 MB
+// in 7,000, 16.3-17.4 s at 267-291 MB in 8,000, 16.4-16.8 s at 430-460 MB
+// in 16,000. 7 leaves about a tenth of both budgets (20 s, 300 MB) free;
+// the peak also grows with the records' size (these average 370 bytes a
+// line). (Neo4j builds a new generation instead and is no BulkLoader; its
+// rebuild was slower in larger batches.)
+const bulkBatchFactor = 7
 
 // BulkBatchFactor is how many of the engine's batches one Apply of a bulk
 // load carries (memsync.BulkLoader).
