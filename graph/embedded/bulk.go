@@ -44,7 +44,7 @@ func (g *Graph) EndBulk(ctx context.Context) error {
 // when a factor (5) was first set, 1M records took 63 s in batches of
 // 2,000 and 46 s in batches of 5,000; measured again for issue 30, 100k
 // records through Engine.Rebuild ran at 46-53k records/s in batches of
-// 1,000, 60-66k in batches of 6,000 and 67-72k in batches of 8,000. At 1M
+// 1,000, 60-69k in batches of 6,000 and 60-72k in batches of 8,000. At 1M
 // (`memsync rebuild`, with the engine reading one group ahead and the
 // writer's 16 MiB cache) time falls and memory grows with the batch:
 // 17.3-19.2 s at 224-232 MB in batches of 6,000, 17.6-17.9 s at 258-272 MB

@@ -138,8 +138,8 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	}
 
 	g.wdb, err = sql.Open("sqlite", dsn(path,
-		// A 16 MiB page cache: 32 MiB was no faster, for a 1M rebuild or
-		// for the daemon's writes, and cost 16 MB more RSS (issue 30).
+		// A 16 MiB page cache: 32 MiB made a 1M rebuild no faster
+		// (interleaved pairs, two rounds) and cost 16 MB more RSS (issue 30).
 		"journal_mode(WAL)", "synchronous(FULL)", "cache_size(-16384)", "temp_store(MEMORY)",
 		// The checkpointer copies the WAL back every 48 MiB of rows
 		// written (checkpoint.go); SQLite's own, in the writer's COMMIT, is
