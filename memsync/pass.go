@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -267,6 +268,14 @@ func sortFiles(files []journalFile, order ReadOrder) {
 	}
 }
 
+// readerYieldEvery is how many records the journal reader parses between
+// yields of its processor (runtime.Gosched). The reader runs a group ahead
+// of the graph's writer, which is a projection's critical path; on a busy
+// host a writer that becomes runnable could otherwise wait up to the
+// scheduler's 10 ms time slice behind it (graph/embedded's indexer yields
+// for the same reason).
+const readerYieldEvery = 64
+
 // groupReader reads journal lines into the group being filled.
 type groupReader struct {
 	e   *Engine
@@ -365,6 +374,9 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 					tally.line(&l, notOwned, nil)
 				}
 			default:
+				if r.cur.records%readerYieldEvery == readerYieldEvery-1 {
+					runtime.Gosched() // see readerYieldEvery
+				}
 				m := Memory{Record: l.Record, Path: rel, Line: l.Number}
 				m.Encode()
 				if r.emb != nil {

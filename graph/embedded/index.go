@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -212,6 +213,7 @@ func openSearchFile(ctx context.Context, path string) (*sql.DB, *writer, error) 
 	db.SetConnMaxIdleTime(0)
 	w, err := openWriter(ctx, db)
 	if err == nil {
+		w.background = true
 		err = migrateSearch(ctx, w.conn)
 	}
 	if err != nil {
@@ -460,7 +462,10 @@ func (ix *indexer) index(job ixJob) error {
 // off the path of Apply.
 func (ix *indexer) add(ctx context.Context, rows *ixRows, before int64) error {
 	seg := newLexSegment()
-	for _, f := range rows.fts {
+	for i, f := range rows.fts {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched() // background work: see yieldEvery
+		}
 		ord, err := ix.lexGroup(ctx, f.group)
 		if err != nil {
 			return err

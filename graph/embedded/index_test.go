@@ -340,3 +340,16 @@ func TestSearchFileOfVersion1Rebuilt(t *testing.T) {
 		t.Fatalf("Search(cafe) after the upgrade = %v, want v1 and its neighbour v2", got)
 	}
 }
+
+// TestOnlyTheSearchWriterYields pins which writer gives way (yieldEvery):
+// the search file's, which works beside Apply, and never the memories
+// file's, which is the projection's critical path.
+func TestOnlyTheSearchWriterYields(t *testing.T) {
+	g := openTest(t)
+	if !g.ix.w.background {
+		t.Error("the search file's writer does not yield between inserts")
+	}
+	if g.w.background {
+		t.Error("the memories file's writer yields between inserts: it is the critical path")
+	}
+}

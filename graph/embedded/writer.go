@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 )
 
@@ -14,7 +15,22 @@ type writer struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt // by SQL text
 	bulks map[bulkKey]*sql.Stmt
+	// background is set on the search file's writer: its multi-row inserts
+	// yield the processor between statements (see yieldEvery).
+	background bool
 }
+
+// yieldEvery is how many memories the indexer analyzes between yields of
+// its processor (runtime.Gosched), and a background writer yields between
+// insert statements too. Apply's writer is the critical path of a
+// projection: while the indexer and the journal reader keep both cores
+// busy, a writer that becomes runnable (after a commit's write calls, a
+// wait for the next prepared chunk) can wait up to the scheduler's 10 ms
+// time slice for a processor. Yielding this often lets it in within
+// microseconds and costs about 100 ns when nothing waits. Measured on the
+// 100k rebuild path on two cores (interleaved runs): memsync's CPU time
+// in use 80-81 % of both cores' wall without, 88-90 % with.
+const yieldEvery = 32
 
 type bulkKey struct {
 	t    *table
@@ -84,6 +100,9 @@ func (w *writer) insert(ctx context.Context, t *table, args []any) error {
 		}
 		if _, err := s.ExecContext(ctx, args[:k*t.cols]...); err != nil {
 			return fmt.Errorf("insert %s: %w", t.name, err)
+		}
+		if w.background {
+			runtime.Gosched()
 		}
 		args = args[k*t.cols:]
 		n -= k
