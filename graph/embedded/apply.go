@@ -65,7 +65,9 @@ const (
 		ON CONFLICT (name) DO UPDATE SET memories = memories + excluded.memories`
 	// sqlWaitedFor lists the memories of ?1 (new uuids) that projected
 	// records already supersede; sqlStopWaiting forgets them as waiting.
-	sqlWaitedFor   = `SELECT DISTINCT w.dst FROM json_each(?1) AS j JOIN supersede_waiting AS w ON w.dst = j.value`
+	sqlWaitedFor = `SELECT DISTINCT w.dst FROM json_each(?1) AS j JOIN supersede_waiting AS w ON w.dst = j.value`
+	// sqlWaitingSome lists up to ?1 distinct waited-for uuids (waitedFor).
+	sqlWaitingSome = `SELECT DISTINCT dst FROM supersede_waiting LIMIT ?1`
 	sqlStopWaiting = `DELETE FROM supersede_waiting WHERE dst IN (SELECT value FROM json_each(?1))`
 	// sqlWait records the SUPERSEDES edges of ?1 ([src, dst] pairs) whose
 	// target is not projected, to be resolved when it arrives.
@@ -322,11 +324,7 @@ func (a *applier) run(ctx context.Context) error {
 // order of the records in it.
 func (a *applier) supersession(ctx context.Context) error {
 	var candidates []string
-	newIDs, err := json.Marshal(a.newIDs)
-	if err != nil {
-		return err
-	}
-	waited, err := a.strings(ctx, sqlWaitedFor, string(newIDs))
+	waited, err := a.waitedFor(ctx)
 	if err != nil {
 		return fmt.Errorf("supersession: %w", err)
 	}
@@ -357,6 +355,36 @@ func (a *applier) supersession(ctx context.Context) error {
 		return fmt.Errorf("supersession: %w", err)
 	}
 	return nil
+}
+
+// waitedFor returns the memories this batch inserted that SUPERSEDES edges
+// stored before were waiting for. The waiting table holds only edges whose
+// target has not arrived, so it is usually far smaller than a bulk batch:
+// when it holds at most a quarter of the batch's count it is read whole and
+// matched here (a rebuild's batch of 7,000 then reads a few hundred rows
+// instead of sending 7,000 uuids as JSON to json_each), else the batch's
+// uuids go to SQLite (sqlWaitedFor).
+func (a *applier) waitedFor(ctx context.Context) ([]string, error) {
+	if most := len(a.newIDs) / 4; most > 0 {
+		all, err := a.strings(ctx, sqlWaitingSome, most+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(all) <= most {
+			var out []string
+			for _, dst := range all {
+				if st, ok := a.held[dst]; ok && st.r != nil {
+					out = append(out, dst) // inserted by this batch
+				}
+			}
+			return out, nil
+		}
+	}
+	newIDs, err := json.Marshal(a.newIDs)
+	if err != nil {
+		return nil, err
+	}
+	return a.strings(ctx, sqlWaitedFor, string(newIDs))
 }
 
 // exec runs query with arg encoded as JSON as its only parameter.

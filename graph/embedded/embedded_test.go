@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -447,8 +448,16 @@ func TestLargeBatch(t *testing.T) {
 }
 
 // supersede_waiting holds exactly the SUPERSEDES edges whose target has not
-// arrived yet.
+// arrived yet. The target arrives alone (its uuid matched in SQLite) or in
+// a batch of many (the waiting table read whole and matched in Go:
+// waitedFor), and both retire it the same way.
 func TestSupersedeWaiting(t *testing.T) {
+	for _, pad := range []int{0, 12} {
+		t.Run(fmt.Sprintf("pad%d", pad), func(t *testing.T) { testSupersedeWaiting(t, pad) })
+	}
+}
+
+func testSupersedeWaiting(t *testing.T, pad int) {
 	g := openTest(t)
 	waiting := func() string {
 		rows, err := g.rdb.Query(`SELECT dst || '<-' || src FROM supersede_waiting ORDER BY 1`)
@@ -472,7 +481,11 @@ func TestSupersedeWaiting(t *testing.T) {
 	if w := waiting(); w != "x<-s0,x<-s1" {
 		t.Fatalf("waiting = %q", w)
 	}
-	apply(t, g, mem("x", 1, "x arrives last"))
+	last := []memsync.Memory{mem("x", 1, "x arrives last")}
+	for i := range pad {
+		last = append(last, mem(fmt.Sprintf("p%02d", i), 2, "padding"))
+	}
+	apply(t, g, last...)
 	if w := waiting(); w != "" {
 		t.Fatalf("waiting = %q, want empty", w)
 	}
