@@ -177,3 +177,42 @@ func FuzzLocateLine(f *testing.F) {
 		}
 	})
 }
+
+// TestRebuildResetsAndSavesEveryAgent: a rebuild resets and then saves the
+// sync files of many agents at once (inParallel); every one ends at the end
+// of its journals, so the next pass reads nothing. When one agent's sync
+// files cannot be written, the rebuild stops before projecting and names
+// that agent's file, and a rebuild once they can be written projects all.
+func TestRebuildResetsAndSavesEveryAgent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, r *rig) {
+		layout := memsync.Layout{Root: r.root}
+		const agents = 37 // more than stateWriters, not a multiple of it
+		for i := range agents {
+			r.appendN(fmt.Sprintf("agent-%02d", i), 3)
+		}
+		disk := &agentDisk{Disk: memsync.OSDisk{}, dir: layout.SyncDir("agent-29")}
+		e, err := memsync.New(memsync.Options{Root: r.root, Graph: r.g, Logger: zaptest.NewLogger(t), Disk: disk,
+			BatchSize: 50, NewBackOff: func() backoffT { return fastBackOff() }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		disk.on.Store(true)
+		if _, err := e.Rebuild(context.Background(), nil); err == nil || !strings.Contains(err.Error(), layout.SyncDir("agent-29")) {
+			t.Fatalf("rebuild with agent-29's sync files read-only: %v", err)
+		}
+		disk.on.Store(false)
+		rep, err := e.Rebuild(context.Background(), nil)
+		if err != nil || rep.Projected != 3*agents {
+			t.Fatalf("rebuild = %+v, %v", rep, err)
+		}
+		for i := range agents {
+			if _, err := os.Stat(layout.StateFile(fmt.Sprintf("agent-%02d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if pass := r.syncOnce(e); pass.Projected != 0 {
+			t.Fatalf("the pass after the rebuild projected %d records: some cursors were not saved", pass.Projected)
+		}
+		r.mustVerify(3 * agents)
+	})
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -66,9 +68,12 @@ func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, erro
 // moved, each durably (one agent's failure does not stop the others).
 func (e *Engine) saveHeldCursors() error {
 	var errs []error
-	for _, a := range e.held {
-		if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), a.state); err != nil {
-			e.agentFault(a, err)
+	failed := inParallel(len(e.held), func(i int) error {
+		return saveState(e.opts.Disk, e.layout.StateFile(e.held[i].name), e.held[i].state)
+	})
+	for i, err := range failed {
+		if err != nil {
+			e.agentFault(e.held[i], err)
 			errs = append(errs, err)
 		}
 	}
@@ -129,14 +134,21 @@ func (e *Engine) rebuildDropped(ctx context.Context, extra Source) (RebuildRepor
 	// (other hosts' daemons notice it and project their journals again).
 	e.genAsked = time.Time{}
 	gen, _ := e.generation(ctx)
-	for _, a := range agents {
+	failed := inParallel(len(agents), func(i int) error {
+		a := agents[i]
 		if err := e.opts.Disk.Truncate(e.layout.OutboxFile(a)); err != nil {
-			return rep, diskErr("rebuild: reset outbox", e.layout.OutboxFile(a), err)
+			return diskErr("rebuild: reset outbox", e.layout.OutboxFile(a), err)
 		}
 		st := newState(identity)
 		st.Generation = gen
 		if err := saveState(e.opts.Disk, e.layout.StateFile(a), st); err != nil {
-			return rep, fmt.Errorf("rebuild: %w", err)
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		return nil
+	})
+	for _, err := range failed {
+		if err != nil {
+			return rep, err
 		}
 	}
 	e.mu.Lock()
@@ -199,4 +211,33 @@ func (e *Engine) batchSize() int {
 		return e.bulkBatch
 	}
 	return e.opts.BatchSize
+}
+
+// stateWriters is how many agents' sync files a rebuild resets or saves at
+// once. Each write waits for its fsyncs (the state file's, its directory's,
+// and the outbox's at a reset), so one after another they cost the
+// rebuild about 0.7 ms an agent on this project's test host, twice: 1.4 s
+// at 2,000 agents.
+const stateWriters = 16
+
+// inParallel runs fn(0) to fn(n-1) on up to stateWriters goroutines and
+// returns their errors by index (nil when all succeeded).
+func inParallel(n int, fn func(i int) error) []error {
+	if n == 0 {
+		return nil
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, stateWriters) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				errs[i] = fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
 }
