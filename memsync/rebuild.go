@@ -221,7 +221,8 @@ func (e *Engine) batchSize() int {
 const stateWriters = 16
 
 // inParallel runs fn(0) to fn(n-1) on up to stateWriters goroutines and
-// returns their errors by index (nil when all succeeded).
+// returns each call's error at its index (a nil entry: that call succeeded;
+// a nil slice: n was 0).
 func inParallel(n int, fn func(i int) error) []error {
 	if n == 0 {
 		return nil
