@@ -203,7 +203,7 @@ func openSearchFile(ctx context.Context, path string) (*sql.DB, *writer, error) 
 	// consistency between the rows and the watermark, and what is lost is
 	// indexed again from the main file.
 	db, err := sql.Open("sqlite", dsn(path, "journal_mode(WAL)", "synchronous(NORMAL)",
-		"cache_size(-16384)", "temp_store(MEMORY)", "wal_autocheckpoint(16384)"))
+		"cache_size("+writerCache+")", "temp_store(MEMORY)"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -211,7 +211,7 @@ func openSearchFile(ctx context.Context, path string) (*sql.DB, *writer, error) 
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	w, err := openWriter(ctx, db)
+	w, err := openWriter(ctx, db, searchWAL)
 	if err == nil {
 		w.background = true
 		err = migrateSearch(ctx, w.conn)

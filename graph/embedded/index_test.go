@@ -209,7 +209,13 @@ func TestIndexingFailureDegrades(t *testing.T) {
 	setMaxPages(strconv.Itoa(pages))
 	var batch []memsync.Memory
 	for i := range 200 {
-		batch = append(batch, mem("big"+strconv.Itoa(i), 10+i, strings.Repeat("zebra "+strconv.Itoa(i)+" filler words ", 40)))
+		// Words of their own, so the index outgrows the free room in the
+		// file's pages (whatever their size).
+		var words []string
+		for j := range 40 {
+			words = append(words, "zebra", "filler"+strconv.Itoa(i*40+j))
+		}
+		batch = append(batch, mem("big"+strconv.Itoa(i), 10+i, strings.Join(words, " ")))
 	}
 	apply(t, g, batch...)
 	if err := g.Flush(ctx); err == nil || !strings.Contains(err.Error(), "disk full") {

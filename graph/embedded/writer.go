@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -38,9 +39,26 @@ type bulkKey struct {
 }
 
 // openWriter takes db's connection for writing.
-func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
+//
+// A new file gets PageSize pages first (setPageSize), and the connection
+// lets the WAL grow to walBytes before its COMMIT checkpoints it: SQLite
+// counts wal_autocheckpoint in pages, and a file keeps the page size it
+// was created with, so the pages are counted here from the file's size.
+func openWriter(ctx context.Context, db *sql.DB, walBytes int64) (*writer, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
+		return nil, err
+	}
+	var pageSize int64
+	err = setPageSize(ctx, conn)
+	if err == nil {
+		err = conn.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize)
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, `PRAGMA wal_autocheckpoint = `+strconv.FormatInt(max(1, walBytes/max(1, pageSize)), 10))
+	}
+	if err != nil {
+		conn.Close()
 		return nil, err
 	}
 	return &writer{conn: conn, stmts: map[string]*sql.Stmt{}, bulks: map[bulkKey]*sql.Stmt{}}, nil
