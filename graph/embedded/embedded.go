@@ -579,10 +579,10 @@ func (g *Graph) closeAll() error {
 // PageSize is the page size of the files the store creates (the main file
 // and the search file): 16 KiB, not SQLite's 4 KiB. Every page the WAL
 // takes is a write(2) through the driver, and a page carries four times
-// the rows, so a projection makes a quarter of the calls and splits a
-// quarter of the B-tree pages: the rebuild path ran 13-21 % faster on 16
-// KiB pages and used about a sixth less CPU (interleaved rounds, issue 30),
-// and 64 KiB pages were no faster than 16. A file keeps the page size it
+// the rows, so a projection makes about a quarter of the calls: the 100k
+// rebuild path ran 5-21 % faster on 16 KiB pages (interleaved rounds at
+// different hours), with about a sixth less CPU, and a 1M rebuild about
+// an eighth faster (issue 30); 64 KiB pages were no faster than 16. A file keeps the page size it
 // was created with: stores created before keep 4 KiB pages (a store
 // deleted and rebuilt gets 16).
 const PageSize = 16384
