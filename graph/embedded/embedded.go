@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/memsync/memsync/memsync"
 )
@@ -154,7 +155,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	}
 
 	g.wdb, err = sql.Open("sqlite", dsn(path,
-		"journal_mode(WAL)", "synchronous(FULL)", "cache_size("+writerCache+")", "temp_store(MEMORY)"))
+		"synchronous(FULL)", "cache_size("+writerCache+")", "temp_store(MEMORY)"))
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
@@ -587,23 +588,34 @@ func (g *Graph) closeAll() error {
 // deleted and rebuilt gets 16).
 const PageSize = 16384
 
-// setPageSize gives a new file (no table yet) PageSize. The driver applies
-// its DSN pragmas in alphabetical order, so journal_mode(WAL) has fixed the
-// page size before a page_size pragma there would run; an empty file
-// leaves WAL mode, takes the size, is rewritten by VACUUM (nothing to
-// copy) and returns to WAL. A file with tables is left as it is.
+// setPageSize gives a file that has no page yet PageSize pages, and puts
+// it in WAL mode (it stays there: the mode is kept in the file). The
+// writers' DSNs do not ask for WAL themselves: the driver runs DSN pragmas
+// sorted by name, so journal_mode(WAL) would run first and fix the page
+// size at 4 KiB. On a file that already has pages the page_size pragma
+// does nothing, and neither statement leaves WAL mode, so a process
+// opening the store while another creates it waits on SQLite's usual
+// locks and never on a mode change. SQLite answers journal_mode=WAL with
+// SQLITE_BUSY at once, without its busy handler, while another connection
+// turns the new file to WAL, so that statement is retried for as long as
+// busy_timeout would wait.
 func setPageSize(ctx context.Context, conn *sql.Conn) error {
-	var tables int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&tables); err != nil {
-		return fmt.Errorf("read the schema: %w", err)
+	if _, err := conn.ExecContext(ctx, `PRAGMA page_size=`+strconv.Itoa(PageSize)); err != nil {
+		return fmt.Errorf("set the page size: %w", err)
 	}
-	if tables > 0 {
-		return nil
-	}
-	for _, q := range []string{`PRAGMA journal_mode=DELETE`, `PRAGMA page_size=` + strconv.Itoa(PageSize), `VACUUM`, `PRAGMA journal_mode=WAL`} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("set the page size (%s): %w", q, err)
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for {
+		_, err := conn.ExecContext(ctx, `PRAGMA journal_mode=WAL`)
+		if code := sqliteCode(err); err == nil || (code != sqlite3.SQLITE_BUSY && code != sqlite3.SQLITE_LOCKED) || time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("set WAL mode: %w", err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("set WAL mode: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return nil
 }

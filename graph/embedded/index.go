@@ -202,7 +202,7 @@ func openSearchFile(ctx context.Context, path string) (*sql.DB, *writer, error) 
 	// synchronous=NORMAL: a power cut may lose the last commits, never
 	// consistency between the rows and the watermark, and what is lost is
 	// indexed again from the main file.
-	db, err := sql.Open("sqlite", dsn(path, "journal_mode(WAL)", "synchronous(NORMAL)",
+	db, err := sql.Open("sqlite", dsn(path, "synchronous(NORMAL)",
 		"cache_size("+writerCache+")", "temp_store(MEMORY)"))
 	if err != nil {
 		return nil, nil, err

@@ -122,3 +122,39 @@ func walBytes(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestConcurrentFirstOpens: processes that open a store that does not
+// exist yet at the same moment (a daemon starting while a command runs)
+// all open it, and the file gets PageSize pages.
+func TestConcurrentFirstOpens(t *testing.T) {
+	for round := range 5 {
+		dir := t.TempDir()
+		const n = 6
+		errs := make(chan error, n)
+		graphs := make(chan *Graph, n)
+		start := make(chan struct{})
+		for range n {
+			go func() {
+				<-start
+				g, err := Open(dir, nil)
+				if err == nil {
+					graphs <- g
+				}
+				errs <- err
+			}()
+		}
+		close(start)
+		for range n {
+			if err := <-errs; err != nil {
+				t.Errorf("round %d: %v", round, err)
+			}
+		}
+		close(graphs)
+		for g := range graphs {
+			g.Close()
+		}
+		if got := pageSizeOf(t, filepath.Join(dir, FileName)); got != PageSize {
+			t.Errorf("round %d: page size %d, want %d", round, got, PageSize)
+		}
+	}
+}

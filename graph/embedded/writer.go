@@ -40,7 +40,7 @@ type bulkKey struct {
 
 // openWriter takes db's connection for writing.
 //
-// A new file gets PageSize pages first (setPageSize), and the connection
+// A new file gets PageSize pages and WAL mode first (setPageSize), and the connection
 // lets the WAL grow to walBytes before its COMMIT checkpoints it: SQLite
 // counts wal_autocheckpoint in pages, and a file keeps the page size it
 // was created with, so the pages are counted here from the file's size.
