@@ -16,7 +16,6 @@ import (
 
 	"go.uber.org/zap"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/memsync/memsync/memsync"
 )
@@ -583,34 +582,33 @@ func (g *Graph) closeAll() error {
 // the rows, so a projection makes about a quarter of the calls: the 100k
 // rebuild path ran 5-21 % faster on 16 KiB pages (interleaved rounds at
 // different hours), with about a sixth less CPU, and a 1M rebuild about
-// an eighth faster (issue 30); 64 KiB pages were no faster than 16. A file keeps the page size it
-// was created with: stores created before keep 4 KiB pages (a store
-// deleted and rebuilt gets 16).
+// an eighth faster (issue 30); 64 KiB pages were no faster than 16. A
+// file keeps the page size it was created with: stores created before
+// keep 4 KiB pages (a store deleted and rebuilt gets 16).
 const PageSize = 16384
 
-// setPageSize gives a file that has no page yet PageSize pages, and puts
-// it in WAL mode (it stays there: the mode is kept in the file). The
-// writers' DSNs do not ask for WAL themselves: the driver runs DSN pragmas
-// sorted by name, so journal_mode(WAL) would run first and fix the page
-// size at 4 KiB. On a file that already has pages the page_size pragma
-// does nothing, and neither statement leaves WAL mode, so a process
-// opening the store while another creates it waits on SQLite's usual
-// locks and never on a mode change. SQLite answers journal_mode=WAL with
-// SQLITE_BUSY at once, without its busy handler, while another connection
-// turns the new file to WAL, so that statement is retried for as long as
-// busy_timeout would wait.
-func setPageSize(ctx context.Context, conn *sql.Conn) error {
+// initFile gives a file that has no page yet PageSize pages, and puts it
+// in WAL mode (it stays there: the mode is kept in the file). The writers'
+// DSNs do not ask for WAL themselves: the driver runs DSN pragmas sorted
+// by name, so journal_mode(WAL) would run first and fix the page size at
+// 4 KiB. On a file that already has pages the page_size pragma does
+// nothing, and neither statement leaves WAL mode, so a process opening the
+// store while another creates it never waits on a mode change. SQLite
+// answers journal_mode=WAL with SQLITE_BUSY at once, without its busy
+// handler, while another connection turns the new file to WAL, so that
+// statement is retried for as long as busy_timeout would wait.
+func initFile(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, `PRAGMA page_size=`+strconv.Itoa(PageSize)); err != nil {
 		return fmt.Errorf("set the page size: %w", err)
 	}
 	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
 	for {
 		_, err := conn.ExecContext(ctx, `PRAGMA journal_mode=WAL`)
-		if code := sqliteCode(err); err == nil || (code != sqlite3.SQLITE_BUSY && code != sqlite3.SQLITE_LOCKED) || time.Now().After(deadline) {
-			if err != nil {
-				return fmt.Errorf("set WAL mode: %w", err)
-			}
+		if err == nil {
 			return nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return fmt.Errorf("set WAL mode: %w", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -34,6 +34,13 @@ func sqliteCode(err error) int {
 	return 0
 }
 
+// isBusy reports whether err is SQLite's "database is locked" (BUSY or
+// LOCKED): another connection holds what this one needs.
+func isBusy(err error) bool {
+	code := sqliteCode(err)
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
+
 // wrap adds the operation and classifies err: what a retry may cure wraps
 // memsync.ErrUnavailable, disk full also ErrDiskFull, a damaged file says
 // how to repair it.
@@ -46,7 +53,7 @@ func (g *Graph) wrap(op string, err error) error {
 	case code == sqlite3.SQLITE_FULL || errors.Is(err, syscall.ENOSPC):
 		g.lg.Error("embedded graph: disk full", zap.String("op", op), zap.Error(err))
 		return fmt.Errorf("embedded: %s: %w writing %s (%w): %w", op, ErrDiskFull, g.path, memsync.ErrUnavailable, err)
-	case code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED:
+	case isBusy(err):
 		return fmt.Errorf("embedded: %s: %w (%w): %w", op, ErrLocked, memsync.ErrUnavailable, err)
 	case code == sqlite3.SQLITE_IOERR || code == sqlite3.SQLITE_CANTOPEN ||
 		code == sqlite3.SQLITE_READONLY || code == sqlite3.SQLITE_NOMEM ||

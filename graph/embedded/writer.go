@@ -40,17 +40,17 @@ type bulkKey struct {
 
 // openWriter takes db's connection for writing.
 //
-// A new file gets PageSize pages and WAL mode first (setPageSize), and the connection
-// lets the WAL grow to walBytes before its COMMIT checkpoints it: SQLite
-// counts wal_autocheckpoint in pages, and a file keeps the page size it
-// was created with, so the pages are counted here from the file's size.
+// A new file gets PageSize pages and WAL mode first (initFile), and the
+// connection lets the WAL grow to walBytes before its COMMIT checkpoints
+// it: SQLite counts wal_autocheckpoint in pages, and a file keeps the page
+// size it was created with, so the pages are counted from the file's own.
 func openWriter(ctx context.Context, db *sql.DB, walBytes int64) (*writer, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var pageSize int64
-	err = setPageSize(ctx, conn)
+	err = initFile(ctx, conn)
 	if err == nil {
 		err = conn.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize)
 	}
