@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -185,9 +187,7 @@ func TestManyHostsOneMemory(t *testing.T) {
 						st := hostStatus(t, h[1], envB)
 						reported = st.Remote != nil && st.Remote.LastError != ""
 					}
-					if err := os.Rename(away, remote); err != nil {
-						t.Fatal(err)
-					}
+					reconnect(t, away, remote)
 					cutOff = false
 				}
 				if ctx.Err() == nil {
@@ -202,9 +202,7 @@ func TestManyHostsOneMemory(t *testing.T) {
 			}
 			wg.Wait()
 			if cutOff {
-				if err := os.Rename(away, remote); err != nil {
-					t.Fatal(err)
-				}
+				reconnect(t, away, remote)
 			}
 			if !reported && !testing.Short() {
 				t.Errorf("status on the cut-off host never reported the failing exchange")
@@ -429,4 +427,74 @@ func runCore(t *testing.T, env []string, args ...string) string {
 		t.Fatalf("memsync %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
 	return string(out)
+}
+
+// reconnect moves the remote cut off at away back to remote. A push in
+// flight when the remote was moved away may have recreated remote: git
+// receive-pack makes its quarantine (objects/tmp_objdir-incoming-*) by
+// absolute path, after the move. Such a leftover is removed; anything
+// else there fails the test (see quarantineOnly).
+func reconnect(t *testing.T, away, remote string) {
+	t.Helper()
+	if _, err := os.Stat(remote); err == nil {
+		if err := quarantineOnly(remote); err != nil {
+			t.Fatalf("reconnecting the remote: %v", err)
+		}
+		if err := os.RemoveAll(remote); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(away, remote); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// quarantineOnly says whether dir holds nothing but git receive-pack's
+// quarantine directories, the only thing a push in flight writes into a
+// remote moved away: nothing of memsync's should write there.
+func quarantineOnly(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if rel == "." || (parts[0] == "objects" && (len(parts) == 1 || strings.HasPrefix(parts[1], "tmp_objdir-incoming-"))) {
+			return nil
+		}
+		return fmt.Errorf("%s was written while the remote was away", rel)
+	})
+}
+
+func TestQuarantineOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		ok    bool
+	}{
+		{"empty", nil, true},
+		{"a push's quarantine", []string{"objects/tmp_objdir-incoming-X2AEJL/pack/pack-1.keep"}, true},
+		{"a ref", []string{"refs/heads/main"}, false},
+		{"an object", []string{"objects/ab/cdef"}, false},
+		{"a config", []string{"config"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range tc.files {
+				path := filepath.Join(dir, filepath.FromSlash(f))
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := quarantineOnly(dir); (err == nil) != tc.ok {
+				t.Errorf("quarantineOnly(%v) = %v, want ok=%v", tc.files, err, tc.ok)
+			}
+		})
+	}
 }
