@@ -48,8 +48,10 @@ type column struct {
 	na string // the whole backend is not measured: why
 
 	rebuildPath, apply, naive, ceiling series // records/s
-	// keyedCeiling (embedded only, a diagnostic): the ceiling's rows into
-	// the memories table of a real store, with its key and indexes.
+	// keyedCeiling (a diagnostic): the ceiling's rows with the keys every
+	// projection needs. Embedded: into the memories table of a real store,
+	// with its key and indexes. Neo4j: under what SPEC §4 asks of a memory
+	// (neo4jKeyedCeiling).
 	keyedCeiling series
 	// ceiling4k (embedded only, a diagnostic): the ceiling at SQLite's
 	// default 4 KiB pages, as rounds before the store's 16 KiB measured it.

@@ -220,14 +220,19 @@ func neo4jCeiling(ctx context.Context, s *neo4jServer, rows []any, batch int) (f
 	return float64(len(rows)) / time.Since(start).Seconds(), nil
 }
 
-// deleteCeiling deletes the ceiling's nodes, a bounded transaction at a
-// time (managed, so a stale pooled connection is retried).
+// deleteCeiling deletes the ceiling's nodes.
 func (s *neo4jServer) deleteCeiling(ctx context.Context) error {
+	return s.deleteLabel(ctx, ceilingLabel)
+}
+
+// deleteLabel deletes every node with label, a bounded transaction at a
+// time (managed, so a stale pooled connection is retried).
+func (s *neo4jServer) deleteLabel(ctx context.Context, label string) error {
 	sess := s.drv.NewSession(ctx, neo4jdrv.SessionConfig{DatabaseName: s.cfg.Database, AccessMode: neo4jdrv.AccessModeWrite})
 	defer sess.Close(ctx)
 	for {
 		n, err := neo4jdrv.ExecuteWrite(ctx, sess, func(tx neo4jdrv.ManagedTransaction) (int64, error) {
-			res, err := tx.Run(ctx, "MATCH (m:"+ceilingLabel+") WITH m LIMIT 10000 DETACH DELETE m RETURN count(*)", nil)
+			res, err := tx.Run(ctx, "MATCH (m:"+label+") WITH m LIMIT 10000 DETACH DELETE m RETURN count(*)", nil)
 			if err != nil {
 				return 0, err
 			}
@@ -239,7 +244,7 @@ func (s *neo4jServer) deleteCeiling(ctx context.Context) error {
 			return n, nil
 		})
 		if err != nil {
-			return unavailable(fmt.Errorf("delete ceiling nodes: %w", err))
+			return unavailable(fmt.Errorf("delete %s nodes: %w", label, err))
 		}
 		if n < 10000 {
 			return nil
@@ -395,9 +400,10 @@ func (b *bench) measureCeiling(ctx context.Context, c *column) error {
 		return err
 	}
 	rows := ceilingRows(b.projMems)
-	var props []any
+	var props, keyed []any
 	if c.b.neo != nil {
 		props = neo4jRows(rows, b.projMems)
+		keyed = neo4jKeyedRows(props, b.projMems)
 	}
 	b.each(ctx, c, "engine ceiling", func(run int) error {
 		var rate float64
@@ -414,13 +420,18 @@ func (b *bench) measureCeiling(ctx context.Context, c *column) error {
 		c.ceiling.add(rate)
 		b.logf("%s engine ceiling run %d: %s records/s (%s)", name, run+1, thousands(rate), c.noteCPU("engine ceiling", m))
 		if c.b.neo != nil {
-			return nil
+			rate, err = neo4jKeyedCeiling(ctx, c.b.neo, keyed, engineBatch)
+		} else {
+			rate, err = keyedCeiling(ctx, b.tmp, rows, engineBatch)
 		}
-		if rate, err = keyedCeiling(ctx, b.tmp, rows, engineBatch); err != nil {
+		if err != nil {
 			return err
 		}
 		c.keyedCeiling.add(rate)
 		b.logf("%s engine ceiling with memsync's keys run %d: %s records/s", name, run+1, thousands(rate))
+		if c.b.neo != nil {
+			return nil
+		}
 		if rate, err = sqliteCeiling(ctx, b.tmp, rows, engineBatch, 4096); err != nil {
 			return err
 		}
