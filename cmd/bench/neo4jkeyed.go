@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -58,10 +59,7 @@ func neo4jKeyedRows(props []any, mems []memsync.Memory) []any {
 	out := make([]any, len(props))
 	for i, p := range props {
 		m := &mems[i]
-		withTerms := make(map[string]any, len(p.(map[string]any))+1)
-		for k, v := range p.(map[string]any) {
-			withTerms[k] = v
-		}
+		withTerms := maps.Clone(p.(map[string]any))
 		withTerms["terms"] = analysis.Text(m.Text)
 		if kw, ok := withTerms["keywords"].(string); ok {
 			withTerms["keywords"] = analysis.Text(kw)
