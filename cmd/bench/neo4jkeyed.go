@@ -25,21 +25,24 @@ const (
 	keyedEntityLabel = "BenchKeyedEntity"
 )
 
-var keyedSchema = []string{
-	"CREATE CONSTRAINT bench_keyed_uuid IF NOT EXISTS FOR (m:" + keyedLabel + ") REQUIRE m.uuid IS UNIQUE",
-	"CREATE CONSTRAINT bench_keyed_agent IF NOT EXISTS FOR (a:" + keyedAgentLabel + ") REQUIRE a.name IS UNIQUE",
-	"CREATE CONSTRAINT bench_keyed_entity IF NOT EXISTS FOR (e:" + keyedEntityLabel + ") REQUIRE (e.group_id, e.name) IS UNIQUE",
-	"CREATE INDEX bench_keyed_group_ts IF NOT EXISTS FOR (m:" + keyedLabel + ") ON (m.group_id, m.ts)",
-	"CREATE FULLTEXT INDEX bench_keyed_terms IF NOT EXISTS FOR (m:" + keyedLabel + ") ON EACH [m.terms, m.keywords]" +
-		" OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true, `fulltext.analyzer`: 'whitespace'}}",
+// keyedSchema is the keyed ceiling's schema: each piece's kind as CREATE
+// names it, its name, and the rest of its CREATE statement.
+var keyedSchema = []struct{ kind, name, create string }{
+	{"CONSTRAINT", "bench_keyed_uuid", "FOR (m:" + keyedLabel + ") REQUIRE m.uuid IS UNIQUE"},
+	{"CONSTRAINT", "bench_keyed_agent", "FOR (a:" + keyedAgentLabel + ") REQUIRE a.name IS UNIQUE"},
+	{"CONSTRAINT", "bench_keyed_entity", "FOR (e:" + keyedEntityLabel + ") REQUIRE (e.group_id, e.name) IS UNIQUE"},
+	{"INDEX", "bench_keyed_group_ts", "FOR (m:" + keyedLabel + ") ON (m.group_id, m.ts)"},
+	{"FULLTEXT INDEX", "bench_keyed_terms", "FOR (m:" + keyedLabel + ") ON EACH [m.terms, m.keywords]" +
+		" OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true, `fulltext.analyzer`: 'whitespace'}}"},
 }
 
-var keyedDrop = []string{
-	"DROP CONSTRAINT bench_keyed_uuid IF EXISTS",
-	"DROP CONSTRAINT bench_keyed_agent IF EXISTS",
-	"DROP CONSTRAINT bench_keyed_entity IF EXISTS",
-	"DROP INDEX bench_keyed_group_ts IF EXISTS",
-	"DROP INDEX bench_keyed_terms IF EXISTS",
+// keyedCreates are keyedSchema's CREATE statements.
+func keyedCreates() []string {
+	out := make([]string, len(keyedSchema))
+	for i, k := range keyedSchema {
+		out[i] = "CREATE " + k.kind + " " + k.name + " IF NOT EXISTS " + k.create
+	}
+	return out
 }
 
 // keyedAgents merges a batch's agents, once each; keyedCreate then writes
@@ -83,7 +86,7 @@ func neo4jKeyedCeiling(ctx context.Context, s *neo4jServer, rows []any, batch in
 		return 0, err
 	}
 	defer s.dropKeyed(context.WithoutCancel(ctx))
-	rate, err := keyedWrites(ctx, s, rows, batch, keyedSchema, keyedCreate)
+	rate, err := keyedWrites(ctx, s, rows, batch, keyedCreates(), keyedCreate)
 	if err != nil {
 		return 0, err
 	}
@@ -153,10 +156,12 @@ func (s *neo4jServer) dropKeyed(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, q := range keyedDrop {
+	for _, k := range keyedSchema {
+		// A fulltext index is dropped as any index is.
+		q := "DROP " + strings.TrimPrefix(k.kind, "FULLTEXT ") + " " + k.name + " IF EXISTS"
 		if _, err := neo4jdrv.ExecuteQuery(ctx, s.drv, q, nil, neo4jdrv.EagerResultTransformer,
 			neo4jdrv.ExecuteQueryWithDatabase(s.cfg.Database)); err != nil {
-			return unavailable(fmt.Errorf("keyed ceiling: %s: %w", strings.Fields(q)[2], err))
+			return unavailable(fmt.Errorf("keyed ceiling: drop %s: %w", k.name, err))
 		}
 	}
 	return nil
