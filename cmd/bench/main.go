@@ -66,6 +66,7 @@ type options struct {
 	recallConversations int    // 0: all
 	recallEmbedder      string // the model the recall figure embeds with: none, default or a model's path
 	recallRepos         string // where the recall figure's repositories are made and kept; "": the scratch directory
+	recallSessions      bool   // the recall figure's records carry LoCoMo's session ids
 	only                map[string]bool
 	vectors             int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
 	vectorsModel        string   // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
@@ -140,6 +141,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.recallData, "recall-data", defaultRecallData, "the LoCoMo development set (JSON) the recall figure reads")
 	fs.StringVar(&o.recallEmbedder, "recall-embedder", "none", "the recall figure's `model`: none (lexical only), default (the built-in model) or a model's path; the projection into each backend, the diagnostics and every command (--embedder) use it")
 	fs.StringVar(&o.recallRepos, "recall-repos", "", "make the recall figure's repositories (one per conversation, with its embedded store) under `dir` and keep them; default: the run's scratch directory, removed")
+	fs.BoolVar(&o.recallSessions, "recall-sessions", true, "the recall figure's records carry each LoCoMo session as their `session` field (as a host's hook writes it); false: no session field, as imports, direct writers and MCP hosts that pass none write them")
 	fs.IntVar(&o.recallConversations, "recall-conversations", 0, "conversations of the recall figure (0: all; CI's smoke run uses 1)")
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.IntVar(&o.vectors, "vectors", 0, "embed every memory and search hybrid with the hashing test embedder (memsynctest) of `N` dimensions: the cost of vectors at the real model's size, not its quality; 0: lexical only")

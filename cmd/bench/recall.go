@@ -72,8 +72,11 @@ var categoryNames = map[int]string{1: "multi-hop", 2: "temporal", 3: "open-domai
 
 var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
 
-// loadLocomo reads the dev set at path and keeps the first n conversations (0: all).
-func loadLocomo(path string, n int) ([]*recallCase, error) {
+// loadLocomo reads the dev set at path and keeps the first n conversations
+// (0: all). With sessions false the records carry no session field, as
+// imported conversations, direct writers and MCP hosts that pass none
+// write them.
+func loadLocomo(path string, n int, sessions bool) ([]*recallCase, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -87,7 +90,7 @@ func loadLocomo(path string, n int) ([]*recallCase, error) {
 	}
 	var out []*recallCase
 	for i, c := range convs {
-		rc, err := newRecallCase(i, c)
+		rc, err := newRecallCase(i, c, sessions)
 		if err != nil {
 			return nil, fmt.Errorf("%s: conversation %s: %w", path, c.SampleID, err)
 		}
@@ -101,7 +104,7 @@ func sessionTime(s string) (time.Time, error) {
 	return time.Parse("3:04 pm on 2 January, 2006", strings.TrimSpace(s))
 }
 
-func newRecallCase(i int, c locomoConversation) (*recallCase, error) {
+func newRecallCase(i int, c locomoConversation, withSessions bool) (*recallCase, error) {
 	rc := &recallCase{id: c.SampleID, uuidOf: map[string]string{}}
 	if rc.id == "" {
 		rc.id = strconv.Itoa(i)
@@ -138,11 +141,14 @@ func newRecallCase(i int, c locomoConversation) (*recallCase, error) {
 			if ts.After(rc.last) {
 				rc.last = ts
 			}
-			rc.records = append(rc.records, journal.Record{
+			r := journal.Record{
 				UUID: uuid, TS: ts, Agent: recallAgent,
 				Kind: journal.KindObservation, Scope: journal.ScopePrivate, Text: text,
-				Session: fmt.Sprintf("session_%d", s),
-			})
+			}
+			if withSessions {
+				r.Session = fmt.Sprintf("session_%d", s)
+			}
+			rc.records = append(rc.records, r)
 		}
 	}
 	for _, q := range c.QA {

@@ -112,7 +112,7 @@ func recallWorkers() int { return max(runtime.GOMAXPROCS(0), 1) }
 func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 	o := b.opts
 	started := time.Now()
-	cases, err := loadLocomo(o.recallData, o.recallConversations)
+	cases, err := loadLocomo(o.recallData, o.recallConversations, o.recallSessions)
 	if os.IsNotExist(err) {
 		b.logf("recall: %s is missing: skipped (the LoCoMo dev set lives in ../shared beside the repository)", o.recallData)
 		fmt.Fprintf(w, "recall: skipped, %s not found\n", o.recallData)
@@ -190,6 +190,11 @@ func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 	table, checks := recallTable(paths, len(cases), questions, fmt.Sprintf("%d split, %d repaired, %d dropped", split, repaired, dropped))
 	fmt.Fprint(w, table)
 	fmt.Fprintf(w, "\nEmbedder: %s.\n", recallModelNote(o.recallEmbedder, emb))
+	if o.recallSessions {
+		fmt.Fprintf(w, "Records: each carries its LoCoMo session as `session`.\n")
+	} else {
+		fmt.Fprintf(w, "Records: no `session` field (--recall-sessions=false).\n")
+	}
 	var vec []string
 	for _, d := range doors {
 		if d.execs > 0 {

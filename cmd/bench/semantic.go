@@ -65,7 +65,7 @@ func semanticMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "bench semantic: --embedder %q: %v\n", *model, err)
 		return 2
 	}
-	cases, err := loadLocomo(*data, *convs)
+	cases, err := loadLocomo(*data, *convs, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench semantic: %v\n", err)
 		return 1
