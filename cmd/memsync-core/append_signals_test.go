@@ -53,7 +53,7 @@ func TestAppendResultAndSupports(t *testing.T) {
 		{"result on a decision", []string{"--kind", "decision", "--result", "success", "--link", d1}, "only an outcome has a result"},
 		{"result judging nothing", []string{"--result", "success"}, "name it with --link UUID"},
 		{"supports a non-uuid", []string{"--kind", "fact", "--supports", "not a uuid!"}, `--supports: "not a uuid!" is not a valid uuid`},
-		{"supports an empty one", []string{"--kind", "fact", "--supports", d1 + ",,"}, "flag -supports: empty value"},
+		{"supports an empty one", []string{"--kind", "fact", "--supports", d1 + ",,"}, "--supports: invalid value"},
 		{"supports what it contradicts", []string{"--kind", "fact", "--supports", d1, "--conflicts-with", d1}, "cannot corroborate what it contradicts"},
 		{"supports what it replaces", []string{"--kind", "fact", "--supports", d1, "--supersedes", d1}, "cannot corroborate what it replaces"},
 	} {

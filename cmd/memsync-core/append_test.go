@@ -232,8 +232,8 @@ func TestAppendErrors(t *testing.T) {
 		{"blank text", append(base, "  "), exitUsage, "memsync append: TEXT: required and must not be blank"},
 		{"two texts", append(base, "a", "b"), exitUsage, "one TEXT argument expected, got 2"},
 		{"huge text", append(base, strings.Repeat("x", journal.MaxLineBytes)), exitUsage, "memsync append: TEXT: record is"},
-		{"unknown flag", append(base, "--colour", "x"), exitUsage, "memsync append: flag provided but not defined: -colour"},
-		{"flag without value", append(base, "x", "--tag"), exitUsage, "flag needs an argument: -tag"},
+		{"unknown flag", append(base, "--colour", "x"), exitUsage, "memsync append: unknown flag --colour"},
+		{"flag without value", append(base, "x", "--tag"), exitUsage, "--tag needs a value"},
 		{"bad bool", append(base, "--json=maybe", "x"), exitUsage, "-json"},
 		{"missing repo", []string{"append", "--repo", "/nonexistent/memsync-repo", "--agent", "a", "--kind", "fact", "x"}, exitUsage, "memsync append: repository /nonexistent/memsync-repo does not exist"},
 	} {

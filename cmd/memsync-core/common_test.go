@@ -34,3 +34,18 @@ func TestListAgents(t *testing.T) {
 		t.Errorf("relPath %s", p)
 	}
 }
+
+// TestPlural: counts read as English ("1 memory", "2 memories").
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n          int
+		noun, want string
+	}{
+		{1, "memory", "1 memory"}, {2, "memory", "2 memories"}, {0, "memory", "0 memories"},
+		{1, "record", "1 record"}, {3, "record", "3 records"}, {2, "day", "2 days"},
+	} {
+		if got := plural(tc.n, tc.noun); got != tc.want {
+			t.Errorf("plural(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
+		}
+	}
+}

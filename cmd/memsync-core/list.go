@@ -157,7 +157,7 @@ func listFrom(ctx context.Context, r memsync.Searcher, q memsync.ListQuery) ([]m
 // header line per memory and its text indented.
 func printList(env *Env, res listResult) {
 	w := env.Stdout
-	fmt.Fprintf(w, "%d memories visible to %s, newest first (from the %s)\n", len(res.Results), res.Agent, res.Source)
+	fmt.Fprintf(w, "%s visible to %s, newest first (from the %s)\n", plural(len(res.Results), "memory"), res.Agent, res.Source)
 	for _, m := range res.Results {
 		shared := ""
 		if m.Scope == string(journal.ScopeShared) {

@@ -37,7 +37,7 @@ import (
 const coreName = "memsync-core"
 
 func main() {
-	args := os.Args[1:]
+	args := cmdline.Hoist(os.Args[1:])
 	if delegated(args) {
 		if isHook(args) {
 			os.Exit(runHook(args))

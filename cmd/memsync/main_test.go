@@ -171,9 +171,15 @@ func TestFrontAppendsWithoutCore(t *testing.T) {
 	if _, errOut, code, _ := run(t, front, "", "append", "--repo", repo, "--agent", "b", "--new-agent", "--kind", "fact", "x"); code != 0 {
 		t.Errorf("--new-agent: exit %d stderr %q", code, errOut)
 	}
-	// --version is answered here too.
-	if out, errOut, code, _ := run(t, front, "", "--version"); code != 0 || errOut != "" || !strings.HasPrefix(out, "memsync ") || strings.Count(out, "\n") != 1 {
-		t.Errorf("--version: exit %d stdout %q stderr %q", code, out, errOut)
+	// --version, and version as git and go take it, are answered here too.
+	for _, arg := range []string{"--version", "version"} {
+		if out, errOut, code, _ := run(t, front, "", arg); code != 0 || errOut != "" || !strings.HasPrefix(out, "memsync ") || strings.Count(out, "\n") != 1 {
+			t.Errorf("%s: exit %d stdout %q stderr %q", arg, code, out, errOut)
+		}
+	}
+	// A global flag before the command, as git and kubectl take it.
+	if _, errOut, code, _ := run(t, front, "", "--repo", repo, "append", "--agent", "a", "--kind", "fact", "hoisted"); code != 0 {
+		t.Errorf("--repo DIR append: exit %d stderr %q", code, errOut)
 	}
 	out, errOut, code, _ := run(t, front, "from stdin\n", "append", "--repo", repo, "--agent", "a", "--kind", "fact", "--json", "-")
 	if code != 0 || errOut != "" || !strings.Contains(out, `"uuid":"mem_`) || !strings.Contains(out, `"path":"agents/a/memory/journal/`) {

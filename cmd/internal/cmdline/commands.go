@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -73,6 +75,7 @@ func IsHelp(arg string) bool {
 // CMD --help; a name that is not one of Commands is bad usage. runner must
 // know every command args can name.
 func Main(ctx context.Context, env *Env, args []string, runner func(name string) (RunFunc, bool)) int {
+	args = Hoist(args)
 	if len(args) == 0 {
 		printUsage(env.Stderr)
 		return ExitUsage
@@ -100,6 +103,45 @@ func Main(ctx context.Context, env *Env, args []string, runner func(name string)
 		return ExitUsage
 	}
 	return run(ctx, env, args[1:])
+}
+
+// globalFlags are the flags every command takes that may also stand
+// before the command's name, as git and kubectl take theirs (`memsync
+// --repo DIR status`): the value of each is required.
+var globalFlags = []string{"repo"}
+
+// Hoist moves global flags (globalFlags) that come before the command's
+// name to just after it, so that `memsync --repo DIR status` runs as
+// `memsync status --repo DIR`. Anything else is left as it is: a leading
+// argument that is no global flag ends the hoisting, so "--help" and
+// "--version" still answer, and an unknown leading flag is refused as an
+// unknown command naming it.
+func Hoist(args []string) []string {
+	var moved []string
+	i := 0
+	for i < len(args) {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") || !slices.Contains(globalFlags, name) {
+			break
+		}
+		if hasValue {
+			moved = append(moved, "--"+name+"="+value)
+			i++
+			continue
+		}
+		if i+1 >= len(args) {
+			break
+		}
+		moved = append(moved, "--"+name, args[i+1])
+		i += 2
+	}
+	if len(moved) == 0 || i >= len(args) {
+		return args
+	}
+	out := make([]string, 0, len(args))
+	out = append(out, args[i])
+	out = append(out, moved...)
+	return append(out, args[i+1:]...)
 }
 
 // UnknownCommand is the one line that refuses name, which is not one of
@@ -134,9 +176,9 @@ Commands:
 	tw.Flush()
 	fmt.Fprint(w, `
 Every command takes --repo DIR (default $MEMSYNC_REPO, else the current
-directory); every command but init refuses a directory that is not a memory
-repository. Run "memsync <command> --help" for its flags; "memsync --version"
-prints the version.
+directory), before or after the command's name; every command but init
+refuses a directory that is not a memory repository. Run "memsync <command>
+--help" for its flags; "memsync version" prints the version.
 Exit codes: 0 success, 1 failure, 2 bad usage, 3 not found (a uuid no
 memory has, or one the agent may not see).
 `)

@@ -122,17 +122,63 @@ func (c *Flags) ParseArgs(args []string) (positional []string, code int, done bo
 	}
 }
 
-// flagError is the flag package's error, or for a flag it does not know
-// that is a slip away from one it does (--agnet), the one it meant.
+// flagError is the flag package's error said in memsync's own words: flags
+// named as they are written (--limit, not -limit), a flag it does not know
+// that is a slip away from one it does (--agnet) with the one it meant,
+// and a value that does not parse with what the flag takes.
 func (c *Flags) flagError(err error) string {
-	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
-	if !ok {
-		return err.Error()
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		name = strings.TrimPrefix(name, "-")
+		if s := c.SuggestFlag(name); s != "" {
+			return fmt.Sprintf("unknown flag --%s; did you mean --%s?", name, s)
+		}
+		return fmt.Sprintf("unknown flag --%s", name)
 	}
-	if s := c.SuggestFlag(name); s != "" {
-		return fmt.Sprintf("unknown flag --%s; did you mean --%s?", name, s)
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Sprintf("--%s needs a value", strings.TrimPrefix(name, "-"))
 	}
-	return err.Error()
+	// invalid boolean value "maybe" for -json: parse error
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		if i := strings.Index(rest, " for -"); i >= 0 {
+			name, _, _ := strings.Cut(rest[i+len(" for -"):], ":")
+			return fmt.Sprintf("--%s: invalid value %s: want true or false", name, rest[:i])
+		}
+	}
+	// invalid value "abc" for flag -limit: parse error
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if i := strings.Index(rest, " for flag -"); i >= 0 {
+			value, tail := rest[:i], rest[i+len(" for flag -"):]
+			name, why, _ := strings.Cut(tail, ": ")
+			return fmt.Sprintf("--%s: invalid value %s: %s", name, value, c.valueHint(name, why))
+		}
+	}
+	return msg
+}
+
+// valueHint says what flag name takes, for a value the flag package could
+// not parse (why is its reason).
+func (c *Flags) valueHint(name, why string) string {
+	f := c.Lookup(name)
+	if f == nil {
+		return why
+	}
+	switch f.Value.(type) {
+	case interface{ IsBoolFlag() bool }:
+		return "want true or false"
+	}
+	switch fmt.Sprintf("%T", f.Value) {
+	case "*flag.intValue", "*flag.int64Value", "*flag.uintValue", "*flag.uint64Value":
+		return "want a whole number"
+	case "*flag.float64Value":
+		return "want a number"
+	case "*flag.durationValue":
+		return "want a duration (90s, 5m, 1h)"
+	}
+	if why == "parse error" {
+		return "does not parse"
+	}
+	return why
 }
 
 // SuggestFlag is the flag of c that name (without dashes) most likely

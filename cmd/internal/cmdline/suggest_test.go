@@ -86,7 +86,7 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		{[]string{"--agnet", "alice"}, "memsync search: unknown flag --agnet; did you mean --agent? (see memsync search --help)\n"},
 		{[]string{"-agnet=alice"}, "memsync search: unknown flag --agnet; did you mean --agent? (see memsync search --help)\n"},
 		{[]string{"--limt", "3"}, "memsync search: unknown flag --limt; did you mean --limit? (see memsync search --help)\n"},
-		{[]string{"--colour"}, "memsync search: flag provided but not defined: -colour (see memsync search --help)\n"},
+		{[]string{"--colour"}, "memsync search: unknown flag --colour (see memsync search --help)\n"},
 	} {
 		var errOut bytes.Buffer
 		env := &Env{Stdout: &bytes.Buffer{}, Stderr: &errOut, Getenv: func(string) string { return "" }}

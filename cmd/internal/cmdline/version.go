@@ -53,8 +53,9 @@ func versionFrom(bi *debug.BuildInfo, ok bool) string {
 	return v
 }
 
-// IsVersion reports whether arg asks for the version ("--version", "-version").
-func IsVersion(arg string) bool { return arg == "--version" || arg == "-version" }
+// IsVersion reports whether arg asks for the version ("version",
+// "--version", "-version"): git, go and kubectl take the word too.
+func IsVersion(arg string) bool { return arg == "version" || arg == "--version" || arg == "-version" }
 
 // PrintVersion writes "memsync VERSION (GOVERSION OS/ARCH)".
 func PrintVersion(w io.Writer) {
