@@ -11,7 +11,29 @@ import (
 // deletions, substitutions and swaps of two neighbours, each 1) of at most
 // 1 for names of up to four characters and at most 2 for longer ones, and
 // less than half the name. Of equally close candidates the first wins.
+// When none is that close, a name of three or more characters that begins
+// exactly one candidate ("crit" for critic) suggests that one.
 func Suggest(name string, candidates []string) string {
+	if s := suggestClose(name, candidates); s != "" {
+		return s
+	}
+	if len([]rune(name)) < 3 {
+		return ""
+	}
+	prefixed := ""
+	for _, c := range candidates {
+		if strings.HasPrefix(strings.ToLower(c), strings.ToLower(name)) {
+			if prefixed != "" {
+				return ""
+			}
+			prefixed = c
+		}
+	}
+	return prefixed
+}
+
+// suggestClose is Suggest's edit-distance rule alone.
+func suggestClose(name string, candidates []string) string {
 	best, bestDist := "", 0
 	n := len([]rune(name))
 	limit := 2

@@ -30,6 +30,11 @@ func TestSuggest(t *testing.T) {
 		{"zzzzzz", commands, ""},
 		{"search", commands, "search"}, // itself
 		{"", commands, ""},
+		{"crit", []string{"critic", "planner"}, "critic"}, // the start of exactly one
+		{"consol", commands, "consolidate"},
+		{"co", commands, ""},                                     // too short to say
+		{"agent", []string{"agent-0001", "agent-0002"}, ""},      // the start of two: no guess
+		{"plan", []string{"critic", "planner", "planner-2"}, ""}, // the start of two
 	} {
 		if got := Suggest(tc.name, tc.candidates); got != tc.want {
 			t.Errorf("Suggest(%q) = %q, want %q", tc.name, got, tc.want)
