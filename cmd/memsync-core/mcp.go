@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -422,13 +423,48 @@ func (b *mcpAgent) run(ctx context.Context, run cmdline.RunFunc, args []string, 
 		if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "memsync ") {
 			msg = msg[i+2:] // "memsync append: " names a command the client never called
 		}
-		return errors.New(msg)
+		return errors.New(mcpFieldWords(msg))
 	}
 	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
 		return fmt.Errorf("unexpected answer %q: %w", stdout.String(), err)
 	}
 	return nil
 }
+
+// cliFlag is a command-line flag or argument named in a command's error.
+var cliFlag = regexp.MustCompile(`--[a-z][a-z-]*|\bTEXT\b`)
+
+// mcpFieldOf names a command's flags by the tools' input fields where the
+// two differ beyond dashes and underscores.
+var mcpFieldOf = map[string]string{"TEXT": "text", "--entity": "entities", "--tag": "tags", "--link": "links"}
+
+// mcpFieldWords says a command's error in the words of the tool's
+// schema: the fields a client sent (text, max_age), not the command's
+// flags (TEXT, --max-age), and without the command's --help pointer.
+func mcpFieldWords(msg string) string {
+	if i := strings.Index(msg, " (see memsync "); i >= 0 && strings.HasSuffix(msg, "--help)") {
+		msg = msg[:i]
+	}
+	rename := func(f string) string {
+		if name, ok := mcpFieldOf[f]; ok {
+			return name
+		}
+		return strings.ReplaceAll(strings.TrimPrefix(f, "--"), "-", "_")
+	}
+	// A quoted value is the caller's own text: it is left as it came.
+	var b strings.Builder
+	last := 0
+	for _, q := range quotedValue.FindAllStringIndex(msg, -1) {
+		b.WriteString(cliFlag.ReplaceAllStringFunc(msg[last:q[0]], rename))
+		b.WriteString(msg[q[0]:q[1]])
+		last = q[1]
+	}
+	b.WriteString(cliFlag.ReplaceAllStringFunc(msg[last:], rename))
+	return b.String()
+}
+
+// quotedValue is a Go-quoted string in an error (%q).
+var quotedValue = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
 // explainIn is the explain tool's input.
 type explainIn struct {

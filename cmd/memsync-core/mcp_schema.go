@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,6 +37,7 @@ type fieldRule struct {
 	min, max int      // an integer's range, when max > 0
 	maxLen   int      // the longest string (each item's, for a list), in characters
 	maxItems int      // the longest list
+	minItems int      // the shortest list (1 for a required list: set by inputSchema)
 	// refuse, when set, says why a value outside enum is refused (a
 	// clearer word than "not one of" for a value that means something).
 	refuse func(v string) string
@@ -105,14 +107,21 @@ func inputSchema[In any](rules toolRules) (*jsonschema.Schema, toolRules) {
 				r = listRule(mcpMaxItems, mcpMaxField)
 			}
 		}
-		all[name] = r
 		item := p
 		if p.Items != nil {
 			item = p.Items
 			if r.maxItems > 0 {
 				p.MaxItems = jsonschema.Ptr(r.maxItems)
 			}
+			// A list the tool requires names at least one item, and
+			// is a list: the schema says so, not only the server.
+			if slices.Contains(s.Required, name) {
+				r.minItems = 1
+				p.MinItems = jsonschema.Ptr(1)
+				p.Type, p.Types = "array", nil
+			}
 		}
+		all[name] = r
 		if len(r.enum) > 0 {
 			item.Enum = make([]any, len(r.enum))
 			for i, v := range r.enum {
@@ -172,7 +181,14 @@ func (r fieldRule) check(v any) error {
 		if r.max > 0 && (v < float64(r.min) || v > float64(r.max)) {
 			return fmt.Errorf("must be %d to %d, not %v", r.min, r.max, v)
 		}
+	case nil:
+		if r.minItems > 0 {
+			return errors.New("name at least one, not null")
+		}
 	case []any:
+		if len(v) < r.minItems {
+			return errors.New("name at least one")
+		}
 		if r.maxItems > 0 && len(v) > r.maxItems {
 			return fmt.Errorf("at most %d items, not %d", r.maxItems, len(v))
 		}

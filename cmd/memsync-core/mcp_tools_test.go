@@ -46,6 +46,8 @@ type jsonProp struct {
 	Maximum   *float64  `json:"maximum"`
 	MaxLength *int      `json:"maxLength"`
 	MaxItems  *int      `json:"maxItems"`
+	MinItems  *int      `json:"minItems"`
+	Type      any       `json:"type"` // "array", or a list of types
 	Items     *jsonProp `json:"items"`
 }
 
@@ -99,6 +101,13 @@ func TestMCPSchemaEnumsAndBounds(t *testing.T) {
 			}
 		}
 	}
+	// A list the tool requires is a list of at least one in the schema:
+	// neither null nor [] passes a client that checks it.
+	for tool, field := range map[string]string{"record_outcome": "decisions", "support": "supports"} {
+		if p := schemas[tool].Properties[field]; p == nil || p.MinItems == nil || *p.MinItems != 1 || p.Type != "array" {
+			t.Errorf("%s.%s: %+v, want type array with minItems 1", tool, field, p)
+		}
+	}
 	for tool, field := range map[string]string{"search": "query", "packet": "goal", "remember": "text", "record_outcome": "text", "support": "text"} {
 		if p := schemas[tool].Properties[field]; p == nil || p.MaxLength == nil {
 			t.Errorf("%s.%s has no length bound", tool, field)
@@ -134,6 +143,9 @@ func TestMCPArgumentsCheckedByTheServer(t *testing.T) {
 		{"flag", map[string]any{"uuid": decision, "feedback": "meh"}, `feedback: "meh" is not one of important, wrong, verified, unimportant`},
 		{"record_outcome", map[string]any{"result": "great", "decisions": []string{decision}, "text": "x"}, `result: "great" is not one of success, failure, mixed`},
 		{"record_outcome", map[string]any{"result": "success", "decisions": []string{}, "text": "x"}, "decisions: name at least one"},
+		{"record_outcome", map[string]any{"result": "success", "decisions": nil, "text": "x"}, "decisions: name at least one"},
+		{"support", map[string]any{"supports": []string{}, "text": "x"}, "supports: name at least one"},
+		{"remember", map[string]any{"text": "  ", "kind": "fact"}, "text: "},
 		{"support", map[string]any{"supports": []string{decision}, "text": "x", "kind": "promotion"}, "kind only memsync writes"},
 	} {
 		out, isErr := call(t, s, tc.tool, tc.args)
