@@ -70,7 +70,10 @@ func TestHoist(t *testing.T) {
 func TestMainTakesHabits(t *testing.T) {
 	var gotArgs []string
 	runner := func(name string) (RunFunc, bool) {
-		return func(_ context.Context, _ *Env, args []string) int { gotArgs = append([]string{name}, args...); return 0 }, true
+		return func(_ context.Context, _ *Env, args []string) int {
+			gotArgs = append([]string{name}, args...)
+			return 0
+		}, true
 	}
 	var out bytes.Buffer
 	env := &Env{Stdout: &out, Stderr: &out}
