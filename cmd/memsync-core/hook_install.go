@@ -55,8 +55,17 @@ var installEvents = map[string][]string{
 var hookMatchers = map[string]string{"SessionStart": "startup|clear|compact"}
 
 // hookTimeoutSeconds is the timeout written for each hook (the hook gives
-// up on its own well before).
+// up on its own well before). Codex clamps a SessionEnd hook to 3 s and
+// warns at every start about a longer one, so that event gets 3.
 const hookTimeoutSeconds = 5
+
+// hookTimeout is the timeout written for event ev's hook.
+func hookTimeout(ev string) int {
+	if ev == "SessionEnd" {
+		return 3
+	}
+	return hookTimeoutSeconds
+}
 
 func runHookInstall(_ context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "hook install", "hook install claude-code|codex [--user | --project DIR] [--agent A] [--repo DIR] [--prompt] [--dry-run]", hookInstallDescription)
@@ -292,7 +301,7 @@ func mergeHooks(settings []byte, host string, commands map[string]string) ([]byt
 		if raw, ok := hooks.vals[ev]; ok {
 			_ = json.Unmarshal(raw, &groups)
 		}
-		group := map[string]any{"hooks": []map[string]any{{"type": "command", "command": cmd, "timeout": hookTimeoutSeconds}}}
+		group := map[string]any{"hooks": []map[string]any{{"type": "command", "command": cmd, "timeout": hookTimeout(ev)}}}
 		if m := hookMatchers[ev]; m != "" {
 			group["matcher"] = m
 		}

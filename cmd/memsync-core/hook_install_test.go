@@ -151,3 +151,42 @@ func TestHookInstallThroughSymlink(t *testing.T) {
 		})
 	}
 }
+
+// TestHookTimeoutsWithinHostLimits: every hook is written with a timeout
+// the host honours as written (Codex clamps SessionEnd to 3 s and warns
+// at each start about a longer one).
+func TestHookTimeoutsWithinHostLimits(t *testing.T) {
+	events := []string{"SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"}
+	for _, host := range []string{"claude-code", "codex"} {
+		out, err := mergeHooks(nil, host, hookCommands("/opt/bin/memsync", host, events, "planner", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var settings struct {
+			Hooks map[string][]struct {
+				Hooks []struct {
+					Timeout int `json:"timeout"`
+				} `json:"hooks"`
+			} `json:"hooks"`
+		}
+		if err := json.Unmarshal(out, &settings); err != nil {
+			t.Fatal(err)
+		}
+		for ev, groups := range settings.Hooks {
+			for _, g := range groups {
+				for _, h := range g.Hooks {
+					limit := 5
+					if ev == "SessionEnd" {
+						limit = 3
+					}
+					if h.Timeout < 1 || h.Timeout > limit {
+						t.Errorf("%s %s: timeout %d, want 1..%d", host, ev, h.Timeout, limit)
+					}
+				}
+			}
+		}
+		if len(settings.Hooks["SessionEnd"]) == 0 {
+			t.Errorf("%s: no SessionEnd hook written:\n%s", host, out)
+		}
+	}
+}

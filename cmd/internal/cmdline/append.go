@@ -35,7 +35,8 @@ func RunAppend(ctx context.Context, env *Env, args []string) int {
 	fs := NewFlags(env, "append", "append --agent A --kind K [--scope S] [--result R --link UUID] [--supports UUID] [flags] [TEXT | -]", `
 Append one record to agent A's journal for today (UTC),
 agents/A/memory/journal/YYYY-MM-DD.jsonl, and print its uuid
-(mem_<ts>_<A>_<NNNN>). TEXT is the memory itself; "-" reads it from stdin
+(mem_<ts>_<A>_<host>-<NNNN>-<random>: this clone's host id, a number
+counting up, and a part no other agent can guess). TEXT is the memory itself; "-" reads it from stdin
 (one trailing newline is dropped). The line is written whole under a lock and
 fsynced, so any number of agents may append at once. --result records an
 outcome (kind outcome) judging the decisions it --links to; --supports names
