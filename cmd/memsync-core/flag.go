@@ -108,6 +108,19 @@ func runFlag(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}
+	// The uuid alone on stdout, as append prints one, for scripts; what
+	// was flagged on stderr, for the person who typed it.
 	fmt.Fprintln(env.Stdout, rec.UUID)
+	fmt.Fprintf(env.Stderr, "flagged %s %s (by %s): %q; it counts from the next projection (memsync run, or memsync sync)\n",
+		target, value, actor, snippet(n.Text, 72))
 	return exitOK
+}
+
+// snippet is text on one line, cut to at most n characters with an ellipsis.
+func snippet(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return text
 }

@@ -97,4 +97,8 @@ func TestFlagJournalsFeedback(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "mem_20261120T100000Z_alice_") {
 		t.Fatalf("flag: %d %q %s", r.code, r.stdout, r.stderr)
 	}
+	// The person who typed it reads what was flagged, and when it counts.
+	if !strings.HasPrefix(r.stderr, "flagged mem_alice_priv important (by Mira): \"") || !strings.Contains(r.stderr, "next projection") {
+		t.Errorf("flag stderr %q: want what was flagged", r.stderr)
+	}
 }
