@@ -408,11 +408,11 @@ func TestLargeGraphCapped(t *testing.T) {
 	}
 	facts := string(snaps[0].Files[FactsFile])
 	if strings.Count(facts, "\n- (0.50) **fact**") != 100 || !strings.Contains(facts, "… and 500 more\n") ||
-		!strings.Contains(facts, "… and 40 more (every page is in GRAPHITI_ENTITIES/)") {
+		!strings.Contains(facts, "… and 90 more, without a page of their own") {
 		t.Fatalf("caps not applied:\n%s", facts)
 	}
-	if len(snaps[0].Files) != 141 {
-		t.Fatalf("%d files, want 141", len(snaps[0].Files))
+	if len(snaps[0].Files) != 1+EntityPages {
+		t.Fatalf("%d files, want %d", len(snaps[0].Files), 1+EntityPages)
 	}
 	again, err := Render(context.Background(), g, []string{"erin"}, 100)
 	if err != nil {
@@ -422,6 +422,39 @@ func TestLargeGraphCapped(t *testing.T) {
 		if !bytes.Equal(data, again[0].Files[p]) {
 			t.Fatalf("%s differs between renders", p)
 		}
+	}
+}
+
+// TestSnapshotBounded: however many memories and entities an agent
+// sees, its snapshot stays under 1 MB at the default limits, with long
+// texts in every line (issue 50: 12 MB an agent at 1,000 agents and 1M
+// records).
+func TestSnapshotBounded(t *testing.T) {
+	long := strings.Repeat("a long memory text that goes on ", 40) // over maxTextRunes
+	kinds := []journal.Kind{journal.KindFact, journal.KindDecision, journal.KindPreference, journal.KindProcedure, journal.KindObservation}
+	var batch []memsync.Memory
+	for i := range 20000 {
+		k := kinds[i%len(kinds)]
+		batch = append(batch, mem(fmt.Sprintf("mem_%06d", i), "erin", i, k, fmt.Sprintf("%d %s #e%d #f%d", i, long, i%3000, i%7), shared))
+	}
+	g := openGraph(t, batch)
+	snaps, err := Render(context.Background(), g, []string{"erin"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, data := range snaps[0].Files {
+		total += len(data)
+	}
+	if total > 1<<20 {
+		t.Errorf("snapshot of %d files holds %d bytes, want under 1 MiB", len(snaps[0].Files), total)
+	}
+	if n := len(snaps[0].Files); n != 1+EntityPages {
+		t.Errorf("%d files, want FACTS and %d entity pages", n, EntityPages)
+	}
+	facts := string(snaps[0].Files[FactsFile])
+	if !strings.Contains(facts, "## Entities (3007)") || !strings.Contains(facts, "… and 2957 more, without a page of their own") {
+		t.Errorf("the entity index does not count what it leaves out:\n%.3000s", facts[strings.Index(facts, "## Entities"):])
 	}
 }
 
