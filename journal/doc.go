@@ -61,7 +61,7 @@
 // append or the MCP server) must:
 //
 //   - write each line whole with one write(2) on a file opened O_APPEND,
-//     under the journal's lock (Append takes it; see append.go), and end
+//     holding an exclusive flock(2) of the file as Append does, and end
 //     it with "\n": a last line without its newline is taken as still
 //     being written and is not read;
 //   - write only into its own agent's journal, with its own agent in
@@ -74,9 +74,9 @@
 //
 // # Rejects
 //
-// A line that can never be projected is written to the agent's
-// agents/<agent>/memory/sync/rejects.jsonl with its file, line, byte offset and reason, and
-// counted by memsync status and memsync rejects; it is never silently
+// A line that can never be projected is written to its agent's
+// agents/<agent>/memory/sync/rejects.jsonl with its file, line, byte
+// offset and reason, and counted by memsync status and memsync rejects; it is never silently
 // dropped or merged. The reasons: bad JSON, a missing or invalid field
 // (*FieldError names it), an unknown kind or scope, invalid UTF-8, a line
 // over MaxLineBytes, an agent or uuid naming another agent (CheckOwner),
