@@ -38,9 +38,11 @@
 //
 // A role may use the kinds it reads (Role.Reads) and, of the other kinds,
 // a memory scoped to the request's task or session, or one that answers
-// the goal clearly better than every candidate of the role's kinds: goal
-// overlap at least ClearlyBetterMin and at least ClearlyBetterRatio times
-// theirs. Such a memory is ranked whatever its block's selection (SPEC
+// the goal clearly better than every candidate of the role's kinds: when
+// one of those holds a goal term, goal overlap at least ClearlyBetterMin
+// and at least ClearlyBetterRatio times theirs; when none does, any goal
+// term (so a packet is empty only when no memory of the reader's groups
+// shares a term with the goal). Such a memory is ranked whatever its block's selection (SPEC
 // §8.4 says it enters), goes to relevant_facts, whatever its kind, and
 // ranks OffRolePenalty below a role-matched memory of similar relevance;
 // the field's cap holds as ever.
@@ -591,8 +593,11 @@ const (
 	// the goal clearly better than anything of the role's kinds: its goal
 	// overlap is at least ClearlyBetterMin (half the goal's terms) and at
 	// least ClearlyBetterRatio times the best goal overlap of any candidate
-	// of the role's kinds (so with none of those matching, the minimum
-	// alone decides).
+	// of the role's kinds. When no candidate of the role's kinds holds a
+	// goal term, one goal term is clearly better than none: a packet is
+	// empty only when no memory the reader sees shares a term with the
+	// goal (SPEC §8.4: a planner planning "the billing migration" sees
+	// the decision "Use postgres for the billing service").
 	ClearlyBetterRatio = 1.5
 	ClearlyBetterMin   = 0.5
 	// OffRolePenalty is what stage two takes from an off-role memory's
@@ -622,10 +627,18 @@ func admit(role Role, goalTerms int, sigs []signals) {
 
 // clearlyBetter reports whether hit goal terms of goalTerms answer the
 // goal clearly better than best, the most any memory of the role's kinds
-// holds. The overlaps share their denominator, so the terms are compared
-// as counts: exactly, with no rounding at the 1.5× edge.
+// holds: any term when best is none, else ClearlyBetterMin of the goal
+// and ClearlyBetterRatio of best. The overlaps share their denominator,
+// so the terms are compared as counts: exactly, with no rounding at the
+// 1.5× edge.
 func clearlyBetter(hit, best, goalTerms int) bool {
-	return hit > 0 && float64(hit) >= ClearlyBetterMin*float64(goalTerms) && float64(hit) >= ClearlyBetterRatio*float64(best)
+	if hit == 0 {
+		return false
+	}
+	if best == 0 {
+		return true
+	}
+	return float64(hit) >= ClearlyBetterMin*float64(goalTerms) && float64(hit) >= ClearlyBetterRatio*float64(best)
 }
 
 // why is the short reason an item was chosen.

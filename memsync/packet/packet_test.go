@@ -201,7 +201,11 @@ func TestBuildRoleKindsAreWeights(t *testing.T) {
 			nil, false, ""},
 		{"2/3 against 1/3: twice as good", []journal.Record{proc("billing runbook"), dec("the billing migration starts monday")},
 			nil, true, "clearly better"},
-		{"1/3 with no role-kind match: below the minimum", []journal.Record{proc("release runbook"), dec("postgres is fast")},
+		{"1/3 with no role-kind match: one word beats none", []journal.Record{proc("release runbook"), dec("postgres is fast")},
+			nil, true, "clearly better"},
+		{"1/3 against 1/3: as well", []journal.Record{proc("billing runbook"), dec("the billing service is slow")},
+			nil, false, ""},
+		{"no goal word at all", []journal.Record{proc("release runbook"), dec("the weekend is free")},
 			nil, false, ""},
 		{"2/3 with no role-kind match", []journal.Record{proc("release runbook"), dec("postgres migration done")},
 			nil, true, "clearly better"},
@@ -293,6 +297,45 @@ func TestBuildAtThePresentSeesFutureDated(t *testing.T) {
 		p := Build(Request{Role: Planner, Agent: "alice", Goal: "ship the release", AsOf: now, Cutoff: cutoff}, []memsync.Scored{scored(late, now)})
 		if got := len(p.HardConstraints) == 1; got == cutoff {
 			t.Fatalf("cutoff %v: hard constraints %+v", cutoff, p.HardConstraints)
+		}
+	}
+}
+
+// TestBuildEmptyOnlyWithoutGoalTerm (issue 49 item 1): for every role
+// and every kind, a packet whose only memory shares one term of three
+// with the goal shows it; one whose only memory shares none is empty
+// unless the role reads its kind (durable memories are always offered).
+// The README's own case, a planner planning "the billing migration" with
+// only the decision "Use #postgres for @Mira's billing service", is one
+// of them.
+func TestBuildEmptyOnlyWithoutGoalTerm(t *testing.T) {
+	asOf := clock.Add(2 * score.Day)
+	goal := "plan the billing migration" // terms: plan, bill, migrat
+	kinds := []journal.Kind{journal.KindPreference, journal.KindProcedure, journal.KindReflection, journal.KindSummary,
+		journal.KindDecision, journal.KindFact, journal.KindObservation, journal.KindTask, journal.KindOutcome}
+	for _, role := range Roles {
+		for _, kind := range kinds {
+			for _, tc := range []struct {
+				text  string
+				share bool
+			}{{"Use #postgres for @Mira's billing service", true}, {"Deploys happen on Tuesdays", false}} {
+				t.Run(fmt.Sprintf("%s/%s/share=%v", role, kind, tc.share), func(t *testing.T) {
+					r := rec("mem_one", "planner", kind, journal.ScopeShared, 1, tc.text)
+					p := Build(Request{Role: role, Agent: "critic", Goal: goal, AsOf: asOf}, []memsync.Scored{scored(r, asOf)})
+					var shown []string
+					for _, f := range [][]Item{p.Core, p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions} {
+						for _, it := range f {
+							shown = append(shown, it.UUID)
+						}
+					}
+					c, _ := ClassOf(kind)
+					want := tc.share || role.Reads(c)
+					if got := len(shown) == 1; got != want {
+						b, _ := json.Marshal(p)
+						t.Fatalf("shown %v, want the memory: %v\n%s", shown, want, b)
+					}
+				})
+			}
 		}
 	}
 }
