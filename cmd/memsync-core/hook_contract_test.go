@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -484,6 +485,50 @@ func TestHookPromptNotRepeated(t *testing.T) {
 			}
 			if a := runHookEvent(t, repo, host, "UserPromptSubmit", hookPayload(host, "UserPromptSubmit", started, map[string]any{"prompt": prompt})); strings.Contains(a.context, "#billing migration") {
 				t.Fatalf("the follow-up given again: %q", a.raw)
+			}
+		})
+	}
+}
+
+// selectedNotShown are the uuids a packet's "Selected:" line names that
+// no item line of the context shows ("[uuid kind]").
+func selectedNotShown(context string) (selected, missing []string) {
+	for _, line := range strings.Split(context, "\n") {
+		if rest, ok := strings.CutPrefix(line, "Selected: "); ok {
+			selected = append(selected, strings.Fields(rest)...)
+		}
+	}
+	for _, id := range selected {
+		if !strings.Contains(context, "["+id+" ") {
+			missing = append(missing, id)
+		}
+	}
+	return selected, missing
+}
+
+// TestHookPromptSelectedIsShown (issue 49 item 3): a prompt's packet
+// leaves out the core tier (SessionStart gave it) and what the session
+// was already shown; its "Selected:" line names exactly the memories it
+// shows, never the core preference nor what was left out. On the code
+// before, the line kept the packet's whole selection.
+func TestHookPromptSelectedIsShown(t *testing.T) {
+	repo := hookRepo(t)
+	corePref := uuidOf(t, repo, "planner", "Always write the failing test first")
+	const prompt = "Which database do we use for the billing service? Follow up on the billing migration with Mira"
+	for _, host := range hookHosts {
+		t.Run(host, func(t *testing.T) {
+			for _, session := range []string{"fresh-" + host, "started-" + host} {
+				if strings.HasPrefix(session, "started-") {
+					runHookEvent(t, repo, host, "SessionStart", hookPayload(host, "SessionStart", session, nil))
+				}
+				a := runHookEvent(t, repo, host, "UserPromptSubmit", hookPayload(host, "UserPromptSubmit", session, map[string]any{"prompt": prompt}))
+				if a.context == "" {
+					continue // everything was given at the start
+				}
+				selected, missing := selectedNotShown(a.context)
+				if len(selected) == 0 || len(missing) > 0 || slices.Contains(selected, corePref) {
+					t.Fatalf("%s: selected %v, not shown %v (core %s):\n%s", session, selected, missing, corePref, a.context)
+				}
 			}
 		})
 	}

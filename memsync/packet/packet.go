@@ -494,7 +494,6 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	for _, s := range core {
 		inCore[s.UUID] = true
 		p.Core = append(p.Core, item(s, "core tier: always in the packet", visible))
-		p.SelectedMemoryIDs = append(p.SelectedMemoryIDs, s.UUID)
 	}
 
 	// Stage two: rank inside the selected blocks, and the off-role
@@ -519,7 +518,6 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	}
 	caps := map[Class]int{Preference: CapHardConstraints, Procedure: CapProcedures, Reflection: CapPitfalls,
 		Summary: CapRelevantFacts, Episode: CapRelevantFacts}
-	picked := 0
 	for _, s := range ranked {
 		f, c := fields[s.class], caps[s.class]
 		if s.offRole {
@@ -529,11 +527,8 @@ func Build(req Request, cands []memsync.Scored) Packet {
 			continue
 		}
 		*f = append(*f, item(s, why(s, q, visible), visible))
-		if picked < CapSelected {
-			p.SelectedMemoryIDs = append(p.SelectedMemoryIDs, s.UUID)
-			picked++
-		}
 	}
+	p.SelectedMemoryIDs = selectedIDs(p)
 
 	// Open questions: the step's own, then decisions waiting for an outcome
 	// (the longest waiting first).
@@ -562,6 +557,55 @@ func Build(req Request, cands []memsync.Scored) Packet {
 		it.Text = cut(fmt.Sprintf("You decided %q on %s. How did it turn out?", s.Text, s.TS.UTC().Format("2006-01-02")))
 		p.OpenQuestions = append(p.OpenQuestions, it)
 	}
+	return p
+}
+
+// selectedIDs is p's selected_memory_ids: its core tier, then the best
+// CapSelected of the memories its fields show (score, then uuid), the
+// order stage two ranked them in. Every id is one the packet shows.
+func selectedIDs(p Packet) []string {
+	ids := []string{}
+	for _, it := range p.Core {
+		ids = append(ids, it.UUID)
+	}
+	var shown []Item
+	for _, f := range [][]Item{p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts} {
+		for _, it := range f {
+			if it.UUID != "" {
+				shown = append(shown, it)
+			}
+		}
+	}
+	slices.SortStableFunc(shown, func(a, b Item) int {
+		if c := cmpDesc(a.Score, b.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.UUID, b.UUID)
+	})
+	for _, it := range shown[:min(len(shown), CapSelected)] {
+		ids = append(ids, it.UUID)
+	}
+	return ids
+}
+
+// Keep is p with only the items keep reports true for, its
+// selected_memory_ids made again from what is left (selectedIDs): a
+// caller that shows less of a packet (a hook that leaves out the core
+// tier, or what the session was already given) never lists as selected
+// a memory it does not show. p itself is not changed.
+func (p Packet) Keep(keep func(Item) bool) Packet {
+	filter := func(items []Item) []Item {
+		out := []Item{}
+		for _, it := range items {
+			if keep(it) {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	p.Core, p.HardConstraints, p.ProceduresToFollow = filter(p.Core), filter(p.HardConstraints), filter(p.ProceduresToFollow)
+	p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions = filter(p.PitfallsToAvoid), filter(p.RelevantFacts), filter(p.OpenQuestions)
+	p.SelectedMemoryIDs = selectedIDs(p)
 	return p
 }
 

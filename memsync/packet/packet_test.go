@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,4 +339,66 @@ func TestBuildEmptyOnlyWithoutGoalTerm(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestKeepSelectsWhatIsShown (issue 49 item 3): Keep leaves the packet
+// Build made as it is when it keeps everything, and otherwise makes the
+// selection again from what is left: the core tier's and the best
+// CapSelected of the rest, never an id it no longer shows.
+func TestKeepSelectsWhatIsShown(t *testing.T) {
+	asOf := clock.Add(3 * score.Day)
+	var cands []memsync.Scored
+	kinds := []journal.Kind{journal.KindPreference, journal.KindProcedure, journal.KindReflection, journal.KindFact}
+	for i := 0; i < 16; i++ {
+		r := rec(fmt.Sprintf("mem_%02d", i), "alice", kinds[i%len(kinds)], journal.ScopeShared, i%3, fmt.Sprintf("ship the release step %d", i))
+		if i == 0 {
+			r.Tier = "core"
+		}
+		cands = append(cands, scored(r, asOf))
+	}
+	p := Build(Request{Role: Executor, Agent: "alice", Goal: "ship the release", AsOf: asOf}, cands)
+	if len(p.SelectedMemoryIDs) != 1+CapSelected || p.SelectedMemoryIDs[0] != "mem_00" {
+		t.Fatalf("selected %v", p.SelectedMemoryIDs)
+	}
+	all, _ := json.Marshal(p.Keep(func(Item) bool { return true }))
+	if want, _ := json.Marshal(p); string(all) != string(want) {
+		t.Fatalf("Keep(everything) changed the packet:\n%s\n%s", all, want)
+	}
+	for _, tc := range []struct {
+		name string
+		drop []string
+	}{
+		{"no core", []string{"mem_00"}},
+		{"no core, not the best two", []string{"mem_00", p.SelectedMemoryIDs[1], p.SelectedMemoryIDs[2]}},
+		{"nothing left", shownIDs(p)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := p.Keep(func(it Item) bool { return !slices.Contains(tc.drop, it.UUID) })
+			shown := shownIDs(k)
+			for _, id := range k.SelectedMemoryIDs {
+				if !slices.Contains(shown, id) {
+					t.Fatalf("selected %s, not shown: %v", id, shown)
+				}
+			}
+			if want := min(CapSelected, len(shown)); len(k.SelectedMemoryIDs) != want {
+				t.Fatalf("selected %v of %v, want %d", k.SelectedMemoryIDs, shown, want)
+			}
+		})
+	}
+	if len(p.Core) != 1 || len(p.SelectedMemoryIDs) != 1+CapSelected {
+		t.Fatal("Keep changed the packet it was called on")
+	}
+}
+
+// shownIDs is every uuid p shows, fields in order.
+func shownIDs(p Packet) []string {
+	var out []string
+	for _, f := range [][]Item{p.Core, p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions} {
+		for _, it := range f {
+			if it.UUID != "" {
+				out = append(out, it.UUID)
+			}
+		}
+	}
+	return out
 }
