@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // TestOneRuleForAgentNames: every command that takes an agent refuses a
@@ -106,7 +108,8 @@ func TestSearchTypos(t *testing.T) {
 	}
 }
 
-// TestUnprojectedHint: a read of the graph says on stderr how many journal
+// TestUnprojectedHint: a read of the graph (explain too: issue 49 item 4)
+// says on stderr how many journal
 // records it cannot see yet, and how to project them; once projected it
 // says nothing. Offline reads read the journals themselves: no hint.
 func TestUnprojectedHint(t *testing.T) {
@@ -120,6 +123,7 @@ func TestUnprojectedHint(t *testing.T) {
 		{"list", "--agent", "alice"},
 		{"packet", "--role", "executor", "--goal", "deploy", "--agent", "alice"},
 		{"show", "mem_h1", "--agent", "alice"},
+		{"explain", "mem_h1", "--agent", "alice"},
 	}
 	hint := func(cmd string, n int) string {
 		return fmt.Sprintf("memsync %s: %d records in the journals are not projected yet "+
@@ -151,5 +155,31 @@ func TestUnprojectedHint(t *testing.T) {
 	want := "memsync search: 1 record in the journals is not projected yet (is `memsync run` running? `memsync sync` projects them once)\n"
 	if r := cli(t, "search", "deploy", "--agent", "alice", "--repo", repo); r.code != 0 || r.stderr != want {
 		t.Errorf("one waiting: exit %d stderr %q; want %q", r.code, r.stderr, want)
+	}
+}
+
+// TestExplainHintsWaitingEvents (issue 49 item 4): a memory is projected,
+// then flagged important and judged by an outcome that wait in the
+// journals; explain, answering from the graph, says "no events" (the graph
+// has none yet) and, on stderr, that 2 records wait to be projected; once
+// they are, the events are there and the hint is gone.
+func TestExplainHintsWaitingEvents(t *testing.T) {
+	repo := searchRepo(t, srec("mem_x1", "alice", 1, "use postgres for billing", sShared, ofKind(journal.KindDecision)))
+	syncRepo(t, repo)
+	if r := cli(t, "flag", "mem_x1", "--important", "--by", "Shaun", "--agent", "alice", "--repo", repo); r.code != 0 {
+		t.Fatalf("flag: %d %s", r.code, r.stderr)
+	}
+	if r := cli(t, "append", "--agent", "alice", "--result", "success", "--link", "mem_x1", "postgres held", "--repo", repo); r.code != 0 {
+		t.Fatalf("append: %d %s", r.code, r.stderr)
+	}
+	want := "memsync explain: 2 records in the journals are not projected yet (is `memsync run` running? `memsync sync` projects them once)\n"
+	r := cli(t, "explain", "mem_x1", "--agent", "alice", "--repo", repo)
+	if r.code != 0 || !strings.Contains(r.stdout, "no events") || r.stderr != want {
+		t.Fatalf("waiting: exit %d\n%s\nstderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	syncRepo(t, repo)
+	r = cli(t, "explain", "mem_x1", "--agent", "alice", "--repo", repo)
+	if r.code != 0 || strings.Contains(r.stdout, "no events") || !strings.Contains(r.stdout, "flag") || r.stderr != "" {
+		t.Fatalf("projected: exit %d\n%s\nstderr %q", r.code, r.stdout, r.stderr)
 	}
 }
