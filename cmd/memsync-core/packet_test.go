@@ -653,7 +653,7 @@ func TestPacketDurableStayArchivedGo(t *testing.T) {
 // the billing migration", holds the decision (it shares "billing" with
 // the goal, and nothing of the planner's kinds exists), in markdown and
 // in --json. A goal no memory shares a word with still gets an empty
-// packet: the one way a packet is empty.
+// packet (the one way a packet is empty), which says why.
 func TestPacketReadmePlannerSeesTheDecision(t *testing.T) {
 	repo := newRepo(t, "planner", "critic")
 	env := []string{"MEMSYNC_GRAPH=embedded", "MEMSYNC_REPO=" + repo}
@@ -690,5 +690,10 @@ func TestPacketReadmePlannerSeesTheDecision(t *testing.T) {
 	if code, out, _ := binRun(t, env, "packet", "--role", "planner", "--agent", "critic", "--goal", "tune the kafka consumers", "--json"); code != 0 ||
 		json.Unmarshal([]byte(out), &p) != nil || len(everyItem(p)) != 0 {
 		t.Fatalf("unrelated goal: %d\n%s", code, out)
+	}
+	// ... and says why, rather than a header with nothing under it.
+	if code, md, _ := binRun(t, env, "packet", "--role", "planner", "--agent", "critic", "--goal", "tune the kafka consumers"); code != 0 ||
+		!strings.Contains(md, "Nothing for this step: of the memories critic may see, none is of the kinds a planner reads") {
+		t.Fatalf("unrelated goal: %d\n%s", code, md)
 	}
 }

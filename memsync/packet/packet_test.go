@@ -402,3 +402,37 @@ func shownIDs(p Packet) []string {
 	}
 	return out
 }
+
+// TestMarkdownSaysWhyEmpty (issue 49 item 5): a packet with no item says
+// why instead of printing a header with nothing under it; one with an
+// item, or a question of the step, does not.
+func TestMarkdownSaysWhyEmpty(t *testing.T) {
+	asOf := clock.Add(score.Day)
+	fact := scored(rec("mem_f", "alice", journal.KindFact, journal.ScopeShared, 0, "deploys happen on tuesdays"), asOf)
+	for _, tc := range []struct {
+		name  string
+		req   Request
+		cands []memsync.Scored
+		want  string // "" for no explanation
+	}{
+		{"nothing shares a word", Request{Role: Planner, Agent: "alice", Goal: "plan the billing migration", AsOf: asOf}, []memsync.Scored{fact},
+			"Nothing for this step: of the memories alice may see, none is of the kinds a planner reads (preference, procedure, summary),"},
+		{"no memory at all", Request{Role: Critic, Agent: "bob", Goal: "review", AsOf: asOf}, nil,
+			"none is of the kinds a critic reads (preference, reflection, summary)"},
+		{"a word shared", Request{Role: Planner, Agent: "alice", Goal: "plan the tuesday deploys", AsOf: asOf}, []memsync.Scored{fact}, ""},
+		{"a question of the step", Request{Role: Planner, Agent: "alice", Goal: "plan the billing migration", Questions: []string{"who owns it?"}, AsOf: asOf}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			md := Markdown(Build(tc.req, tc.cands))
+			if tc.want == "" {
+				if strings.Contains(md, "Nothing for this step") {
+					t.Fatalf("an explanation in a packet with items:\n%s", md)
+				}
+				return
+			}
+			if !strings.Contains(md, tc.want) {
+				t.Fatalf("want %q in:\n%s", tc.want, md)
+			}
+		})
+	}
+}
