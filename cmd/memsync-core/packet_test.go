@@ -674,7 +674,7 @@ func TestPacketReadmePlannerSeesTheDecision(t *testing.T) {
 	}
 	args := []string{"packet", "--role", "planner", "--agent", "critic", "--goal", "plan the billing migration"}
 	code, md, errOut := binRun(t, env, args...)
-	if code != 0 || !strings.Contains(md, "## Relevant facts") || !strings.Contains(md, "Use #postgres for @Mira's billing service ["+id+" decision]") ||
+	if code != 0 || !strings.Contains(md, "## Relevant facts") || !strings.Contains(md, "Use #postgres for @Mira's billing service ["+id+" decision] (recent decision; goal 1/3 words;") ||
 		!strings.Contains(md, "Selected: "+id) {
 		t.Fatalf("packet: %d\n%s%s", code, md, errOut)
 	}

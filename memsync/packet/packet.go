@@ -698,6 +698,11 @@ func why(s signals, q [4]terms, visible map[string]journal.Kind) string {
 	default:
 		r = append(r, "recent "+string(s.Kind))
 	}
+	// The goal's share before the longer off-role note: markdown cuts a
+	// reason to as little as 25 runes, and this is what a reader checks.
+	if s.goalHit > 0 {
+		r = append(r, fmt.Sprintf("goal %d/%d words", s.goalHit, len(q[0])))
+	}
 	if s.offRole {
 		switch {
 		case s.taskMatch || s.sessionMatch:
@@ -705,9 +710,6 @@ func why(s signals, q [4]terms, visible map[string]journal.Kind) string {
 		default:
 			r = append(r, "beyond the role's kinds: answers the goal clearly better")
 		}
-	}
-	if s.goalHit > 0 {
-		r = append(r, fmt.Sprintf("goal %d/%d words", s.goalHit, len(q[0])))
 	}
 	if s.cons > 0 {
 		r = append(r, "matches a constraint")
