@@ -103,7 +103,9 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}
-	printExplain(env, res)
+	// From the journals while the graph answers: the memory is not
+	// projected yet, which is not the graph being unreachable.
+	printExplain(env, res, isOffline && reached)
 	return exitOK
 }
 
@@ -151,13 +153,20 @@ func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainR
 	return res
 }
 
-func printExplain(env *Env, r explainResult) {
+func printExplain(env *Env, r explainResult, unprojected bool) {
 	w := env.Stdout
 	fmt.Fprintf(w, "%s  %s %s %s\n", r.UUID, r.Kind, r.TS, r.Agent)
 	for _, l := range strings.Split(strings.TrimRight(r.Text, "\n"), "\n") {
 		fmt.Fprintf(w, "   %s\n", l)
 	}
-	fmt.Fprintf(w, "as of %s%s\n", r.AsOf, map[bool]string{true: " (offline, from the journals)"}[r.Offline])
+	source := ""
+	switch {
+	case unprojected:
+		source = " (not projected yet: from the journals)"
+	case r.Offline:
+		source = " (offline, from the journals)"
+	}
+	fmt.Fprintf(w, "as of %s%s\n", r.AsOf, source)
 	fmt.Fprintf(w, "importance %.2f  confidence %.2f  status %s  tier %s  max_age %s\n", r.Importance, r.Confidence, r.Status, r.Tier, r.MaxAge)
 	if r.ReplacedBy != "" {
 		fmt.Fprintf(w, "replaced by %s\n", r.ReplacedBy)

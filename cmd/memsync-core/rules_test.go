@@ -162,7 +162,9 @@ func TestUnprojectedHint(t *testing.T) {
 // then flagged important and judged by an outcome that wait in the
 // journals; explain, answering from the graph, says "no events" (the graph
 // has none yet) and, on stderr, that 2 records wait to be projected; once
-// they are, the events are there and the hint is gone.
+// they are, the events are there and the hint is gone. A memory not
+// projected at all is explained from the journals, "not projected yet"
+// rather than "offline".
 func TestExplainHintsWaitingEvents(t *testing.T) {
 	repo := searchRepo(t, srec("mem_x1", "alice", 1, "use postgres for billing", sShared, ofKind(journal.KindDecision)))
 	syncRepo(t, repo)
@@ -176,6 +178,14 @@ func TestExplainHintsWaitingEvents(t *testing.T) {
 	r := cli(t, "explain", "mem_x1", "--agent", "alice", "--repo", repo)
 	if r.code != 0 || !strings.Contains(r.stdout, "no events") || r.stderr != want {
 		t.Fatalf("waiting: exit %d\n%s\nstderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	// A memory not projected at all is read from the journals, and says
+	// so: not "offline", the graph answered.
+	if r := cli(t, "append", "--agent", "alice", "--kind", "fact", "--scope", "shared", "billing runs on postgres", "--repo", repo); r.code != 0 {
+		t.Fatalf("append: %d %s", r.code, r.stderr)
+	} else if r := cli(t, "explain", strings.TrimSpace(r.stdout), "--agent", "alice", "--repo", repo); r.code != 0 ||
+		!strings.Contains(r.stdout, " (not projected yet: from the journals)\n") || strings.Contains(r.stdout, "offline") {
+		t.Fatalf("unprojected: exit %d\n%s", r.code, r.stdout)
 	}
 	syncRepo(t, repo)
 	r = cli(t, "explain", "mem_x1", "--agent", "alice", "--repo", repo)
