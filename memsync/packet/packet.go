@@ -42,10 +42,10 @@
 // one of those holds a goal term, goal overlap at least ClearlyBetterMin
 // and at least ClearlyBetterRatio times theirs; when none does, any goal
 // term (so a packet is empty only when no memory of the reader's groups
-// shares a term with the goal). Such a memory is ranked whatever its block's selection (SPEC
-// §8.4 says it enters), goes to relevant_facts, whatever its kind, and
-// ranks OffRolePenalty below a role-matched memory of similar relevance;
-// the field's cap holds as ever.
+// shares a term with the goal). Such a memory is ranked whatever its
+// block's selection (SPEC §8.4 says it enters), goes to relevant_facts,
+// whatever its kind, and ranks OffRolePenalty below a role-matched memory
+// of similar relevance; the field's cap holds as ever.
 // Importance, confidence, status, support and contradiction all come from
 // score.Result: this package never restates SPEC §7. Archived and
 // superseded memories are never in a packet.
