@@ -175,15 +175,18 @@ func printExplain(env *Env, r explainResult, unprojected bool) {
 	if len(r.Events) == 0 {
 		fmt.Fprintln(w, "   no events")
 	}
+	// Columns as wide as their longest cell, so the effects line up
+	// ("observation" and "(time not shown)" are wider than most).
+	tsWidth, kindWidth := 0, 0
 	for _, e := range r.Events {
-		id, ts := e.UUID, e.TS
+		tsWidth, kindWidth = max(tsWidth, len(cmpOr(e.TS, "(time not shown)"))), max(kindWidth, len(e.Kind))
+	}
+	for _, e := range r.Events {
+		id := e.UUID
 		if id == "" && e.Kind != "decay" {
 			id = "(not visible to this agent)"
 		}
-		if ts == "" {
-			ts = "(time not shown)"
-		}
-		fmt.Fprintf(w, "   %s  %-9s %s  %s\n", ts, e.Kind, e.Effect, id)
+		fmt.Fprintf(w, "   %-*s  %-*s  %s  %s\n", tsWidth, cmpOr(e.TS, "(time not shown)"), kindWidth, e.Kind, e.Effect, id)
 	}
 	fmt.Fprintln(w, "confidence:")
 	for _, b := range r.Basis {

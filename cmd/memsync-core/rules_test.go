@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -187,9 +189,22 @@ func TestExplainHintsWaitingEvents(t *testing.T) {
 		!strings.Contains(r.stdout, " (not projected yet: from the journals)\n") || strings.Contains(r.stdout, "offline") {
 		t.Fatalf("unprojected: exit %d\n%s", r.code, r.stdout)
 	}
+	if r := cli(t, "append", "--agent", "alice", "--kind", "observation", "--supports", "mem_x1", "postgres fine at month end", "--repo", repo); r.code != 0 {
+		t.Fatalf("append: %d %s", r.code, r.stderr)
+	}
 	syncRepo(t, repo)
 	r = cli(t, "explain", "mem_x1", "--agent", "alice", "--repo", repo)
 	if r.code != 0 || strings.Contains(r.stdout, "no events") || !strings.Contains(r.stdout, "flag") || r.stderr != "" {
 		t.Fatalf("projected: exit %d\n%s\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+	// The effects line up, an observation's as a feedback's.
+	var at []int
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if loc := regexp.MustCompile(` [+=-]\d\.\d\d `).FindStringIndex(line); strings.HasPrefix(line, "   2") && loc != nil {
+			at = append(at, utf8.RuneCountInString(line[:loc[0]]))
+		}
+	}
+	if len(at) != 3 || at[0] != at[1] || at[1] != at[2] {
+		t.Fatalf("effects at columns %v:\n%s", at, r.stdout)
 	}
 }
