@@ -22,7 +22,9 @@ the basis of its confidence. Agent A must be able to see the memory (shared,
 or its own); one it may not see is reported exactly like an unknown uuid. A
 record that A may not see still counts, but is named without its uuid,
 author or time. When
-the graph cannot be reached, the answer comes from the journals.`
+the graph cannot be reached, the answer comes from the journals; when it
+answers while journal records (feedback, outcomes, support among them) wait
+to be projected, a note on stderr says how many.`
 
 // explainEvent is one event as explain --json prints it.
 type explainEvent struct {
@@ -83,12 +85,17 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
-	s, isOffline, err := explainMemory(ctx, &c.cfg, repo, "explain", env.Stderr, positional[0], groups, clock)
+	s, isOffline, reached, err := explainMemory(ctx, &c.cfg, repo, "explain", env.Stderr, positional[0], groups, clock)
 	if errors.Is(err, memsync.ErrNotVisible) {
 		return c.notFound(positional[0], *agent)
 	}
 	if err != nil {
 		return c.fail("%v", err)
+	}
+	if reached {
+		// Feedback, outcomes and support waiting in the journals move
+		// nothing the graph answers with: say so, as every read does.
+		hintUnprojected(env, "explain", repo, nil)
 	}
 	res := newExplainResult(s, clock.At, isOffline)
 	if *asJSON {
@@ -96,23 +103,29 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}
-	printExplain(env, res)
+	// From the journals while the graph answers: the memory is not
+	// projected yet, which is not the graph being unreachable.
+	printExplain(env, res, isOffline && reached)
 	return exitOK
 }
 
 // explainMemory scores memory uuid for a reader of groups at clock: from
 // the graph, else (unreachable, or not projected yet) from the journals.
-// explain and show both ask it, so they agree.
-func explainMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string, groups []string, clock memsync.Clock) (memsync.Scored, bool, error) {
+// explain and show both ask it, so they agree. reached says whether the
+// graph could be asked (then journal records it has not been given yet
+// are worth a hint: hintUnprojected).
+func explainMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string, groups []string,
+	clock memsync.Clock) (s memsync.Scored, isOffline, reached bool, err error) {
 	r, isOffline, _, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
 	defer closeReader()
-	s, err := memsync.Explain(ctx, r, uuid, groups, clock)
+	reached = !isOffline
+	s, err = memsync.Explain(ctx, r, uuid, groups, clock)
 	if errors.Is(err, memsync.ErrNotVisible) && !isOffline {
 		// The daemon may not have projected it yet: the journals have it.
 		isOffline = true
 		s, err = memsync.Explain(ctx, offline.Journals{Layout: layout(repo)}, uuid, groups, clock)
 	}
-	return s, isOffline, err
+	return s, isOffline, reached, err
 }
 
 func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainResult {
@@ -140,13 +153,20 @@ func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainR
 	return res
 }
 
-func printExplain(env *Env, r explainResult) {
+func printExplain(env *Env, r explainResult, unprojected bool) {
 	w := env.Stdout
 	fmt.Fprintf(w, "%s  %s %s %s\n", r.UUID, r.Kind, r.TS, r.Agent)
 	for _, l := range strings.Split(strings.TrimRight(r.Text, "\n"), "\n") {
 		fmt.Fprintf(w, "   %s\n", l)
 	}
-	fmt.Fprintf(w, "as of %s%s\n", r.AsOf, map[bool]string{true: " (offline, from the journals)"}[r.Offline])
+	source := ""
+	switch {
+	case unprojected:
+		source = " (not projected yet: from the journals)"
+	case r.Offline:
+		source = " (offline, from the journals)"
+	}
+	fmt.Fprintf(w, "as of %s%s\n", r.AsOf, source)
 	fmt.Fprintf(w, "importance %.2f  confidence %.2f  status %s  tier %s  max_age %s\n", r.Importance, r.Confidence, r.Status, r.Tier, r.MaxAge)
 	if r.ReplacedBy != "" {
 		fmt.Fprintf(w, "replaced by %s\n", r.ReplacedBy)
@@ -155,15 +175,18 @@ func printExplain(env *Env, r explainResult) {
 	if len(r.Events) == 0 {
 		fmt.Fprintln(w, "   no events")
 	}
+	// Columns as wide as their longest cell, so the effects line up
+	// ("observation" and "(time not shown)" are wider than most).
+	tsWidth, kindWidth := 0, 0
 	for _, e := range r.Events {
-		id, ts := e.UUID, e.TS
+		tsWidth, kindWidth = max(tsWidth, len(cmpOr(e.TS, "(time not shown)"))), max(kindWidth, len(e.Kind))
+	}
+	for _, e := range r.Events {
+		id := e.UUID
 		if id == "" && e.Kind != "decay" {
 			id = "(not visible to this agent)"
 		}
-		if ts == "" {
-			ts = "(time not shown)"
-		}
-		fmt.Fprintf(w, "   %s  %-9s %s  %s\n", ts, e.Kind, e.Effect, id)
+		fmt.Fprintf(w, "   %-*s  %-*s  %s  %s\n", tsWidth, cmpOr(e.TS, "(time not shown)"), kindWidth, e.Kind, e.Effect, id)
 	}
 	fmt.Fprintln(w, "confidence:")
 	for _, b := range r.Basis {

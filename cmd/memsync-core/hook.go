@@ -282,13 +282,9 @@ func promptContext(ctx context.Context, cfg *Config, repo, agent, session, promp
 	cancel()
 	if err == nil {
 		p.Core = nil
-		keep := func(items []packet.Item) []packet.Item {
-			return slices.DeleteFunc(items, func(it packet.Item) bool {
-				return it.UUID == "" || !offer(it.UUID, it.Text+"\n"+it.Why)
-			})
-		}
-		p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid = keep(p.HardConstraints), keep(p.ProceduresToFollow), keep(p.PitfallsToAvoid)
-		p.RelevantFacts, p.OpenQuestions = keep(p.RelevantFacts), keep(p.OpenQuestions)
+		// Keep makes "Selected:" again from what is left, so it never
+		// names a memory the prompt is not shown.
+		p = p.Keep(func(it packet.Item) bool { return it.UUID != "" && offer(it.UUID, it.Text+"\n"+it.Why) })
 		shown := packetUUIDs(p)
 		if len(shown) == 0 {
 			return "", nil, nil

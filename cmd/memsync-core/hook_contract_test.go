@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,8 +103,8 @@ func runHookEvent(t *testing.T, repo, host, event string, payload []byte) hookAn
 
 // TestHookContract walks one session per host through the contract of
 // issue 26 (hookcontract.md): the context once at start and not again on
-// resume; nothing for an unrelated prompt, the memories a prompt bears on
-// once; the journaling reminder once, as Stop's block-with-reason, never
+// resume; nothing for an unrelated prompt, nor for one the start already
+// answered; the journaling reminder once, as Stop's block-with-reason, never
 // while stop_hook_active; the context again after a compaction, without a
 // second reminder; nothing from SessionEnd, Claude Code's PreCompact a
 // note to its summarizer, Codex's nothing. On the code before the
@@ -121,7 +122,8 @@ func TestHookContract(t *testing.T) {
 				check       func(t *testing.T, a hookAnswer)
 			}{
 				{"start", "SessionStart", nil, func(t *testing.T, a hookAnswer) {
-					if !strings.Contains(a.context, "Always write the failing test first") || !strings.Contains(a.context, "#billing migration") {
+					if !strings.Contains(a.context, "Always write the failing test first") || !strings.Contains(a.context, "#billing migration") ||
+						!strings.Contains(a.context, "Use #postgres for the billing service database") {
 						t.Fatalf("no session context: %q", a.raw)
 					}
 					if n := utf8.RuneCountInString(a.context); n > hookContextBudget(host) {
@@ -133,12 +135,11 @@ func TestHookContract(t *testing.T) {
 				}},
 				{"resume", "SessionStart", map[string]any{"source": "resume"}, wantNothing},
 				{"unrelated prompt", "UserPromptSubmit", map[string]any{"prompt": "Tell me a joke about cats"}, wantNothing},
-				{"prompt", "UserPromptSubmit", map[string]any{"prompt": "Which database do we use for the billing service?"}, func(t *testing.T, a hookAnswer) {
-					if !strings.Contains(a.context, "Use #postgres for the billing service database") || strings.Contains(a.context, "Always write the failing test first") {
-						t.Fatalf("prompt context: %q", a.raw)
-					}
-				}},
-				{"the same prompt again", "UserPromptSubmit", map[string]any{"prompt": "Which database do we use for the billing service?"}, wantNothing},
+				// The start of a session in /home/dev/billing gave the
+				// billing decision already (TestHookPromptNotRepeated and
+				// TestHookPromptSelectedIsShown give a prompt its memories
+				// in a fresh session).
+				{"prompt the start answered", "UserPromptSubmit", map[string]any{"prompt": "Which database do we use for the billing service?"}, wantNothing},
 				{"first stop", "Stop", nil, func(t *testing.T, a hookAnswer) {
 					if a.decision != "block" || !strings.HasPrefix(a.reason, reminderMarker) || !strings.Contains(a.reason, command) || a.context != "" {
 						t.Fatalf("want the reminder as block-with-reason carrying %q, got %q", command, a.raw)
@@ -484,6 +485,50 @@ func TestHookPromptNotRepeated(t *testing.T) {
 			}
 			if a := runHookEvent(t, repo, host, "UserPromptSubmit", hookPayload(host, "UserPromptSubmit", started, map[string]any{"prompt": prompt})); strings.Contains(a.context, "#billing migration") {
 				t.Fatalf("the follow-up given again: %q", a.raw)
+			}
+		})
+	}
+}
+
+// selectedNotShown are the uuids a packet's "Selected:" line names that
+// no item line of the context shows ("[uuid kind]").
+func selectedNotShown(context string) (selected, missing []string) {
+	for _, line := range strings.Split(context, "\n") {
+		if rest, ok := strings.CutPrefix(line, "Selected: "); ok {
+			selected = append(selected, strings.Fields(rest)...)
+		}
+	}
+	for _, id := range selected {
+		if !strings.Contains(context, "["+id+" ") {
+			missing = append(missing, id)
+		}
+	}
+	return selected, missing
+}
+
+// TestHookPromptSelectedIsShown (issue 49 item 3): a prompt's packet
+// leaves out the core tier (SessionStart gave it) and what the session
+// was already shown; its "Selected:" line names exactly the memories it
+// shows, never the core preference nor what was left out. On the code
+// before, the line kept the packet's whole selection.
+func TestHookPromptSelectedIsShown(t *testing.T) {
+	repo := hookRepo(t)
+	corePref := uuidOf(t, repo, "planner", "Always write the failing test first")
+	const prompt = "Which database do we use for the billing service? Follow up on the billing migration with Mira"
+	for _, host := range hookHosts {
+		t.Run(host, func(t *testing.T) {
+			for _, session := range []string{"fresh-" + host, "started-" + host} {
+				if strings.HasPrefix(session, "started-") {
+					runHookEvent(t, repo, host, "SessionStart", hookPayload(host, "SessionStart", session, nil))
+				}
+				a := runHookEvent(t, repo, host, "UserPromptSubmit", hookPayload(host, "UserPromptSubmit", session, map[string]any{"prompt": prompt}))
+				if a.context == "" {
+					continue // everything was given at the start
+				}
+				selected, missing := selectedNotShown(a.context)
+				if len(selected) == 0 || len(missing) > 0 || slices.Contains(selected, corePref) {
+					t.Fatalf("%s: selected %v, not shown %v (core %s):\n%s", session, selected, missing, corePref, a.context)
+				}
 			}
 		})
 	}

@@ -149,14 +149,19 @@ func TestHookRecordedPayloads(t *testing.T) {
 					}
 					// The prompt's executor packet holds the decision it
 					// asks about; the session's planner packet holds the
-					// core preference (by its uuid) and is scoped to the
-					// session, and the open follow-up follows it.
+					// core preference (by its uuid), is scoped to the
+					// session and looks for what the session is about:
+					// the project (the cwd's name) and the agent's open
+					// follow-up and decision, never its own template.
 					want := []string{"# Working memory: executor for planner", "Use #postgres for the billing service",
 						"[" + decision + " decision]", "Scope: session " + in.SessionID}
 					if event == "SessionStart" {
-						want = []string{"# Working memory: planner for planner", "Goal: start of session " + in.SessionID + " in " + in.Cwd,
+						want = []string{"# Working memory: planner for planner", "Goal: " + filepath.Base(in.Cwd) + " · Follow up on the #billing migration",
 							"Scope: session " + in.SessionID, "## Core", "Always write the failing test first [" + corePref + " preference]",
-							"## Open follow-ups", "#billing migration", "--agent planner --session " + in.SessionID}
+							"#billing migration", "[" + decision + " decision]", "--agent planner --session " + in.SessionID}
+						if strings.Contains(ctx, "start of session") || strings.Count(ctx, "#billing migration") != 2 {
+							t.Errorf("the goal is the template, or the follow-up is not shown once (the goal, then its item):\n%s", ctx)
+						}
 					}
 					if strings.Count(ctx, "Always write the failing test first") > 1 {
 						t.Errorf("the core preference shows twice:\n%s", ctx)

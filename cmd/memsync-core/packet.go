@@ -25,7 +25,9 @@ reflection; critic → reflection, preference, summary; responder →
 preference, summary, procedure. Those are weights, not walls: a memory of
 another kind is in relevant_facts, ranked a little lower, when it belongs
 to the --task or --session or answers the goal clearly better (half its
-words, 1.5× the best of the role's kinds). Caps: 4 hard constraints, 3 procedures, 3
+words and 1.5× the best of the role's kinds, or any of its words when none
+of the role's kinds holds one: a packet is empty only when no memory shares
+a word with the goal). Caps: 4 hard constraints, 3 procedures, 3
 pitfalls, 3 facts, 5 open questions (the --questions, then decisions a week
 old with no outcome), 5 selected ids besides the core tier, which is always
 in. Archived and superseded memories never are. The same memory, request

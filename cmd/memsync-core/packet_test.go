@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -585,13 +586,18 @@ func TestPacketRoleKindsAreWeights(t *testing.T) {
 		if !slices.Contains(ids(p.HardConstraints), "mem_pref_friday") || !slices.Contains(ids(p.ProceduresToFollow), "mem_proc_runbook") {
 			t.Fatalf("task: the planner's own kinds are gone: %+v", p)
 		}
-		// Session-scoped.
-		if p := planner("plan the exporter release", "--session", "S7"); !slices.Contains(ids(p.RelevantFacts), "mem_dec_session") {
+		// Session-scoped, no goal word.
+		if p := planner("plan the release", "--session", "S7"); !slices.Contains(ids(p.RelevantFacts), "mem_dec_session") {
 			t.Fatalf("session: relevant facts %v", ids(p.RelevantFacts))
 		}
 		// Without the scope, the same decision stays out.
-		if p := planner("plan the exporter release"); slices.Contains(ids(p.RelevantFacts), "mem_dec_session") {
+		if p := planner("plan the release"); slices.Contains(ids(p.RelevantFacts), "mem_dec_session") {
 			t.Fatalf("no session: relevant facts %v", ids(p.RelevantFacts))
+		}
+		// Without the scope but with a goal word that nothing of the
+		// planner's kinds holds: one word is clearly better than none.
+		if p := planner("plan the exporter release"); !slices.Contains(ids(p.RelevantFacts), "mem_dec_session") {
+			t.Fatalf("goal word: relevant facts %v", ids(p.RelevantFacts))
 		}
 		// Clearly better than the planner's kinds.
 		p = planner("invoice queue migration")
@@ -638,4 +644,56 @@ func TestPacketDurableStayArchivedGo(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPacketReadmePlannerSeesTheDecision (issue 49 item 1, SPEC §8.4):
+// the README's "Using it" block, run as written: planner decides "Use
+// #postgres for @Mira's billing service", critic notes that deploys
+// happen on Tuesdays, one sync; then a planner packet for critic, "plan
+// the billing migration", holds the decision (it shares "billing" with
+// the goal, and nothing of the planner's kinds exists), in markdown and
+// in --json. A goal no memory shares a word with still gets an empty
+// packet (the one way a packet is empty), which says why.
+func TestPacketReadmePlannerSeesTheDecision(t *testing.T) {
+	repo := newRepo(t, "planner", "critic")
+	env := []string{"MEMSYNC_GRAPH=embedded", "MEMSYNC_REPO=" + repo}
+	code, id, errOut := binRun(t, env, "append", "--agent", "planner", "--kind", "decision", "--scope", "shared",
+		"--why", "cheaper at our size", "Use #postgres for @Mira's billing service")
+	if code != 0 {
+		t.Fatalf("append: %d %s", code, errOut)
+	}
+	id = strings.TrimSpace(id)
+	cmd := exec.Command(memsyncBinary(t), "append", "--agent", "critic", "--kind", "fact", "--scope", "shared", "-")
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_GRAPH="), env...)
+	cmd.Stdin = strings.NewReader("Deploys happen on Tuesdays\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("append -: %v %s", err, out)
+	}
+	if code, out, errOut := binRun(t, env, "sync", "--once"); code != 0 {
+		t.Fatalf("sync: %d\n%s%s", code, out, errOut)
+	}
+	args := []string{"packet", "--role", "planner", "--agent", "critic", "--goal", "plan the billing migration"}
+	code, md, errOut := binRun(t, env, args...)
+	if code != 0 || !strings.Contains(md, "## Relevant facts") || !strings.Contains(md, "Use #postgres for @Mira's billing service ["+id+" decision] (recent decision; goal 1/3 words;") ||
+		!strings.Contains(md, "Selected: "+id) {
+		t.Fatalf("packet: %d\n%s%s", code, md, errOut)
+	}
+	code, out, _ := binRun(t, env, append(args, "--json")...)
+	var p packet.Packet
+	if err := json.Unmarshal([]byte(out), &p); code != 0 || err != nil {
+		t.Fatalf("packet --json: %d %v\n%s", code, err, out)
+	}
+	if got := ids(p.RelevantFacts); len(got) != 1 || got[0] != id || p.RelevantFacts[0].Score <= 0 ||
+		!strings.Contains(p.RelevantFacts[0].Why, "goal 1/3 words") {
+		t.Fatalf("relevant facts %+v", p.RelevantFacts)
+	}
+	if code, out, _ := binRun(t, env, "packet", "--role", "planner", "--agent", "critic", "--goal", "tune the kafka consumers", "--json"); code != 0 ||
+		json.Unmarshal([]byte(out), &p) != nil || len(everyItem(p)) != 0 {
+		t.Fatalf("unrelated goal: %d\n%s", code, out)
+	}
+	// ... and says why, rather than a header with nothing under it.
+	if code, md, _ := binRun(t, env, "packet", "--role", "planner", "--agent", "critic", "--goal", "tune the kafka consumers"); code != 0 ||
+		!strings.Contains(md, "Nothing for this step: of the memories critic may see, none is of the kinds a planner reads") {
+		t.Fatalf("unrelated goal: %d\n%s", code, md)
+	}
 }

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // TestOneRuleForAgentNames: every command that takes an agent refuses a
@@ -106,7 +110,8 @@ func TestSearchTypos(t *testing.T) {
 	}
 }
 
-// TestUnprojectedHint: a read of the graph says on stderr how many journal
+// TestUnprojectedHint: a read of the graph (explain too: issue 49 item 4)
+// says on stderr how many journal
 // records it cannot see yet, and how to project them; once projected it
 // says nothing. Offline reads read the journals themselves: no hint.
 func TestUnprojectedHint(t *testing.T) {
@@ -120,6 +125,7 @@ func TestUnprojectedHint(t *testing.T) {
 		{"list", "--agent", "alice"},
 		{"packet", "--role", "executor", "--goal", "deploy", "--agent", "alice"},
 		{"show", "mem_h1", "--agent", "alice"},
+		{"explain", "mem_h1", "--agent", "alice"},
 	}
 	hint := func(cmd string, n int) string {
 		return fmt.Sprintf("memsync %s: %d records in the journals are not projected yet "+
@@ -151,5 +157,54 @@ func TestUnprojectedHint(t *testing.T) {
 	want := "memsync search: 1 record in the journals is not projected yet (is `memsync run` running? `memsync sync` projects them once)\n"
 	if r := cli(t, "search", "deploy", "--agent", "alice", "--repo", repo); r.code != 0 || r.stderr != want {
 		t.Errorf("one waiting: exit %d stderr %q; want %q", r.code, r.stderr, want)
+	}
+}
+
+// TestExplainHintsWaitingEvents (issue 49 item 4): a memory is projected,
+// then flagged important and judged by an outcome that wait in the
+// journals; explain, answering from the graph, says "no events" (the graph
+// has none yet) and, on stderr, that 2 records wait to be projected; once
+// they are, the events are there and the hint is gone. A memory not
+// projected at all is explained from the journals, "not projected yet"
+// rather than "offline".
+func TestExplainHintsWaitingEvents(t *testing.T) {
+	repo := searchRepo(t, srec("mem_x1", "alice", 1, "use postgres for billing", sShared, ofKind(journal.KindDecision)))
+	syncRepo(t, repo)
+	if r := cli(t, "flag", "mem_x1", "--important", "--by", "Shaun", "--agent", "alice", "--repo", repo); r.code != 0 {
+		t.Fatalf("flag: %d %s", r.code, r.stderr)
+	}
+	if r := cli(t, "append", "--agent", "alice", "--result", "success", "--link", "mem_x1", "postgres held", "--repo", repo); r.code != 0 {
+		t.Fatalf("append: %d %s", r.code, r.stderr)
+	}
+	want := "memsync explain: 2 records in the journals are not projected yet (is `memsync run` running? `memsync sync` projects them once)\n"
+	r := cli(t, "explain", "mem_x1", "--agent", "alice", "--repo", repo)
+	if r.code != 0 || !strings.Contains(r.stdout, "no events") || r.stderr != want {
+		t.Fatalf("waiting: exit %d\n%s\nstderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	// A memory not projected at all is read from the journals, and says
+	// so: not "offline", the graph answered.
+	if r := cli(t, "append", "--agent", "alice", "--kind", "fact", "--scope", "shared", "billing runs on postgres", "--repo", repo); r.code != 0 {
+		t.Fatalf("append: %d %s", r.code, r.stderr)
+	} else if r := cli(t, "explain", strings.TrimSpace(r.stdout), "--agent", "alice", "--repo", repo); r.code != 0 ||
+		!strings.Contains(r.stdout, " (not projected yet: from the journals)\n") || strings.Contains(r.stdout, "offline") {
+		t.Fatalf("unprojected: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := cli(t, "append", "--agent", "alice", "--kind", "observation", "--supports", "mem_x1", "postgres fine at month end", "--repo", repo); r.code != 0 {
+		t.Fatalf("append: %d %s", r.code, r.stderr)
+	}
+	syncRepo(t, repo)
+	r = cli(t, "explain", "mem_x1", "--agent", "alice", "--repo", repo)
+	if r.code != 0 || strings.Contains(r.stdout, "no events") || !strings.Contains(r.stdout, "flag") || r.stderr != "" {
+		t.Fatalf("projected: exit %d\n%s\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+	// The effects line up, an observation's as a feedback's.
+	var at []int
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if loc := regexp.MustCompile(` [+=-]\d\.\d\d `).FindStringIndex(line); strings.HasPrefix(line, "   2") && loc != nil {
+			at = append(at, utf8.RuneCountInString(line[:loc[0]]))
+		}
+	}
+	if len(at) != 3 || at[0] != at[1] || at[1] != at[2] {
+		t.Fatalf("effects at columns %v:\n%s", at, r.stdout)
 	}
 }

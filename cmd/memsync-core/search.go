@@ -34,13 +34,17 @@ memory stood at T (records after T left out, decay at T).
 
 Ranking: the best lexical candidates (at least 100, whatever --limit) are
 ordered by
-  score = relevance x importance x freshness x confidence x status
+  score = relevance x importance factor x freshness factor
+          x confidence factor x status factor
 where relevance is the memory's lexical score over the best candidate's
-(0..1]; importance 0.8..1, freshness 0.8..1 and confidence 0.8..1 refine
-it; status is 1 (active, review), 0.75 (archived) or 0.6 (superseded or
-flagged wrong, with --all). Ties by uuid. Then a memory that holds every
-query word another holds and more is moved above it, whatever their
-scores (SPEC §7). --explain prints every factor per hit, as they multiply into the printed score.
+(0..1]; the importance, freshness and confidence factors (0.8..1, from
+the memory's importance, freshness and confidence, each 0..1) refine it;
+the status factor is 1 (active, review), 0.75 (archived) or 0.6
+(superseded or flagged wrong, with --all). Ties by uuid. Then a memory that
+holds every query word another holds and more is moved above it, whatever
+their scores (SPEC §7). --explain prints every factor per hit, as they
+multiply into the printed score, and on the next line the values they
+come from ("importance factor 0.9000" is "importance 0.50").
 
 With --embedder (or memsync.yaml's embedder) other than none, recall is
 hybrid: the lexical candidates and the memories nearest to the query in
@@ -270,10 +274,17 @@ func printHits(env *Env, res searchResult, explain bool) {
 		}
 		if explain {
 			f := h.Factors
-			fmt.Fprintf(env.Stdout, "   score %.6f = relevance %.6f x importance %.4f x freshness %.4f x confidence %.4f x status %.4f\n",
+			// The factors multiply into the score; the values they come
+			// from (importance 0.50 is a factor of 0.9000) go on the next
+			// line under their own names, never a factor's.
+			fmt.Fprintf(env.Stdout, "   score %.6f = relevance %.6f x importance factor %.4f x freshness factor %.4f x confidence factor %.4f x status factor %.4f\n",
 				h.Score, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status)
-			fmt.Fprintf(env.Stdout, "   (holds %d query terms; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
-				f.Terms, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			terms := "terms"
+			if f.Terms == 1 {
+				terms = "term"
+			}
+			fmt.Fprintf(env.Stdout, "   (holds %d query %s; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
+				f.Terms, terms, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
 			if p := h.Retrieval; p != nil {
 				fmt.Fprintf(env.Stdout, "   relevance parts: lexical %s + vector %s = fused %.6g (reciprocal rank fusion, k=%d)\n",
 					rankPart(p.LexicalRank, "score", p.Lexical), rankPart(p.VectorRank, "cosine", p.Cosine), p.Fused, recallrule.RRFK)

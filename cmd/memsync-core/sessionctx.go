@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -51,17 +52,110 @@ func packetContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, budget)
 }
 
-// sessionGoal is the goal of a session's planner packet: the session and
-// where it runs (a project directory's words match memories about it).
-func sessionGoal(session, cwd string) string {
-	g := "start of session"
-	if session != "" {
-		g += " " + session
+// The parts of a session's goal (sessionGoal).
+const (
+	goalRecent    = 3   // the agent's newest records
+	goalOpen      = 3   // its open follow-ups, and its decisions with no outcome yet
+	goalPartRunes = 160 // each part's text
+)
+
+// sessionGoal is what a session's planner packet looks for: what the
+// session is about, in words memories hold. That is the project it runs
+// in (projectName of cwd), the agent's open follow-ups and decisions that
+// no outcome judged yet, and its newest episodes (what it did and found:
+// its preferences and procedures are offered on their own, and a goal of
+// them would find only their like), each cut short. It never
+// holds words of its own ("start of session ... in ..."): every memory
+// about sessions would match those. The session's id scopes the packet
+// (Request.Session) instead of being a goal word. With none of these (an
+// agent with no records, no directory), the goal is the agent's name.
+func sessionGoal(agent, cwd string, tasks, recent []memsync.Memory) string {
+	var parts []string
+	add := func(text string) {
+		text = oneLineText(text)
+		if text != "" && !slices.Contains(parts, text) {
+			parts = append(parts, cutRunes(text, goalPartRunes))
+		}
 	}
-	if cwd != "" {
-		g += " in " + cwd
+	add(projectName(cwd))
+	for _, m := range tasks[:min(len(tasks), goalOpen)] {
+		add(m.Text)
 	}
-	return g
+	for _, m := range openDecisions(recent, goalOpen) {
+		add(m.Text)
+	}
+	n := 0
+	for _, m := range recent {
+		if n == goalRecent {
+			break
+		}
+		if c, ok := packet.ClassOf(m.Kind); ok && c == packet.Episode {
+			add(m.Text)
+			n++
+		}
+	}
+	if len(parts) == 0 {
+		return agent
+	}
+	return strings.Join(parts, " · ")
+}
+
+// openDecisions are the decisions of recent (newest first) that no
+// outcome among recent links to: at most n, newest first.
+func openDecisions(recent []memsync.Memory, n int) []memsync.Memory {
+	judged := map[string]bool{}
+	for _, m := range recent {
+		if m.Kind == journal.KindOutcome {
+			for _, id := range m.Links {
+				judged[id] = true
+			}
+		}
+	}
+	var out []memsync.Memory
+	for _, m := range recent {
+		if len(out) < n && m.Kind == journal.KindDecision && !judged[m.UUID] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// projectName is the name of the project a session in cwd works on: the
+// base name of the git work tree holding cwd (the nearest directory up
+// from it with a .git entry), else of cwd itself; "" for no directory or
+// the root. Only the file system is asked (no git process: a hook has
+// 700 ms), and a cwd this host does not have is named as it is given.
+func projectName(cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	dir := filepath.Clean(cwd)
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			dir = d
+			break
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	if name := filepath.Base(dir); name != "/" && name != "." && name != string(filepath.Separator) {
+		return name
+	}
+	return ""
+}
+
+// oneLineText folds whitespace runs into single spaces.
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// cutRunes keeps s to n runes, ending a longer one with "…".
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // sessionContext is what agent starts session (in directory cwd) with, in
@@ -106,9 +200,10 @@ func sessionContextWithin(ctx context.Context, cfg *Config, repo, agent, session
 		return ms
 	}
 
+	goal := sessionGoal(agent, cwd, live(slices.Clone(tasks), maxFollowUps), live(slices.Clone(recent), 0))
 	pctx, cancel := packetContext(ctx)
 	p, perr := readPacket(pctx, cfg, repo, "hook", stderr, packet.Request{Role: packet.Planner, Agent: agent,
-		Goal: sessionGoal(session, cwd), Session: session, AsOf: now.UTC()})
+		Goal: goal, Session: session, AsOf: now.UTC()})
 	cancel()
 
 	var b contextBuilder

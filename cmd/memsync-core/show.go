@@ -124,7 +124,7 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 	}
 	// Importance and status as explain computes them, at the same clock.
 	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
-	sc, _, serr := explainMemory(ctx, &fs.cfg, repo, "show", io.Discard, uuid, groups, clock)
+	sc, _, _, serr := explainMemory(ctx, &fs.cfg, repo, "show", io.Discard, uuid, groups, clock)
 	doc.AsOf = clock.At.Format(time.RFC3339Nano)
 	switch {
 	case serr == nil:

@@ -15,7 +15,8 @@ var markdownCuts = []struct{ text, why int }{{160, 70}, {120, 60}, {90, 45}, {70
 
 // Markdown renders p as a hook pastes it into a prompt: a title line,
 // then one headed section per non-empty field, one line per item: its
-// text, its uuid (to cite) and kind, and why it was chosen. Texts are cut
+// text, its uuid (to cite) and kind, and why it was chosen; a packet
+// with no item says why it has none. Texts are cut
 // (and reasons dropped) as needed to keep the whole under MarkdownBudget;
 // uuids are never cut.
 func Markdown(p Packet) string {
@@ -68,6 +69,19 @@ func markdown(p Packet, textRunes, whyRunes int) string {
 			b.WriteByte('\n')
 		}
 	}
+	if empty(p) {
+		// Say why, rather than a header with nothing under it: Build
+		// leaves a packet empty only then (see admit).
+		var kinds []string
+		for _, c := range Classes {
+			if Role(p.Role).Reads(c) {
+				kinds = append(kinds, string(c))
+			}
+		}
+		fmt.Fprintf(&b, "\nNothing for this step: of the memories %s may see, none is of the kinds a %s reads (%s), "+
+			"none is in the packet's task or session, and none shares a word with the goal (archived and superseded ones are never offered).\n",
+			p.Agent, p.Role, strings.Join(kinds, ", "))
+	}
 	if len(p.SelectedMemoryIDs) > 0 {
 		fmt.Fprintf(&b, "\nSelected: %s\n", strings.Join(p.SelectedMemoryIDs, " "))
 	}
@@ -84,3 +98,13 @@ func prefixed(prefix, v string) string {
 // oneLine folds whitespace runs (newlines included) into single spaces, so
 // a memory's text never breaks the markdown's structure.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// empty reports whether p shows no item at all.
+func empty(p Packet) bool {
+	for _, f := range [][]Item{p.Core, p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions} {
+		if len(f) > 0 {
+			return false
+		}
+	}
+	return true
+}

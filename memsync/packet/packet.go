@@ -38,12 +38,14 @@
 //
 // A role may use the kinds it reads (Role.Reads) and, of the other kinds,
 // a memory scoped to the request's task or session, or one that answers
-// the goal clearly better than every candidate of the role's kinds: goal
-// overlap at least ClearlyBetterMin and at least ClearlyBetterRatio times
-// theirs. Such a memory is ranked whatever its block's selection (SPEC
-// §8.4 says it enters), goes to relevant_facts, whatever its kind, and
-// ranks OffRolePenalty below a role-matched memory of similar relevance;
-// the field's cap holds as ever.
+// the goal clearly better than every candidate of the role's kinds: when
+// one of those holds a goal term, goal overlap at least ClearlyBetterMin
+// and at least ClearlyBetterRatio times theirs; when none does, any goal
+// term (so a packet is empty only when no memory of the reader's groups
+// shares a term with the goal). Such a memory is ranked whatever its
+// block's selection (SPEC §8.4 says it enters), goes to relevant_facts,
+// whatever its kind, and ranks OffRolePenalty below a role-matched memory
+// of similar relevance; the field's cap holds as ever.
 // Importance, confidence, status, support and contradiction all come from
 // score.Result: this package never restates SPEC §7. Archived and
 // superseded memories are never in a packet.
@@ -492,7 +494,6 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	for _, s := range core {
 		inCore[s.UUID] = true
 		p.Core = append(p.Core, item(s, "core tier: always in the packet", visible))
-		p.SelectedMemoryIDs = append(p.SelectedMemoryIDs, s.UUID)
 	}
 
 	// Stage two: rank inside the selected blocks, and the off-role
@@ -517,7 +518,6 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	}
 	caps := map[Class]int{Preference: CapHardConstraints, Procedure: CapProcedures, Reflection: CapPitfalls,
 		Summary: CapRelevantFacts, Episode: CapRelevantFacts}
-	picked := 0
 	for _, s := range ranked {
 		f, c := fields[s.class], caps[s.class]
 		if s.offRole {
@@ -527,11 +527,8 @@ func Build(req Request, cands []memsync.Scored) Packet {
 			continue
 		}
 		*f = append(*f, item(s, why(s, q, visible), visible))
-		if picked < CapSelected {
-			p.SelectedMemoryIDs = append(p.SelectedMemoryIDs, s.UUID)
-			picked++
-		}
 	}
+	p.SelectedMemoryIDs = selectedIDs(p)
 
 	// Open questions: the step's own, then decisions waiting for an outcome
 	// (the longest waiting first).
@@ -563,6 +560,55 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	return p
 }
 
+// selectedIDs is p's selected_memory_ids: its core tier, then the best
+// CapSelected of the memories its fields show (score, then uuid), the
+// order stage two ranked them in. Every id is one the packet shows.
+func selectedIDs(p Packet) []string {
+	ids := []string{}
+	for _, it := range p.Core {
+		ids = append(ids, it.UUID)
+	}
+	var shown []Item
+	for _, f := range [][]Item{p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts} {
+		for _, it := range f {
+			if it.UUID != "" {
+				shown = append(shown, it)
+			}
+		}
+	}
+	slices.SortStableFunc(shown, func(a, b Item) int {
+		if c := cmpDesc(a.Score, b.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.UUID, b.UUID)
+	})
+	for _, it := range shown[:min(len(shown), CapSelected)] {
+		ids = append(ids, it.UUID)
+	}
+	return ids
+}
+
+// Keep is p with only the items keep reports true for, its
+// selected_memory_ids made again from what is left (selectedIDs): a
+// caller that shows less of a packet (a hook that leaves out the core
+// tier, or what the session was already given) never lists as selected
+// a memory it does not show. p itself is not changed.
+func (p Packet) Keep(keep func(Item) bool) Packet {
+	filter := func(items []Item) []Item {
+		out := []Item{}
+		for _, it := range items {
+			if keep(it) {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	p.Core, p.HardConstraints, p.ProceduresToFollow = filter(p.Core), filter(p.HardConstraints), filter(p.ProceduresToFollow)
+	p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions = filter(p.PitfallsToAvoid), filter(p.RelevantFacts), filter(p.OpenQuestions)
+	p.SelectedMemoryIDs = selectedIDs(p)
+	return p
+}
+
 func rank(s signals, block float64) float64 {
 	v := 0.30*s.goal + 0.10*s.cons + 0.10*s.fail + 0.05*s.quest
 	if s.taskMatch {
@@ -591,8 +637,11 @@ const (
 	// the goal clearly better than anything of the role's kinds: its goal
 	// overlap is at least ClearlyBetterMin (half the goal's terms) and at
 	// least ClearlyBetterRatio times the best goal overlap of any candidate
-	// of the role's kinds (so with none of those matching, the minimum
-	// alone decides).
+	// of the role's kinds. When no candidate of the role's kinds holds a
+	// goal term, one goal term is clearly better than none: a packet is
+	// empty only when no memory the reader sees shares a term with the
+	// goal (SPEC §8.4: a planner planning "the billing migration" sees
+	// the decision "Use postgres for the billing service").
 	ClearlyBetterRatio = 1.5
 	ClearlyBetterMin   = 0.5
 	// OffRolePenalty is what stage two takes from an off-role memory's
@@ -622,10 +671,18 @@ func admit(role Role, goalTerms int, sigs []signals) {
 
 // clearlyBetter reports whether hit goal terms of goalTerms answer the
 // goal clearly better than best, the most any memory of the role's kinds
-// holds. The overlaps share their denominator, so the terms are compared
-// as counts: exactly, with no rounding at the 1.5× edge.
+// holds: any term when best is none, else ClearlyBetterMin of the goal
+// and ClearlyBetterRatio of best. The overlaps share their denominator,
+// so the terms are compared as counts: exactly, with no rounding at the
+// 1.5× edge.
 func clearlyBetter(hit, best, goalTerms int) bool {
-	return hit > 0 && float64(hit) >= ClearlyBetterMin*float64(goalTerms) && float64(hit) >= ClearlyBetterRatio*float64(best)
+	if hit == 0 {
+		return false
+	}
+	if best == 0 {
+		return true
+	}
+	return float64(hit) >= ClearlyBetterMin*float64(goalTerms) && float64(hit) >= ClearlyBetterRatio*float64(best)
 }
 
 // why is the short reason an item was chosen.
@@ -641,6 +698,11 @@ func why(s signals, q [4]terms, visible map[string]journal.Kind) string {
 	default:
 		r = append(r, "recent "+string(s.Kind))
 	}
+	// The goal's share before the longer off-role note: markdown cuts a
+	// reason to as little as 25 runes, and this is what a reader checks.
+	if s.goalHit > 0 {
+		r = append(r, fmt.Sprintf("goal %d/%d words", s.goalHit, len(q[0])))
+	}
 	if s.offRole {
 		switch {
 		case s.taskMatch || s.sessionMatch:
@@ -648,9 +710,6 @@ func why(s signals, q [4]terms, visible map[string]journal.Kind) string {
 		default:
 			r = append(r, "beyond the role's kinds: answers the goal clearly better")
 		}
-	}
-	if s.goalHit > 0 {
-		r = append(r, fmt.Sprintf("goal %d/%d words", s.goalHit, len(q[0])))
 	}
 	if s.cons > 0 {
 		r = append(r, "matches a constraint")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +202,11 @@ func TestBuildRoleKindsAreWeights(t *testing.T) {
 			nil, false, ""},
 		{"2/3 against 1/3: twice as good", []journal.Record{proc("billing runbook"), dec("the billing migration starts monday")},
 			nil, true, "clearly better"},
-		{"1/3 with no role-kind match: below the minimum", []journal.Record{proc("release runbook"), dec("postgres is fast")},
+		{"1/3 with no role-kind match: one word beats none", []journal.Record{proc("release runbook"), dec("postgres is fast")},
+			nil, true, "clearly better"},
+		{"1/3 against 1/3: as well", []journal.Record{proc("billing runbook"), dec("the billing service is slow")},
+			nil, false, ""},
+		{"no goal word at all", []journal.Record{proc("release runbook"), dec("the weekend is free")},
 			nil, false, ""},
 		{"2/3 with no role-kind match", []journal.Record{proc("release runbook"), dec("postgres migration done")},
 			nil, true, "clearly better"},
@@ -294,5 +299,140 @@ func TestBuildAtThePresentSeesFutureDated(t *testing.T) {
 		if got := len(p.HardConstraints) == 1; got == cutoff {
 			t.Fatalf("cutoff %v: hard constraints %+v", cutoff, p.HardConstraints)
 		}
+	}
+}
+
+// TestBuildEmptyOnlyWithoutGoalTerm (issue 49 item 1): for every role
+// and every kind, a packet whose only memory shares one term of three
+// with the goal shows it; one whose only memory shares none is empty
+// unless the role reads its kind (durable memories are always offered).
+// The README's own case, a planner planning "the billing migration" with
+// only the decision "Use #postgres for @Mira's billing service", is one
+// of them.
+func TestBuildEmptyOnlyWithoutGoalTerm(t *testing.T) {
+	asOf := clock.Add(2 * score.Day)
+	goal := "plan the billing migration" // terms: plan, bill, migrat
+	kinds := []journal.Kind{journal.KindPreference, journal.KindProcedure, journal.KindReflection, journal.KindSummary,
+		journal.KindDecision, journal.KindFact, journal.KindObservation, journal.KindTask, journal.KindOutcome}
+	for _, role := range Roles {
+		for _, kind := range kinds {
+			for _, tc := range []struct {
+				text  string
+				share bool
+			}{{"Use #postgres for @Mira's billing service", true}, {"Deploys happen on Tuesdays", false}} {
+				t.Run(fmt.Sprintf("%s/%s/share=%v", role, kind, tc.share), func(t *testing.T) {
+					r := rec("mem_one", "planner", kind, journal.ScopeShared, 1, tc.text)
+					p := Build(Request{Role: role, Agent: "critic", Goal: goal, AsOf: asOf}, []memsync.Scored{scored(r, asOf)})
+					var shown []string
+					for _, f := range [][]Item{p.Core, p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions} {
+						for _, it := range f {
+							shown = append(shown, it.UUID)
+						}
+					}
+					c, _ := ClassOf(kind)
+					want := tc.share || role.Reads(c)
+					if got := len(shown) == 1; got != want {
+						b, _ := json.Marshal(p)
+						t.Fatalf("shown %v, want the memory: %v\n%s", shown, want, b)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestKeepSelectsWhatIsShown (issue 49 item 3): Keep leaves the packet
+// Build made as it is when it keeps everything, and otherwise makes the
+// selection again from what is left: the core tier's and the best
+// CapSelected of the rest, never an id it no longer shows.
+func TestKeepSelectsWhatIsShown(t *testing.T) {
+	asOf := clock.Add(3 * score.Day)
+	var cands []memsync.Scored
+	kinds := []journal.Kind{journal.KindPreference, journal.KindProcedure, journal.KindReflection, journal.KindFact}
+	for i := 0; i < 16; i++ {
+		r := rec(fmt.Sprintf("mem_%02d", i), "alice", kinds[i%len(kinds)], journal.ScopeShared, i%3, fmt.Sprintf("ship the release step %d", i))
+		if i == 0 {
+			r.Tier = "core"
+		}
+		cands = append(cands, scored(r, asOf))
+	}
+	p := Build(Request{Role: Executor, Agent: "alice", Goal: "ship the release", AsOf: asOf}, cands)
+	if len(p.SelectedMemoryIDs) != 1+CapSelected || p.SelectedMemoryIDs[0] != "mem_00" {
+		t.Fatalf("selected %v", p.SelectedMemoryIDs)
+	}
+	all, _ := json.Marshal(p.Keep(func(Item) bool { return true }))
+	if want, _ := json.Marshal(p); string(all) != string(want) {
+		t.Fatalf("Keep(everything) changed the packet:\n%s\n%s", all, want)
+	}
+	for _, tc := range []struct {
+		name string
+		drop []string
+	}{
+		{"no core", []string{"mem_00"}},
+		{"no core, not the best two", []string{"mem_00", p.SelectedMemoryIDs[1], p.SelectedMemoryIDs[2]}},
+		{"nothing left", shownIDs(p)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := p.Keep(func(it Item) bool { return !slices.Contains(tc.drop, it.UUID) })
+			shown := shownIDs(k)
+			for _, id := range k.SelectedMemoryIDs {
+				if !slices.Contains(shown, id) {
+					t.Fatalf("selected %s, not shown: %v", id, shown)
+				}
+			}
+			if want := min(CapSelected, len(shown)); len(k.SelectedMemoryIDs) != want {
+				t.Fatalf("selected %v of %v, want %d", k.SelectedMemoryIDs, shown, want)
+			}
+		})
+	}
+	if len(p.Core) != 1 || len(p.SelectedMemoryIDs) != 1+CapSelected {
+		t.Fatal("Keep changed the packet it was called on")
+	}
+}
+
+// shownIDs is every uuid p shows, fields in order.
+func shownIDs(p Packet) []string {
+	var out []string
+	for _, f := range [][]Item{p.Core, p.HardConstraints, p.ProceduresToFollow, p.PitfallsToAvoid, p.RelevantFacts, p.OpenQuestions} {
+		for _, it := range f {
+			if it.UUID != "" {
+				out = append(out, it.UUID)
+			}
+		}
+	}
+	return out
+}
+
+// TestMarkdownSaysWhyEmpty (issue 49 item 5): a packet with no item says
+// why instead of printing a header with nothing under it; one with an
+// item, or a question of the step, does not.
+func TestMarkdownSaysWhyEmpty(t *testing.T) {
+	asOf := clock.Add(score.Day)
+	fact := scored(rec("mem_f", "alice", journal.KindFact, journal.ScopeShared, 0, "deploys happen on tuesdays"), asOf)
+	for _, tc := range []struct {
+		name  string
+		req   Request
+		cands []memsync.Scored
+		want  string // "" for no explanation
+	}{
+		{"nothing shares a word", Request{Role: Planner, Agent: "alice", Goal: "plan the billing migration", AsOf: asOf}, []memsync.Scored{fact},
+			"Nothing for this step: of the memories alice may see, none is of the kinds a planner reads (preference, procedure, summary),"},
+		{"no memory at all", Request{Role: Critic, Agent: "bob", Goal: "review", AsOf: asOf}, nil,
+			"none is of the kinds a critic reads (preference, reflection, summary)"},
+		{"a word shared", Request{Role: Planner, Agent: "alice", Goal: "plan the tuesday deploys", AsOf: asOf}, []memsync.Scored{fact}, ""},
+		{"a question of the step", Request{Role: Planner, Agent: "alice", Goal: "plan the billing migration", Questions: []string{"who owns it?"}, AsOf: asOf}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			md := Markdown(Build(tc.req, tc.cands))
+			if tc.want == "" {
+				if strings.Contains(md, "Nothing for this step") {
+					t.Fatalf("an explanation in a packet with items:\n%s", md)
+				}
+				return
+			}
+			if !strings.Contains(md, tc.want) {
+				t.Fatalf("want %q in:\n%s", tc.want, md)
+			}
+		})
 	}
 }
