@@ -32,6 +32,15 @@ func (u unreachable) Get(context.Context, []string) (map[string]memsync.Node, er
 func (u unreachable) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, error) {
 	return nil, u.err
 }
+func (u unreachable) Lexical(context.Context, []string, memsync.Filter, int) ([]memsync.Found, error) {
+	return nil, u.err
+}
+func (u unreachable) Neighbours(context.Context, []memsync.Node, memsync.Filter) ([]memsync.Beside, error) {
+	return nil, u.err
+}
+func (u unreachable) Similar(context.Context, string, memsync.Filter, int) ([]memsync.Found, error) {
+	return nil, u.err
+}
 func (u unreachable) Incoming(context.Context, []string) ([]memsync.Reference, error) {
 	return nil, u.err
 }

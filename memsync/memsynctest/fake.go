@@ -155,6 +155,27 @@ func (g *Graph) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, err
 	return nil, g.check()
 }
 
+// Lexical implements memsync.Retriever; the fake finds nothing.
+func (g *Graph) Lexical(context.Context, []string, memsync.Filter, int) ([]memsync.Found, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return nil, g.check()
+}
+
+// Neighbours implements memsync.Retriever; the fake finds nothing.
+func (g *Graph) Neighbours(context.Context, []memsync.Node, memsync.Filter) ([]memsync.Beside, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return nil, g.check()
+}
+
+// Similar implements memsync.Retriever; the fake finds nothing.
+func (g *Graph) Similar(context.Context, string, memsync.Filter, int) ([]memsync.Found, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return nil, g.check()
+}
+
 // Incoming implements memsync.Graph from the stored records' fields.
 func (g *Graph) Incoming(_ context.Context, uuids []string) ([]memsync.Reference, error) {
 	g.mu.Lock()

@@ -29,6 +29,7 @@ package recall
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -115,7 +116,61 @@ type Candidate struct {
 	TS      time.Time
 	Lexical float64
 	Timed   bool   // Timed(text)
-	Match   uint64 // Matched(q, text); 0 when unknown (the hit then counts as covering every term)
+	Match   uint64 // Fields.All(): the query terms it holds in any field the lexical score counts
+	Fields  Fields // where it holds them (MatchFields); zero Fields with Match set: all in its text
+}
+
+// Fields is where a memory holds the query's terms, one bit per term as
+// in Match: its text, its tags, its declared entities — the three fields
+// every lexical index scores (tags and entities at half weight).
+type Fields struct {
+	Text, Tags, Entities uint64
+}
+
+// All is the terms held in any field.
+func (f Fields) All() uint64 { return f.Text | f.Tags | f.Entities }
+
+// metaOnly is the terms held in tags or entities but not in the text.
+func (f Fields) metaOnly() uint64 { return (f.Tags | f.Entities) &^ f.Text }
+
+// MetaCover is how much a query term a memory holds only in its tags or
+// entities counts in its cover, next to one its text holds: the half
+// weight the lexical indexes give those fields. So a memory that says a
+// term beats one only tagged with it, at equal importance.
+const MetaCover = 0.5
+
+// MatchFields is where a memory with text, tags and declared entities
+// holds q's terms (analysis.Terms of each, as the indexes analyze them).
+func MatchFields(q Query, text string, tags, entities []string) Fields {
+	f := Fields{Text: Matched(q, text)}
+	for _, t := range tags {
+		f.Tags |= Matched(q, t)
+	}
+	for _, e := range entities {
+		f.Entities |= Matched(q, e)
+	}
+	return f
+}
+
+// Describe names the query terms match holds and where, as explain
+// prints them: "text: postgres; tag: billing".
+func (f Fields) Describe(q Query) string {
+	var parts []string
+	for _, fl := range []struct {
+		name string
+		bits uint64
+	}{{"text", f.Text}, {"tag", f.Tags &^ f.Text}, {"entity", f.Entities &^ (f.Text | f.Tags)}} {
+		var terms []string
+		for i, t := range q.Terms[:min(len(q.Terms), 64)] {
+			if fl.bits&(1<<i) != 0 {
+				terms = append(terms, t)
+			}
+		}
+		if len(terms) > 0 {
+			parts = append(parts, fl.name+": "+strings.Join(terms, " "))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Link says that To is Dist (1..Window) memories away from the lexical hit From.
@@ -125,12 +180,14 @@ type Link struct {
 }
 
 // Ranked is a candidate with its fused score. Match is the set of query
-// terms it holds (Matched; every term when unknown; none for a session
-// neighbour that is no lexical hit).
+// terms it holds (none for a session neighbour that is no lexical hit).
+// From is, for a memory that is no lexical hit, the lexical hit whose
+// lift brought it in (the strongest; "" when none did).
 type Ranked struct {
 	Candidate
 	Match uint64
 	Score float64
+	From  string
 	Parts // what each retrieval contributed (Fuse); zero from Rank alone
 }
 
@@ -191,36 +248,35 @@ func SourceHits[T any](hits []T) []T { return hits[:min(len(hits), Sources)] }
 // lexical hit among cands, or to one that is not among cands, are ignored.
 func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 	base := make(map[string]float64, len(cands))
-	match := make(map[string]uint64, len(cands))
+	lexical := make(map[string]bool, len(cands))
 	cover := Cover(q, cands)
-	every := uint64(1)<<min(len(q.Terms), 64) - 1
-	if len(q.Terms) >= 64 {
-		every = ^uint64(0)
-	}
 	for _, c := range cands {
 		b := c.Lexical
 		if q.When && c.Timed {
 			b *= 1 + TimeBoost
 		}
-		switch {
-		case c.Match != 0:
+		if c.Match != 0 {
 			b *= cover[c.UUID]
-			match[c.UUID] = c.Match
-		case c.Lexical > 0:
-			match[c.UUID] = every // unknown: counts as covering every term
 		}
+		// A hit whose Match is 0 (the index matched a form the analyzer
+		// does not give) keeps its lexical score and dominates nothing.
 		base[c.UUID] = b
+		lexical[c.UUID] = c.Lexical > 0
 	}
 	lift := map[string]float64{}
+	from := map[string]string{}
 	for _, l := range links {
 		b, ok := base[l.From]
-		if !ok || b <= 0 || l.Dist < 1 {
+		if !ok || !lexical[l.From] || b <= 0 || l.Dist < 1 {
 			continue
 		}
 		if _, ok := base[l.To]; !ok {
 			continue
 		}
-		lift[l.To] = max(lift[l.To], b/float64(l.Dist))
+		v := b / float64(l.Dist)
+		if v > lift[l.To] || v == lift[l.To] && l.From < from[l.To] {
+			lift[l.To], from[l.To] = v, l.From
+		}
 	}
 	out := make([]Ranked, 0, len(cands))
 	for _, c := range cands {
@@ -228,7 +284,11 @@ func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 		if s <= 0 {
 			continue
 		}
-		out = append(out, Ranked{Candidate: c, Match: match[c.UUID], Score: s})
+		r := Ranked{Candidate: c, Match: c.Match, Score: s}
+		if c.Lexical <= 0 {
+			r.From = from[c.UUID]
+		}
+		out = append(out, r)
 	}
 	Order(out, func(a, b Ranked) bool { return Less(a.Score, a.TS, a.UUID, b.Score, b.TS, b.UUID) },
 		func(r Ranked) uint64 { return r.Match })
@@ -274,7 +334,8 @@ func Matched(q Query, text string) uint64 {
 
 // Cover is, for each lexical hit of cands whose Match is known, the share
 // of the query it covers: the weights of the query terms it holds over the
-// weights of all of them. A term's weight is its rarity among the lexical
+// weights of all of them, a term it holds only in its tags or entities
+// counting MetaCover of its weight. A term's weight is its rarity among the lexical
 // hits, ln(1 + (H+1)/(h+1)) for H hits of which h hold it, so a hit that
 // holds the query's rare words (a name, an object) beats one that repeats
 // its common ones (a speaker's name on half of the turns). It depends on
@@ -306,12 +367,35 @@ func Cover(q Query, cands []Candidate) map[string]float64 {
 			continue
 		}
 		s := 0.0
+		meta := c.Fields.metaOnly()
 		for i := range n {
-			if c.Match&(1<<i) != 0 {
+			switch bit := uint64(1) << i; {
+			case c.Match&bit == 0:
+			case meta&bit != 0:
+				s += MetaCover * w[i]
+			default:
 				s += w[i]
 			}
 		}
 		out[c.UUID] = s / total
+	}
+	return out
+}
+
+// Lift returns scores with each item lifted to at least the score of every
+// item it dominates (Dominates of matches): sorted by the lifted score,
+// higher first, then by Held, more first, the order keeps SPEC §7's
+// superset-of-terms property (a memory holding every query term another
+// holds and more ranks above it), and the score shown is the order's.
+// Dominance is transitive, so one pass over the pairs suffices. O(n²).
+func Lift(scores []float64, matches []uint64) []float64 {
+	out := slices.Clone(scores)
+	for i, mi := range matches {
+		for j, mj := range matches {
+			if i != j && Dominates(mi, mj) && scores[j] > out[i] {
+				out[i] = scores[j]
+			}
+		}
 	}
 	return out
 }
