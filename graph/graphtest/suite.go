@@ -49,6 +49,7 @@ func Run(t *testing.T, open Open) {
 		{"IncomingBeforeTarget", testIncomingBeforeTarget},
 		{"Recall", testRecall},
 		{"RankProperties", testRankProperties},
+		{"Recipe", testRecipe},
 		{"List", testList},
 		{"ListWindowEdge", testListWindowEdge},
 	}

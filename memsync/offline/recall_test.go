@@ -58,3 +58,13 @@ func TestHybridCases(t *testing.T) {
 		return hits
 	})
 }
+
+// TestRecipeCases: the offline path passes the recipe cases the graph
+// backends pass (graphtest.RunRecipe), with the same first ten.
+func TestRecipeCases(t *testing.T) {
+	var recs []journal.Record
+	for _, m := range graphtest.RecipeCorpus() {
+		recs = append(recs, m.Record)
+	}
+	graphtest.RunRecipe(t, Journals{Layout: writeJournals(t, t.TempDir(), recs...)})
+}

@@ -54,6 +54,7 @@ const (
 // Query is a search query as recall understands it.
 type Query struct {
 	Terms []string // analysis.QueryTerms of the text
+	Words []string // for each term, the first word of the text it comes from (as explain names it)
 	When  bool     // the text asks about time ("when", "what year", "how long ago")
 }
 
@@ -61,13 +62,26 @@ type Query struct {
 // terms: it finds nothing, and is not an error.
 func ParseQuery(text string) Query {
 	q := Query{Terms: analysis.QueryTerms(text)}
+	q.Words = make([]string, len(q.Terms))
 	for _, w := range analysis.Words(text) {
 		if whenWords[w] {
 			q.When = true
-			break
+		}
+		for _, t := range analysis.Terms(w) {
+			if i := slices.Index(q.Terms, t); i >= 0 && q.Words[i] == "" {
+				q.Words[i] = w
+			}
 		}
 	}
 	return q
+}
+
+// word is how explain names the query's i-th term: the word it comes from.
+func (q Query) word(i int) string {
+	if i < len(q.Words) && q.Words[i] != "" {
+		return q.Words[i]
+	}
+	return q.Terms[i]
 }
 
 // PoolSize is how many lexical hits a search with limit ranks.
@@ -161,9 +175,9 @@ func (f Fields) Describe(q Query) string {
 		bits uint64
 	}{{"text", f.Text}, {"tag", f.Tags &^ f.Text}, {"entity", f.Entities &^ (f.Text | f.Tags)}} {
 		var terms []string
-		for i, t := range q.Terms[:min(len(q.Terms), 64)] {
+		for i := range q.Terms[:min(len(q.Terms), 64)] {
 			if fl.bits&(1<<i) != 0 {
-				terms = append(terms, t)
+				terms = append(terms, q.word(i))
 			}
 		}
 		if len(terms) > 0 {
