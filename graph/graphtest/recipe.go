@@ -127,9 +127,14 @@ func RunRecipe(t *testing.T, s memsync.Searcher) {
 					t.Errorf("%q (all %v) = %v: %s must not be found", c.Query, c.All, got, id)
 				}
 			}
-			checkFields(t, c.Query, hits)
+			checkFields(t, c.Name, c.Query, hits)
 		})
 	}
+	t.Run("SameTop10", func(t *testing.T) {
+		if got := RecipeTop10(t, s); !slices.Equal(got, RecipeWant) {
+			t.Errorf("top 10 = %q, want %q", got, RecipeWant)
+		}
+	})
 }
 
 // RecipeTop10 is the first ten uuids Rank gives for each recipe query,
@@ -151,9 +156,17 @@ func RecipeTop10(t *testing.T, s memsync.Searcher) []string {
 	return out
 }
 
-// RecipeWant is RecipeTop10 as the embedded store gives it today: the
-// other backends and the offline path are checked against it.
-var RecipeWant = []string{}
+// RecipeWant is RecipeTop10 over RecipeCorpus: the same on every backend
+// and offline (ties by uuid).
+var RecipeWant = []string{
+	"TagOnlyIsNotEveryTerm: rc-pg rc-tag",
+	"EntityOnlyIsNotEveryTerm: rc-kes rc-ent",
+	"TextBeatsTag: rc-said rc-tagged",
+	"WrongBringsNothing: rc-w3",
+	"WrongBringsNothingAll: rc-w1 rc-w3",
+	"NeighbourBelowItsHit: rc-n1 rc-n2 rc-both",
+	"SupersetFirst: rc-both rc-one rc-q0 rc-q1 rc-q2 rc-q3 rc-q4 rc-q5 rc-q6 rc-q7",
+}
 
 func testRecipe(t *testing.T, g memsync.Graph) {
 	apply(t, g, RecipeCorpus()...)

@@ -16,9 +16,20 @@ var recipeFields = map[string]map[string]string{
 }
 
 // checkFields checks that a hit's Match is what its Fields hold, and
-// names where, for the queries of recipeFields.
-func checkFields(t *testing.T, text string, hits []memsync.Ranked) {
+// names where, for the queries of recipeFields; and that the cases of
+// the two reordering rules moved the hit they are made for (Order).
+func checkFields(t *testing.T, name, text string, hits []memsync.Ranked) {
 	t.Helper()
+	moved := map[string]func(o float64) bool{
+		"SupersetFirst":        func(o float64) bool { return o > 1 },
+		"NeighbourBelowItsHit": func(o float64) bool { return o < 1 },
+	}
+	if ok := moved[name]; ok != nil {
+		at := map[string]int{"SupersetFirst": 0, "NeighbourBelowItsHit": 1}[name]
+		if len(hits) <= at || !ok(hits[at].Factors.Order) {
+			t.Errorf("%s: the case tests nothing: no hit at %d moved (%+v)", name, at, hits)
+		}
+	}
 	q := recall.ParseQuery(text)
 	for _, h := range hits {
 		if h.Match != h.Fields.All() {
