@@ -148,6 +148,7 @@ type Ranked struct {
 	Parts   recall.Parts  // the lexical and vector parts of Lexical (recall.Fuse)
 	Match   uint64        // the query terms it holds (recall.Ranked.Match)
 	Fields  recall.Fields // where it holds them (text, tags, entities)
+	Held    string        // the same as explain names it: "text: postgres; tag: billing"
 	From    string        // for a neighbour that is no lexical hit: the hit that brought it in
 	Factors score.Factors // the blend, factor by factor (score.Blend)
 	Score   float64       // Factors.Score
@@ -225,7 +226,7 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 		f := score.Blend(r.Score, best, sc.Result, sc.Freshness)
 		at[r.UUID] = len(out)
 		out = append(out, Ranked{Scored: sc, Lexical: r.Score, Parts: r.Parts, Match: r.Match, Fields: r.Fields,
-			From: r.From, Factors: f, Score: f.Score})
+			Held: r.Fields.Describe(c.q), From: r.From, Factors: f, Score: f.Score})
 	}
 	// The superset-of-terms lift, then each neighbour held below its hit
 	// (which the lift may have raised; a neighbour dominates nothing).

@@ -79,11 +79,13 @@ type searchHit struct {
 // (a memory holding every term another holds and more ranks above it).
 type searchFactors struct {
 	Terms      int     `json:"terms"`
+	Held       string  `json:"held,omitempty"` // where it holds them: "text: postgres; tag: billing"
 	Relevance  float64 `json:"relevance"`
 	Importance float64 `json:"importance"`
 	Freshness  float64 `json:"freshness"`
 	Confidence float64 `json:"confidence"`
 	Status     float64 `json:"status"`
+	Order      float64 `json:"order"` // 1, or what the rank's rules moved the score by (score.Factors.Order)
 }
 
 // searchParts is, with an embedder, what each retrieval contributed to a
@@ -225,8 +227,8 @@ func newSearchHit(h memsync.Ranked) searchHit {
 		Scope: string(h.Scope), GroupID: h.GroupID, Source: h.Source,
 		Importance: h.Result.Importance, Confidence: h.Result.Confidence, Status: string(h.Result.Status),
 		Lexical: roundScore(h.Lexical), Freshness: h.Freshness,
-		Factors: searchFactors{Terms: recallrule.Held(h.Match), Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
-			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status},
+		Factors: searchFactors{Terms: recallrule.Held(h.Match), Held: h.Held, Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
+			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status, Order: h.Factors.Order},
 	}
 	if h.Result.Status == score.Superseded {
 		out.ReplacedBy = h.ReplacedBy
@@ -270,10 +272,23 @@ func printHits(env *Env, res searchResult, explain bool) {
 		}
 		if explain {
 			f := h.Factors
-			fmt.Fprintf(env.Stdout, "   score %.6f = relevance %.6f x importance %.4f x freshness %.4f x confidence %.4f x status %.4f\n",
-				h.Score, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status)
-			fmt.Fprintf(env.Stdout, "   (holds %d query terms; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
-				f.Terms, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			order := ""
+			if f.Order != 1 && f.Order != 0 {
+				order = fmt.Sprintf(" x order %.6f", f.Order)
+			}
+			fmt.Fprintf(env.Stdout, "   score %.6f = relevance %.6f x importance %.4f x freshness %.4f x confidence %.4f x status %.4f%s\n",
+				h.Score, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status, order)
+			held := ""
+			if f.Held != "" {
+				held = " (" + f.Held + ")"
+			}
+			fmt.Fprintf(env.Stdout, "   (holds %d query terms%s; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
+				f.Terms, held, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			if f.Order > 1 {
+				fmt.Fprintf(env.Stdout, "   (order: lifted to the score of a memory holding fewer of the query's terms)\n")
+			} else if f.Order != 0 && f.Order < 1 {
+				fmt.Fprintf(env.Stdout, "   (order: held below the hit whose session neighbour it is)\n")
+			}
 			if p := h.Retrieval; p != nil {
 				fmt.Fprintf(env.Stdout, "   relevance parts: lexical %s + vector %s = fused %.6g (reciprocal rank fusion, k=%d)\n",
 					rankPart(p.LexicalRank, "score", p.Lexical), rankPart(p.VectorRank, "cosine", p.Cosine), p.Fused, recallrule.RRFK)
