@@ -170,3 +170,75 @@ func TestOrderKeepsSupersets(t *testing.T) {
 		t.Fatalf("order %+v, want by score", items)
 	}
 }
+
+// TestFieldsCountInTheCover: a term held only in tags or entities counts
+// as held (it is in Match), at MetaCover of its weight; where each term
+// is held is named by query word.
+func TestFieldsCountInTheCover(t *testing.T) {
+	q := ParseQuery("postgres billing")
+	said := MatchFields(q, "Keep postgres as is", nil, nil)
+	tagged := MatchFields(q, "Upgrade webhooks dependencies", []string{"billing"}, nil)
+	ent := MatchFields(q, "nothing here", nil, []string{"Billing"})
+	for _, c := range []struct {
+		f     Fields
+		match uint64
+		says  string
+	}{
+		{said, 0b01, "text: postgres"},
+		{tagged, 0b10, "tag: billing"},
+		{ent, 0b10, "entity: billing"},
+		{MatchFields(q, "billing", []string{"billing", "postgres"}, nil), 0b11, "text: billing; tag: postgres"},
+	} {
+		if c.f.All() != c.match || c.f.Describe(q) != c.says {
+			t.Errorf("%+v: holds %b (%q), want %b (%q)", c.f, c.f.All(), c.f.Describe(q), c.match, c.says)
+		}
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cands := []Candidate{
+		{UUID: "said", TS: t0, Lexical: 1, Match: said.All(), Fields: said},
+		{UUID: "tagged", TS: t0, Lexical: 1, Match: tagged.All(), Fields: tagged},
+	}
+	cover := Cover(q, cands)
+	if cover["tagged"] != MetaCover*cover["said"] || cover["said"] != 0.5 {
+		t.Errorf("cover %v: want said 0.5, tagged %v of it", cover, MetaCover)
+	}
+	if got := Rank(q, cands, nil); got[0].UUID != "said" {
+		t.Errorf("Rank = %v, want said first", got)
+	}
+}
+
+// TestNeighbourFrom: a neighbour that is no lexical hit names the hit
+// whose lift brought it in (the strongest); a lexical hit names none.
+func TestNeighbourFrom(t *testing.T) {
+	q := Query{Terms: []string{"x"}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cands := []Candidate{
+		{UUID: "strong", TS: t0, Lexical: 2, Match: 1},
+		{UUID: "weak", TS: t0, Lexical: 1, Match: 1},
+		{UUID: "n", TS: t0},
+	}
+	links := []Link{{From: "weak", To: "n", Dist: 1}, {From: "strong", To: "n", Dist: 1}, {From: "strong", To: "weak", Dist: 1}}
+	for _, r := range Rank(q, cands, links) {
+		want := map[string]string{"n": "strong"}[r.UUID]
+		if r.From != want {
+			t.Errorf("%s: From %q, want %q", r.UUID, r.From, want)
+		}
+	}
+}
+
+func TestLift(t *testing.T) {
+	for _, c := range []struct {
+		scores  []float64
+		matches []uint64
+		want    []float64
+	}{
+		{[]float64{0.5, 0.8, 0.7}, []uint64{0b11, 0b01, 0b10}, []float64{0.8, 0.8, 0.7}},
+		{[]float64{0.9, 0.2}, []uint64{0b01, 0b11}, []float64{0.9, 0.9}},
+		{[]float64{0.3, 0.6}, []uint64{0, 0b1}, []float64{0.3, 0.6}}, // a neighbour dominates nothing
+		{[]float64{0.1, 0.5, 0.9}, []uint64{0b111, 0b011, 0b001}, []float64{0.9, 0.9, 0.9}},
+	} {
+		if got := Lift(c.scores, c.matches); !slices.Equal(got, c.want) {
+			t.Errorf("Lift(%v, %b) = %v, want %v", c.scores, c.matches, got, c.want)
+		}
+	}
+}
