@@ -10,8 +10,10 @@
 // collection statistics (record count, mean length, document frequencies)
 // are those of the records the reader may see, so scores reveal nothing
 // about other groups. The best recall.PoolSize records and the neighbours
-// of the strongest are then ranked by package recall's rule, as the graph
-// ranks them; ties rank newest first, then by uuid.
+// of the strongest are then ranked by the one search recipe
+// (memsync.Search: Journals is its memsync.Retriever, one journal read per
+// search through OpenSearch), as the graph ranks them; ties rank newest
+// first, then by uuid.
 //
 // # Vectors
 //

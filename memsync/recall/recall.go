@@ -1,8 +1,9 @@
 // Package recall is memsync's one ranking rule for search: how a query is
 // understood and how a lexical index's hits, and the memories next to the
 // strongest of them, are fused into one order. The embedded store, Neo4j
-// and the offline path each find candidates their own way and then call
-// Rank, so every path ranks the same candidates the same way.
+// and the offline path each find candidates their own way (the
+// primitives of memsync.Retriever) and the one recipe, memsync.Search,
+// calls Hybrid, so every path ranks the same candidates the same way.
 //
 // # The rule
 //
@@ -17,7 +18,8 @@
 //	score(m) = base(m) + Alpha × max over lexical hits h next to m of base(h) / distance(h, m)
 //
 // where cover(m) is the share of the query's terms m holds, each weighted
-// by its rarity among the lexical hits (see Cover). Memories are ordered
+// by its rarity among the lexical hits, a term m holds only in its tags or
+// entities counting MetaCover of its weight (see Cover). Memories are ordered
 // by score (higher first), then newest first, then uuid, and then Order
 // keeps SPEC §7's property: a memory holding every query term another
 // holds and more always ranks above it (a session neighbour that holds
