@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/memsync/memsync/memsync/recall"
@@ -166,11 +164,12 @@ type RankQuery struct {
 // (superseded or flagged wrong) lifting no neighbour — and left out
 // unless q.All; an archived memory is found, and ranks lower. It then
 // blends each hit's relevance with its importance, freshness, confidence
-// and status (score.Blend), holds a neighbour that is no lexical hit
-// below the hit that brought it in, lifts a memory to the score of any it
-// dominates (recall.Lift: the superset-of-terms property), and orders by
-// that score, then terms held, then uuid. The order is the scores' order.
-// Every backend and the offline path rank through here, so they agree.
+// and status (score.Blend) and orders by that score, then uuid, keeping
+// the superset-of-terms property and each neighbour that is no hit of its
+// own below the hit that brought it in (recall.OrderFrom). A memory those
+// rules move below one that scores less is given that one's score (the
+// Order factor), so the order is the scores' order. Every backend and the
+// offline path rank through here, so they agree.
 func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -228,39 +227,26 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 		out = append(out, Ranked{Scored: sc, Lexical: r.Score, Parts: r.Parts, Match: r.Match, Fields: r.Fields,
 			Held: r.Fields.Describe(c.q), From: r.From, Factors: f, Score: f.Score})
 	}
-	// The superset-of-terms lift, then each neighbour held below its hit
-	// (which the lift may have raised; a neighbour dominates nothing).
-	scores := make([]float64, len(out))
-	matches := make([]uint64, len(out))
-	for i, r := range out {
-		scores[i], matches[i] = r.Score, r.Match
-	}
-	for i, v := range recall.Lift(scores, matches) {
-		out[i].setScore(v)
-	}
-	for i := range out {
-		r := &out[i]
-		if r.From == "" || r.Parts.VecRank > 0 {
-			continue // a lexical or vector hit in its own right
+	// The superset-of-terms property, and each neighbour that is no hit
+	// of its own below the hit that brought it in; then each score is
+	// held to at most the one above it, so the order is the scores'.
+	from := func(r Ranked) int {
+		if k, ok := at[r.From]; ok && r.Parts.VecRank == 0 {
+			return k
 		}
-		k, ok := at[r.From]
-		if !ok {
-			continue // not shown: fuse lets only a shown hit lift
-		}
-		if src := out[k].Score; r.Score >= src {
-			r.setScore(math.Nextafter(src, 0))
-		}
+		return -1
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		switch {
-		case a.Score != b.Score:
+	recall.OrderFrom(out, func(a, b Ranked) bool {
+		if a.Score != b.Score {
 			return a.Score > b.Score
-		case recall.Held(a.Match) != recall.Held(b.Match):
-			return recall.Held(a.Match) > recall.Held(b.Match)
 		}
 		return a.UUID < b.UUID
-	})
+	}, func(r Ranked) uint64 { return r.Match }, from)
+	for i := 1; i < len(out); i++ {
+		if out[i].Score > out[i-1].Score {
+			out[i].setScore(out[i-1].Score)
+		}
+	}
 	if len(out) > limit {
 		out = out[:limit]
 	}

@@ -284,10 +284,8 @@ func printHits(env *Env, res searchResult, explain bool) {
 			}
 			fmt.Fprintf(env.Stdout, "   (holds %d query terms%s; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
 				f.Terms, held, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
-			if f.Order > 1 {
-				fmt.Fprintf(env.Stdout, "   (order: lifted to the score of a memory holding fewer of the query's terms)\n")
-			} else if f.Order != 0 && f.Order < 1 {
-				fmt.Fprintf(env.Stdout, "   (order: held below the hit whose session neighbour it is)\n")
+			if f.Order != 0 && f.Order < 1 {
+				fmt.Fprintf(env.Stdout, "   (order: held below a memory holding more of the query's terms, or the hit whose session neighbour it is)\n")
 			}
 			if p := h.Retrieval; p != nil {
 				fmt.Fprintf(env.Stdout, "   relevance parts: lexical %s + vector %s = fused %.6g (reciprocal rank fusion, k=%d)\n",

@@ -224,16 +224,56 @@ func Dominates(a, b uint64) bool { return b != 0 && a&b == b && a != b }
 // always exists. It is O(n³) in the worst case: for the Pool-sized lists
 // search ranks, well under a millisecond.
 func Order[T any](items []T, less func(a, b T) bool, match func(T) uint64) {
-	sort.SliceStable(items, func(i, j int) bool { return less(items[i], items[j]) })
+	OrderFrom(items, less, match, nil)
+}
+
+// OrderFrom is Order that also keeps each item below the one that
+// brought it in: from(it) is the index, in items as given, of the item it
+// must rank below, or -1. Only an item that dominates nothing (a
+// neighbour, Match 0) may be brought in, so the two rules never conflict.
+func OrderFrom[T any](items []T, less func(a, b T) bool, match func(T) uint64, from func(T) int) {
+	src := make([]int, len(items)) // the source's place in the sorted list
+	if from != nil {
+		idx := make([]int, len(items))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return less(items[idx[a]], items[idx[b]]) })
+		at := make([]int, len(items))
+		for pos, i := range idx {
+			at[i] = pos
+		}
+		sorted := make([]T, len(items))
+		for pos, i := range idx {
+			sorted[pos] = items[i]
+			src[pos] = -1
+			if f := from(items[i]); f >= 0 && f < len(items) && f != i {
+				src[pos] = at[f]
+			}
+		}
+		copy(items, sorted)
+	} else {
+		sort.SliceStable(items, func(i, j int) bool { return less(items[i], items[j]) })
+		for i := range src {
+			src[i] = -1
+		}
+	}
 	ms := make([]uint64, len(items))
 	for i, it := range items {
 		ms[i] = match(it)
 	}
+	// id[k] is the sorted place item k had before the moves below, so
+	// src keeps naming the same item as items move.
+	id := make([]int, len(items))
+	placed := make([]bool, len(items))
+	for i := range id {
+		id[i] = i
+	}
 	for pos := range items {
 		pick := pos
 		for i := pos; i < len(items); i++ {
-			free := true
-			for j := pos; j < len(items); j++ {
+			free := src[id[i]] < 0 || placed[src[id[i]]]
+			for j := pos; free && j < len(items); j++ {
 				if j != i && Dominates(ms[j], ms[i]) {
 					free = false
 					break
@@ -246,11 +286,13 @@ func Order[T any](items []T, less func(a, b T) bool, match func(T) uint64) {
 		}
 		if pick != pos {
 			// Move the pick up to pos, keeping the others in order.
-			it, m := items[pick], ms[pick]
+			it, m, k := items[pick], ms[pick], id[pick]
 			copy(items[pos+1:pick+1], items[pos:pick])
 			copy(ms[pos+1:pick+1], ms[pos:pick])
-			items[pos], ms[pos] = it, m
+			copy(id[pos+1:pick+1], id[pos:pick])
+			items[pos], ms[pos], id[pos] = it, m, k
 		}
+		placed[id[pos]] = true
 	}
 }
 
@@ -394,24 +436,6 @@ func Cover(q Query, cands []Candidate) map[string]float64 {
 			}
 		}
 		out[c.UUID] = s / total
-	}
-	return out
-}
-
-// Lift returns scores with each item lifted to at least the score of every
-// item it dominates (Dominates of matches): sorted by the lifted score,
-// higher first, then by Held, more first, the order keeps SPEC §7's
-// superset-of-terms property (a memory holding every query term another
-// holds and more ranks above it), and the score shown is the order's.
-// Dominance is transitive, so one pass over the pairs suffices. O(n²).
-func Lift(scores []float64, matches []uint64) []float64 {
-	out := slices.Clone(scores)
-	for i, mi := range matches {
-		for j, mj := range matches {
-			if i != j && Dominates(mi, mj) && scores[j] > out[i] {
-				out[i] = scores[j]
-			}
-		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package recall
 import (
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -226,19 +227,34 @@ func TestNeighbourFrom(t *testing.T) {
 	}
 }
 
-func TestLift(t *testing.T) {
+// TestOrderFrom: an item stays below the one that brought it in, even
+// when the superset rule skips that one (Order alone would place the
+// neighbour first), and the superset property holds.
+func TestOrderFrom(t *testing.T) {
+	type it struct {
+		id    string
+		score float64
+		match uint64
+		from  int
+	}
 	for _, c := range []struct {
-		scores  []float64
-		matches []uint64
-		want    []float64
+		items []it
+		want  string
 	}{
-		{[]float64{0.5, 0.8, 0.7}, []uint64{0b11, 0b01, 0b10}, []float64{0.8, 0.8, 0.7}},
-		{[]float64{0.9, 0.2}, []uint64{0b01, 0b11}, []float64{0.9, 0.9}},
-		{[]float64{0.3, 0.6}, []uint64{0, 0b1}, []float64{0.3, 0.6}}, // a neighbour dominates nothing
-		{[]float64{0.1, 0.5, 0.9}, []uint64{0b111, 0b011, 0b001}, []float64{0.9, 0.9, 0.9}},
+		// s is dominated by x; n (brought in by s) scores above x.
+		{[]it{{"s", 0.8, 0b01, -1}, {"n", 0.79, 0, 0}, {"x", 0.3, 0b11, -1}}, "x s n"},
+		{[]it{{"n", 0.9, 0, 1}, {"s", 0.5, 0b1, -1}, {"z", 0.7, 0b10, -1}}, "z s n"},
+		{[]it{{"a", 0.9, 0b1, -1}, {"b", 0.5, 0b10, -1}}, "a b"},
 	} {
-		if got := Lift(c.scores, c.matches); !slices.Equal(got, c.want) {
-			t.Errorf("Lift(%v, %b) = %v, want %v", c.scores, c.matches, got, c.want)
+		items := slices.Clone(c.items)
+		OrderFrom(items, func(a, b it) bool { return a.score > b.score }, func(x it) uint64 { return x.match },
+			func(x it) int { return x.from })
+		var got []string
+		for _, x := range items {
+			got = append(got, x.id)
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("OrderFrom(%v) = %s, want %s", c.items, s, c.want)
 		}
 	}
 }

@@ -716,11 +716,12 @@ const (
 //
 // Relevance is the hit's lexical score (package recall) over the best of
 // the candidates, in (0, 1]; the other factors refine it. Order is 1 from
-// Blend; ranking (memsync.Rank) sets it when its two rules move a hit:
-// above 1 for a memory lifted to the score of one holding fewer of the
-// query's terms (the superset-of-terms property, recall.Lift), below 1
-// for a session neighbour held below the hit that brought it in. Search
-// orders by Score alone, so the printed order is the printed scores'.
+// Blend; ranking (memsync.Rank) lowers it when its two rules hold a hit
+// below one that scores less — a memory holding more of the query's
+// terms (the superset-of-terms property), or, for a session neighbour,
+// the hit that brought it in (recall.OrderFrom) —: the hit then scores
+// what the one above it does, so the printed order is the printed
+// scores'.
 type Factors struct {
 	Relevance  float64
 	Importance float64
