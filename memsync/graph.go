@@ -169,9 +169,8 @@ type Graph interface {
 	Hashes(ctx context.Context, fn func(uuid, hash string) error) error
 	// Get returns the projected memories among uuids (absent ones are left out).
 	Get(ctx context.Context, uuids []string) (map[string]Node, error)
-	// Search ranks memories in q.Groups against q.Text: the one recipe
-	// (memsync.Search) over the backend's Retriever primitives.
-	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+	// Retriever gives the primitives of the one search recipe: a
+	// search is memsync.Search(ctx, graph, q).
 	Retriever
 	// Incoming returns, in any order, every projected record that names
 	// one of uuids through LINKS_TO, SUPPORTS or CONFLICTS_WITH, whatever

@@ -45,7 +45,6 @@ type SignalReader interface {
 type Searcher interface {
 	SignalReader
 	Retriever
-	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
 }
 
 // Scored is a memory with what score.Evaluate says of it at a clock.

@@ -29,9 +29,6 @@ func (u unreachable) Hashes(context.Context, func(uuid, hash string) error) erro
 func (u unreachable) Get(context.Context, []string) (map[string]memsync.Node, error) {
 	return nil, u.err
 }
-func (u unreachable) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, error) {
-	return nil, u.err
-}
 func (u unreachable) Lexical(context.Context, []string, memsync.Filter, int) ([]memsync.Found, error) {
 	return nil, u.err
 }

@@ -179,15 +179,10 @@ func neighbourCol(cmp, order string, offset int) string {
 		ORDER BY t.ts ` + order + `, t.uuid ` + order + ` LIMIT 1 OFFSET ` + strconv.Itoa(offset) + `)`
 }
 
-// Search ranks the memories in q.Groups against the terms of q.Text (package
-// analysis) with the one recipe (memsync.Search) over this store's
-// primitives: the recall.PoolSize best bm25 matches of any term, and the
-// neighbours in their session of the strongest. q.Text is never read as
-// query syntax. Superseded memories are left out unless q.All. No groups,
-// or no terms (a query of stopwords only), give no hits.
-func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	return memsync.Search(ctx, g, q)
-}
+// A search of this store is memsync.Search(ctx, g, q): the one recipe
+// over the primitives below (memsync.Retriever): the recall.PoolSize best
+// bm25 matches of any term, and the neighbours in their session of the
+// strongest. Query text is never read as query syntax.
 
 // sqlFilter is f as the search queries take it (?2 to ?5 of sqlLexFilter
 // and sqlNeighbours).

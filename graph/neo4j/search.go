@@ -61,20 +61,16 @@ CALL {
 }
 RETURN src, before, after`
 
-// Search ranks the memories of q.Groups against the terms of q.Text
-// (package analysis) with the one recipe (memsync.Search) over this
-// graph's primitives: the recall.PoolSize best fulltext matches of any
-// term, and the neighbours in their session of the strongest. Nothing a
-// user types acts as index query syntax. Superseded memories are left out
-// unless q.All.
+// A search of this graph is memsync.Search(ctx, g, q): the one recipe
+// over the primitives below (memsync.Retriever): the recall.PoolSize best
+// fulltext matches of any term, and the neighbours in their session of
+// the strongest. Nothing a user types acts as index query syntax.
 //
-// Search sees every write committed before it was called, by this Graph or
-// any other client: Lexical first waits for the eventually consistent
+// A search sees every write committed before it was called, by this Graph
+// or any other client: Lexical first waits for the eventually consistent
 // fulltext index to catch up with them (see the package documentation).
-// All its transactions read one generation (pinned, generation.go).
-func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	return memsync.Search(withPin(ctx), g, q)
-}
+// All its transactions read one generation: the recipe pins its context
+// (Pin, generation.go).
 
 // Pin holds every read under the context it returns to one generation
 // (memsync.Pinner): the recipe's primitives and the signals ranking reads.

@@ -148,13 +148,6 @@ func (g *Graph) Get(_ context.Context, uuids []string) (map[string]memsync.Node,
 	return out, nil
 }
 
-// Search implements memsync.Graph; the fake finds nothing.
-func (g *Graph) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return nil, g.check()
-}
-
 // Lexical implements memsync.Retriever; the fake finds nothing.
 func (g *Graph) Lexical(context.Context, []string, memsync.Filter, int) ([]memsync.Found, error) {
 	g.mu.Lock()

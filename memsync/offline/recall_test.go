@@ -51,7 +51,7 @@ func TestHybridCases(t *testing.T) {
 	j := Journals{Layout: writeJournals(t, t.TempDir(), recs...), Embedder: graphtest.HybridEmbedder()}
 	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
 		t.Helper()
-		hits, err := j.Search(context.Background(), q)
+		hits, err := memsync.Search(context.Background(), j, q)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q.Text, err)
 		}
