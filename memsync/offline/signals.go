@@ -24,11 +24,6 @@ type Journals struct {
 
 var _ memsync.Searcher = Journals{}
 
-// Search is offline.Search.
-func (j Journals) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	return SearchWith(ctx, j.Layout, q, j.Embedder)
-}
-
 // Get returns the valid records among uuids (each as first written), with
 // invalid_at and replaced_by from every valid record superseding it, as
 // the graph derives them.

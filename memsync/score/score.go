@@ -712,18 +712,32 @@ const (
 // rounded as printed, so that the printed factors multiply exactly into
 // the printed score:
 //
-//	Score = Relevance × Importance × Freshness × Confidence × Status
+//	Score = Relevance × Importance × Freshness × Confidence × Status × Order
 //
 // Relevance is the hit's lexical score (package recall) over the best of
-// the candidates, in (0, 1]; the other factors refine it. Search orders
-// by Score and then keeps the superset-of-terms property (recall.Order).
+// the candidates, in (0, 1]; the other factors refine it. Order is 1 from
+// Blend; ranking (memsync.Rank) lowers it when its two rules hold a hit
+// below one that scores less — a memory holding more of the query's
+// terms (the superset-of-terms property), or, for a session neighbour,
+// the hit that brought it in (recall.OrderFrom) —: the hit then scores
+// what the one above it does, so the printed order is the printed
+// scores'.
 type Factors struct {
 	Relevance  float64
 	Importance float64
 	Freshness  float64
 	Confidence float64
 	Status     float64
+	Order      float64
 	Score      float64
+}
+
+// Reorder sets the score to score, Order to what it takes to get there.
+func (f *Factors) Reorder(score float64) {
+	if product := f.Score / f.Order; product > 0 {
+		f.Order = score / product
+	}
+	f.Score = score
 }
 
 // Blend is the ranking score of a hit with lexical score lexical where the
@@ -740,6 +754,7 @@ func Blend(lexical, best float64, r Result, freshness float64) Factors {
 		Freshness:  roundFactor(FreshnessFloor + (1-FreshnessFloor)*freshness),
 		Confidence: roundFactor(ConfidenceFloor + (1-ConfidenceFloor)*r.Confidence),
 		Status:     1,
+		Order:      1,
 	}
 	switch {
 	case r.Retired():
