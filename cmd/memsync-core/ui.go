@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
 
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/memsync"
@@ -97,6 +98,30 @@ func uiToken(env *Env, file string) (string, error) {
 	return "", fmt.Errorf("%s: empty", file)
 }
 
+// The web view's bounds on its clients: a client that sends its request
+// slowly, reads its answer slowly or keeps an idle connection is cut off,
+// and at most uiMaxConns connections are open at once (the others wait in
+// the kernel's backlog). In the daemon (run --ui) the view shares the
+// process's file descriptors with the projection; these bounds keep any
+// number of slow clients from taking them (issue 51 §2).
+const (
+	uiReadHeaderTimeout = 5 * time.Second
+	uiReadTimeout       = 30 * time.Second
+	uiWriteTimeout      = time.Minute
+	uiIdleTimeout       = 30 * time.Second
+	uiMaxHeaderBytes    = 64 << 10
+	uiMaxConns          = 64
+)
+
+// newUIHTTPServer is the http.Server of the web view, with its bounds.
+func newUIHTTPServer(h http.Handler, lg *zap.Logger) *http.Server {
+	return &http.Server{
+		Handler: h, ReadHeaderTimeout: uiReadHeaderTimeout, ReadTimeout: uiReadTimeout,
+		WriteTimeout: uiWriteTimeout, IdleTimeout: uiIdleTimeout, MaxHeaderBytes: uiMaxHeaderBytes,
+		ErrorLog: zap.NewStdLog(lg),
+	}
+}
+
 // serveUI listens on addr and serves srv until ctx ends.
 func serveUI(ctx context.Context, env *Env, addr string, srv http.Handler, lg *zap.Logger) error {
 	ln, err := net.Listen("tcp", addr)
@@ -104,7 +129,8 @@ func serveUI(ctx context.Context, env *Env, addr string, srv http.Handler, lg *z
 		return fmt.Errorf("web view: %w", err)
 	}
 	fmt.Fprintf(env.Stderr, "memsync ui: serving http://%s/\n", ln.Addr())
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(lg)}
+	ln = netutil.LimitListener(ln, uiMaxConns)
+	hs := newUIHTTPServer(srv, lg)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
