@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,13 +33,9 @@ var errTrailing = errors.New("trailing data after the object")
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func parseMem0(root string, out *Source) error {
-	if st, err := os.Stat(root); err == nil && st.IsDir() {
-		for _, name := range []string{"memories.json", "memories.jsonl"} {
-			if _, err := os.Stat(filepath.Join(root, name)); err == nil {
-				root = filepath.Join(root, name)
-				break
-			}
-		}
+	root, ok := namedIn(root, []string{"memories.json", "memories.jsonl"}, out)
+	if !ok {
+		return nil
 	}
 	files, err := readFiles(root, func(rel string) bool { return rel == "memories.json" || rel == "memories.jsonl" }, out)
 	if err != nil {
