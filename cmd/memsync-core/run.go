@@ -69,7 +69,8 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	}
 	// One daemon per repository, for the daemon's whole life (across
 	// reloads); the kernel releases the lock however the process ends.
-	lock, code, done := lockRepo(fs, repo, "run", "stop it first (one daemon per repository)")
+	// A compact, rebuild or sync holding it is waited for.
+	lock, code, done := waitRepoLock(ctx, fs, repo, "run", "stop it first (one daemon per repository)")
 	if done {
 		return code
 	}
