@@ -323,6 +323,28 @@ func TestFlagIsProtected(t *testing.T) {
 	}
 }
 
+// TestFlagHugeNoteIs413 is issue 51 §7: a flag with a 2 MB note (or a
+// note over MaxFlagNote) is refused with 413 naming the limit, never a
+// 500, and nothing is journaled.
+func TestFlagHugeNoteIs413(t *testing.T) {
+	r := newRig(t, "")
+	uuid := r.ids["shared"]
+	good := r.csrf(uuid)
+	for _, size := range []int{2 << 20, webui.MaxFlagNote + 1} {
+		w := r.do("POST", "/memory/"+uuid+"/flag", url.Values{"flag": {"wrong"}, "by": {"ann"}, "note": {strings.Repeat("x", size)}, "csrf": {good}}, nil)
+		if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "KiB") {
+			t.Fatalf("a %d-byte note: %d, want 413 naming the limit\n%.300s", size, w.Code, w.Body)
+		}
+	}
+	if n := feedbackRecords(t, r, "bob") + feedbackRecords(t, r, "alice"); n != 0 {
+		t.Fatalf("%d feedback records written by refused requests", n)
+	}
+	w := r.do("POST", "/memory/"+uuid+"/flag", url.Values{"flag": {"wrong"}, "by": {"ann"}, "note": {strings.Repeat("x", 1000)}, "csrf": {good}}, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("a 1000-byte note: %d\n%.300s", w.Code, w.Body)
+	}
+}
+
 // feedbackRecords counts agent's feedback records.
 func feedbackRecords(t *testing.T, r *rig, agent string) int {
 	t.Helper()
