@@ -238,8 +238,15 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := serveUI(runCtx, env, ui.addr, srv, lg); err != nil {
+			// status shows the view's state from .memsync/ui.json.
+			since := env.Now()
+			writeUIState(repo, uiState{Addr: ui.addr, Since: since})
+			err := serveUI(runCtx, env, ui.addr, srv, lg, func(url string) {
+				writeUIState(repo, uiState{Addr: ui.addr, URL: url, Since: since})
+			})
+			if err != nil {
 				lg.Error("web view stopped", zap.String("addr", ui.addr), zap.Error(err))
+				writeUIState(repo, uiState{Addr: ui.addr, Error: uiErrorText(err), Since: since})
 			}
 		}()
 	}

@@ -75,7 +75,7 @@ func runUI(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	if err := serveUI(ctx, env, *addr, srv, lg); err != nil {
+	if err := serveUI(ctx, env, *addr, srv, lg, nil); err != nil {
 		return c.fail("%v", err)
 	}
 	return exitOK
@@ -122,13 +122,17 @@ func newUIHTTPServer(h http.Handler, lg *zap.Logger) *http.Server {
 	}
 }
 
-// serveUI listens on addr and serves srv until ctx ends.
-func serveUI(ctx context.Context, env *Env, addr string, srv http.Handler, lg *zap.Logger) error {
+// serveUI listens on addr and serves srv until ctx ends. listening, when
+// set, is told where it serves once it listens.
+func serveUI(ctx context.Context, env *Env, addr string, srv http.Handler, lg *zap.Logger, listening func(url string)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("web view: %w", err)
 	}
 	fmt.Fprintf(env.Stderr, "memsync ui: serving http://%s/\n", ln.Addr())
+	if listening != nil {
+		listening(fmt.Sprintf("http://%s/", ln.Addr()))
+	}
 	ln = netutil.LimitListener(ln, uiMaxConns)
 	hs := newUIHTTPServer(srv, lg)
 	errc := make(chan error, 1)

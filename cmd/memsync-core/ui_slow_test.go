@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +90,47 @@ func TestDaemonSlowWebClientsDoNotStallProjection(t *testing.T) {
 			t.Fatalf("a record appended with %d slow web clients connected was not projected within 20s; log tail:\n%s", len(conns), tail(d.stderr.String(), 3000))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestStatusShowsTheDaemonsWebView is issue 51 §8: run --ui on a busy
+// port runs on without the view, and status says so; on a free port
+// status gives the view's address.
+func TestStatusShowsTheDaemonsWebView(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		name, addr, want string
+	}{
+		{"busy port", busy.Addr().String(), "web view: failed: address in use (" + busy.Addr().String() + ")"},
+		{"free port", "127.0.0.1:0", "web view: http://127.0.0.1:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := newRepo(t, "a")
+			d := startDaemonArgs(t, repo, []string{"MEMSYNC_GRAPH=embedded"}, "--ui", tc.addr)
+			var out string
+			for deadline := time.Now().Add(time.Minute); ; {
+				r := cli(t, "status", "--repo", repo)
+				if out = r.stdout; strings.Contains(out, tc.want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("status never said %q:\n%s\nlog:\n%s", tc.want, out, d.stderr)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if tc.name == "free port" && !strings.Contains(out, uiAddrOf(t, d)) {
+				t.Fatalf("status names another address than the daemon serves on:\n%s", out)
+			}
+			if _, err := d.stop(t); err != nil {
+				t.Fatal(err)
+			}
+			if r := cli(t, "status", "--repo", repo); strings.Contains(r.stdout, "web view:") {
+				t.Fatalf("status after the daemon stopped:\n%s", r.stdout)
+			}
+		})
 	}
 }
