@@ -66,6 +66,12 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 			return fs.usageErr("--ui: %v", err)
 		}
 		ui.addr = *uiAddr
+		if ui.token == "" {
+			// The view never answers without a token (.memsync/ui-token).
+			if ui.token, err = ensureUIToken(repo); err != nil {
+				return fs.fail("--ui: %v", err)
+			}
+		}
 	}
 	// One daemon per repository, for the daemon's whole life (across
 	// reloads); the kernel releases the lock however the process ends.
@@ -243,6 +249,7 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 			writeUIState(repo, uiState{Addr: ui.addr, Since: since})
 			err := serveUI(runCtx, env, ui.addr, srv, lg, func(url string) {
 				writeUIState(repo, uiState{Addr: ui.addr, URL: url, Since: since})
+				lg.Info("web view: open it with ?token= and the token", zap.String("url", url), zap.String("token_file", uiTokenFile(repo)))
 			})
 			if err != nil {
 				lg.Error("web view stopped", zap.String("addr", ui.addr), zap.Error(err))
