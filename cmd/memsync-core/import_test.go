@@ -348,7 +348,7 @@ func TestExport(t *testing.T) {
 		}
 		texts = append(texts, rec.Text)
 	}
-	if len(texts) != 6 { // a's 3 observations and 1 flag, b's 2 shared
+	if len(texts) != 5 { // a's 3 observations (verified: true is metadata, no flag), b's 2 shared
 		t.Errorf("jsonl exported %d records: %q", len(texts), texts)
 	}
 	if strings.Contains(r.stdout, "Portuguese") {
