@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -442,5 +443,39 @@ func TestHookSessionStartWholeCoreTier(t *testing.T) {
 	packetPart, rest, ok := strings.Cut(ctx, "## More core")
 	if !ok || !strings.Contains(packetPart, "# Working memory: planner for planner") || strings.Count(rest, "core rule number") != n-packet.CapCore {
 		t.Fatalf("want %d core memories in the packet and the rest after it:\n%s", packet.CapCore, ctx)
+	}
+}
+
+// TestHookStopRemindsOnceUnderConcurrentStops is issue 51 §5: many Stop
+// events of one session at once give the journaling reminder once; the
+// session's state is loaded, changed and saved under its lock.
+func TestHookStopRemindsOnceUnderConcurrentStops(t *testing.T) {
+	repo := hookRepo(t)
+	payload := `{"session_id":"s-concurrent","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"Stop","stop_hook_active":false}`
+	const n = 16
+	var wg sync.WaitGroup
+	outs := make([]result, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			outs[i] = invocation{stdin: payload, now: time.Now()}.run(t, "hook", "claude-code", "Stop", "--repo", repo, "--agent", "planner")
+		}()
+	}
+	close(start)
+	wg.Wait()
+	reminded := 0
+	for _, r := range outs {
+		if r.code != 0 {
+			t.Fatalf("hook: exit %d: %s", r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout, `"decision":"block"`) {
+			reminded++
+		}
+	}
+	if reminded != 1 {
+		t.Fatalf("%d of %d concurrent Stop events reminded, want 1", reminded, n)
 	}
 }

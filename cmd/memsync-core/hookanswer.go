@@ -151,6 +151,13 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 	stateful := in.SessionID != ""
 	st, known, err := hookSession{}, false, error(nil)
 	if stateful {
+		// Held from load to the last save: the session's events change
+		// its state one at a time.
+		unlock, lerr := lockHookSession(l, agent, in.SessionID)
+		if lerr != nil {
+			return nil, "", lerr
+		}
+		defer unlock()
 		if st, known, err = loadHookSession(l, agent, in.SessionID); err != nil {
 			return nil, "", err
 		}

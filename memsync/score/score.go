@@ -186,12 +186,20 @@ func counts(m Memory, e Event) bool {
 	return e.UUID != m.UUID && journal.Sees(e.Agent, m.Group)
 }
 
-// EventFrom is the event of record src naming target through rel.
+// EventFrom is the event of record src naming target through rel. A
+// feedback record that `memsync import` wrote (older imports turned a
+// source's "verified" into one) carries no feedback value: only a flag a
+// person gave through memsync (the flag command, the web view, the MCP
+// flag tool) moves importance or earns a promotion.
 func EventFrom(rel Relation, src *journal.Record) Event {
-	return Event{
+	e := Event{
 		UUID: src.UUID, TS: src.TS, Agent: src.Agent, Kind: src.Kind, Relation: rel,
 		Result: src.Result(), Feedback: src.Feedback(), Consolidation: src.Consolidation(), Visible: true,
 	}
+	if src.Kind == journal.KindFeedback && src.ImportedFrom() != "" {
+		e.Feedback = ""
+	}
+	return e
 }
 
 // Effect is what one event did, for explain.
