@@ -13,7 +13,16 @@ package main
 //   - Stop: {"decision":"block","reason":R} keeps Claude working with R as
 //     its next instruction; the next Stop of that turn has
 //     stop_hook_active true (and the host ends the turn after repeated
-//     blocks on its own).
+//     blocks on its own). R is also kept as a blocking error: from the
+//     next turn on (2.1.332: at once) the model gets it a second time, as
+//     a "Stop hook blocking error" system reminder, and the terminal shows
+//     "Stop hook error". hookSpecificOutput.additionalContext (Stop is in
+//     the output schema of 2.1.197 and 2.1.332) continues the turn the
+//     same way, with the text once as "Stop hook additional context:"
+//     and no error (issue 53; the e2e test checks both versions).
+//   - The hooks' environment has CLAUDE_CODE_ENTRYPOINT: sdk-cli for -p
+//     (any --output-format), sdk-ts/sdk-py for the Agent SDK, cli in the
+//     terminal, claude-vscode in VS Code.
 //   - PreCompact: plain stdout goes to the compaction summarizer (which
 //     may not call tools); systemMessage is shown to the user only;
 //     SessionEnd's output is ignored.
@@ -28,7 +37,11 @@ package main
 //   - src/events/stop.rs parse_completed: decision "block" with a
 //     non-empty reason makes the reason a continuation prompt
 //     (HookPromptFragment) the model gets; systemMessage becomes a
-//     user-facing warning; continue:false stops the turn.
+//     user-facing warning; continue:false stops the turn. Nothing else a
+//     Stop prints reaches the model.
+//   - Hooks get no variable or field telling codex exec from the TUI; the
+//     rollout at transcript_path begins with a session_meta whose
+//     payload.source is "exec" for codex exec (written before SessionStart).
 //   - src/events/compact.rs parse_pre_completed: PreCompact's output feeds
 //     nothing to the model (only systemMessage warnings and continue).
 //   - src/output_spill.rs: hook text over HOOK_OUTPUT_TOKEN_LIMIT (2,500
@@ -130,13 +143,17 @@ const compactSummaryNote = "memsync: keep in the summary every decision (with it
 //  1. SessionStart (startup, clear, compact, or resume of a session not
 //     answered before): the session context, fitted to the host's
 //     budget; nothing for the resume of a session already answered (its
-//     transcript holds the context). On compact, the journaling reminder
-//     too if the session was neither reminded nor journaled.
+//     transcript holds the context). On compact, and in an unattended
+//     session (unattendedSession), the journaling reminder too if the
+//     session was neither reminded nor journaled.
 //  2. UserPromptSubmit: context only with memories over the relevance
-//     threshold (promptRelevance) that the session was not given yet.
-//  3. Stop: the journaling reminder as a block-with-reason, once per
-//     session, never when stop_hook_active, never when the session
-//     already journaled (sessionJournaled).
+//     threshold (promptRelevance) that the session was not given yet;
+//     in an unattended session not reminded yet, the reminder too.
+//  3. Stop, in an attended session only: the journaling reminder in the
+//     host's shape (stopReminder), once per session, never when
+//     stop_hook_active, never when the session already journaled
+//     (sessionJournaled). Unattended, nothing: the turn's last message is
+//     the answer its caller reads.
 //  4. PreCompact: records the boundary; for Claude Code, plain text for
 //     the summarizer; nothing for Codex.
 //  5. SessionEnd: records the boundary, prints nothing.
