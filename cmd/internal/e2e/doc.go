@@ -9,8 +9,9 @@
 // the session packet once, a prompt packet only where memory bears on the
 // prompt, the journaling reminder once, and an MCP search result; that
 // claude -p and codex exec print the answer, not the reply to the
-// reminder; and that an attended Claude Code session gets the reminder at
-// Stop once and as no error. The hook wrapper saves each hook's stdin and
+// reminder; and that an attended Claude Code session (also claude itself
+// in a pseudo-terminal, terminal_test.go) gets the reminder at Stop once
+// and as no error. The hook wrapper saves each hook's stdin and
 // environment (the artifacts show both).
 //
 // The package holds tests only. `go test ./cmd/internal/e2e -update`
