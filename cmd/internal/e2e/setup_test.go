@@ -155,7 +155,7 @@ func installLatestClaudeIn(dir string) (claude, version, skip string, err error)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "view", claudeLatestPackage, "version", "--fetch-retries=1").Output()
+	out, err := exec.CommandContext(ctx, "npm", "view", claudeLatestPackage, "version", "--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=2000").Output()
 	version = strings.TrimSpace(string(out))
 	if err != nil || version == "" {
 		if perr := registryReachable(); perr != nil {
@@ -237,7 +237,7 @@ func installedVersion(pkg string) string {
 func registryReachable() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "ping", "--fetch-retries=1").CombinedOutput()
+	out, err := exec.CommandContext(ctx, "npm", "ping", "--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=2000").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("npm ping: %v: %s", err, bytes.TrimSpace(out))
 	}
