@@ -26,7 +26,8 @@ type hookRun struct {
 func runHookBinary(t *testing.T, stdin []byte, env []string, args ...string) hookRun {
 	t.Helper()
 	cmd := exec.Command(memsyncBinary(t), args...)
-	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_AGENT=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI="), env...)
+	cmd.Env = append(append(os.Environ(), "MEMSYNC_REPO=", "MEMSYNC_AGENT=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI=",
+		"CLAUDE_CODE_ENTRYPOINT="), env...) // tests run from inside Claude Code are not claude -p sessions
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -179,8 +180,19 @@ func TestHookRecordedPayloads(t *testing.T) {
 						}
 						break
 					}
-					if !isJSON || out.Decision != "block" || !strings.Contains(out.Reason, "memsync append --agent planner --session "+shellQuote(in.SessionID)) {
-						t.Fatalf("no journaling reminder as block-with-reason: %q", r.stdout)
+					// Claude Code: the Stop's additionalContext (no
+					// "blocking error"); Codex: block-with-reason.
+					reminder := out.Reason
+					if host == "claude-code" {
+						reminder = ""
+						if out.HookSpecificOutput != nil && out.Decision == "" {
+							reminder = out.HookSpecificOutput.AdditionalContext
+						}
+					} else if out.Decision != "block" {
+						reminder = ""
+					}
+					if !isJSON || !strings.Contains(reminder, "memsync append --agent planner --session "+shellQuote(in.SessionID)) {
+						t.Fatalf("no journaling reminder in %s's Stop answer: %q", host, r.stdout)
 					}
 				case "PreCompact":
 					if want := map[string]string{"claude-code": compactSummaryNote + "\n", "codex": ""}[host]; r.stdout != want {
