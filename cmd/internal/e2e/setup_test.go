@@ -308,7 +308,7 @@ func newWorld(t *testing.T, host string) *world {
 	bin := memsyncBinaries(t)
 	root := t.TempDir()
 	w := &world{t: t, host: host, home: filepath.Join(root, "home"), repo: filepath.Join(root, "memory"),
-		project: filepath.Join(root, "billing"), capture: filepath.Join(root, "capture"), bin: bin, clients: clients,
+		project: filepath.Join(root, "webapp"), capture: filepath.Join(root, "capture"), bin: bin, clients: clients,
 		claude: filepath.Join(clients, "claude")}
 	for _, d := range []string{w.home, w.project, w.capture, filepath.Join(w.home, ".config"), filepath.Join(w.home, ".cache"),
 		filepath.Join(w.home, ".local", "share"), filepath.Join(w.home, ".local", "state"), filepath.Join(w.home, ".codex")} {
@@ -319,8 +319,12 @@ func newWorld(t *testing.T, host string) *world {
 	w.api = startModelAPI(t)
 	w.egress = startEgressTrap(t)
 	w.env = hermeticEnv(w.home, bin, w.api.url, w.egress.port)
-	w.memsync("init", "--repo", w.repo, "--agent", agent)
-	w.memsync("append", "--repo", w.repo, "--agent", agent, "--kind", "decision", "--scope", "shared",
+	// The decision the related prompt is about is another agent's, and
+	// the project is not named for it: the session packet (built from
+	// the project and the agent's own recent records and open decisions)
+	// has no word of it, so it is the prompt packet that must bring it.
+	w.memsync("init", "--repo", w.repo, "--agent", agent, "--agent", "coder")
+	w.memsync("append", "--repo", w.repo, "--agent", "coder", "--kind", "decision", "--scope", "shared",
 		"--why", "cheaper at our size", "Use #postgres for the billing service")
 	w.memsync("append", "--repo", w.repo, "--agent", agent, "--kind", "fact", "--scope", "shared", "Deploys happen on Tuesdays")
 	w.memsync("append", "--repo", w.repo, "--agent", agent, "--kind", "preference", "Always write the failing test first")
