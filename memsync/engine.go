@@ -178,14 +178,14 @@ func New(opts Options) (*Engine, error) {
 
 // listAgents is Layout.Agents, logging once each directory left out.
 func (e *Engine) listAgents() ([]string, error) {
-	agents, ignored, err := e.layout.agents()
+	agents, ignored, err := e.layout.AgentsIgnored()
 	e.noteIgnored(ignored)
 	return agents, err
 }
 
 // journalFiles is Layout.JournalFiles, logging once each path left out.
 func (e *Engine) journalFiles(agent string) ([]string, error) {
-	files, ignored, err := e.layout.journalFiles(agent)
+	files, ignored, err := e.layout.JournalFilesIgnored(agent)
 	e.noteIgnored(ignored)
 	return files, err
 }
