@@ -84,4 +84,8 @@ func TestStatusReadsTheSummary(t *testing.T) {
 	check(status(10), [2]int{4, 7}, 3) // every file, as before cursors counted
 	r.syncOnce(r.engine())
 	check(status(0), [2]int{4, 7}, 3)
+	// That pass made the old cursors count: without the summary, status
+	// reads their files no more.
+	os.Remove(l.SummaryFile())
+	check(status(0), [2]int{4, 7}, 3)
 }

@@ -92,6 +92,12 @@ type agentScan struct {
 	oldest                  time.Time
 	last                    string
 	lastEnd                 int64
+	// counted holds, for the files whose cursor did not count (read whole
+	// here), what lies before the cursor: the engine stores it in the
+	// cursor, so that the next look reads only past it.
+	counted map[string]Cursor
+	// before is what the last read found before its cursor.
+	before Cursor
 }
 
 func (s *agentScan) older(t time.Time) {
@@ -137,6 +143,12 @@ func scanAgent(layout Layout, agent string, state *State, now time.Time) (agentS
 			if err != nil {
 				return sc, err
 			}
+			if from < cur.Offset {
+				if sc.counted == nil {
+					sc.counted = map[string]Cursor{}
+				}
+				sc.counted[rel] = sc.before
+			}
 		}
 		if len(path) > len(live) && path[:len(live)] == live {
 			sc.last, sc.lastEnd = rel, end
@@ -160,6 +172,7 @@ func (s *agentScan) read(path, agent string, from, cursor int64, now time.Time) 
 	}
 	r := journal.NewReader(f, from, 0)
 	first := true
+	s.before = Cursor{Counted: true}
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
@@ -178,6 +191,12 @@ func (s *agentScan) read(path, agent string, from, cursor int64, now time.Time) 
 		s.records++
 		if l.Record.TS.After(now) {
 			s.future = addFuture(s.future, l.Record.TS)
+		}
+		if !waits {
+			s.before.Records++
+			if l.Record.TS.After(now) {
+				s.before.Future = addFuture(s.before.Future, l.Record.TS)
+			}
 		}
 		if waits && first {
 			s.older(l.Record.TS)
@@ -207,6 +226,22 @@ func (e *Engine) summarize(a *agentSync) (AgentSummary, error) {
 		}
 	}
 	s.JournalDir, s.ArchiveDir, s.Sequence = e.layout.marks(a.name)
+	if len(sc.counted) > 0 && !a.stalled {
+		// Cursors made before cursors counted now count what they cover:
+		// the next summary reads only past them.
+		st := a.state.clone()
+		for rel, c := range sc.counted {
+			if cur, ok := st.Files[rel]; ok && !cur.Counted {
+				cur.Counted, cur.Records, cur.Future = true, c.Records, c.Future
+				st.Files[rel] = cur
+			}
+		}
+		if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
+			e.lg.Debug("count the cursors", zap.String("agent", a.name), zap.Error(err))
+		} else {
+			a.state = st
+		}
+	}
 	return s, nil
 }
 
