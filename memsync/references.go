@@ -1,7 +1,6 @@
 package memsync
 
 import (
-	"os"
 	"slices"
 
 	"github.com/memsync/memsync/journal"
@@ -71,13 +70,7 @@ func CheckReferencesEach(layout Layout, parts int, each func(field, blocked, sou
 		return rep, err
 	}
 	if parts <= 0 {
-		var size int64
-		for _, f := range files {
-			if fi, err := os.Stat(f.path); err == nil {
-				size += fi.Size()
-			}
-		}
-		parts = int(size/verifyBytesPerRecord/verifyPartRecords) + 1
+		parts = guessParts(files)
 	}
 	eachRecord := func(fn func(*journal.Record)) error {
 		for _, f := range files {

@@ -1,6 +1,7 @@
 package memsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -353,13 +354,43 @@ func (p partition) holds(k uint64) bool { return p.n <= 1 || k%uint64(p.n) == ui
 // 100 MB of maps and digests, whatever the repository holds.
 const verifyPartRecords = 2_000_000
 
-// verifyBytesPerRecord is the smallest journal line verify expects on
-// average, to guess the records from the journals' size (canonical lines
-// of a few words run 150 to 300 bytes).
-const verifyBytesPerRecord = 100
+// verifyBytesPerRecord is the shortest average journal line verify
+// assumes when it guesses the records from the journals' size.
+const verifyBytesPerRecord = 64
+
+// guessParts is how many parts of verifyPartRecords the journals' records
+// make: their size over the average length of a line, measured on the
+// first 64 KiB of up to 32 files spread over the list.
+func guessParts(files []journalFile) int {
+	var size, sampled, lines int64
+	step := max(1, len(files)/32)
+	buf := make([]byte, 64<<10)
+	for i, f := range files {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			continue
+		}
+		size += fi.Size()
+		if i%step != 0 {
+			continue
+		}
+		if fh, err := journal.OpenNoFollow(f.path, os.O_RDONLY, 0); err == nil {
+			n, _ := io.ReadFull(fh, buf)
+			fh.Close()
+			sampled += int64(n)
+			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+		}
+	}
+	perLine := int64(verifyBytesPerRecord)
+	if lines > 0 {
+		perLine = max(perLine, sampled/lines)
+	}
+	return int(size/perLine/verifyPartRecords) + 1
+}
 
 // VerifyIn is Verify comparing the uuids in parts (0: as many as the
-// journals' size asks for, verifyPartRecords each), one after the other:
+// journals' records guessed from their size ask for, verifyPartRecords
+// each: guessParts), one after the other:
 // each reads the journals and walks the graph again, keeping only its
 // uuids, so that memory is bounded by a part, not by the repository.
 func VerifyIn(ctx context.Context, root string, g Graph, parts int) (VerifyReport, error) {
@@ -369,13 +400,7 @@ func VerifyIn(ctx context.Context, root string, g Graph, parts int) (VerifyRepor
 		return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
 	}
 	if parts <= 0 {
-		var size int64
-		for _, f := range files {
-			if fi, err := os.Stat(f.path); err == nil {
-				size += fi.Size()
-			}
-		}
-		parts = int(size/verifyBytesPerRecord/verifyPartRecords) + 1
+		parts = guessParts(files)
 	}
 	var rep VerifyReport
 	for i := range parts {
