@@ -1,6 +1,7 @@
 package memsync_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -106,5 +107,12 @@ func TestUnprojectedReadsTheSummary(t *testing.T) {
 	}
 	count(3, 3) // an append into an older day: its sequence file moved
 	r.syncOnce(r.engine())
+	count(0, 0)
+	// A rebuild removes the summary while it runs and writes it once its
+	// cursors are durable.
+	r.write("bob", "2026-11-05.jsonl", lineAt("mem_20261105T100002Z_bob_0001", "bob", "w", "2026-11-05T10:00:02Z"))
+	if _, err := r.engine().Rebuild(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 	count(0, 0)
 }
