@@ -60,9 +60,9 @@ func CheckReferences(layout Layout) (ReferenceReport, error) {
 // CheckReferencesEach is CheckReferences telling each (when each is not
 // nil) every reference that changes nothing, as it is found. The targets
 // are checked in parts (0: as many as the journals' size asks for, as
-// verify's), each part reading the journals twice: the groups of its
-// records, then every reference to them; so it holds a part's uuids, not
-// every record's.
+// verify's): a read of the journals gathers the groups of a part's
+// records while it checks every reference to the part before, so it holds
+// two parts' uuids, not every record's, in parts+1 reads.
 func CheckReferencesEach(layout Layout, parts int, each func(field, blocked, source, target string)) (ReferenceReport, error) {
 	var rep ReferenceReport
 	agents, files, err := listJournals(layout)
@@ -89,40 +89,45 @@ func CheckReferencesEach(layout Layout, parts int, each func(field, blocked, sou
 	kinds := map[[2]string]*ReferenceKind{}
 	var groupNames []string
 	groupIndex := map[string]uint32{}
-	for i := range parts {
+	// Each read of the journals checks the references to part i-1 (whose
+	// groups the previous read gathered) and gathers the groups of part i:
+	// parts+1 reads, two parts' uuids held at a time.
+	var prev map[uint64]uint32
+	var prevPart partition
+	for i := 0; i <= parts; i++ {
 		pt := partition{i, parts}
-		groups := map[uint64]uint32{} // the part's uuids -> their first record's group
-		err := eachRecord(func(r *journal.Record) {
-			k := digest(r.UUID)
-			if !pt.holds(k) {
-				return
-			}
-			if _, ok := groups[k]; ok {
-				return
-			}
-			g := r.GroupID()
-			gi, ok := groupIndex[g]
-			if !ok {
-				gi = uint32(len(groupNames))
-				groupIndex[g] = gi
-				groupNames = append(groupNames, g)
-			}
-			groups[k] = gi
-		})
-		if err != nil {
-			return rep, err
+		var groups map[uint64]uint32 // the part's uuids -> their first record's group
+		if i < parts {
+			groups = map[uint64]uint32{}
 		}
-		err = eachRecord(func(r *journal.Record) {
+		err := eachRecord(func(r *journal.Record) {
+			if groups != nil {
+				if k := digest(r.UUID); pt.holds(k) {
+					if _, ok := groups[k]; !ok {
+						g := r.GroupID()
+						gi, ok := groupIndex[g]
+						if !ok {
+							gi = uint32(len(groupNames))
+							groupIndex[g] = gi
+							groupNames = append(groupNames, g)
+						}
+						groups[k] = gi
+					}
+				}
+			}
+			if prev == nil {
+				return
+			}
 			var seen []string
 			for _, f := range referenceFields {
 				for _, id := range f.names(r) {
 					k := digest(id)
-					if id == r.UUID || !pt.holds(k) || slices.Contains(seen, id) {
+					if id == r.UUID || !prevPart.holds(k) || slices.Contains(seen, id) {
 						continue
 					}
 					seen = append(seen, id)
 					blocked := ""
-					switch gi, ok := groups[k]; {
+					switch gi, ok := prev[k]; {
 					case !ok:
 						blocked = BlockedNoRecord
 						rep.Dangling++
@@ -154,6 +159,7 @@ func CheckReferencesEach(layout Layout, parts int, each func(field, blocked, sou
 		if err != nil {
 			return rep, err
 		}
+		prev, prevPart = groups, pt
 	}
 	for _, f := range referenceFields {
 		for _, b := range []string{BlockedNoRecord, BlockedNotVisible} {

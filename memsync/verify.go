@@ -566,7 +566,16 @@ func nameSamples(layout Layout, want expected, pt partition, rep *VerifyReport) 
 		return err
 	}
 	named := map[uint64]bool{}
+	// full says every sample is as long as it can be: the rest of the
+	// journals has nothing more to name.
+	full := func() bool {
+		return len(rep.MissingUUIDs) >= min(SampleSize, rep.Missing) && len(rep.ConflictUUIDs) >= min(SampleSize, rep.Conflicts) &&
+			len(rep.RejectedLines) >= min(SampleSize, rep.Rejected)
+	}
 	for _, a := range agents {
+		if full() {
+			return nil
+		}
 		paths, err := layout.JournalFiles(a)
 		if err != nil {
 			return fmt.Errorf("agent %s: list journals: %w", a, err)
@@ -603,8 +612,14 @@ func nameSamples(layout Layout, want expected, pt partition, rep *VerifyReport) 
 				if reason != "" && len(rep.RejectedLines) < SampleSize {
 					rep.RejectedLines = append(rep.RejectedLines, RejectedLine{File: rel, Line: l.Number, UUID: l.Record.UUID, Reason: reason})
 				}
+				if full() {
+					return errSamplesFull
+				}
 				return nil
 			})
+			if errors.Is(err, errSamplesFull) {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -612,6 +627,9 @@ func nameSamples(layout Layout, want expected, pt partition, rep *VerifyReport) 
 	}
 	return nil
 }
+
+// errSamplesFull stops nameSamples' read once its samples are full.
+var errSamplesFull = errors.New("samples full")
 
 func sample(list []string, id string) []string {
 	if len(list) < SampleSize {
