@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
 )
 
 // Layout names the places of SPEC §2 inside a memory repository: the
@@ -53,6 +52,11 @@ func (l Layout) RejectsFile(agent string) string {
 
 // LocalDir is the host-local .memsync directory (embedded store, locks).
 func (l Layout) LocalDir() string { return filepath.Join(l.Root, ".memsync") }
+
+// SummaryFile is the daemon's summary of the journals (memsync.Summary):
+// what its last pass of each agent left, so that a read can tell whether
+// records wait without opening every journal.
+func (l Layout) SummaryFile() string { return filepath.Join(l.LocalDir(), "summary.json") }
 
 // DaemonLockFile is the daemon lock (see LockRepo).
 func (l Layout) DaemonLockFile() string { return filepath.Join(l.LocalDir(), "daemon.lock") }

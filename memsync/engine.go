@@ -111,6 +111,10 @@ type Engine struct {
 	// graph write of its passes in place of Options.BatchSize.
 	bulkBatch int
 
+	// summary is the summary file as this engine last wrote it (nil:
+	// read it, or start one, at the next write).
+	summary *Summary
+
 	// ticks and agentReads count Run's ticks and the agents its passes
 	// read: what a daemon with nothing to do costs, for the tests.
 	ticks, agentReads atomic.Int64
