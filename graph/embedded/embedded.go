@@ -74,8 +74,8 @@ type Graph struct {
 
 	opened os.FileInfo // the database file as Open found it, for CheckStore
 
-	emb          memsync.Embedder   // nil: lexical only (WithEmbedder)
-	vecs         vecIndex           // the vectors of emb's version, in memory
+	emb  memsync.Embedder // nil: lexical only (WithEmbedder)
+	vecs vecIndex         // the vectors of emb's version, in memory
 	// The background re-embedding (repair.go): Open's, and again whenever
 	// the vector log is found lost or damaged while the store is open.
 	reembedCtx   context.Context    // ends at Close; nil: none ever runs (read-only, no embedder)
