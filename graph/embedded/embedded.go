@@ -213,9 +213,15 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 		return nil, g.wrap("open "+searchPath, err)
 	}
 	if g.emb != nil {
-		g.ix.lostLog = g.repairVectors // before the first job, which may find the log lost
+		// Before the first job, which may find the log lost and start a
+		// re-embedding.
+		g.reembedCtx, g.reembedStop = context.WithCancel(context.Background())
+		g.ix.lostLog = g.repairVectors
 	}
 	if err := g.rdb.PingContext(ctx); err != nil {
+		if g.reembedStop != nil {
+			g.reembedStop() // nothing was sent: no re-embedding runs
+		}
 		g.closeAll()
 		return nil, g.wrap("open "+path, err)
 	}
@@ -231,7 +237,6 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if g.emb != nil {
 		// Memories stored without a vector, or with another model's, are
 		// embedded again in the background; Search reads only current ones.
-		g.reembedCtx, g.reembedStop = context.WithCancel(context.Background())
 		g.repairVectors()
 	}
 	lg.Debug("embedded graph open", zap.Int("schema_version", SchemaVersion))
