@@ -40,11 +40,15 @@ type fleetRow struct {
 }
 
 type fleetBody struct {
-	Fleet  *Fleet
-	Err    string
-	Rows   []fleetRow
-	AsOf   string
-	Remote string
+	Fleet                   *Fleet
+	Err                     string
+	Rows                    []fleetRow
+	AsOf                    string
+	Remote                  string
+	Timeline                timeline
+	Queue                   []queueSection
+	QueueHref, TimelineHref string
+	ReadErr                 string
 }
 
 func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
@@ -79,6 +83,22 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 		body.Rows = append(body.Rows, fleetRow{AgentStatus: st, Href: p.URL("/agents/" + url.PathEscape(a)),
 			Lag: (time.Duration(st.LagSeconds) * time.Second).String()})
 	}
+	// What the fleet wrote lately and what waits for a person.
+	ctx := r.Context()
+	rd := s.open(ctx)
+	defer rd.close()
+	err := rd.do(ctx, func(sr memsync.Searcher) (err error) {
+		if body.Timeline, err = s.fleetTimeline(ctx, sr, v, TimelineDays); err != nil {
+			return err
+		}
+		q, err := s.readQueue(ctx, sr, p)
+		body.Queue = q.Sections
+		return err
+	})
+	if err != nil {
+		body.ReadErr = err.Error()
+	}
+	body.QueueHref, body.TimelineHref = p.URL("/queue"), p.URL("/timeline")
 	p.Body = body
 	s.render(w, http.StatusOK, p)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // pageNames are the pages, each a template under templates/.
-var pageNames = []string{"fleet", "agent", "search", "memory", "graph", "packet", "notfound", "error"}
+var pageNames = []string{"fleet", "agent", "search", "memory", "graph", "packet", "timeline", "queue", "entities", "notfound", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}

@@ -164,6 +164,12 @@ func (r *rig) pages() []struct{ name, path, page, want string } {
 		{"graph", "/graph/" + r.ids["decision"], "graph", `<svg id="graph"`},
 		{"entity graph", "/graph/entity/Postgres", "graph", `data-entity="Postgres"`},
 		{"packet form", "/packet", "packet", `<form id="packet"`},
+		{"fleet timeline", "/", "fleet", `<svg id="timeline-chart"`},
+		{"fleet queue counts", "/", "fleet", `<span class="count" data-section="waiting">1</span>`},
+		{"timeline", "/timeline?since=60d", "timeline", `<div id="list"><ul class="memories">`},
+		{"timeline this week", "/timeline", "timeline", `<p class="none">none</p>`},
+		{"queue", "/queue", "queue", `<section class="queue" id="waiting"><h2>Decisions waiting for an outcome (1)</h2>`},
+		{"entities", "/entities", "entities", `<tr class="entity" data-entity="Postgres">`},
 		{"packet", "/packet?role=planner&goal=billing+postgres&agent=alice", "packet", `<section id="packet">`},
 	}
 }
@@ -214,7 +220,7 @@ func checkLinksKeepAs(t *testing.T, body, as string) {
 	t.Helper()
 	for _, m := range hrefRE.FindAllStringSubmatch(body, -1) {
 		u := strings.ReplaceAll(m[2], "&amp;", "&")
-		if m[1] != "" || strings.HasPrefix(u, "/static/") || u == "/search" || u == "/packet" {
+		if m[1] != "" || strings.HasPrefix(u, "/static/") || u == "/search" || u == "/packet" || u == "/timeline" {
 			continue // forms carry ?as= in a hidden field
 		}
 		parsed, err := url.Parse(u)
@@ -222,7 +228,7 @@ func checkLinksKeepAs(t *testing.T, body, as string) {
 			t.Errorf("link %s loses ?as=%s", u, as)
 		}
 	}
-	for _, form := range []string{`<form id="search"`, `<form id="packet"`} {
+	for _, form := range []string{`<form id="search"`, `<form id="packet"`, `<form id="filter"`} {
 		if strings.Contains(body, form) && !strings.Contains(body, `<input type="hidden" name="as" value="`+as+`">`) {
 			t.Errorf("%s without a hidden as=%s", form, as)
 		}
