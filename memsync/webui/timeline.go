@@ -94,7 +94,7 @@ type tlTick struct {
 }
 
 type tlLegend struct {
-	Agent, Fill        string
+	Agent, Fill         string
 	X, Y, TX, TY, Total int
 }
 
@@ -237,16 +237,16 @@ func kindList(by map[journal.Kind]int) string {
 }
 
 type timelineBody struct {
-	Chart                         timeline
-	Since, Author, Kind, Status   string
-	Days                          int
-	Agents, Kinds, Statuses       []string
-	Err                           string
-	List                          []memView
-	Scanned                       int
-	ListBounded, More             bool
-	SinceAt                       string
-	Choices                       []link // this week, ...
+	Chart                       timeline
+	Since, Author, Kind, Status string
+	Days                        int
+	Agents, Kinds, Statuses     []string
+	Err                         string
+	List                        []memView
+	Scanned                     int
+	ListBounded, More           bool
+	SinceAt                     string
+	Choices                     []link // this week, ...
 }
 
 // timelineStatuses are the list's status choices ("" is any).
