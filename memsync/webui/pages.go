@@ -408,6 +408,8 @@ type memoryBody struct {
 	Basis      []string
 	Feedbacks  []string
 	Flash      string
+	FlagState  string // shown, pending (the daemon projects it) or sync
+	FlagNotice string
 	GraphHref  string
 	FlagAction string
 }
@@ -502,6 +504,19 @@ func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if q := r.URL.Query(); q.Get("flagged") != "" {
 		body.Flash = fmt.Sprintf("Journaled: %s flagged this memory %s (feedback record %s).", q.Get("by"), q.Get("flagged"), q.Get("record"))
+		shown := false
+		for _, e := range sc.Result.Effects {
+			shown = shown || e.UUID == q.Get("record")
+		}
+		switch {
+		case shown:
+			body.FlagState, body.FlagNotice = "shown", "It shows now: the importance, status and events below include it."
+		case s.projects(ctx):
+			body.FlagState, body.FlagNotice = "pending", "The daemon projects it within seconds: this page reloads until the importance and status below include it."
+			p.Refresh = 2
+		default:
+			body.FlagState, body.FlagNotice = "sync", "No daemon is running, so the graph does not have it yet: the importance and status below change at the next memsync sync (or once memsync run starts)."
+		}
 	}
 	p.Body = body
 	s.render(w, http.StatusOK, p)

@@ -136,6 +136,7 @@ type memView struct {
 	Scored                                     bool
 	Href                                       string
 	Extra                                      string // a short note (why it is listed)
+	StatusWhy                                  string // score's reason for a status other than active
 }
 
 func (p *page) mem(n *memsync.Node) memView {
@@ -150,6 +151,7 @@ func (p *page) mem(n *memsync.Node) memView {
 func (p *page) scored(s *memsync.Scored) memView {
 	m := p.mem(&s.Node)
 	m.Status, m.Importance, m.Confidence, m.Scored = string(s.Result.Status), s.Result.Importance, s.Result.Confidence, true
+	m.StatusWhy = s.Result.StatusWhy
 	return m
 }
 

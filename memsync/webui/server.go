@@ -91,6 +91,10 @@ type Config struct {
 	// Commit names the commit that added line of path (relative to Repo);
 	// "" when not committed yet. Nil shows none.
 	Commit func(ctx context.Context, path string, line int) (string, error)
+	// Projects reports whether a daemon projects the journals into the
+	// graph this view reads, so that a flag shows within seconds (run
+	// --ui: always). Nil asks the fleet status whether `memsync run` runs.
+	Projects func() bool
 	// FSync makes a flag's append fsync (append.fsync).
 	FSync bool
 	// Token is required of every request (New refuses an empty one): the
@@ -391,6 +395,18 @@ func (s *Server) fleetStatus(ctx context.Context) (Fleet, error) {
 	s.fleet, s.fleetErr = s.cfg.Fleet(ctx)
 	s.fleetAt, s.fleetRead = s.cfg.Now(), true
 	return s.fleet, s.fleetErr
+}
+
+// projects reports whether a daemon projects new records into the graph.
+func (s *Server) projects(ctx context.Context) bool {
+	if s.cfg.Projects != nil {
+		return s.cfg.Projects()
+	}
+	if s.cfg.Fleet == nil {
+		return false
+	}
+	f, err := s.fleetStatus(ctx)
+	return err == nil && f.Report.Daemon.Running && f.Report.Daemon.Command == "run"
 }
 
 // refreshFleet reads the fleet's status for the next request.

@@ -2,12 +2,14 @@ package webui_test
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/webui"
 )
 
 var barRE = regexp.MustCompile(`<rect class="bar" data-day="([0-9-]+)" data-agent="([a-z]+)" data-count="([0-9]+)"`)
@@ -155,5 +157,20 @@ func TestEntities(t *testing.T) {
 	al := r.get("/entities?as=alice&sort=newest").Body.String()
 	if !strings.Contains(al, `<td class="mentions">2</td>`) || strings.Contains(al, "AGENT:bob") {
 		t.Errorf("alice: Postgres not 2 mentions, or bob's group named:\n%s", al)
+	}
+}
+
+// With a daemon projecting, the flash says the change shows within
+// seconds and the page reloads until it does.
+func TestFlagNoticeWithDaemon(t *testing.T) {
+	r := newRigWith(t, func(c *webui.Config) { c.Projects = func() bool { return true } })
+	uuid := r.ids["shared"]
+	w := r.do("POST", "/memory/"+uuid+"/flag", url.Values{"flag": {"verified"}, "by": {"Ann"}, "csrf": {r.csrf(uuid)}}, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("flag: %d", w.Code)
+	}
+	page := r.get(w.Header().Get("Location")).Body.String()
+	if !strings.Contains(page, `<p id="flash" data-state="pending">`) || !strings.Contains(page, `<meta http-equiv="refresh" content="2">`) {
+		t.Errorf("with the daemon: no pending notice or reload:\n%s", page)
 	}
 }
