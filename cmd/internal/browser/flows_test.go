@@ -316,6 +316,10 @@ func TestViewAsAgent(t *testing.T) {
 		{"graph-two-hops", "/graph/" + f.uuid(t, "link"), "graph", []string{"planner-private"}},
 		{"graph-entity", "/graph/entity/" + url.PathEscape("#postgres"), "graph", []string{"planner-private"}},
 		{"packet", "/packet?role=planner&goal=" + goal, "packet", nil},
+		{"timeline", "/timeline?since=30d", "timeline", []string{"planner-private", "critic-private"}},
+		{"timeline-author", "/timeline?since=30d&author=critic", "timeline", []string{"critic-private"}},
+		{"queue", "/queue", "queue", nil},
+		{"entities", "/entities", "entities", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := f.newTab(t)
