@@ -353,7 +353,7 @@ func (s *Server) timelinePage(w http.ResponseWriter, r *http.Request) {
 			}
 			body.List = append(body.List, p.scored(&sc))
 		}
-		return nil
+		return p.annotate(ctx, sr, body.List)
 	})
 	if err != nil {
 		s.fail(w, r, v, err)

@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -172,5 +173,39 @@ func TestFlagNoticeWithDaemon(t *testing.T) {
 	page := r.get(w.Header().Get("Location")).Body.String()
 	if !strings.Contains(page, `<p id="flash" data-state="pending">`) || !strings.Contains(page, `<meta http-equiv="refresh" content="2">`) {
 		t.Errorf("with the daemon: no pending notice or reload:\n%s", page)
+	}
+}
+
+// The agent page shows what the agent wrote by default and, switched,
+// what it sees; feedback shows the text it judges, and the memory page's
+// events the text of the records behind them.
+func TestAgentWroteAndSees(t *testing.T) {
+	r := newRig(t, "")
+	r.add("feedback", journal.Record{Agent: "bob", Kind: journal.KindFeedback, Scope: journal.ScopeShared, TS: r.now.Add(-time.Hour),
+		Text: "bob flagged it verified", Links: []string{r.ids["decision"]}, Extra: map[string]json.RawMessage{"feedback": json.RawMessage(`"verified"`)}})
+	r.sync()
+	newest := func(path string) string {
+		b := r.get(path).Body.String()
+		_, s, _ := strings.Cut(b, `<section id="newest">`)
+		s, _, _ = strings.Cut(s, "</section>")
+		return s
+	}
+	wrote := newest("/agents/bob")
+	if strings.Contains(wrote, `data-agent="alice"`) || !strings.Contains(wrote, r.ids["shared"]) {
+		t.Errorf("bob wrote: lists alice's records or lacks his own:\n%s", wrote)
+	}
+	if !strings.Contains(wrote, `<p class="about">about <a href="/memory/`+r.ids["decision"]+`">decision by alice</a>: <q>Use postgres for the billing service</q></p>`) {
+		t.Errorf("bob's feedback does not show the text it judges:\n%s", wrote)
+	}
+	sees := newest("/agents/bob?view=sees")
+	if !strings.Contains(sees, `data-agent="alice"`) {
+		t.Errorf("what bob sees lacks alice's shared records:\n%s", sees)
+	}
+	if a := newest("/agents/bob?view=sees&as=alice"); strings.Contains(a, bobSecret) || strings.Contains(a, r.ids["bobPrivate"]) {
+		t.Errorf("as alice, what bob sees shows bob's private record")
+	}
+	mem := r.get("/memory/" + r.ids["decision"]).Body.String()
+	if !strings.Contains(mem, `<q class="event-text">bob: bob flagged it verified</q>`) {
+		t.Errorf("the memory page's events lack the feedback's text:\n%s", mem)
 	}
 }
