@@ -209,3 +209,22 @@ func TestAgentWroteAndSees(t *testing.T) {
 		t.Errorf("the memory page's events lack the feedback's text:\n%s", mem)
 	}
 }
+
+// Every edge type is drawn in its own style, with a legend naming each.
+func TestGraphEdgeTypesAndLegend(t *testing.T) {
+	r := newRig(t, "")
+	body := r.get("/graph/" + r.ids["decision"]).Body.String()
+	for _, typ := range []string{"LINKS_TO", "SUPPORTS", "SUPERSEDES", "CONFLICTS_WITH", "MENTIONS"} {
+		if !strings.Contains(body, `<li class="edge-legend" data-type="`+typ+`">`) {
+			t.Errorf("legend lacks %s", typ)
+		}
+	}
+	links := regexp.MustCompile(`data-type="LINKS_TO"[^>]* stroke="([^"]+)"`).FindStringSubmatch(body)
+	sup := regexp.MustCompile(`data-type="SUPPORTS"[^>]* stroke="([^"]+)"`).FindStringSubmatch(body)
+	if links == nil || sup == nil || links[1] == sup[1] {
+		t.Errorf("links and supports drawn alike (%v, %v):\n%s", links, sup, body)
+	}
+	if strings.Contains(body, "style=") {
+		t.Errorf("an inline style (the CSP refuses it)")
+	}
+}
