@@ -88,10 +88,10 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 	rd := s.open(ctx)
 	defer rd.close()
 	err := rd.do(ctx, func(sr memsync.Searcher) (err error) {
-		if body.Timeline, err = s.fleetTimeline(ctx, sr, v, TimelineDays); err != nil {
+		if body.Timeline, err = s.cachedTimeline(ctx, sr, v, TimelineDays); err != nil {
 			return err
 		}
-		q, err := s.readQueue(ctx, sr, p)
+		q, err := s.cachedQueue(ctx, sr, p)
 		body.Queue = q.Sections
 		return err
 	})

@@ -92,6 +92,11 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 	if err != nil {
 		return queue{}, err
 	}
+	// Of the recent records only the candidates are scored: the ones
+	// naming a conflict, the low-confidence learning records, promotions.
+	recent = slices.DeleteFunc(recent, func(n memsync.Node) bool {
+		return len(n.ConflictsWith) == 0 && !(n.Tier == "learning" && n.Confidence == "low") && n.Kind != journal.KindPromotion
+	})
 	addAll(core)
 	addAll(older)
 	addAll(decisions)

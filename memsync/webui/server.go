@@ -152,6 +152,8 @@ type Server struct {
 	fleetAt   time.Time
 	fleetRead bool
 	fleetBusy bool // a background read is under way
+
+	sums summaries // charts and queue counts per viewer (SummaryTTL)
 }
 
 // FleetStale is how old a fleet status may be and still be answered while

@@ -109,7 +109,7 @@ type kindRow struct {
 type timeline struct {
 	Width, Height, PlotBottom, AxisRight int
 	Days                                 int
-	From, To                             string
+	From, To, At                         string
 	Bars                                 []tlBar
 	XTicks, YTicks                       []tlTick
 	Legend                               []tlLegend
@@ -127,7 +127,7 @@ func buildTimeline(nodes []memsync.Node, agents []string, days int, now time.Tim
 	last := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	first := last.AddDate(0, 0, -(days - 1))
 	t := timeline{Width: tlWidth, Height: tlTop + tlPlotH + 58, PlotBottom: tlTop + tlPlotH, AxisRight: tlWidth - 8, Days: days,
-		From: first.Format("2006-01-02"), To: last.Format("2006-01-02"), Bounded: bounded, Max: TimelineMax}
+		From: first.Format("2006-01-02"), To: last.Format("2006-01-02"), Bounded: bounded, Max: TimelineMax, At: now.Format(time.RFC3339)}
 	type key struct {
 		day   int
 		agent string
@@ -316,7 +316,7 @@ func (s *Server) timelinePage(w http.ResponseWriter, r *http.Request) {
 	defer rd.close()
 	err = rd.do(ctx, func(sr memsync.Searcher) (err error) {
 		body.List, body.Scanned, body.ListBounded, body.More = nil, 0, false, false
-		if body.Chart, err = s.fleetTimeline(ctx, sr, v, body.Days); err != nil {
+		if body.Chart, err = s.cachedTimeline(ctx, sr, v, body.Days); err != nil {
 			return err
 		}
 		if body.Err != "" {
