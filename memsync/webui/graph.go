@@ -15,8 +15,8 @@ import (
 
 // Graph page bounds: the drawing stays readable and the reads few.
 const (
-	graphWidth   = 1100
-	graphHeight  = 1000
+	graphWidth   = 1000
+	graphHeight  = 900
 	graphPerHop  = 24
 	graphEntityN = 50
 )
@@ -202,9 +202,9 @@ func (nb *neighbourhood) layout() graphBody {
 		g := nb.nodes[id]
 		byHop[g.Hop] = append(byHop[g.Hop], g)
 	}
-	radius := map[int]float64{0: 0, 1: 180, 2: 340}
+	radius := map[int]float64{0: 0, 1: 160, 2: 310}
 	// Labels run radially outward: hop 1's must end before hop 2's ring.
-	labelRunes := map[int]int{1: 24, 2: 24}
+	labelRunes := map[int]int{1: 22, 2: 22}
 	for hop, gs := range byHop {
 		for i, g := range gs {
 			a := 2*math.Pi*float64(i)/float64(len(gs)) + float64(hop)*0.35
