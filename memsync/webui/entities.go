@@ -20,6 +20,7 @@ const entityDays = 90
 // entityRow is one entity of the index.
 type entityRow struct {
 	Name, Href, Newest string
+	Search             string // its memories: search for it, retired ones too
 	Mentions           int
 	Groups             []string
 	newest             time.Time
@@ -72,7 +73,7 @@ func (s *Server) entitiesPage(w http.ResponseWriter, r *http.Request) {
 				k := strings.ToLower(e)
 				row := byKey[k]
 				if row == nil {
-					row = &entityRow{Name: e, Href: p.entityHref(e), groups: map[string]int{}}
+					row = &entityRow{Name: e, Href: p.entityHref(e), Search: p.URL("/search", "q", e, "status", "all"), groups: map[string]int{}}
 					byKey[k] = row
 					order = append(order, k)
 				}

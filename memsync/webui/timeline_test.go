@@ -152,7 +152,7 @@ func TestQueue(t *testing.T) {
 func TestEntities(t *testing.T) {
 	r := newRig(t, "")
 	op := r.get("/entities").Body.String()
-	if !strings.Contains(op, `<tr class="entity" data-entity="Postgres"><td><a href="/graph/entity/Postgres">Postgres</a></td><td class="mentions">3</td>`) {
+	if !strings.Contains(op, `<tr class="entity" data-entity="Postgres"><td><a href="/graph/entity/Postgres">Postgres</a></td><td><a class="entity-memories" href="/search?q=Postgres&amp;status=all">its memories</a></td><td class="mentions">3</td>`) {
 		t.Errorf("operator: Postgres not 3 mentions:\n%s", op)
 	}
 	al := r.get("/entities?as=alice&sort=newest").Body.String()
