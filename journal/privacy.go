@@ -4,7 +4,16 @@ package journal
 // that says which memories a record's references may touch. Every reader
 // that turns references into importance (score.Evaluate) and every path
 // that retires superseded memories (both graph backends, the offline path)
-// asks these two functions; none keeps its own copy.
+// asks these functions; none keeps its own copy. ReaderGroups is the same
+// rule as the list of groups a reader's query names.
+
+// ReaderGroups lists the groups agent reads, in the order a query names
+// them: the shared group, then agent's own private one. Exactly the groups
+// for which Sees(agent, group) holds; every search, list, packet and view
+// made for one reader asks with these.
+func ReaderGroups(agent string) []string {
+	return []string{SharedGroup, PrivateGroup(agent)}
+}
 
 // Sees reports whether a record written by agent sees a memory of group:
 // shared memories and agent's own private ones. A record's links,

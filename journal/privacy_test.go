@@ -34,3 +34,23 @@ func TestSeesAndRetires(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderGroupsAreWhatSees is the list and the predicate agreeing: a
+// reader's query names exactly the groups the reader sees.
+func TestReaderGroupsAreWhatSees(t *testing.T) {
+	got := journal.ReaderGroups("a")
+	want := []string{journal.SharedGroup, journal.PrivateGroup("a")}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("ReaderGroups(a) = %q, want %q", got, want)
+	}
+	for _, g := range got {
+		if !journal.Sees("a", g) {
+			t.Errorf("ReaderGroups(a) names %q, which a does not see", g)
+		}
+	}
+	for _, g := range []string{journal.PrivateGroup("b"), journal.PrivateGroup("ab"), ""} {
+		if journal.Sees("a", g) {
+			t.Errorf("a sees %q, which ReaderGroups(a) does not name", g)
+		}
+	}
+}

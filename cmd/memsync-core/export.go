@@ -63,7 +63,7 @@ func runExport(ctx context.Context, env *Env, args []string) int {
 		}
 		return exitOK
 	}
-	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	groups := journal.ReaderGroups(*agent)
 	journals := offline.NewJournals(layout(repo))
 	nodes, err := journals.List(ctx, memsync.ListQuery{Groups: groups, Limit: math.MaxInt32})
 	if err != nil {

@@ -158,7 +158,7 @@ func search(t *testing.T, g memsync.Graph, q memsync.SearchQuery) []string {
 	return ids
 }
 
-func groups(agent string) []string { return []string{journal.SharedGroup, journal.PrivateGroup(agent)} }
+func groups(agent string) []string { return journal.ReaderGroups(agent) }
 
 func testRoundTrip(t *testing.T, g memsync.Graph) {
 	m := mem("r1", "alice", 1, "Chose #postgres over @Mira's idea for [[Q3 Plan]]", func(r *journal.Record) {

@@ -226,7 +226,7 @@ func (q Request) Validate() error {
 
 // Groups are the group_ids the requesting agent may see.
 func (q Request) Groups() []string {
-	return []string{journal.SharedGroup, journal.PrivateGroup(q.Agent)}
+	return journal.ReaderGroups(q.Agent)
 }
 
 // Item is one entry of a packet field. An open question from --question

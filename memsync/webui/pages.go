@@ -133,7 +133,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// The memory agent works with, as far as the viewer may see it.
 	var groups []string
-	for _, g := range []string{journal.SharedGroup, journal.PrivateGroup(agent)} {
+	for _, g := range journal.ReaderGroups(agent) {
 		if v.sees(g) {
 			groups = append(groups, g)
 		}

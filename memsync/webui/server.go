@@ -288,7 +288,7 @@ type viewer struct {
 // groups is every group the viewer may see.
 func (v viewer) groups() []string {
 	if v.As != "" {
-		return []string{journal.SharedGroup, journal.PrivateGroup(v.As)}
+		return journal.ReaderGroups(v.As)
 	}
 	out := []string{journal.SharedGroup}
 	for _, a := range v.Agents {
