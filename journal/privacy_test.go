@@ -54,3 +54,19 @@ func TestReaderGroupsAreWhatSees(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupAgent(t *testing.T) {
+	for _, tc := range []struct {
+		group, agent string
+		ok           bool
+	}{
+		{journal.PrivateGroup("mira"), "mira", true},
+		{journal.SharedGroup, "", false},
+		{journal.PrivateGroup(""), "", false},
+		{"elsewhere", "", false},
+	} {
+		if a, ok := journal.GroupAgent(tc.group); a != tc.agent || ok != tc.ok {
+			t.Errorf("GroupAgent(%q) = %q, %v; want %q, %v", tc.group, a, ok, tc.agent, tc.ok)
+		}
+	}
+}

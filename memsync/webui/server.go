@@ -302,7 +302,11 @@ func (v viewer) sees(group string) bool {
 	if v.As != "" {
 		return journal.Sees(v.As, group)
 	}
-	return group == journal.SharedGroup || strings.HasPrefix(group, "AGENT:") && slices.Contains(v.Agents, strings.TrimPrefix(group, "AGENT:"))
+	if group == journal.SharedGroup {
+		return true
+	}
+	a, ok := journal.GroupAgent(group)
+	return ok && slices.Contains(v.Agents, a)
 }
 
 // label is the body's data-viewer.
