@@ -542,6 +542,15 @@ func testSecondSuperseder(t *testing.T, g memsync.Graph) {
 	if o := get(t, g, "x"); o.ReplacedBy != "early" || !o.InvalidAt.Equal(clock.Add(4*time.Second)) {
 		t.Fatalf("replaced_by=%q invalid_at=%v, want the earliest superseder", o.ReplacedBy, o.InvalidAt)
 	}
+	// Two at the same ts: the smallest uuid, whichever came first
+	// (journal.RetiresFirst).
+	apply(t, g, mem("y", "alice", 1, "w1"))
+	apply(t, g, mem("tie_b", "alice", 5, "w2", supers("y")))
+	apply(t, g, mem("tie_a", "alice", 5, "w3", supers("y")))
+	apply(t, g, mem("tie_c", "alice", 5, "w4", supers("y")))
+	if o := get(t, g, "y"); o.ReplacedBy != "tie_a" || !o.InvalidAt.Equal(clock.Add(5*time.Second)) {
+		t.Fatalf("replaced_by=%q invalid_at=%v, want tie_a, the smallest uuid of a tie", o.ReplacedBy, o.InvalidAt)
+	}
 }
 
 func testConflicts(t *testing.T, g memsync.Graph) {
