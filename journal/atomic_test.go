@@ -1,7 +1,9 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,37 @@ func TestWriteAtomic(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 1 {
+		t.Fatalf("directory holds %v, want the file alone", entries)
+	}
+}
+
+// ReplaceDerivedWith streams the new content; a failed write leaves the
+// old file whole and no temporary file behind.
+func TestReplaceDerivedWith(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vectors.idx")
+	write := func(parts ...string) func(w io.Writer) error {
+		return func(w io.Writer) error {
+			for _, p := range parts {
+				if p == "FAIL" {
+					return errors.New("disk on fire")
+				}
+				if _, err := io.WriteString(w, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if err := ReplaceDerivedWith(path, write("one", "two")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReplaceDerivedWith(path, write("three", "FAIL")); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("failed write returned %v", err)
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != "onetwo" {
+		t.Fatalf("read %q, %v; want the first content kept", data, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
 		t.Fatalf("directory holds %v, want the file alone", entries)
 	}
 }
