@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -62,24 +60,11 @@ func lockJournal(path string) (*os.File, error) {
 }
 
 // sweepTemp removes temporary files crashed writers left in dirs
-// (journal.StaleTemp, and an older compaction's fixed names).
+// (journal.SweepTemp, and an older compaction's fixed names).
 func sweepTemp(lg *zap.Logger, now time.Time, dirs ...string) {
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			fi, err := e.Info()
-			if err != nil {
-				continue
-			}
-			if strings.HasSuffix(e.Name(), oldTmpSuffix) || journal.StaleTemp(e.Name(), fi.ModTime(), now) {
-				p := filepath.Join(dir, e.Name())
-				if err := os.Remove(p); err == nil {
-					lg.Info("removed a temporary file left by an interrupted compaction", zap.String("path", p))
-				}
-			}
+		for _, p := range journal.SweepTemp(dir, now, oldTmpSuffix) {
+			lg.Info("removed a temporary file left by an interrupted compaction", zap.String("path", p))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,6 +115,31 @@ func SyncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// SweepTemp removes the temporary files crashed writers left in dir
+// (StaleTemp), and any file whose name ends in one of old (an older
+// memsync's fixed temporary names); a live writer's file is left alone.
+// It returns the paths it removed. A directory it cannot read is not an
+// error: there is nothing to sweep.
+func SweepTemp(dir string, now time.Time, old ...string) (removed []string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		stale := slices.ContainsFunc(old, func(suffix string) bool { return strings.HasSuffix(name, suffix) })
+		if !stale {
+			fi, err := e.Info()
+			stale = err == nil && StaleTemp(name, fi.ModTime(), now)
+		}
+		if !stale {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
 }
 
 // StaleTemp reports whether name (a file name, modified at modTime) is a

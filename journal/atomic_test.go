@@ -129,3 +129,31 @@ func TestStaleTemp(t *testing.T) {
 		}
 	}
 }
+
+// SweepTemp removes a dead writer's temporary file and an old fixed name,
+// and leaves a live writer's file and every other file alone.
+func TestSweepTemp(t *testing.T) {
+	dir := t.TempDir()
+	dead := "state.json.999999999-1" + TempSuffix
+	live := fmt.Sprintf("state.json.%d-1%s", os.Getpid(), TempSuffix)
+	for _, name := range []string{dead, live, "MEMORY.md.compact.tmp", "state.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := SweepTemp(dir, time.Now(), ".compact.tmp")
+	if len(removed) != 2 {
+		t.Fatalf("removed %v, want the dead writer's file and the old name", removed)
+	}
+	left, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "state.json "+live {
+		t.Fatalf("left %v", names)
+	}
+	if SweepTemp(filepath.Join(dir, "missing"), time.Now()) != nil {
+		t.Fatal("a missing directory swept something")
+	}
+}
