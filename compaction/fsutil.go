@@ -17,15 +17,6 @@ import (
 // journal.WriteAtomic (one fixed name per file); a leftover is still swept.
 const oldTmpSuffix = ".compact.tmp"
 
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
-
 // lockJournal opens path and holds the exclusive lock journal.Append takes.
 // A file replaced or removed while we waited is opened again, as Append
 // does, so the lock always covers the file the path names. A missing file
@@ -39,7 +30,7 @@ func lockJournal(path string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := flock(f, syscall.LOCK_EX); err != nil {
+		if err := journal.Flock(f, syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
