@@ -356,6 +356,12 @@ func TestGraphDown(t *testing.T) {
 	}
 }
 
+// nameHash is the hash part of a hashed slug (journal.EntitySlugHashed).
+func nameHash(name string, n int) string {
+	s := journal.EntitySlugHashed(name, n)
+	return s[len(s)-n:]
+}
+
 func TestSlugs(t *testing.T) {
 	got := Slugs([]string{"@Shaun", "#moonshot", "Acme Corp", "acme-corp", "[[Q3 Plan]]", "Q3 Plan", "@Mira", "#mira", "Zürich", "日本", "---", strings.Repeat("a", 100)})
 	check := func(name, want string) {

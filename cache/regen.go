@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -128,10 +127,9 @@ func (r *Regenerator) NotifyGroups(groups []string) {
 	if len(groups) == 0 {
 		return
 	}
-	prefix := journal.PrivateGroup("")
 	r.mu.Lock()
 	for _, g := range groups {
-		if a, ok := strings.CutPrefix(g, prefix); ok && a != "" {
+		if a, ok := journal.GroupAgent(g); ok {
 			r.pending[a] = true
 		} else {
 			r.all = true

@@ -184,7 +184,7 @@ func (c *compactor) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("compaction: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := journal.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("compaction of %s: %w", c.opts.Agent, ErrBusy)

@@ -678,7 +678,7 @@ func TestSubjectAndSlug(t *testing.T) {
 			t.Errorf("Subject(%q) = %q, %q", c.r.Text, k, s)
 		}
 	}
-	for in, want := range map[string]string{"@Shaun": "shaun", "Acme Corp": "acme-corp", "#moon_shot": "moon-shot", "Zoë": "zoë", "!!!": "entity-"} {
+	for in, want := range map[string]string{"@Shaun": "shaun", "Acme Corp": "acme-corp", "#moon_shot": "moon-shot", "Zoë": "zo-", "!!!": "entity-"} {
 		if got := Slug(in); !strings.HasPrefix(got, want) {
 			t.Errorf("Slug(%q) = %q", in, got)
 		}

@@ -1,8 +1,6 @@
 package compaction
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -45,32 +43,11 @@ func Subject(r *journal.Record) (key, display string) {
 	return "words:" + s, s
 }
 
-// Slug is an entity's page name: lowercase letters and digits with dashes
-// between words, sigils dropped ("@Shaun" → "shaun", "Acme Corp" →
-// "acme-corp"). A name with neither letters nor digits gets a hash.
-func Slug(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, c := range strings.ToLower(name) {
-		if unicode.IsLetter(c) || unicode.IsNumber(c) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(c)
-		} else {
-			dash = true
-		}
-		if b.Len() >= 80 {
-			break
-		}
-	}
-	if b.Len() == 0 {
-		sum := sha256.Sum256([]byte(name))
-		return "entity-" + hex.EncodeToString(sum[:4])
-	}
-	return b.String()
-}
+// Slug is an entity's page name (journal.EntitySlug): lowercase ASCII
+// letters and digits with dashes between words, sigils dropped ("@Shaun" →
+// "shaun", "Acme Corp" → "acme-corp"); a name with other letters, none,
+// or too long a base gets a hash of the name.
+func Slug(name string) string { return journal.EntitySlug(name) }
 
 // entry is a record as the generated sections show it.
 type entry struct {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -18,15 +16,6 @@ import (
 // oldTmpSuffix ended the temporary files of compactions before
 // journal.WriteAtomic (one fixed name per file); a leftover is still swept.
 const oldTmpSuffix = ".compact.tmp"
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
 
 // lockJournal opens path and holds the exclusive lock journal.Append takes.
 // A file replaced or removed while we waited is opened again, as Append
@@ -41,7 +30,7 @@ func lockJournal(path string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := flock(f, syscall.LOCK_EX); err != nil {
+		if err := journal.Flock(f, syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
@@ -62,24 +51,11 @@ func lockJournal(path string) (*os.File, error) {
 }
 
 // sweepTemp removes temporary files crashed writers left in dirs
-// (journal.StaleTemp, and an older compaction's fixed names).
+// (journal.SweepTemp, and an older compaction's fixed names).
 func sweepTemp(lg *zap.Logger, now time.Time, dirs ...string) {
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			fi, err := e.Info()
-			if err != nil {
-				continue
-			}
-			if strings.HasSuffix(e.Name(), oldTmpSuffix) || journal.StaleTemp(e.Name(), fi.ModTime(), now) {
-				p := filepath.Join(dir, e.Name())
-				if err := os.Remove(p); err == nil {
-					lg.Info("removed a temporary file left by an interrupted compaction", zap.String("path", p))
-				}
-			}
+		for _, p := range journal.SweepTemp(dir, now, oldTmpSuffix) {
+			lg.Info("removed a temporary file left by an interrupted compaction", zap.String("path", p))
 		}
 	}
 }

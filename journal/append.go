@@ -207,7 +207,7 @@ func openLocked(path string) (*os.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("append: %w", err)
 		}
-		if err := flock(f); err != nil {
+		if err := Flock(f, syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("append: lock %s: %w", path, err)
 		}
@@ -241,22 +241,20 @@ func LockDir(dir string, exclusive bool) (*os.File, error) {
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
-	for {
-		err = syscall.Flock(int(d.Fd()), how)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := Flock(d, how); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	return d, nil
 }
 
-func flock(f *os.File) error {
+// Flock is flock(2) of f (how: LOCK_EX, LOCK_SH or LOCK_UN, with LOCK_NB
+// or not), tried again when a signal interrupts it: the one way memsync
+// takes a file lock (journals, sequences, compaction, the ledger, the
+// daemon's lock, imports).
+func Flock(f *os.File, how int) error {
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		err := syscall.Flock(int(f.Fd()), how)
 		if err != syscall.EINTR {
 			return err
 		}

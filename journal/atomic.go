@@ -2,8 +2,10 @@ package journal
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,9 +28,12 @@ const staleTemp = time.Hour
 // file beside it (TempSuffix), written and fsynced, renamed over path,
 // then the directory fsynced so that the rename survives a power cut. The
 // file keeps path's permission bits when path exists (0644 when not);
-// path's directory is created when missing. It is the one way memsync
+// path's directory is created when missing. It and the lighter Replace,
+// ReplaceDerived and ReplaceDerivedWith below are the one way memsync
 // replaces a file: state, outbox and rejects, cache pages, compaction's
-// pages, the exchange's attributes, hook settings.
+// pages, the exchange's attributes, hook settings, the daemon's summary,
+// the surprise gate's and the embedded store's vector indexes, the
+// consolidation stamp, the benchmark report.
 func WriteAtomic(path string, data []byte) error {
 	if err := Replace(path, data); err != nil {
 		return err
@@ -50,7 +55,21 @@ func Replace(path string, data []byte) error { return replace(path, data, true) 
 // must rewrite it when it next runs (the daemon walks every agent on start).
 func ReplaceDerived(path string, data []byte) error { return replace(path, data, false) }
 
+// ReplaceDerivedWith is ReplaceDerived for a file too large to build in
+// memory first: write streams the new content into the temporary file
+// (an error from it leaves path as it was).
+func ReplaceDerivedWith(path string, write func(w io.Writer) error) error {
+	return replaceWith(path, write, false)
+}
+
 func replace(path string, data []byte, sync bool) error {
+	return replaceWith(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, sync)
+}
+
+func replaceWith(path string, write func(w io.Writer) error, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -64,7 +83,7 @@ func replace(path string, data []byte, sync bool) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil {
 		err = f.Chmod(mode)
 	}
@@ -96,6 +115,31 @@ func SyncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// SweepTemp removes the temporary files crashed writers left in dir
+// (StaleTemp), and any file whose name ends in one of old (an older
+// memsync's fixed temporary names); a live writer's file is left alone.
+// It returns the paths it removed. A directory it cannot read is not an
+// error: there is nothing to sweep.
+func SweepTemp(dir string, now time.Time, old ...string) (removed []string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		stale := slices.ContainsFunc(old, func(suffix string) bool { return strings.HasSuffix(name, suffix) })
+		if !stale {
+			fi, err := e.Info()
+			stale = err == nil && StaleTemp(name, fi.ModTime(), now)
+		}
+		if !stale {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
 }
 
 // StaleTemp reports whether name (a file name, modified at modTime) is a

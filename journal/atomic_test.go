@@ -1,7 +1,9 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,37 @@ func TestWriteAtomic(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 1 {
+		t.Fatalf("directory holds %v, want the file alone", entries)
+	}
+}
+
+// ReplaceDerivedWith streams the new content; a failed write leaves the
+// old file whole and no temporary file behind.
+func TestReplaceDerivedWith(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vectors.idx")
+	write := func(parts ...string) func(w io.Writer) error {
+		return func(w io.Writer) error {
+			for _, p := range parts {
+				if p == "FAIL" {
+					return errors.New("disk on fire")
+				}
+				if _, err := io.WriteString(w, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if err := ReplaceDerivedWith(path, write("one", "two")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReplaceDerivedWith(path, write("three", "FAIL")); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("failed write returned %v", err)
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != "onetwo" {
+		t.Fatalf("read %q, %v; want the first content kept", data, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
 		t.Fatalf("directory holds %v, want the file alone", entries)
 	}
 }
@@ -94,5 +127,33 @@ func TestStaleTemp(t *testing.T) {
 		if got := StaleTemp(tc.name, now.Add(-tc.age), now); got != tc.want {
 			t.Errorf("StaleTemp(%q, %v old) = %v, want %v", tc.name, tc.age, got, tc.want)
 		}
+	}
+}
+
+// SweepTemp removes a dead writer's temporary file and an old fixed name,
+// and leaves a live writer's file and every other file alone.
+func TestSweepTemp(t *testing.T) {
+	dir := t.TempDir()
+	dead := "state.json.999999999-1" + TempSuffix
+	live := fmt.Sprintf("state.json.%d-1%s", os.Getpid(), TempSuffix)
+	for _, name := range []string{dead, live, "MEMORY.md.compact.tmp", "state.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := SweepTemp(dir, time.Now(), ".compact.tmp")
+	if len(removed) != 2 {
+		t.Fatalf("removed %v, want the dead writer's file and the old name", removed)
+	}
+	left, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "state.json "+live {
+		t.Fatalf("left %v", names)
+	}
+	if SweepTemp(filepath.Join(dir, "missing"), time.Now()) != nil {
+		t.Fatal("a missing directory swept something")
 	}
 }

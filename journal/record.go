@@ -95,6 +95,16 @@ const SharedGroup = "CONSTELLATION"
 // PrivateGroup returns the group_id of agent's private records.
 func PrivateGroup(agent string) string { return "AGENT:" + agent }
 
+// GroupAgent is PrivateGroup backwards: the agent whose private group group
+// is, and false for the shared group or any group that is no agent's.
+func GroupAgent(group string) (agent string, ok bool) {
+	agent, ok = strings.CutPrefix(group, PrivateGroup(""))
+	if !ok || agent == "" {
+		return "", false
+	}
+	return agent, true
+}
+
 // Ref is an evidence pointer.
 type Ref struct {
 	Git  string `json:"git,omitempty"`

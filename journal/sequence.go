@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -185,7 +186,7 @@ func openHighWater(path string) (*os.File, highWater, bool, error) {
 	if err != nil {
 		return nil, highWater{}, false, fmt.Errorf("sequence file: %w", err)
 	}
-	if err := flock(f); err != nil {
+	if err := Flock(f, syscall.LOCK_EX); err != nil {
 		f.Close()
 		return nil, highWater{}, false, fmt.Errorf("sequence file: lock %s: %w", path, err)
 	}

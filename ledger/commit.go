@@ -497,14 +497,14 @@ func (r *repo) snapshot(rel string, cached *index.Entry, indexTime time.Time) (*
 			size, err = journal.CompleteLength(f, st.Size)
 		}
 	} else if isJournal(rel) {
-		if err := flock(f, syscall.LOCK_SH); err != nil {
+		if err := journal.Flock(f, syscall.LOCK_SH); err != nil {
 			return nil, fmt.Errorf("lock: %w", err)
 		}
 		err = syscall.Fstat(int(f.Fd()), &st)
 		if err == nil {
 			size, err = journal.CompleteLength(f, st.Size)
 		}
-		_ = flock(f, syscall.LOCK_UN)
+		_ = journal.Flock(f, syscall.LOCK_UN)
 	} else {
 		err = syscall.Fstat(int(f.Fd()), &st)
 		size = st.Size
@@ -585,15 +585,6 @@ func (r *repo) fresh(snaps map[string]*snapshot, headMoved bool) error {
 
 func statMatches(e *index.Entry, st *syscall.Stat_t) bool {
 	return int64(e.Size) == st.Size&0xffffffff && e.ModifiedAt.Equal(modTime(st)) && e.Inode == uint32(st.Ino)
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
 }
 
 // head is what HEAD pointed at when read.

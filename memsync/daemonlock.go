@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/memsync/memsync/journal"
 )
 
 // LockHolder is who holds a repository's daemon lock, as the lock file
@@ -83,10 +85,10 @@ func LockRepo(l Layout, command string, now time.Time) (*RepoLock, error) {
 	}
 	// RepoLockHolder (status) holds a shared lock for an instant to probe:
 	// a few short retries keep such a probe from refusing a start.
-	err = flockNB(f, syscall.LOCK_EX)
+	err = journal.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	for i := 0; i < lockRetries && errors.Is(err, syscall.EWOULDBLOCK); i++ {
 		time.Sleep(lockRetryPause)
-		err = flockNB(f, syscall.LOCK_EX)
+		err = journal.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	}
 	if err != nil {
 		defer f.Close()
@@ -177,7 +179,7 @@ func RepoLockHolder(l Layout) (LockHolder, bool, error) {
 		return LockHolder{}, false, fmt.Errorf("daemon lock: %w", err)
 	}
 	defer f.Close()
-	err = flockNB(f, syscall.LOCK_SH)
+	err = journal.Flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
 	if err == nil {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return LockHolder{}, false, nil
@@ -187,15 +189,6 @@ func RepoLockHolder(l Layout) (LockHolder, bool, error) {
 	}
 	h, err := readHolder(f)
 	return h, true, err
-}
-
-func flockNB(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
 }
 
 // readHolder reads the holder the lock file names; a holder that has not

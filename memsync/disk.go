@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -70,17 +69,6 @@ func (OSDisk) Truncate(path string) error {
 		return err
 	}
 	return f.Sync()
-}
-
-// sweepTemp removes the temporary files crashed writers left in dir
-// (journal.StaleTemp); a live writer's file is left alone.
-func sweepTemp(dir string, now time.Time) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && journal.StaleTemp(e.Name(), fi.ModTime(), now) {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
 }
 
 // IsDiskFull reports whether err means the disk (or quota) is full.

@@ -320,7 +320,7 @@ func (e *Engine) agent(name string) (*agentSync, error) {
 		return a, nil
 	}
 	syncDir := e.layout.SyncDir(name)
-	sweepTemp(syncDir, e.opts.Now())
+	journal.SweepTemp(syncDir, e.opts.Now())
 	statePath := e.layout.StateFile(name)
 	st, err := LoadState(statePath)
 	if errors.Is(err, ErrCorruptState) {

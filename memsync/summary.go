@@ -297,7 +297,10 @@ func (e *Engine) writeSummary(names []string) {
 	e.summary.Written = e.opts.Now().UTC()
 	data, err := json.Marshal(e.summary)
 	if err == nil {
-		err = writeCache(e.layout.SummaryFile(), append(data, '\n'))
+		// A cache a reader checks (a torn or empty one after a crash is
+		// not understood, and readers count from the cursors), written
+		// after every pass: no fsync.
+		err = journal.ReplaceDerived(e.layout.SummaryFile(), append(data, '\n'))
 	}
 	if err != nil {
 		e.lg.Warn("write the summary for reads (they count from the cursors meanwhile)", zap.Error(err))
@@ -332,30 +335,4 @@ func (s AgentSummary) fresh(layout Layout, agent string) (ok bool, grown string)
 		return true, path
 	}
 	return true, ""
-}
-
-// writeCache replaces path with data atomically (a temporary file renamed
-// over it) but without fsync: the summary is a cache that a reader checks
-// (a torn or empty one after a crash is not understood, and the readers
-// count from the cursors), and the daemon writes it after every pass.
-func writeCache(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/graph/neo4j"
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -49,22 +50,17 @@ func lockNeo4j(logf func(string, ...any)) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("neo4j test lock: %w", err)
 	}
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	err = journal.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		logf("waiting for the Neo4j test lock %s (another process is using the server)", lockPath())
-		for {
-			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-			if err != syscall.EINTR {
-				break
-			}
-		}
+		err = journal.Flock(f, syscall.LOCK_EX)
 	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("neo4j test lock %s: %w", lockPath(), err)
 	}
 	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = journal.Flock(f, syscall.LOCK_UN)
 		f.Close()
 	}, nil
 }

@@ -392,7 +392,7 @@ func searchQueries(seed int64, n int, agents []string) []memsync.SearchQuery {
 		}
 		agent := agents[g.rng.Intn(len(agents))]
 		out[i] = memsync.SearchQuery{Text: strings.Join(words, " "),
-			Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}}
+			Groups: journal.ReaderGroups(agent)}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/packet"
 )
@@ -19,7 +20,7 @@ import (
 func packetRequests(queries []memsync.SearchQuery, asOf time.Time) []packet.Request {
 	out := make([]packet.Request, len(queries))
 	for i, q := range queries {
-		agent := strings.TrimPrefix(q.Groups[len(q.Groups)-1], "AGENT:")
+		agent, _ := journal.GroupAgent(q.Groups[len(q.Groups)-1])
 		out[i] = packet.Request{Role: packet.Roles[i%len(packet.Roles)], Agent: agent, Goal: q.Text,
 			Task: fmt.Sprintf("task-%d", i%7), AsOf: asOf}
 	}

@@ -607,7 +607,7 @@ feed:
 }
 
 func recallQuery(text string) memsync.SearchQuery {
-	return memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup, journal.PrivateGroup(recallAgent)}, Limit: recallK}
+	return memsync.SearchQuery{Text: text, Groups: journal.ReaderGroups(recallAgent), Limit: recallK}
 }
 
 func hitUUIDs(hits []memsync.Hit) []string {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/journal"
 )
 
 // Targets, per backend column (embedded, Neo4j); nil: none.
@@ -326,24 +326,7 @@ func writeReport(path, section string) error {
 	} else {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".bench-*.md")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(doc); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return journal.WriteAtomic(path, doc)
 }
 
 // spliceReport replaces the marked block of old with block, or appends

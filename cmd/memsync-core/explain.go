@@ -84,7 +84,7 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	if code, done := knownAgent(c.cmdFlags, repo, *agent); done {
 		return code
 	}
-	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	groups := journal.ReaderGroups(*agent)
 	s, isOffline, reached, err := explainMemory(ctx, &c.cfg, repo, "explain", env.Stderr, positional[0], groups, clock)
 	if errors.Is(err, memsync.ErrNotVisible) {
 		return c.notFound(positional[0], *agent)

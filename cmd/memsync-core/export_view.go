@@ -33,7 +33,7 @@ func exportView(ctx context.Context, repo, agent, format string, now time.Time, 
 	if err := ix.indexNames(); err != nil {
 		return err
 	}
-	groups := []string{journal.SharedGroup, journal.PrivateGroup(agent)}
+	groups := journal.ReaderGroups(agent)
 	view := ix.view(agent)
 	// Which memories of the view are exported, a chunk at a time.
 	kept := view[:0]

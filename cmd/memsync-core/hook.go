@@ -304,7 +304,7 @@ func promptContext(ctx context.Context, cfg *Config, repo, agent, session, promp
 	}
 	fmt.Fprintf(stderr, "memsync hook: no working-memory packet (%v); ranked search instead\n", oneLineErr(err))
 	q := memsync.SearchQuery{Text: prompt, Limit: 2 * maxPromptHits,
-		Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}}
+		Groups: journal.ReaderGroups(agent)}
 	hits, _, _, err := recall(ctx, cfg, repo, "hook", stderr, q, now)
 	if err != nil {
 		return "", nil, err

@@ -72,7 +72,7 @@ func runList(ctx context.Context, env *Env, args []string) int {
 	case *limit < 1:
 		return c.usageErr("--limit: must be at least 1, not %d", *limit)
 	}
-	q := memsync.ListQuery{Groups: []string{journal.SharedGroup, journal.PrivateGroup(*agent)}, Limit: *limit}
+	q := memsync.ListQuery{Groups: journal.ReaderGroups(*agent), Limit: *limit}
 	for _, list := range kinds {
 		for _, k := range strings.Split(list, ",") {
 			k = strings.TrimSpace(k)

@@ -107,7 +107,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 
 // groups are the only groups a bound server reads.
 func (b *mcpAgent) groups() []string {
-	return []string{journal.SharedGroup, journal.PrivateGroup(b.agent)}
+	return journal.ReaderGroups(b.agent)
 }
 
 func readOnly() *mcp.ToolAnnotations {
@@ -159,7 +159,7 @@ func addSearchTool(s *mcp.Server, b *mcpAgent) {
 			}
 			res := mcpSearchOut{Offline: isOffline, Reason: reason, Results: []mcpHit{}}
 			for _, h := range hits {
-				if g := h.Record.GroupID(); g != journal.SharedGroup && g != journal.PrivateGroup(b.agent) {
+				if !journal.Sees(b.agent, h.Record.GroupID()) {
 					continue // never, whatever a backend answers
 				}
 				res.Results = append(res.Results, newMCPHit(newSearchHit(h)))

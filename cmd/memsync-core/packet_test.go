@@ -450,7 +450,7 @@ func TestPacketCoreAndOpenQuestions(t *testing.T) {
 				t.Fatalf("%s: core %v selected %v", role, ids(p.Core), p.SelectedMemoryIDs)
 			}
 			if !slices.Equal(ids(p.OpenQuestions), []string{"", "mem_dec_open"}) ||
-				p.OpenQuestions[1].Text != `You decided "move the queue to kafka" on 2026-11-20. How did it turn out?` {
+				p.OpenQuestions[1].Text != `You decided move the queue to kafka on 2026-11-20. How did it turn out?` {
 				t.Fatalf("%s: open questions %+v", role, p.OpenQuestions)
 			}
 		}

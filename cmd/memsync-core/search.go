@@ -163,7 +163,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		}
 		q.Since = t
 	}
-	q.Groups = []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	q.Groups = journal.ReaderGroups(*agent)
 	clock, err := parseClock(*asOf, env.Now())
 	if err != nil {
 		return fs.usageErr("--as-of: %v", err)

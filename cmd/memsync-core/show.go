@@ -93,9 +93,7 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	uuid := positional[0]
-	visible := func(group string) bool {
-		return group == journal.SharedGroup || group == journal.PrivateGroup(*agent)
-	}
+	visible := func(group string) bool { return journal.Sees(*agent, group) }
 	doc, found, err := showFromGraph(ctx, &fs.cfg, repo, uuid, visible)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -123,7 +121,7 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 		hintUnprojected(env, "show", repo, nil)
 	}
 	// Importance and status as explain computes them, at the same clock.
-	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
+	groups := journal.ReaderGroups(*agent)
 	sc, _, _, serr := explainMemory(ctx, &fs.cfg, repo, "show", io.Discard, uuid, groups, clock)
 	doc.AsOf = clock.At.Format(time.RFC3339Nano)
 	switch {

@@ -76,8 +76,10 @@ const (
 		WHERE NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.uuid = j.value ->> 1)`
 	// sqlSupersede recomputes invalid_at and replaced_by of the projected
 	// memories in ?1 that a superseder retires (sqlRetires): the earliest
-	// ts, the smallest uuid on a tie. The subquery gives both at once as ts, a
-	// space and uuid (ts has a fixed width of 30).
+	// ts, the smallest uuid on a tie (journal.RetiresFirst; it stays an
+	// ORDER BY so that one statement retires a whole chunk in SQLite, and
+	// ts orders as text because it has a fixed width). The subquery gives
+	// both at once as ts, a space and uuid (ts has a fixed width of 30).
 	// (MATERIALIZED: otherwise SQLite runs the subquery once per use of k.)
 	sqlSupersede = sqlSupersedeHead + `(SELECT value FROM json_each(?1))` + sqlSupersedeTail
 	// sqlSupersedeAll is sqlSupersede for every memory a record names in

@@ -5,11 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"unsafe"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync/mapped"
 )
 
@@ -50,26 +51,18 @@ const (
 // errVecFile is a file that is not an index file of this format.
 var errVecFile = errors.New("not a vector index file")
 
-// writeVecFile writes x (built for key, dim) to path, streamed through a
-// small buffer: at 1M vectors the file is 300 MB, and building it in
-// memory first (as this did) doubled a first search's peak.
-func writeVecFile(path string, x *vecIndex, dim int) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), vecFileName+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), path)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := &countingWriter{w: bufio.NewWriterSize(tmp, 1<<16)}
+// writeVecFile replaces path with x (built for key, dim), streamed
+// through a small buffer: at 1M vectors the file is 300 MB, and building
+// it in memory first (as this did) doubled a first search's peak. It is a
+// derived file (journal.ReplaceDerivedWith: no fsync; a lost one is built
+// again from the log).
+func writeVecFile(path string, x *vecIndex, dim int) error {
+	return journal.ReplaceDerivedWith(path, func(f io.Writer) error { return encodeVecFile(f, x, dim) })
+}
+
+// encodeVecFile writes x's index file to f.
+func encodeVecFile(f io.Writer, x *vecIndex, dim int) error {
+	w := &countingWriter{w: bufio.NewWriterSize(f, 1<<16)}
 	le := binary.LittleEndian
 	var scratch []byte
 	put := func(b []byte) { w.write(b) }

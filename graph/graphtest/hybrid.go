@@ -26,7 +26,7 @@ const (
 )
 
 // HybridGroups are the groups HybridReader sees.
-var HybridGroups = []string{journal.SharedGroup, journal.PrivateGroup(HybridReader)}
+var HybridGroups = journal.ReaderGroups(HybridReader)
 
 // hybridWords are the corpus's vocabulary.
 var hybridWords = []string{"postgres", "database", "replica", "deploy", "release", "rollback", "kafka", "queue",

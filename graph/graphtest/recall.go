@@ -17,7 +17,7 @@ type Searcher func(t *testing.T, q memsync.SearchQuery) []memsync.Hit
 
 // RecallGroups are the groups the recall cases search as: every record of
 // RecallCorpus is shared.
-var RecallGroups = []string{journal.SharedGroup, journal.PrivateGroup("reader")}
+var RecallGroups = journal.ReaderGroups("reader")
 
 // RecallCorpus is the corpus of the recall cases: a few memories made for
 // them and a seeded mass of others, in sessions of turns a minute apart,
@@ -115,7 +115,7 @@ func RunRecall(t *testing.T, search Searcher) {
 		if !slices.Contains(got, "r-pub") || slices.Contains(got, "r-priv") {
 			t.Errorf("zanzibar festival = %v: want r-pub, and never cal's private r-priv", got)
 		}
-		cal := []string{journal.SharedGroup, journal.PrivateGroup("cal")}
+		cal := journal.ReaderGroups("cal")
 		if got := ids(search(t, memsync.SearchQuery{Text: "zanzibar festival", Groups: cal, Limit: 100})); !slices.Contains(got, "r-priv") {
 			t.Errorf("cal's own search = %v: want its private neighbour r-priv", got)
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // RecipeGroups are the groups the recipe cases read as: agent a's.
-var RecipeGroups = []string{journal.SharedGroup, journal.PrivateGroup("a")}
+var RecipeGroups = journal.ReaderGroups("a")
 
 // RecipeClock is when the recipe cases read: a day after the corpus.
 var RecipeClock = memsync.Present(Base.Add(24 * time.Hour))

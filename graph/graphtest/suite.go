@@ -158,7 +158,7 @@ func search(t *testing.T, g memsync.Graph, q memsync.SearchQuery) []string {
 	return ids
 }
 
-func groups(agent string) []string { return []string{journal.SharedGroup, journal.PrivateGroup(agent)} }
+func groups(agent string) []string { return journal.ReaderGroups(agent) }
 
 func testRoundTrip(t *testing.T, g memsync.Graph) {
 	m := mem("r1", "alice", 1, "Chose #postgres over @Mira's idea for [[Q3 Plan]]", func(r *journal.Record) {
@@ -541,6 +541,15 @@ func testSecondSuperseder(t *testing.T, g memsync.Graph) {
 	apply(t, g, mem("early", "alice", 4, "v2", supers("x")))
 	if o := get(t, g, "x"); o.ReplacedBy != "early" || !o.InvalidAt.Equal(clock.Add(4*time.Second)) {
 		t.Fatalf("replaced_by=%q invalid_at=%v, want the earliest superseder", o.ReplacedBy, o.InvalidAt)
+	}
+	// Two at the same ts: the smallest uuid, whichever came first
+	// (journal.RetiresFirst).
+	apply(t, g, mem("y", "alice", 1, "w1"))
+	apply(t, g, mem("tie_b", "alice", 5, "w2", supers("y")))
+	apply(t, g, mem("tie_a", "alice", 5, "w3", supers("y")))
+	apply(t, g, mem("tie_c", "alice", 5, "w4", supers("y")))
+	if o := get(t, g, "y"); o.ReplacedBy != "tie_a" || !o.InvalidAt.Equal(clock.Add(5*time.Second)) {
+		t.Fatalf("replaced_by=%q invalid_at=%v, want tie_a, the smallest uuid of a tie", o.ReplacedBy, o.InvalidAt)
 	}
 }
 

@@ -742,8 +742,9 @@ func writeChunk(ctx context.Context, tx neo4jdrv.ManagedTransaction, rows []prep
 // retireAll recomputes invalid_at and replaced_by of the projected memories
 // among uuids from every record superseding them: of those that retire the
 // memory (journal.Retires: the store keeps every SUPERSEDES edge, the rule
-// decides which take effect), the earliest ts wins, the smallest uuid on a
-// tie; none clears them. Only memories whose retirement changes are written.
+// decides which take effect), the first by journal.RetiresFirst wins (the
+// earliest ts, the smallest uuid on a tie); none clears them. The rule runs
+// here in Go rather than as a Cypher ORDER BY, so it is the journal's. Only memories whose retirement changes are written.
 func retireAll(ctx context.Context, tx neo4jdrv.ManagedTransaction, uuids []string) error {
 	res, err := tx.Run(ctx, superseders, one(map[string]any{"uuids": uuids}))
 	if err != nil {
@@ -770,7 +771,7 @@ func retireAll(ctx context.Context, tx neo4jdrv.ManagedTransaction, uuids []stri
 			if !journal.Retires(agent, sg, group) {
 				continue
 			}
-			if by == "" || ts.Before(at) || ts.Equal(at) && su < by {
+			if journal.RetiresFirst(ts, su, at, by) {
 				at, by = ts, su
 			}
 		}

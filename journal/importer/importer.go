@@ -527,13 +527,7 @@ func lockFile(path string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("import: lock: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if err := journal.Flock(f, syscall.LOCK_EX); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("import: lock %s: %w", path, err)
 	}

@@ -325,7 +325,7 @@ func (c *cycle) signal(r *journal.Record) {
 		if m == nil || id == r.UUID || !journal.Retires(r.Agent, r.GroupID(), m.rec.GroupID()) {
 			continue
 		}
-		if m.supersededAt.IsZero() || r.TS.Before(m.supersededAt) || r.TS.Equal(m.supersededAt) && r.UUID < m.replacedBy {
+		if journal.RetiresFirst(r.TS, r.UUID, m.supersededAt, m.replacedBy) {
 			m.supersededAt, m.replacedBy, m.res = r.TS, r.UUID, nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -66,14 +67,7 @@ func (s *Scheduler) stampFile() string {
 // stamp records when a round ran (host-local; losing it only delays the
 // next round by one Interval).
 func (s *Scheduler) stamp(t time.Time) {
-	path := s.stampFile()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	tmp := path + ".memsync-tmp"
-	if os.WriteFile(tmp, []byte(t.UTC().Format(time.RFC3339Nano)+"\n"), 0o644) == nil {
-		_ = os.Rename(tmp, path)
-	}
+	_ = journal.ReplaceDerived(s.stampFile(), []byte(t.UTC().Format(time.RFC3339Nano)+"\n"))
 }
 
 // RunOnce consolidates every agent once and returns the reports.

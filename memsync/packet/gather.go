@@ -8,6 +8,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/score"
 )
 
 // How many candidates each source gives (stage one's pool).
@@ -56,7 +57,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 		queries := []memsync.ListQuery{
 			{Core: true, Limit: CapCore * 2},
 			{Kinds: kindsOf(read), Limit: recentLimit},
-			{Kinds: []journal.Kind{journal.KindDecision}, Until: req.AsOf.Add(-OutcomeWait), Limit: decisionLimit},
+			{Kinds: []journal.Kind{journal.KindDecision}, Until: req.AsOf.Add(-score.FollowUpAfter), Limit: decisionLimit},
 		}
 		if len(durable) > 0 {
 			queries = append(queries, memsync.ListQuery{Kinds: kindsOf(durable), Limit: durableLimit})

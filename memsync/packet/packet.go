@@ -185,9 +185,6 @@ const (
 	// MaxText is the longest item text a packet carries, in runes; a
 	// longer one is cut with "…" (the uuid leads to the whole).
 	MaxText = 400
-	// OutcomeWait is how long a decision may go without an outcome before
-	// the packet asks how it turned out.
-	OutcomeWait = 7 * score.Day
 )
 
 // Request is what a step asks for.
@@ -226,7 +223,7 @@ func (q Request) Validate() error {
 
 // Groups are the group_ids the requesting agent may see.
 func (q Request) Groups() []string {
-	return []string{journal.SharedGroup, journal.PrivateGroup(q.Agent)}
+	return journal.ReaderGroups(q.Agent)
 }
 
 // Item is one entry of a packet field. An open question from --question
@@ -274,22 +271,6 @@ type Packet struct {
 	SelectedMemoryIDs  []string     `json:"selected_memory_ids"`
 	Blocks             []BlockScore `json:"blocks"`
 	Candidates         int          `json:"candidates"`
-}
-
-// AwaitingOutcome reports whether a decision still waits for its outcome
-// at asOf: a decision at least OutcomeWait old, neither archived nor
-// superseded, that no outcome record names. r is what score.Evaluate said
-// of it at asOf (an outcome naming it is always one of r.Effects).
-func AwaitingOutcome(kind journal.Kind, ts time.Time, r score.Result, asOf time.Time) bool {
-	if kind != journal.KindDecision || r.Status.Hidden() || asOf.Sub(ts) < OutcomeWait {
-		return false
-	}
-	for _, e := range r.Effects {
-		if e.Kind == journal.KindOutcome {
-			return false
-		}
-	}
-	return true
 }
 
 // terms is a request text's distinct terms, as memsync/analysis makes
@@ -539,7 +520,7 @@ func Build(req Request, cands []memsync.Scored) Packet {
 	}
 	var waiting []signals
 	for _, s := range sigs {
-		if AwaitingOutcome(s.Kind, s.TS, s.Result, req.AsOf) {
+		if score.AwaitingOutcomeOf(s.Kind, s.TS, s.Result, req.AsOf) {
 			waiting = append(waiting, s)
 		}
 	}
@@ -554,7 +535,7 @@ func Build(req Request, cands []memsync.Scored) Packet {
 			break
 		}
 		it := item(s, fmt.Sprintf("decision without an outcome for %d days", int(req.AsOf.Sub(s.TS)/score.Day)), visible)
-		it.Text = cut(fmt.Sprintf("You decided %q on %s. How did it turn out?", s.Text, s.TS.UTC().Format("2006-01-02")))
+		it.Text = cut(score.FollowUpQuestion(s.Text, s.TS))
 		p.OpenQuestions = append(p.OpenQuestions, it)
 	}
 	return p

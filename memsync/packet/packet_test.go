@@ -80,33 +80,31 @@ func TestBuildLeavesOut(t *testing.T) {
 	}
 }
 
-func TestAwaitingOutcome(t *testing.T) {
-	dec := rec("mem_dec", "alice", journal.KindDecision, journal.ScopeShared, 0, "use kafka")
-	outcome := score.Event{UUID: "mem_out", TS: clock.Add(2 * score.Day), Agent: "bob", Kind: journal.KindOutcome, Relation: score.Links, Result: journal.ResultFailure, Visible: false}
-	link := score.Event{UUID: "mem_ref", TS: clock.Add(2 * score.Day), Agent: "bob", Kind: journal.KindTask, Relation: score.Links, Visible: true}
-	fact := dec
-	fact.Kind = journal.KindFact
-	for _, tc := range []struct {
-		name   string
-		r      journal.Record
-		events []score.Event
-		days   int
-		want   bool
-	}{
-		{"a week old, no outcome", dec, nil, 7, true},
-		{"six days old", dec, nil, 6, false},
-		{"referenced, but no outcome", dec, []score.Event{link}, 8, true},
-		{"a failed outcome is an outcome", dec, []score.Event{outcome}, 8, false},
-		{"not a decision", fact, nil, 30, false},
-		{"archived", dec, nil, 200, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			asOf := clock.Add(time.Duration(tc.days) * score.Day)
-			s := scored(tc.r, asOf, tc.events...)
-			if got := AwaitingOutcome(tc.r.Kind, tc.r.TS, s.Result, asOf); got != tc.want {
-				t.Fatalf("AwaitingOutcome = %v, want %v (%+v)", got, tc.want, s.Result)
-			}
-		})
+// TestOpenQuestionsAskTheFollowUp: a packet's open questions are the
+// decisions score.AwaitingOutcomeOf names, asked in score.FollowUpQuestion's
+// words. The packet once kept its own copy of both: it took any outcome
+// among the effects for an answer (so an outcome that contradicts the
+// decision closed it, and one stamped before it did not) and quoted the
+// text with Go escapes.
+func TestOpenQuestionsAskTheFollowUp(t *testing.T) {
+	asOf := clock.Add(10 * score.Day)
+	open := rec("mem_open", "alice", journal.KindDecision, journal.ScopeShared, 0, `Use "blue-green" deploys.`)
+	contra := rec("mem_contra", "alice", journal.KindDecision, journal.ScopeShared, 0, "use kafka for the queue")
+	against := score.Event{UUID: "mem_out1", TS: clock.Add(2 * score.Day), Agent: "alice", Kind: journal.KindOutcome, Relation: score.ConflictsWith, Result: journal.ResultFailure, Visible: true}
+	early := rec("mem_early", "alice", journal.KindDecision, journal.ScopeShared, 0, "use kafka for the log")
+	before := score.Event{UUID: "mem_out2", TS: clock.Add(-time.Hour), Agent: "alice", Kind: journal.KindOutcome, Relation: score.Links, Result: journal.ResultFailure, Visible: true}
+	p := Build(Request{Role: Planner, Agent: "alice", Goal: "deploys kafka", AsOf: asOf},
+		[]memsync.Scored{scored(open, asOf), scored(contra, asOf, against), scored(early, asOf, before)})
+	var got []string
+	for _, it := range p.OpenQuestions {
+		got = append(got, it.UUID+": "+it.Text)
+	}
+	want := []string{
+		"mem_contra: " + score.FollowUpQuestion(contra.Text, contra.TS),
+		"mem_open: You decided Use \"blue-green\" deploys on 2026-11-20. How did it turn out?",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("open questions\n%q\nwant\n%q", got, want)
 	}
 }
 

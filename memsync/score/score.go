@@ -521,14 +521,26 @@ const FollowUpAfter = 7 * Day
 // AwaitingOutcome reports whether m is a decision still waiting for its
 // outcome at asOf: older than FollowUpAfter, no outcome record (any
 // result) links to it at asOf, and not hidden (superseded or archived).
-// Snapshots, packets' open_questions and the consolidation cycle all ask
-// this one function, with the events Evaluate reads.
+// Snapshots and the consolidation cycle ask it with the events Evaluate
+// reads; packets and the web view, which scored the memory already, ask
+// AwaitingOutcomeOf. The two are one rule.
 func AwaitingOutcome(m Memory, events []Event, asOf time.Time) bool {
-	if m.Kind != journal.KindDecision || asOf.Sub(m.TS) < FollowUpAfter {
-		return false
+	if !followUpDue(m.Kind, m.TS, asOf) {
+		return false // spares the Evaluate
 	}
-	r := Evaluate(m, events, asOf)
-	return !r.Outcome && !r.Status.Hidden()
+	return AwaitingOutcomeOf(m.Kind, m.TS, Evaluate(m, events, asOf), asOf)
+}
+
+// AwaitingOutcomeOf is AwaitingOutcome for a memory of kind made at ts of
+// which Evaluate said r at asOf.
+func AwaitingOutcomeOf(kind journal.Kind, ts time.Time, r Result, asOf time.Time) bool {
+	return followUpDue(kind, ts, asOf) && !r.Outcome && !r.Status.Hidden()
+}
+
+// followUpDue reports whether a memory of kind made at ts is a decision old
+// enough at asOf to be asked about its outcome.
+func followUpDue(kind journal.Kind, ts time.Time, asOf time.Time) bool {
+	return kind == journal.KindDecision && asOf.Sub(ts) >= FollowUpAfter
 }
 
 // FollowUpQuestion is the question an open follow-up asks of decision

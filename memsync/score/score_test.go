@@ -51,6 +51,11 @@ func outcome(at float64, result string) score.Event {
 	e.Result = result
 	return e
 }
+func outcomeAgainst(at float64) score.Event {
+	e := ev(at, "alice", journal.KindOutcome, score.ConflictsWith)
+	e.Result = journal.ResultFailure
+	return e
+}
 func flag(at float64, value string) score.Event {
 	e := ev(at, "alice", journal.KindFeedback, score.Links)
 	e.Feedback = value
@@ -409,11 +414,20 @@ func TestAwaitingOutcome(t *testing.T) {
 		{"not a decision", mem(journal.KindFact), nil, 8, false},
 		{"superseded", mem(journal.KindDecision, retired(2)), nil, 8, false},
 		{"followed up already: still waiting", decision, []score.Event{consolidation(8, journal.ConsolidationFollowUp)}, 9, true},
+		{"an outcome that contradicts it is no answer", decision, []score.Event{outcomeAgainst(3)}, 8, true},
+		{"an outcome stamped before it still answers it", decision, []score.Event{outcome(-0.1, "failure")}, 8, false},
+		{"an outcome by a writer who cannot see it", mem(journal.KindDecision, func(m *score.Memory) { m.Group = journal.PrivateGroup("alice") }),
+			[]score.Event{ev(3, "bob", journal.KindOutcome, score.Links)}, 8, true},
+		{"archived", decision, nil, 200, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := score.AwaitingOutcome(c.m, c.events, day(c.at)); got != c.want {
 				t.Errorf("AwaitingOutcome = %v, want %v", got, c.want)
+			}
+			r := score.Evaluate(c.m, c.events, day(c.at))
+			if got := score.AwaitingOutcomeOf(c.m.Kind, c.m.TS, r, day(c.at)); got != c.want {
+				t.Errorf("AwaitingOutcomeOf = %v, want %v", got, c.want)
 			}
 		})
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -541,8 +540,8 @@ func mergeParts(newer, older indexPart, limit, dim int) indexPart {
 	return m
 }
 
-// writeIndex writes the index file atomically (temp file, rename); no
-// fsync: it is a cache that is rebuilt when lost.
+// writeIndex replaces the index file (journal.ReplaceDerived: whole or
+// not at all, no fsync): it is a cache that is rebuilt when lost.
 func writeIndex(path string, x *Index, cov []coverage, full bool, part indexPart) error {
 	b := []byte(indexMagic + "0000") // the checksum, set below
 	b = appendString(b, x.modelVersion())
@@ -563,19 +562,7 @@ func writeIndex(path string, x *Index, cov []coverage, full bool, part indexPart
 	b = append(b, part.post...)
 	body := len(indexMagic) + 4
 	binary.LittleEndian.PutUint32(b[len(indexMagic):], checksum(b[body:]))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + "." + strconv.Itoa(os.Getpid()) + ".memsync-tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return journal.ReplaceDerived(path, b)
 }
 
 func appendString(b []byte, s string) []byte {

@@ -156,7 +156,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// The memory agent works with, as far as the viewer may see it.
 	var groups []string
-	for _, g := range []string{journal.SharedGroup, journal.PrivateGroup(agent)} {
+	for _, g := range journal.ReaderGroups(agent) {
 		if v.sees(g) {
 			groups = append(groups, g)
 		}
@@ -190,7 +190,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 			{Groups: groups, Core: true, Limit: agentCoreLimit},
 			{Groups: groups, Limit: newest},
 			{Groups: groups, Until: clock.At.Add(-agentOlderThan), Limit: agentOlderLimit},
-			{Groups: groups, Kinds: []journal.Kind{journal.KindDecision}, Until: clock.At.Add(-packet.OutcomeWait), Limit: agentDecisions},
+			{Groups: groups, Kinds: []journal.Kind{journal.KindDecision}, Until: clock.At.Add(-score.FollowUpAfter), Limit: agentDecisions},
 		}
 		lists := make([][]memsync.Node, len(queries))
 		var all []memsync.Node
@@ -278,7 +278,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, n := range lists[3] {
 			sc := scored[n.UUID]
-			if n.Agent == agent && packet.AwaitingOutcome(n.Kind, n.TS, sc.Result, clock.At) {
+			if n.Agent == agent && score.AwaitingOutcomeOf(n.Kind, n.TS, sc.Result, clock.At) {
 				m := view(n)
 				m.Extra = score.FollowUpQuestion(n.Text, n.TS)
 				body.Waiting = append(body.Waiting, m)

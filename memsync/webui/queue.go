@@ -10,7 +10,6 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/packet"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -18,7 +17,7 @@ import (
 const (
 	queueCore      = 200 // core memories looked at for review
 	queueOlder     = 500 // newest memories older than agentOlderThan looked at for review
-	queueDecisions = 200 // decisions older than packet.OutcomeWait looked at
+	queueDecisions = 200 // decisions older than score.FollowUpAfter looked at
 	// queueRecentDays is how far back conflicts, learning records and
 	// promotions are looked for (at most TimelineMax records).
 	queueRecentDays = 30
@@ -84,7 +83,7 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 	if err != nil {
 		return queue{}, fmt.Errorf("list older memories: %w", err)
 	}
-	decisions, err := l.List(ctx, memsync.ListQuery{Groups: groups, Kinds: []journal.Kind{journal.KindDecision}, Until: now.Add(-packet.OutcomeWait), Limit: queueDecisions})
+	decisions, err := l.List(ctx, memsync.ListQuery{Groups: groups, Kinds: []journal.Kind{journal.KindDecision}, Until: now.Add(-score.FollowUpAfter), Limit: queueDecisions})
 	if err != nil {
 		return queue{}, fmt.Errorf("list decisions: %w", err)
 	}
@@ -132,7 +131,7 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 		return it
 	}
 	q := queue{Bound: fmt.Sprintf("review: among the %d newest core memories and the %d newest older than %d days; decisions: the %d newest older than %d days; conflicts, learning records and promotions: the last %d days",
-		queueCore, queueOlder, agentOlderThan/score.Day, queueDecisions, packet.OutcomeWait/score.Day, queueRecentDays)}
+		queueCore, queueOlder, agentOlderThan/score.Day, queueDecisions, score.FollowUpAfter/score.Day, queueRecentDays)}
 	if bounded {
 		q.Bound += fmt.Sprintf(" (the newest %d records of them)", TimelineMax)
 	}
@@ -150,9 +149,9 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 		}
 		review.Items = append(review.Items, item(n, extra))
 	}
-	waiting := queueSection{ID: "waiting", Title: "Decisions waiting for an outcome", Why: fmt.Sprintf("decisions at least %d days old that no outcome names", packet.OutcomeWait/score.Day)}
+	waiting := queueSection{ID: "waiting", Title: "Decisions waiting for an outcome", Why: fmt.Sprintf("decisions at least %d days old that no outcome names", score.FollowUpAfter/score.Day)}
 	for _, n := range decisions {
-		if packet.AwaitingOutcome(n.Kind, n.TS, scored[n.UUID].Result, now) {
+		if score.AwaitingOutcomeOf(n.Kind, n.TS, scored[n.UUID].Result, now) {
 			waiting.Items = append(waiting.Items, item(n, score.FollowUpQuestion(n.Text, n.TS)))
 		}
 	}

@@ -301,7 +301,7 @@ type viewer struct {
 // groups is every group the viewer may see.
 func (v viewer) groups() []string {
 	if v.As != "" {
-		return []string{journal.SharedGroup, journal.PrivateGroup(v.As)}
+		return journal.ReaderGroups(v.As)
 	}
 	out := []string{journal.SharedGroup}
 	for _, a := range v.Agents {
@@ -315,7 +315,11 @@ func (v viewer) sees(group string) bool {
 	if v.As != "" {
 		return journal.Sees(v.As, group)
 	}
-	return group == journal.SharedGroup || strings.HasPrefix(group, "AGENT:") && slices.Contains(v.Agents, strings.TrimPrefix(group, "AGENT:"))
+	if group == journal.SharedGroup {
+		return true
+	}
+	a, ok := journal.GroupAgent(group)
+	return ok && slices.Contains(v.Agents, a)
 }
 
 // label is the body's data-viewer.
