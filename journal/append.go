@@ -227,8 +227,9 @@ func openLocked(path string) (*os.File, error) {
 	}
 }
 
-// LockDir opens dir and takes its flock, exclusive or shared, and returns
-// it held (closing it releases the lock). journal.Append holds a journal
+// LockDir opens dir (a directory, or any file that exists) and takes its
+// flock, exclusive or shared, and returns it held (closing it releases the
+// lock). journal.Append holds a journal
 // directory shared while it appends; a writer that replaces journal files
 // in it holds it exclusively.
 func LockDir(dir string, exclusive bool) (*os.File, error) {

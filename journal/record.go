@@ -153,6 +153,20 @@ var (
 // [A-Za-z0-9][A-Za-z0-9_-]{0,63}.
 func ValidAgent(name string) bool { return validName(name, 64, "_-") }
 
+// ReservedAgent reports whether name, a valid agent name, is one Windows
+// reserves for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, in any case):
+// a directory agents/NAME cannot exist on Windows, and git (go-git) refuses
+// to commit such a path, so no command creates such an agent. The journal
+// itself still reads one: a repository that has one loses nothing.
+func ReservedAgent(name string) bool {
+	switch strings.ToUpper(name) {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	}
+	u := strings.ToUpper(name)
+	return len(u) == 4 && (strings.HasPrefix(u, "COM") || strings.HasPrefix(u, "LPT")) && '0' <= u[3] && u[3] <= '9'
+}
+
 // ValidUUID reports whether id may be used as a record uuid:
 // [A-Za-z0-9][A-Za-z0-9_.:-]{0,199}.
 func ValidUUID(id string) bool { return validName(id, 200, "_.:-") }

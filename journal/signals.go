@@ -12,6 +12,10 @@ const (
 	// FieldConsolidation marks a record the consolidation cycle (SPEC §10)
 	// wrote and names its action (see the Consolidation* values).
 	FieldConsolidation = "consolidation"
+	// FieldImportedFrom marks a record `memsync import` wrote and names
+	// the format it came from. What such a record says of other memories
+	// is the source's word, not feedback a person gave through memsync.
+	FieldImportedFrom = "imported_from"
 )
 
 // Consolidation actions (the consolidation field of memsync's own records).
@@ -79,6 +83,10 @@ func (r *Record) Feedback() string { return r.extraString(FieldFeedback) }
 // Consolidation returns r's consolidation field (one of the
 // Consolidation* actions), "" when absent or not a string.
 func (r *Record) Consolidation() string { return r.extraString(FieldConsolidation) }
+
+// ImportedFrom returns the format r was imported from (its imported_from
+// field), "" for a record not written by `memsync import`.
+func (r *Record) ImportedFrom() string { return r.extraString(FieldImportedFrom) }
 
 func (r *Record) extraString(field string) string {
 	raw, ok := r.Extra[field]

@@ -1,6 +1,7 @@
 package memsync
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,6 +105,54 @@ func LockRepo(l Layout, command string, now time.Time) (*RepoLock, error) {
 		return nil, fmt.Errorf("daemon lock %s: %w", path, err)
 	}
 	return &RepoLock{f: f}, nil
+}
+
+// How often WaitRepoLock tries again, and how long a holder that has not
+// named itself (it took the lock an instant ago) is waited for.
+const (
+	lockWaitPause   = 200 * time.Millisecond
+	lockUnnamedWait = 2 * time.Second
+)
+
+// WaitRepoLock takes the repository's daemon lock for command as LockRepo
+// does, but waits while a command that ends holds it (compact, rebuild,
+// sync: the lock file names the holder), calling waiting each time the
+// holder it waits for changes. A daemon holding it (Command "run") is a
+// *LockedError at once: one daemon per repository. It returns ctx's error
+// when ctx ends first.
+func WaitRepoLock(ctx context.Context, l Layout, command string, now func() time.Time, waiting func(LockHolder)) (*RepoLock, error) {
+	var last LockHolder
+	var unnamedSince time.Time
+	for {
+		lock, err := LockRepo(l, command, now())
+		var le *LockedError
+		if !errors.As(err, &le) {
+			return lock, err
+		}
+		switch h := le.Holder; {
+		case h.Command == "run":
+			return nil, err
+		case h.Command == "":
+			// Locked an instant ago and not named yet, or an unknown
+			// holder: waited for briefly, then reported.
+			if unnamedSince.IsZero() {
+				unnamedSince = time.Now()
+			} else if time.Since(unnamedSince) > lockUnnamedWait {
+				return nil, err
+			}
+		default:
+			unnamedSince = time.Time{}
+			if h != last && waiting != nil {
+				waiting(h)
+			}
+			last = h
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(lockWaitPause):
+		}
+	}
 }
 
 // Release empties the lock file and releases the lock.

@@ -514,15 +514,17 @@ func (e *Engine) mismatches(ctx context.Context, batch []Memory, res ApplyResult
 		if !ok || n.Hash == m.Hash() {
 			continue
 		}
+		wp, wl := locateWinner(e.layout, n.Memory, n.Hash)
 		out = append(out, agentReject{agent: m.Agent, Reject: Reject{File: m.Path, Line: m.Line, UUID: m.UUID,
-			Reason: journal.ClashReason(m.UUID, n.Path, n.Line)}})
+			Reason: journal.ClashReason(m.UUID, wp, wl)}})
 	}
 	for _, d := range res.Displaced {
 		if inBatch[[2]any{d.Path, d.Line}] {
 			continue
 		}
 		winner := held[d.UUID] // a displaced uuid is Mismatched too
-		rj := Reject{File: d.Path, Line: d.Line, UUID: d.UUID, Reason: journal.ClashReason(d.UUID, winner.Path, winner.Line)}
+		wp, wl := locateWinner(e.layout, winner.Memory, winner.Hash)
+		rj := Reject{File: d.Path, Line: d.Line, UUID: d.UUID, Reason: journal.ClashReason(d.UUID, wp, wl)}
 		if at, ok := locateLoser(e.layout, d, winner.Hash); ok {
 			rj.File, rj.Line, rj.Offset, rj.Digest = at.File, at.Line, at.Offset, at.Digest
 		}

@@ -180,7 +180,7 @@ func TestRebuildOverAFullGraphKeepsAnswering(t *testing.T) {
 		default:
 			out = append(out, fmt.Sprintf("Stats counted %d memories", st.Memories))
 		}
-		hits, err := reader.Search(ctx, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 20})
+		hits, err := memsync.Search(ctx, reader, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 20})
 		if err != nil {
 			t.Error(err)
 			return []string{"error"}

@@ -113,9 +113,11 @@ type SearchQuery struct {
 // Hit is one search result, in package recall's order.
 type Hit struct {
 	Node
-	Score float64 // the relevance (recall.Ranked.Score: lexical, or fused with vectors): higher ranks first
-	Match uint64  // the query terms it holds (recall.Ranked.Match)
-	Parts recall.Parts
+	Score  float64       // the relevance (recall.Ranked.Score: lexical, or fused with vectors): higher ranks first
+	Match  uint64        // the query terms it holds (recall.Ranked.Match)
+	Fields recall.Fields // where it holds them: text, tags, entities
+	From   string        // for a neighbour that is no lexical hit: the hit that brought it in
+	Parts  recall.Parts
 }
 
 // The relations that carry importance signals into a memory (SPEC §4, §7).
@@ -167,8 +169,9 @@ type Graph interface {
 	Hashes(ctx context.Context, fn func(uuid, hash string) error) error
 	// Get returns the projected memories among uuids (absent ones are left out).
 	Get(ctx context.Context, uuids []string) (map[string]Node, error)
-	// Search ranks memories in q.Groups against q.Text.
-	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+	// Retriever gives the primitives of the one search recipe: a
+	// search is memsync.Search(ctx, graph, q).
+	Retriever
 	// Incoming returns, in any order, every projected record that names
 	// one of uuids through LINKS_TO, SUPPORTS or CONFLICTS_WITH, whatever
 	// its group (importance is the memory's, not the reader's: callers

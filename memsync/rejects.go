@@ -106,6 +106,27 @@ func locateLine(p string, line int) (offset int64, digest string, err error) {
 // the same day's other file (journal or archive). ok is false when no
 // file holds such a line.
 func locateLoser(layout Layout, d Memory, winner string) (Reject, bool) {
+	return locateVersion(layout, d, func(hash string) bool { return hash != winner })
+}
+
+// locateWinner is where the version of n's uuid with hash winner is now:
+// the line the graph names (where it was first projected), or, when
+// compaction moved it since, its line in the same day's other file. A
+// clash's reason names the winning line there, not where it once was.
+func locateWinner(layout Layout, n Memory, winner string) (path string, line int) {
+	if at, ok := locateVersion(layout, n, func(hash string) bool { return hash == winner }); ok {
+		return at.File, at.Line
+	}
+	return n.Path, n.Line
+}
+
+// locateVersion finds the line holding d's uuid whose record's hash
+// matches, where it is now: d's own line first, then the rest of its
+// file, then the same day's other file (journal or archive).
+func locateVersion(layout Layout, d Memory, match func(hash string) bool) (Reject, bool) {
+	if d.Path == "" {
+		return Reject{}, false
+	}
 	files := []string{d.Path}
 	dir, base := path.Split(d.Path)
 	journalDir := layout.Rel(layout.JournalDir(d.Agent)) + "/"
@@ -119,7 +140,7 @@ func locateLoser(layout Layout, d Memory, winner string) (Reject, bool) {
 	for i, rel := range files {
 		var found, named Reject
 		err := eachLine(layout, filepath.Join(layout.Root, filepath.FromSlash(rel)), func(l journal.Line) error {
-			if l.Err != nil || l.Record.UUID != d.UUID || l.Record.Hash() == winner {
+			if l.Err != nil || l.Record.UUID != d.UUID || !match(l.Record.Hash()) {
 				return nil
 			}
 			at := Reject{File: rel, Line: l.Number, Offset: l.Offset}

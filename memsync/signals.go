@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -39,10 +40,11 @@ type SignalReader interface {
 	Incoming(ctx context.Context, uuids []string) ([]Reference, error)
 }
 
-// Searcher is a SignalReader that also gives lexical candidates.
+// Searcher is what ranking reads: the signals, and the search recipe's
+// primitives (Retriever). Every Graph is one; so is the offline path.
 type Searcher interface {
 	SignalReader
-	Search(ctx context.Context, q SearchQuery) ([]Hit, error)
+	Retriever
 }
 
 // Scored is a memory with what score.Evaluate says of it at a clock.
@@ -142,6 +144,9 @@ type Ranked struct {
 	Lexical float64       // the backend's relevance score (package recall: lexical, or fused with vectors)
 	Parts   recall.Parts  // the lexical and vector parts of Lexical (recall.Fuse)
 	Match   uint64        // the query terms it holds (recall.Ranked.Match)
+	Fields  recall.Fields // where it holds them (text, tags, entities)
+	Held    string        // the same as explain names it: "text: postgres; tag: billing"
+	From    string        // for a neighbour that is no lexical hit: the hit that brought it in
 	Factors score.Factors // the blend, factor by factor (score.Blend)
 	Score   float64       // Factors.Score
 }
@@ -152,67 +157,107 @@ type RankQuery struct {
 	Clock       Clock // when the query reads (Present, or AsOf an explicit --as-of)
 }
 
-// Rank asks s for a candidate pool, scores each candidate at the query's
-// clock, leaves out retired memories (superseded or flagged wrong) unless
-// q.All — an archived memory is found, and ranks lower —, and orders by
-// score.Blend, then uuid, keeping the superset-of-terms property
-// (recall.Order). Every backend and the offline path rank through here,
-// so they agree.
+// Rank gathers a search's candidates through s (the recipe of Search),
+// scores each at the query's clock, and fuses them (package recall) with
+// the memories the clock leaves out removed and the retired ones
+// (superseded or flagged wrong) lifting no neighbour — and left out
+// unless q.All; an archived memory is found, and ranks lower. It then
+// blends each hit's relevance with its importance, freshness, confidence
+// and status (score.Blend) and orders by that score, then uuid, keeping
+// the superset-of-terms property and each neighbour that is no hit of its
+// own below the hit that brought it in (recall.OrderFrom). A memory those
+// rules move below one that scores less is given that one's score (the
+// Order factor), so the order is the scores' order. Every backend and the
+// offline path rank through here, so they agree.
 func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 	limit := q.Limit
 	if limit <= 0 {
-		limit = 10
+		limit = DefaultSearchLimit
+	}
+	if p, ok := s.(Pinner); ok {
+		ctx = p.Pin(ctx) // the signals read the snapshot the candidates came from
 	}
 	clock := q.Clock
 	sq := q.SearchQuery
 	sq.Limit = max(PoolSize, limit)
 	sq.All = true // status is decided at the clock, not by the backend
-	hits, err := s.Search(ctx, sq)
-	if err != nil {
+	c, err := gather(ctx, s, sq)
+	if err != nil || c == nil {
 		return nil, err
 	}
-	nodes := make([]Node, 0, len(hits))
-	lexical := make(map[string]Hit, len(hits))
-	for _, h := range hits {
-		if clock.Hides(h.TS) {
+	nodes := make([]Node, 0, len(c.nodes))
+	hidden := map[string]bool{}
+	for _, id := range c.order() {
+		n := c.nodes[id]
+		if clock.Hides(n.TS) {
+			hidden[id] = true
 			continue
 		}
-		if _, dup := lexical[h.UUID]; dup {
-			continue
-		}
-		nodes = append(nodes, h.Node)
-		lexical[h.UUID] = h
+		nodes = append(nodes, n)
 	}
 	scored, err := ScoreNodes(ctx, s, nodes, q.Groups, clock)
 	if err != nil {
 		return nil, err
 	}
-	kept := make([]Scored, 0, len(nodes))
+	drop, quiet := maps.Clone(hidden), maps.Clone(hidden)
+	for id, sc := range scored {
+		if sc.Result.Retired() {
+			quiet[id] = true
+			if !q.All {
+				drop[id] = true
+			}
+		}
+	}
+	ranked := c.fuse(drop, quiet)
+	ranked = ranked[:min(sq.Limit, len(ranked))]
 	best := 0.0
-	for _, n := range nodes {
-		sc := scored[n.UUID]
-		if !q.All && sc.Result.Retired() {
+	for _, r := range ranked {
+		best = max(best, r.Score)
+	}
+	out := make([]Ranked, 0, len(ranked))
+	at := make(map[string]int, len(ranked))
+	for _, r := range ranked {
+		sc, ok := scored[r.UUID]
+		if !ok {
 			continue
 		}
-		kept = append(kept, sc)
-		best = max(best, lexical[n.UUID].Score)
+		f := score.Blend(r.Score, best, sc.Result, sc.Freshness)
+		at[r.UUID] = len(out)
+		out = append(out, Ranked{Scored: sc, Lexical: r.Score, Parts: r.Parts, Match: r.Match, Fields: r.Fields,
+			Held: r.Fields.Describe(c.q), From: r.From, Factors: f, Score: f.Score})
 	}
-	out := make([]Ranked, 0, len(kept))
-	for _, sc := range kept {
-		h := lexical[sc.UUID]
-		f := score.Blend(h.Score, best, sc.Result, sc.Freshness)
-		out = append(out, Ranked{Scored: sc, Lexical: h.Score, Parts: h.Parts, Match: h.Match, Factors: f, Score: f.Score})
+	// The superset-of-terms property, and each neighbour that is no hit
+	// of its own below the hit that brought it in; then each score is
+	// held to at most the one above it, so the order is the scores'.
+	from := func(r Ranked) int {
+		if k, ok := at[r.From]; ok && r.Parts.VecRank == 0 {
+			return k
+		}
+		return -1
 	}
-	recall.Order(out, func(a, b Ranked) bool {
+	recall.OrderFrom(out, func(a, b Ranked) bool {
 		if a.Score != b.Score {
 			return a.Score > b.Score
 		}
 		return a.UUID < b.UUID
-	}, func(r Ranked) uint64 { return r.Match })
+	}, func(r Ranked) uint64 { return r.Match }, from)
+	for i := 1; i < len(out); i++ {
+		if out[i].Score > out[i-1].Score {
+			out[i].setScore(out[i-1].Score)
+		}
+	}
 	if len(out) > limit {
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// setScore makes v the hit's score, its Order factor what it takes.
+func (r *Ranked) setScore(v float64) {
+	if v != r.Score {
+		r.Factors.Reorder(v)
+		r.Score = v
+	}
 }
 
 // ErrNotVisible is returned by Explain for a memory that does not exist or

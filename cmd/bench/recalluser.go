@@ -343,7 +343,7 @@ func projectAndDiagnose(ctx context.Context, g memsync.Graph, rc *recallCase, ro
 		return fmt.Errorf("projected %d turns, rejected %d, want %d and 0", rep.Projected, rep.Rejected, len(rc.records))
 	}
 	for _, q := range rc.questions {
-		hits, err := g.Search(ctx, recallQuery(q.text))
+		hits, err := memsync.Search(ctx, g, recallQuery(q.text))
 		if err != nil {
 			return fmt.Errorf("Graph.Search %q: %w", q.text, err)
 		}

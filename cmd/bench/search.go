@@ -26,7 +26,7 @@ func searchLatencies(ctx context.Context, g memsync.Graph, queries []memsync.Sea
 	hits := 0
 	for i, q := range queries {
 		start := time.Now()
-		h, err := g.Search(ctx, q)
+		h, err := memsync.Search(ctx, g, q)
 		out[i] = float64(time.Since(start)) / float64(time.Millisecond)
 		if err != nil {
 			return nil, 0, fmt.Errorf("search %q: %w", q.Text, err)

@@ -225,7 +225,7 @@ func memsyncLexical(ctx context.Context, rc *recallCase) (lexicalFunc, func(), e
 	return func(q string) ([]string, []float64, error) {
 		query := recallQuery(q)
 		query.Limit = fusionDepth
-		hits, err := g.Search(ctx, query)
+		hits, err := memsync.Search(ctx, g, query)
 		if err != nil {
 			return nil, nil, fmt.Errorf("Graph.Search %q: %w", q, err)
 		}

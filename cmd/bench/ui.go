@@ -95,7 +95,7 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		open func(context.Context) webui.Reader
 		ttl  time.Duration
 	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}} {
-		srv, err := webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Now: func() time.Time { return now }})
+		srv, err := webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Token: benchUIToken, Now: func() time.Time { return now }})
 		if err != nil {
 			return err
 		}
@@ -163,6 +163,7 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	}
 	serve := func(srv *webui.Server, target string) (float64, error) {
 		req := httptest.NewRequest("GET", target, nil).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer "+benchUIToken)
 		req.Host = "127.0.0.1:9470"
 		rec := httptest.NewRecorder()
 		start := time.Now()
@@ -241,3 +242,7 @@ func privateGroups(agents []string) []string {
 	}
 	return out
 }
+
+// benchUIToken is the bench's web view token (the view answers no request
+// without one).
+const benchUIToken = "bench-ui-token"

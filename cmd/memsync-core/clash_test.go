@@ -274,3 +274,36 @@ func TestVerifyAccountsForEveryLine(t *testing.T) {
 		t.Fatalf("verify = %+v, want 2 projected, the conflict still reported", rep)
 	}
 }
+
+// TestClashLoserNeverShown is issue 51 §3: a's private record, and an
+// earlier-dated line holding its uuid with other content, shared. The
+// private version wins the uuid; list and show never give b the losing
+// shared version, from the graph or from the journals, and a's show and
+// list give the winning one.
+func TestClashLoserNeverShown(t *testing.T) {
+	eachClashBackend(t, []string{"a", "b"}, func(t *testing.T, r *clashRig) {
+		uuid := strings.TrimSpace(r.mustRun("append", "--agent", "a", "--kind", "fact", "--ts", "2026-11-21T09:00:00Z",
+			"the vault combination is 1-2-3"))
+		r.write("a", "2026-11-20", journal.Record{UUID: uuid, TS: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC), Agent: "a", Kind: journal.KindFact,
+			Scope: journal.ScopeShared, Text: "the losing shared version names the vault"})
+		r.mustRun("sync", "--once")
+		for _, offline := range []bool{false, true} {
+			var env []string
+			if offline {
+				env = []string{"MEMSYNC_GRAPH=neo4j", "MEMSYNC_NEO4J_URI=bolt://127.0.0.1:1"}
+			}
+			if res := r.run(env, "list", "--agent", "b", "--json"); res.code != 0 || strings.Contains(res.stdout, uuid) || strings.Contains(res.stdout, "losing shared") {
+				t.Errorf("offline %v: b's list: exit %d\n%s", offline, res.code, res.stdout)
+			}
+			if res := r.run(env, "show", uuid, "--agent", "b", "--json"); res.code == 0 || strings.Contains(res.stdout, "losing shared") {
+				t.Errorf("offline %v: b's show: exit %d\n%s", offline, res.code, res.stdout)
+			}
+			if res := r.run(env, "show", uuid, "--agent", "a", "--json"); res.code != 0 || !strings.Contains(res.stdout, "1-2-3") {
+				t.Errorf("offline %v: a's show: exit %d\n%s%s", offline, res.code, res.stdout, res.stderr)
+			}
+			if res := r.run(env, "list", "--agent", "a", "--json"); res.code != 0 || !strings.Contains(res.stdout, "1-2-3") || strings.Contains(res.stdout, "losing shared") {
+				t.Errorf("offline %v: a's list: exit %d\n%s", offline, res.code, res.stdout)
+			}
+		}
+	})
+}

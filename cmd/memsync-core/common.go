@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
-	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
@@ -69,8 +68,9 @@ func existingRepo(env *Env, flagValue string) (string, error) {
 func agentNameError(name string) string { return cmdline.AgentNameError(name) }
 func kindList() string                  { return cmdline.KindList() }
 
-// validAgent reports whether name may name an agent (and so a directory).
-func validAgent(name string) bool { return journal.ValidAgent(name) }
+// validAgent reports whether name may name an agent (and so a directory):
+// cmdline.ValidAgent, the one rule of every command.
+func validAgent(name string) bool { return cmdline.ValidAgent(name) }
 
 // The places of SPEC §2, for commands; memsync.Layout is the one definition.
 

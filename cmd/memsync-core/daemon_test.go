@@ -241,7 +241,7 @@ func TestDaemonSurvivesKill9(t *testing.T) {
 			for _, a := range agents {
 				groups = append(groups, journal.PrivateGroup(a))
 			}
-			hits, err := g.Search(context.Background(), core.SearchQuery{Text: "crash", Groups: groups, All: true, Limit: 2 * len(agents) * perAgent})
+			hits, err := core.Search(context.Background(), g, core.SearchQuery{Text: "crash", Groups: groups, All: true, Limit: 2 * len(agents) * perAgent})
 			seen := map[string]bool{}
 			for _, h := range hits {
 				seen[h.UUID] = true

@@ -26,8 +26,11 @@ Codex 6,000), once per session: a resume of a session it already answered
 gets nothing, a compaction gets it again. UserPromptSubmit (opt-in) injects
 the memories that bear on the prompt (its significant terms) and that the
 session was not given yet, else nothing. Stop asks the model, once per
-session, to journal what is worth keeping (the host's block-with-reason),
-unless the session already journaled; PreCompact and SessionEnd record the
+session, to journal what is worth keeping (Claude Code: Stop's
+additionalContext; Codex: block-with-reason), unless the session already
+journaled; in claude -p, the Agent SDK and codex exec that reminder comes
+with the session's context instead, so that the answer stays the last
+message. PreCompact and SessionEnd record the
 session's boundary in the agent's sync/sessions.jsonl. Per-session state
 lives in the agent's sync/hooks/. The agent is --agent, else
 $MEMSYNC_AGENT, else hooks.agent in memsync.yaml. Fail-open: whatever goes
@@ -77,8 +80,8 @@ type hookInput struct {
 // under hookSpecificOutput.additionalContext (SessionStart,
 // UserPromptSubmit: both hosts hand it to the model; a bare
 // additionalContext is dropped); the journaling reminder is Stop's
-// block-with-reason (decision "block" + reason: both hosts feed the reason
-// to the model as its next instruction and continue the turn). plain, when
+// additionalContext for Claude Code and its block-with-reason for Codex
+// (both continue the turn with it; see stopReminder). plain, when
 // set, is printed as it is instead of JSON (Claude Code's PreCompact: its
 // stdout goes to the compaction summarizer). memsync never prints
 // systemMessage: both hosts show it to the user only.

@@ -13,7 +13,16 @@ package main
 //   - Stop: {"decision":"block","reason":R} keeps Claude working with R as
 //     its next instruction; the next Stop of that turn has
 //     stop_hook_active true (and the host ends the turn after repeated
-//     blocks on its own).
+//     blocks on its own). R is also kept as a blocking error: from the
+//     next turn on (2.1.332: at once) the model gets it a second time, as
+//     a "Stop hook blocking error" system reminder, and the terminal shows
+//     "Stop hook error". hookSpecificOutput.additionalContext (Stop is in
+//     the output schema of 2.1.197 and 2.1.332) continues the turn the
+//     same way, with the text once as "Stop hook additional context:"
+//     and no error (issue 53; the e2e test checks both versions).
+//   - The hooks' environment has CLAUDE_CODE_ENTRYPOINT: sdk-cli for -p
+//     (any --output-format), sdk-ts/sdk-py for the Agent SDK, cli in the
+//     terminal, claude-vscode in VS Code.
 //   - PreCompact: plain stdout goes to the compaction summarizer (which
 //     may not call tools); systemMessage is shown to the user only;
 //     SessionEnd's output is ignored.
@@ -28,7 +37,11 @@ package main
 //   - src/events/stop.rs parse_completed: decision "block" with a
 //     non-empty reason makes the reason a continuation prompt
 //     (HookPromptFragment) the model gets; systemMessage becomes a
-//     user-facing warning; continue:false stops the turn.
+//     user-facing warning; continue:false stops the turn. Nothing else a
+//     Stop prints reaches the model.
+//   - Hooks get no variable or field telling codex exec from the TUI; the
+//     rollout at transcript_path begins with a session_meta whose
+//     payload.source is "exec" for codex exec (written before SessionStart).
 //   - src/events/compact.rs parse_pre_completed: PreCompact's output feeds
 //     nothing to the model (only systemMessage warnings and continue).
 //   - src/output_spill.rs: hook text over HOOK_OUTPUT_TOKEN_LIMIT (2,500
@@ -42,8 +55,13 @@ package main
 //     alias.
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -125,13 +143,17 @@ const compactSummaryNote = "memsync: keep in the summary every decision (with it
 //  1. SessionStart (startup, clear, compact, or resume of a session not
 //     answered before): the session context, fitted to the host's
 //     budget; nothing for the resume of a session already answered (its
-//     transcript holds the context). On compact, the journaling reminder
-//     too if the session was neither reminded nor journaled.
+//     transcript holds the context). On compact, and in an unattended
+//     session (unattendedSession), the journaling reminder too if the
+//     session was neither reminded nor journaled.
 //  2. UserPromptSubmit: context only with memories over the relevance
-//     threshold (promptRelevance) that the session was not given yet.
-//  3. Stop: the journaling reminder as a block-with-reason, once per
-//     session, never when stop_hook_active, never when the session
-//     already journaled (sessionJournaled).
+//     threshold (promptRelevance) that the session was not given yet;
+//     in an unattended session not reminded yet, the reminder too.
+//  3. Stop, in an attended session only: the journaling reminder in the
+//     host's shape (stopReminder), once per session, never when
+//     stop_hook_active, never when the session already journaled
+//     (sessionJournaled). Unattended, nothing: the turn's last message is
+//     the answer its caller reads.
 //  4. PreCompact: records the boundary; for Claude Code, plain text for
 //     the summarizer; nothing for Codex.
 //  5. SessionEnd: records the boundary, prints nothing.
@@ -151,6 +173,13 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 	stateful := in.SessionID != ""
 	st, known, err := hookSession{}, false, error(nil)
 	if stateful {
+		// Held from load to the last save: the session's events change
+		// its state one at a time.
+		unlock, lerr := lockHookSession(l, agent, in.SessionID)
+		if lerr != nil {
+			return nil, "", lerr
+		}
+		defer unlock()
 		if st, known, err = loadHookSession(l, agent, in.SessionID); err != nil {
 			return nil, "", err
 		}
@@ -174,6 +203,28 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		return true
 	}
 
+	// An unattended session (claude -p, the Agent SDK, codex exec) gets
+	// the reminder with its context, never at Stop (unattendedSession).
+	unattended := false
+	if stateful && (event == "SessionStart" || event == "UserPromptSubmit" || event == "Stop") {
+		why := ""
+		unattended, why = unattendedSession(env, host, in)
+		note(why)
+	}
+	// remind is the reminder to add to the session's context, "" when
+	// the session already journaled.
+	remind := func() string {
+		done, err := sessionJournaled(l, agent, in.SessionID, st.Started)
+		if err != nil {
+			note("cannot tell whether the session journaled: " + err.Error())
+			return ""
+		}
+		if done {
+			return ""
+		}
+		return "\n" + journalReminder(agent, in.SessionID) + "\n"
+	}
+
 	switch event {
 	case "SessionStart":
 		if in.Source == "resume" && st.Answered {
@@ -182,13 +233,8 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 			return nil, joined(), nil
 		}
 		reminder := ""
-		if stateful && in.Source == "compact" && !st.Reminded {
-			done, err := sessionJournaled(l, agent, in.SessionID, st.Started)
-			if err != nil {
-				note("cannot tell whether the session journaled: " + err.Error())
-			} else if !done {
-				reminder = "\n" + journalReminder(agent, in.SessionID) + "\n"
-			}
+		if stateful && (in.Source == "compact" || unattended) && !st.Reminded {
+			reminder = remind()
 		}
 		budget := hookContextBudget(host) - utf8.RuneCountInString(reminder)
 		text, shown, err := sessionContextWithin(ctx, cfg, repo, agent, in.SessionID, in.Cwd, env.Stderr, now, budget)
@@ -219,15 +265,36 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 			return !st.injected(uuid) && rel.relevant(text)
 		}
 		text, shown, err := promptContext(ctx, cfg, repo, agent, in.SessionID, in.Prompt, env.Stderr, now, offer)
-		if err != nil || text == "" {
+		if err != nil {
 			return nil, joined(), err
 		}
+		// Unattended and not reminded yet (a resumed session: its
+		// SessionStart is not hooked): the reminder goes with the prompt.
+		reminder := ""
+		if stateful && unattended && !st.Reminded {
+			reminder = remind()
+		}
+		if text == "" && reminder == "" {
+			return nil, joined(), nil
+		}
 		st.addInjected(shown)
-		save()
-		return contextOutput(event, fitContext(host, text, "")), joined(), nil
+		if reminder != "" {
+			st.Reminded = true
+		}
+		if !save() {
+			reminder = ""
+		}
+		text = strings.TrimLeft(fitContext(host, text, reminder)+reminder, "\n")
+		if text == "" {
+			return nil, joined(), nil
+		}
+		return contextOutput(event, text), joined(), nil
 
 	case "Stop":
-		if !stateful || in.StopHookActive || st.Reminded {
+		if !stateful || in.StopHookActive || st.Reminded || unattended {
+			// Unattended, the turn's last message is the answer the caller
+			// reads: continuing the turn would replace it (the reminder
+			// went with the session's context instead).
 			return nil, joined(), nil
 		}
 		done, err := sessionJournaled(l, agent, in.SessionID, st.Started)
@@ -243,7 +310,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		}
 		in.Reason = "reminded"
 		note(recordBoundary(l, agent, host, event, in, now))
-		return &hookOutput{Decision: "block", Reason: journalReminder(agent, in.SessionID)}, joined(), nil
+		return stopReminder(host, journalReminder(agent, in.SessionID)), joined(), nil
 
 	case "PreCompact":
 		note(recordBoundary(l, agent, host, event, in, now))
@@ -256,4 +323,86 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		note(recordBoundary(l, agent, host, event, in, now))
 		return nil, joined(), nil
 	}
+}
+
+// stopReminder is the Stop answer that gives the model the reminder and
+// continues the turn. Claude Code: hookSpecificOutput.additionalContext,
+// which both 2.1.197 and 2.1.332 add to the conversation as the hook's
+// context and continue the turn with, once, and without the "Stop hook
+// error" a block-with-reason shows (a block's reason also comes back in
+// the next turns as a "Stop hook blocking error" beside its "Stop hook
+// feedback": twice in the model's context). Codex (0.171) has no such
+// output: its block-with-reason is the only Stop answer that reaches the
+// model, as one continuation prompt.
+func stopReminder(host, reminder string) *hookOutput {
+	if host == "claude-code" {
+		return contextOutput("Stop", reminder)
+	}
+	return &hookOutput{Decision: "block", Reason: reminder}
+}
+
+// unattendedEntrypoints are the values of CLAUDE_CODE_ENTRYPOINT, which
+// Claude Code sets in its hooks' environment, of the sessions whose
+// caller reads the last message as the answer: claude -p (sdk-cli, also
+// with --output-format json or stream-json) and the Agent SDK for
+// TypeScript and Python. Interactive ones are cli, claude-vscode and
+// others: there every message is shown.
+var unattendedEntrypoints = []string{"sdk-cli", "sdk-ts", "sdk-py"}
+
+// maxSessionMetaBytes bounds the first line of a Codex rollout read for
+// its session_meta (it holds the base instructions: some 20 KB).
+const maxSessionMetaBytes = 1 << 20
+
+// unattendedSession tells whether the session runs without a person
+// reading along, whose caller takes its last message as the answer:
+// there a Stop that continues the turn replaces the answer with the reply
+// to the reminder. Claude Code says so in the hooks' environment
+// (CLAUDE_CODE_ENTRYPOINT, see unattendedEntrypoints); Codex gives its
+// hooks neither a variable nor a field for it, but the rollout its
+// transcript_path names begins with a session_meta line whose
+// payload.source is "exec" for codex exec (originator codex_exec), "cli"
+// or "vscode" for its interactive front ends. What cannot be told (no
+// variable, no rollout yet) is attended, the host's usual case; why is a
+// note for stderr when the rollout could not be read.
+func unattendedSession(env *Env, host string, in hookInput) (unattended bool, why string) {
+	if host == "claude-code" {
+		return slices.Contains(unattendedEntrypoints, env.Getenv("CLAUDE_CODE_ENTRYPOINT")), ""
+	}
+	if in.TranscriptPath == "" {
+		return false, ""
+	}
+	source, err := codexSessionSource(in.TranscriptPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false, ""
+		}
+		return false, "cannot tell whether the session is codex exec: " + err.Error()
+	}
+	return source == "exec", ""
+}
+
+// codexSessionSource is the source in the session_meta that begins a
+// Codex rollout file ("" when the first line is not one).
+func codexSessionSource(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(io.LimitReader(f, maxSessionMetaBytes), 64<<10).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	var meta struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Source json.RawMessage `json:"source"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &meta) != nil || meta.Type != "session_meta" {
+		return "", nil
+	}
+	var source string
+	json.Unmarshal(meta.Payload.Source, &source) // an object (a subagent's) is no front end
+	return source, nil
 }

@@ -54,6 +54,34 @@ func hookStateFile(l memsync.Layout, agent, session string) string {
 	return filepath.Join(hookStateDir(l, agent), "session-"+hex.EncodeToString(sum[:12])+".json")
 }
 
+// hookSessionLockFile is beside session's state: its flock orders the hooks
+// of one session (hookSessionLock).
+func hookSessionLockFile(l memsync.Layout, agent, session string) string {
+	return strings.TrimSuffix(hookStateFile(l, agent, session), ".json") + ".lock"
+}
+
+// lockHookSession holds session's lock until the returned function is
+// called: two events of one session at once (two Stop hooks) load, change
+// and save its state one after the other, so the second sees what the
+// first saved and the reminder is given once. Hooks of other sessions do
+// not wait. The lock is journal.LockDir's flock, on a file of its own.
+func lockHookSession(l memsync.Layout, agent, session string) (func(), error) {
+	path := hookSessionLockFile(l, agent, session)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock the session's hook state: %w", err)
+	}
+	f, err := journal.OpenNoFollow(path, os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock the session's hook state: %w", err)
+	}
+	f.Close()
+	held, err := journal.LockDir(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("lock the session's hook state: %w", err)
+	}
+	return func() { held.Close() }, nil
+}
+
 // loadHookSession reads session's state; a session memsync never saw is a
 // fresh state, not an error.
 func loadHookSession(l memsync.Layout, agent, session string) (hookSession, bool, error) {
@@ -143,6 +171,7 @@ func pruneHookSessions(l memsync.Layout, agent, keep string, now time.Time) {
 		}
 		if i >= maxHookSessions || now.Sub(f.mod) > hookSessionMaxAge {
 			os.Remove(filepath.Join(dir, f.name))
+			os.Remove(filepath.Join(dir, strings.TrimSuffix(f.name, ".json")+".lock"))
 		}
 	}
 }

@@ -141,8 +141,8 @@ func printImport(w io.Writer, rep *importer.Report, asJSON bool) {
 		verb = "would import"
 	}
 	fmt.Fprintf(w, "%s %s into %s: %s %d memories", rep.Format, rep.Path, rep.Agent, verb, rep.Imported)
-	if rep.Feedback > 0 {
-		fmt.Fprintf(w, " and %d verified flags", rep.Feedback)
+	if rep.Verified > 0 {
+		fmt.Fprintf(w, " (%d marked verified by the source, kept as metadata)", rep.Verified)
 	}
 	if rep.Superseded > 0 {
 		fmt.Fprintf(w, " (superseding %d earlier versions)", rep.Superseded)

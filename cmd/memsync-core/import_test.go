@@ -62,7 +62,7 @@ func importJSONOf(t *testing.T, r result) importJSON {
 func TestImportEachFormat(t *testing.T) {
 	for _, tc := range []struct {
 		format             string
-		imported, feedback int
+		imported, verified int
 		skipped            int
 		kinds              map[journal.Kind]int // at least these
 		check              func(t *testing.T, recs []journal.Record)
@@ -74,7 +74,7 @@ func TestImportEachFormat(t *testing.T) {
 					t.Errorf("daily entry: ts %v context %q", r.TS, r.Source.Context)
 				}
 			}},
-		{format: "vault", imported: 3, feedback: 1, kinds: map[journal.Kind]int{journal.KindObservation: 3, journal.KindFeedback: 1},
+		{format: "vault", imported: 3, verified: 1, kinds: map[journal.Kind]int{journal.KindObservation: 3, journal.KindFeedback: 0},
 			check: func(t *testing.T, recs []journal.Record) {
 				old, ctr := byText(t, recs, "quokka form"), byText(t, recs, "marmot campaign")
 				if !slices.Equal(ctr.Links, []string{old.UUID}) || ctr.MaxAge != "30d" || ctr.Source.Actor != "watchtower" || ctr.Source.Context != "obs-2026-02-15-001" {
@@ -83,9 +83,11 @@ func TestImportEachFormat(t *testing.T) {
 				if !ctr.TS.Equal(time.Date(2026, 2, 15, 0, 0, 1, 0, time.UTC)) {
 					t.Errorf("created → ts: %v", ctr.TS)
 				}
-				fb := byKind(recs, journal.KindFeedback)
-				if len(fb) != 1 || fb[0].Feedback() != "verified" || !slices.Equal(fb[0].Links, []string{old.UUID}) || fb[0].Source.Type != "told" {
-					t.Errorf("verified: true → %+v", fb)
+				if fb := byKind(recs, journal.KindFeedback); len(fb) != 0 {
+					t.Errorf("verified: true → feedback records %+v (want metadata only)", fb)
+				}
+				if string(old.Extra[importer.FieldSourceVerified]) != "true" {
+					t.Errorf("verified: true → extra %v, want source_verified", old.Extra)
 				}
 				if _, ok := ctr.Extra["importance"]; ok {
 					t.Error("importance was imported")
@@ -151,12 +153,12 @@ func TestImportEachFormat(t *testing.T) {
 				t.Errorf("stderr is not a terminal, yet the import wrote to it: %q", r.stderr)
 			}
 			doc := importJSONOf(t, r)
-			if doc.Imported != tc.imported || doc.Feedback != tc.feedback || len(doc.Skipped) != tc.skipped || len(doc.Unparsable) != 0 {
+			if doc.Imported != tc.imported || doc.Verified != tc.verified || len(doc.Skipped) != tc.skipped || len(doc.Unparsable) != 0 {
 				t.Fatalf("import: %+v", doc.Report)
 			}
 			recs := importedRecords(t, repo, "a")
-			if len(recs) != tc.imported+tc.feedback {
-				t.Fatalf("%d records in the journal, want %d", len(recs), tc.imported+tc.feedback)
+			if len(recs) != tc.imported {
+				t.Fatalf("%d records in the journal, want %d", len(recs), tc.imported)
 			}
 			kinds := map[journal.Kind]int{}
 			for _, rec := range recs {
@@ -177,7 +179,7 @@ func TestImportEachFormat(t *testing.T) {
 
 			before := snapshot(t, filepath.Join(repo, "agents"))
 			again := importJSONOf(t, iv.run(t, "import", tc.format, importFixture(tc.format), "--agent", "a", "--repo", repo, "--json"))
-			if again.Imported != 0 || again.Feedback != 0 || again.SkippedByReason[importer.SkipAlreadyImported] != tc.imported+tc.feedback {
+			if again.Imported != 0 || again.Verified != 0 || again.SkippedByReason[importer.SkipAlreadyImported] != tc.imported {
 				t.Errorf("second import: %+v", again.Report)
 			}
 			if after := snapshot(t, filepath.Join(repo, "agents")); !mapsEqual(before, after) {
@@ -346,7 +348,7 @@ func TestExport(t *testing.T) {
 		}
 		texts = append(texts, rec.Text)
 	}
-	if len(texts) != 6 { // a's 3 observations and 1 flag, b's 2 shared
+	if len(texts) != 5 { // a's 3 observations (verified: true is metadata, no flag), b's 2 shared
 		t.Errorf("jsonl exported %d records: %q", len(texts), texts)
 	}
 	if strings.Contains(r.stdout, "Portuguese") {

@@ -338,3 +338,33 @@ func TestInitLeavesStagedWorkAlone(t *testing.T) {
 		t.Fatalf("init bob committed:\n%s", got)
 	}
 }
+
+// TestWindowsReservedAgentRefused is issue 51 §9: an agent name Windows
+// reserves (git cannot commit agents/CON) is refused up front, with the
+// reason, by init and by append --new-agent alike, before anything is
+// written.
+func TestWindowsReservedAgentRefused(t *testing.T) {
+	for _, name := range []string{"CON", "nul", "Com1", "lpt9"} {
+		t.Run(name, func(t *testing.T) {
+			repo := filepath.Join(t.TempDir(), "mem")
+			r := cli(t, "init", "--repo", repo, "--agent", name)
+			if r.code != exitUsage || !strings.Contains(r.stderr, "Windows reserves it") {
+				t.Fatalf("init --agent %s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(repo); !os.IsNotExist(err) {
+				t.Fatalf("init --agent %s wrote %s before refusing (%v)", name, repo, err)
+			}
+			repo = initRepo(t, "a")
+			r = cli(t, "append", "--repo", repo, "--new-agent", "--agent", name, "--kind", "fact", "x")
+			if r.code != exitUsage || !strings.Contains(r.stderr, "Windows reserves it") {
+				t.Fatalf("append --new-agent --agent %s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(repo, "agents", name)); !os.IsNotExist(err) {
+				t.Fatalf("append --new-agent made agents/%s (%v)", name, err)
+			}
+		})
+	}
+	if r := cli(t, "init", "--repo", filepath.Join(t.TempDir(), "ok"), "--agent", "CONSOLE"); r.code != 0 {
+		t.Fatalf("init --agent CONSOLE: exit %d %s", r.code, r.stderr)
+	}
+}

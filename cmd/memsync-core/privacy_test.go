@@ -168,3 +168,50 @@ func TestInvisibleRecordsAreNeverNamed(t *testing.T) {
 		t.Fatalf("b's show of its own record: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestPrivateImportVerifiedStaysPrivate is issue 51 §1: a private import
+// of a source item marked verified: true is the source's word, kept as the
+// record's metadata; it writes no feedback, earns no promotion, and after
+// a sync another agent finds nothing of it (search, list, show).
+func TestPrivateImportVerifiedStaysPrivate(t *testing.T) {
+	repo := initRepo(t, "a", "b")
+	src := filepath.Join(t.TempDir(), "vault")
+	if err := os.MkdirAll(filepath.Join(src, "vault"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	obs := "---\ncreated: 2026-02-14\nsource: hawk\nimportance: 0.9\nverified: true\n---\nThe okapi launch code is 4417.\n"
+	if err := os.WriteFile(filepath.Join(src, "vault", "obs-2026-02-14-001.md"), []byte(obs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := cli(t, "import", "vault", src, "--agent", "a", "--repo", repo); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	syncRepo(t, repo)
+	syncRepo(t, repo) // a promotion journaled by the first pass is projected by the second
+	kinds := journalKinds(t, repo)
+	if kinds[journal.KindPromotion] != 0 || kinds[journal.KindFeedback] != 0 {
+		t.Fatalf("a private import journaled %d promotions and %d feedback records", kinds[journal.KindPromotion], kinds[journal.KindFeedback])
+	}
+	recs := importedRecords(t, repo, "a")
+	if len(recs) != 1 || string(recs[0].Extra["source_verified"]) != "true" {
+		t.Fatalf("imported: %+v, want one record with source_verified", recs)
+	}
+	secret := recs[0].UUID
+	for _, rd := range privacyReaders {
+		t.Run(rd.name, func(t *testing.T) {
+			r := rd.iv.run(t, "search", "okapi launch code", "--agent", "b", "--all", "--json", "--repo", repo)
+			if got := hitIDs(decodeSearch(t, r)); len(got) != 0 || strings.Contains(r.stdout, "4417") {
+				t.Fatalf("b finds %v:\n%s", got, r.stdout)
+			}
+			if r := rd.iv.run(t, "list", "--agent", "b", "--json", "--repo", repo); strings.Contains(r.stdout, "4417") {
+				t.Fatalf("b's list shows a's import:\n%s", r.stdout)
+			}
+			if r := rd.iv.run(t, "show", secret, "--agent", "b", "--repo", repo); r.code == 0 || strings.Contains(r.stdout, "4417") {
+				t.Fatalf("b's show: exit %d\n%s", r.code, r.stdout)
+			}
+			if r := rd.iv.run(t, "search", "okapi launch code", "--agent", "a", "--json", "--repo", repo); len(hitIDs(decodeSearch(t, r))) != 1 {
+				t.Fatalf("a does not find her own import:\n%s", r.stdout)
+			}
+		})
+	}
+}

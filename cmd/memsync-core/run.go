@@ -66,10 +66,17 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 			return fs.usageErr("--ui: %v", err)
 		}
 		ui.addr = *uiAddr
+		if ui.token == "" {
+			// The view never answers without a token (.memsync/ui-token).
+			if ui.token, err = ensureUIToken(repo); err != nil {
+				return fs.fail("--ui: %v", err)
+			}
+		}
 	}
 	// One daemon per repository, for the daemon's whole life (across
 	// reloads); the kernel releases the lock however the process ends.
-	lock, code, done := lockRepo(fs, repo, "run", "stop it first (one daemon per repository)")
+	// A compact, rebuild or sync holding it is waited for.
+	lock, code, done := waitRepoLock(ctx, fs, repo, "run", "stop it first (one daemon per repository)")
 	if done {
 		return code
 	}
@@ -237,8 +244,16 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := serveUI(runCtx, env, ui.addr, srv, lg); err != nil {
+			// status shows the view's state from .memsync/ui.json.
+			since := env.Now()
+			writeUIState(repo, uiState{Addr: ui.addr, Since: since})
+			err := serveUI(runCtx, env, ui.addr, srv, lg, func(url string) {
+				writeUIState(repo, uiState{Addr: ui.addr, URL: url, Since: since})
+				lg.Info("web view: open it with ?token= and the token", zap.String("url", url), zap.String("token_file", uiTokenFile(repo)))
+			})
+			if err != nil {
 				lg.Error("web view stopped", zap.String("addr", ui.addr), zap.Error(err))
+				writeUIState(repo, uiState{Addr: ui.addr, Error: uiErrorText(err), Since: since})
 			}
 		}()
 	}

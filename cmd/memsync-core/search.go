@@ -83,11 +83,13 @@ type searchHit struct {
 // (a memory holding every term another holds and more ranks above it).
 type searchFactors struct {
 	Terms      int     `json:"terms"`
+	Held       string  `json:"held,omitempty"` // where it holds them: "text: postgres; tag: billing"
 	Relevance  float64 `json:"relevance"`
 	Importance float64 `json:"importance"`
 	Freshness  float64 `json:"freshness"`
 	Confidence float64 `json:"confidence"`
 	Status     float64 `json:"status"`
+	Order      float64 `json:"order"` // 1, or what the rank's rules moved the score by (score.Factors.Order)
 }
 
 // searchParts is, with an embedder, what each retrieval contributed to a
@@ -229,8 +231,8 @@ func newSearchHit(h memsync.Ranked) searchHit {
 		Scope: string(h.Scope), GroupID: h.GroupID, Source: h.Source,
 		Importance: h.Result.Importance, Confidence: h.Result.Confidence, Status: string(h.Result.Status),
 		Lexical: roundScore(h.Lexical), Freshness: h.Freshness,
-		Factors: searchFactors{Terms: recallrule.Held(h.Match), Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
-			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status},
+		Factors: searchFactors{Terms: recallrule.Held(h.Match), Held: h.Held, Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
+			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status, Order: h.Factors.Order},
 	}
 	if h.Result.Status == score.Superseded {
 		out.ReplacedBy = h.ReplacedBy
@@ -277,14 +279,25 @@ func printHits(env *Env, res searchResult, explain bool) {
 			// The factors multiply into the score; the values they come
 			// from (importance 0.50 is a factor of 0.9000) go on the next
 			// line under their own names, never a factor's.
-			fmt.Fprintf(env.Stdout, "   score %.6f = relevance %.6f x importance factor %.4f x freshness factor %.4f x confidence factor %.4f x status factor %.4f\n",
-				h.Score, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status)
+			order := ""
+			if f.Order != 1 && f.Order != 0 {
+				order = fmt.Sprintf(" x order factor %.6f", f.Order)
+			}
+			fmt.Fprintf(env.Stdout, "   score %.6f = relevance %.6f x importance factor %.4f x freshness factor %.4f x confidence factor %.4f x status factor %.4f%s\n",
+				h.Score, f.Relevance, f.Importance, f.Freshness, f.Confidence, f.Status, order)
 			terms := "terms"
 			if f.Terms == 1 {
 				terms = "term"
 			}
-			fmt.Fprintf(env.Stdout, "   (holds %d query %s; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
-				f.Terms, terms, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			held := ""
+			if f.Held != "" {
+				held = " (" + f.Held + ")"
+			}
+			fmt.Fprintf(env.Stdout, "   (holds %d query %s%s; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
+				f.Terms, terms, held, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			if f.Order != 0 && f.Order < 1 {
+				fmt.Fprintf(env.Stdout, "   (order: held below a memory holding more of the query's terms, or the hit whose session neighbour it is)\n")
+			}
 			if p := h.Retrieval; p != nil {
 				fmt.Fprintf(env.Stdout, "   relevance parts: lexical %s + vector %s = fused %.6g (reciprocal rank fusion, k=%d)\n",
 					rankPart(p.LexicalRank, "score", p.Lexical), rankPart(p.VectorRank, "cosine", p.Cosine), p.Fused, recallrule.RRFK)

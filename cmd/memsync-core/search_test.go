@@ -309,3 +309,30 @@ func TestSearchDashQuery(t *testing.T) {
 		t.Errorf("a stopword-only query found %+v", res.Results)
 	}
 }
+
+// TestSearchTagOnlyMatch is issue 49's repro: a memory only tagged with
+// one query term does not count as holding every term, so the one whose
+// text says the other comes first, and explain says where each term is.
+func TestSearchTagOnlyMatch(t *testing.T) {
+	repo := searchRepo(t,
+		srec("mem_hooks", "a", 1, "Upgrade webhooks dependencies", func(r *journal.Record) { r.Kind, r.Tags = journal.KindTask, []string{"billing"} }),
+		srec("mem_pg", "a", 2, "Keep postgres as is", func(r *journal.Record) { r.Kind = journal.KindTask }),
+	)
+	syncRepo(t, repo)
+	for _, inv := range []invocation{{}, unreachableNeo4j} {
+		res := decodeSearch(t, inv.run(t, "search", "postgres", "billing", "--agent", "a", "--json", "--repo", repo))
+		if len(res.Results) != 2 || res.Results[0].UUID != "mem_pg" {
+			t.Fatalf("offline %v: %+v, want mem_pg first", res.Offline, res.Results)
+		}
+		if f := res.Results[0].Factors; f.Terms != 1 || f.Held != "text: postgres" {
+			t.Errorf("mem_pg factors %+v", f)
+		}
+		if f := res.Results[1].Factors; f.Terms != 1 || f.Held != "tag: billing" {
+			t.Errorf("mem_hooks factors %+v", f)
+		}
+		r := inv.run(t, "search", "postgres", "billing", "--agent", "a", "--explain", "--repo", repo)
+		if !strings.Contains(r.stdout, "holds 1 query term (tag: billing)") {
+			t.Errorf("explain:\n%s", r.stdout)
+		}
+	}
+}

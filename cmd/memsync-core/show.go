@@ -178,37 +178,37 @@ func showFromGraph(ctx context.Context, cfg *Config, repo, uuid string, visible 
 	return doc, true, nil
 }
 
-// errFound stops a journal scan.
-var errFound = errors.New("found")
-
-// showFromJournals finds uuid in the journals of the agents whose records
-// the reader may see: the first valid line that holds it.
+// showFromJournals finds uuid in the journals: the version that wins it
+// (journal.ClashWins, as the graph projects it), shown only when the
+// reader may see it. A losing version of a clash is never shown, whoever
+// may read it (issue 51 §3).
 func showFromJournals(repo, uuid string, visible func(string) bool) (showJSON, bool, error) {
 	agents, err := listAgents(repo)
 	if err != nil {
 		return showJSON{}, false, err
 	}
-	var doc showJSON
+	var win memsync.Memory
+	var winHash string
 	found := false
 	for _, a := range agents {
 		err := memsync.EachRecord(layout(repo), a, func(m memsync.Memory) error {
-			if m.UUID != uuid || !visible(m.Record.GroupID()) {
+			if m.UUID != uuid {
 				return nil
 			}
-			doc, found = newShowJSON(m, m.Record.GroupID()), true
-			return errFound
+			h := m.Record.Hash()
+			if !found || h != winHash && journal.ClashWins(journal.VersionOf(&m.Record, h), journal.VersionOf(&win.Record, winHash)) {
+				win, winHash, found = m, h, true
+			}
+			return nil
 		})
-		if found {
-			break
-		}
 		if err != nil {
 			return showJSON{}, false, err
 		}
 	}
-	if !found {
+	if !found || !visible(win.Record.GroupID()) {
 		return showJSON{}, false, nil
 	}
-	r := doc
+	r := newShowJSON(win, win.Record.GroupID())
 	r.LinksTo, r.Supersedes, r.ConflictsWith = nonNil(r.LinksTo), nonNil(r.Supersedes), nonNil(r.ConflictsWith)
 	return r, true, nil
 }

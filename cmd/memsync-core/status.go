@@ -40,10 +40,15 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("%v", err)
 	}
 	if *asJSON {
+		var view *uiState
+		if st, ok := readUIState(repo, rep.Daemon); ok {
+			view = &st
+		}
 		out, _ := json.MarshalIndent(struct {
 			memsync.StatusReport
-			Remote *ledger.ExchangeStatus `json:"remote,omitempty"`
-		}{rep, remote}, "", "  ")
+			Remote  *ledger.ExchangeStatus `json:"remote,omitempty"`
+			WebView *uiState               `json:"web_view,omitempty"`
+		}{rep, remote, view}, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 		return exitOK
 	}
@@ -53,6 +58,9 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "graph: %s (%s), %s\n", rep.Graph.Backend, rep.Graph.Identity, state)
 	fmt.Fprintf(env.Stdout, "daemon: %s\n", daemonLine(rep.Daemon))
+	if st, ok := readUIState(repo, rep.Daemon); ok {
+		fmt.Fprintf(env.Stdout, "web view: %s\n", uiStateLine(st))
+	}
 	if rep.AutoCommit != "" {
 		fmt.Fprintf(env.Stdout, "auto-commit %s\n", rep.AutoCommit)
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +20,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
 
 	"github.com/memsync/memsync/graph/embedded"
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/webui"
@@ -36,11 +40,14 @@ else the journals, and every page says which. A flag is journaled as
 memsync flag writes it; the daemon (memsync run) projects it. memsync run
 --ui ADDR serves the same view from the daemon.
 
-The server listens on loopback only, unless --addr names another interface
-and a token is configured: --token-file F (its first line), else
-$MEMSYNC_UI_TOKEN; never on the command line. A browser then opens the
-first URL with ?token=T (kept as a cookie), or a client sends
-Authorization: Bearer T.`
+Every request needs the view's token: --token-file F (its first line),
+else $MEMSYNC_UI_TOKEN (never on the command line), else the one memsync
+keeps in .memsync/ui-token (made at the first start, readable by its owner
+only). memsync ui prints the link to open, http://ADDR/?token=T; the browser
+keeps the token as a cookie, or a client sends Authorization: Bearer T. A
+request without it gets 401. The server listens on loopback only, unless
+--addr names another interface and a token is configured (--token-file or
+$MEMSYNC_UI_TOKEN).`
 
 // uiTokenEnv names the environment variable holding the web view's token.
 const uiTokenEnv = "MEMSYNC_UI_TOKEN"
@@ -63,6 +70,11 @@ func runUI(ctx context.Context, env *Env, args []string) int {
 	if err := webui.CheckAddr(*addr, token); err != nil {
 		return c.usageErr("%v", err)
 	}
+	if token == "" {
+		if token, err = ensureUIToken(repo); err != nil {
+			return c.fail("%v", err)
+		}
+	}
 	lg, err := newLogger(&c.cfg, env.Stderr)
 	if err != nil {
 		return c.usageErr("%v", err)
@@ -74,10 +86,83 @@ func runUI(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	if err := serveUI(ctx, env, *addr, srv, lg); err != nil {
+	link := func(url string) {
+		// The operator opens this link once; the browser keeps the token
+		// as a cookie.
+		fmt.Fprintf(env.Stderr, "memsync ui: open %s?token=%s\n", url, token)
+	}
+	if err := serveUI(ctx, env, *addr, srv, lg, link); err != nil {
 		return c.fail("%v", err)
 	}
 	return exitOK
+}
+
+// uiTokenFile is where the web view keeps its token when none is given:
+// .memsync/ui-token, readable by its owner only.
+func uiTokenFile(repo string) string { return filepath.Join(layout(repo).LocalDir(), "ui-token") }
+
+// ensureUIToken is the repository's web view token, created at the first
+// start of the view (32 random bytes, hex) in uiTokenFile with mode 0600.
+// The view never answers without a token: on loopback any local process
+// could otherwise read every agent's private memories.
+func ensureUIToken(repo string) (string, error) {
+	path := uiTokenFile(repo)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("web view token: %w", err)
+	}
+	for {
+		f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
+		if err == nil {
+			defer f.Close()
+			st, err := f.Stat()
+			if err != nil {
+				return "", fmt.Errorf("web view token: %w", err)
+			}
+			if !st.Mode().IsRegular() {
+				return "", fmt.Errorf("web view token %s: not a regular file", path)
+			}
+			if st.Mode().Perm()&0o077 != 0 {
+				if err := f.Chmod(0o600); err != nil {
+					return "", fmt.Errorf("web view token %s: readable by others, and: %w", path, err)
+				}
+			}
+			b, err := io.ReadAll(io.LimitReader(f, 4096))
+			if err != nil {
+				return "", fmt.Errorf("web view token: %w", err)
+			}
+			if t := strings.TrimSpace(string(b)); t != "" {
+				return t, nil
+			}
+			return "", fmt.Errorf("web view token %s: empty (remove it to have a new one made)", path)
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("web view token: %w", err)
+		}
+		raw := make([]byte, 32)
+		if _, err := rand.Read(raw); err != nil {
+			return "", fmt.Errorf("web view token: %w", err)
+		}
+		t := hex.EncodeToString(raw)
+		nf, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue // another start made it first: read that one
+		}
+		if err != nil {
+			return "", fmt.Errorf("web view token: %w", err)
+		}
+		_, err = nf.WriteString(t + "\n")
+		if err == nil {
+			err = nf.Sync()
+		}
+		if cerr := nf.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return "", fmt.Errorf("web view token: %w", err)
+		}
+		return t, nil
+	}
 }
 
 // uiToken is the token from file (its first line), else from the
@@ -97,14 +182,43 @@ func uiToken(env *Env, file string) (string, error) {
 	return "", fmt.Errorf("%s: empty", file)
 }
 
-// serveUI listens on addr and serves srv until ctx ends.
-func serveUI(ctx context.Context, env *Env, addr string, srv http.Handler, lg *zap.Logger) error {
+// The web view's bounds on its clients: a client that sends its request
+// slowly, reads its answer slowly or keeps an idle connection is cut off,
+// and at most uiMaxConns connections are open at once (the others wait in
+// the kernel's backlog). In the daemon (run --ui) the view shares the
+// process's file descriptors with the projection; these bounds keep any
+// number of slow clients from taking them (issue 51 §2).
+const (
+	uiReadHeaderTimeout = 5 * time.Second
+	uiReadTimeout       = 30 * time.Second
+	uiWriteTimeout      = time.Minute
+	uiIdleTimeout       = 30 * time.Second
+	uiMaxHeaderBytes    = 64 << 10
+	uiMaxConns          = 64
+)
+
+// newUIHTTPServer is the http.Server of the web view, with its bounds.
+func newUIHTTPServer(h http.Handler, lg *zap.Logger) *http.Server {
+	return &http.Server{
+		Handler: h, ReadHeaderTimeout: uiReadHeaderTimeout, ReadTimeout: uiReadTimeout,
+		WriteTimeout: uiWriteTimeout, IdleTimeout: uiIdleTimeout, MaxHeaderBytes: uiMaxHeaderBytes,
+		ErrorLog: zap.NewStdLog(lg),
+	}
+}
+
+// serveUI listens on addr and serves srv until ctx ends. listening, when
+// set, is told where it serves once it listens.
+func serveUI(ctx context.Context, env *Env, addr string, srv http.Handler, lg *zap.Logger, listening func(url string)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("web view: %w", err)
 	}
 	fmt.Fprintf(env.Stderr, "memsync ui: serving http://%s/\n", ln.Addr())
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(lg)}
+	if listening != nil {
+		listening(fmt.Sprintf("http://%s/", ln.Addr()))
+	}
+	ln = netutil.LimitListener(ln, uiMaxConns)
+	hs := newUIHTTPServer(srv, lg)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

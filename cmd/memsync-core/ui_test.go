@@ -63,6 +63,9 @@ func TestUIRefusesNonLoopbackWithoutToken(t *testing.T) {
 
 var servingRE = regexp.MustCompile(`serving (http://[^/\s]+)/`)
 
+// openRE finds the token in the link memsync ui prints.
+var openRE = regexp.MustCompile(`memsync ui: open http://[^/\s]+/\?token=([0-9a-f]+)`)
+
 // memsync ui serves the repository's pages until its context ends, reading
 // through the graph or the journals and saying which.
 func TestUIServesUntilStopped(t *testing.T) {
@@ -97,12 +100,40 @@ func TestUIServesUntilStopped(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling the server's start, not synchronising on time
 	}
+	var token string
+	for deadline := time.Now().Add(30 * time.Second); token == ""; {
+		if m := openRE.FindStringSubmatch(stderr.String()); m != nil {
+			token = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ui never printed its link with the token: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st, err := os.Stat(filepath.Join(repo, ".memsync", "ui-token")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf(".memsync/ui-token: %v %v, want mode 0600", st, err)
+	}
+	// Without the token: 401, whatever the page.
+	for _, path := range []string{"/", "/agents/bob?as=bob"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "needs its token") {
+			t.Errorf("GET %s without the token: %d\n%s", path, resp.StatusCode, body)
+		}
+	}
 	for _, c := range []struct{ path, want string }{
 		{"/", `data-page="fleet"`},
 		{"/search?q=billing+queue", "the billing queue drains nightly"},
 		{"/agents/bob?as=bob", `data-viewer="agent:bob"`},
 	} {
-		resp, err := http.Get(base + c.path)
+		req, _ := http.NewRequest("GET", base+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,13 @@ func (u unreachable) Hashes(context.Context, func(uuid, hash string) error) erro
 func (u unreachable) Get(context.Context, []string) (map[string]memsync.Node, error) {
 	return nil, u.err
 }
-func (u unreachable) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, error) {
+func (u unreachable) Lexical(context.Context, []string, memsync.Filter, int) ([]memsync.Found, error) {
+	return nil, u.err
+}
+func (u unreachable) Neighbours(context.Context, []memsync.Node, memsync.Filter) ([]memsync.Beside, error) {
+	return nil, u.err
+}
+func (u unreachable) Similar(context.Context, string, memsync.Filter, int) ([]memsync.Found, error) {
 	return nil, u.err
 }
 func (u unreachable) Incoming(context.Context, []string) ([]memsync.Reference, error) {

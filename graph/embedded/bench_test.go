@@ -116,7 +116,7 @@ func benchSearch(b *testing.B, queries []string) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start, startCPU := time.Now(), threadCPU()
-		if _, err := g.Search(ctx, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups}); err != nil {
+		if _, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

@@ -23,7 +23,7 @@ func TestHybridConformance(t *testing.T) {
 	if os.Getenv("MEMSYNC_HYBRID_GOLDEN") != "" {
 		// Prints graphtest.HybridTop10 .
 		for _, q := range graphtest.HybridQueries {
-			hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: q, Groups: graphtest.HybridGroups, Limit: 10})
+			hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: graphtest.HybridGroups, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +36,7 @@ func TestHybridConformance(t *testing.T) {
 		return
 	}
 	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
-		hits, err := g.Search(context.Background(), q)
+		hits, err := memsync.Search(context.Background(), g, q)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func found(t *testing.T, g *Graph, text string) []string {
 // searchIDs lists the uuids q finds, sorted.
 func searchIDs(t *testing.T, g *Graph, q memsync.SearchQuery) []string {
 	t.Helper()
-	hits, err := g.Search(context.Background(), q)
+	hits, err := memsync.Search(context.Background(), g, q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/recall"
 )
 
 // nodeCols are the columns scanNode reads, in order.
@@ -149,7 +148,7 @@ func (g *Graph) Stats(ctx context.Context) (memsync.Stats, error) {
 }
 
 // DefaultLimit is the number of hits Search returns when the query sets none.
-const DefaultLimit = 10
+const DefaultLimit = memsync.DefaultSearchLimit
 
 // sqlNodesByID reads the memories with the ids in the JSON list ?1.
 const sqlNodesByID = `SELECT ` + nodeCols + `, m.id FROM ` + nodeFrom + `
@@ -180,123 +179,109 @@ func neighbourCol(cmp, order string, offset int) string {
 		ORDER BY t.ts ` + order + `, t.uuid ` + order + ` LIMIT 1 OFFSET ` + strconv.Itoa(offset) + `)`
 }
 
-// Search ranks the memories in q.Groups against the terms of q.Text (package
-// analysis) with the rule of package recall: the recall.PoolSize best
+// A search of this store is memsync.Search(ctx, g, q): the one recipe
+// over the primitives below (memsync.Retriever): the recall.PoolSize best
 // bm25 matches of any term, and the neighbours in their session of the
-// strongest. q.Text is never read as query syntax. Superseded memories are
-// left out unless q.All. No groups, or no terms (a query of stopwords
-// only), give no hits.
-func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	if len(q.Groups) == 0 {
-		return nil, nil
-	}
-	rq := recall.ParseQuery(q.Text)
-	if len(rq.Terms) == 0 {
-		return nil, nil
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	groups, err := json.Marshal(q.Groups)
+// strongest. Query text is never read as query syntax.
+
+// sqlFilter is f as the search queries take it (?2 to ?5 of sqlLexFilter
+// and sqlNeighbours).
+func sqlFilter(f memsync.Filter) (filter, error) {
+	groups, err := json.Marshal(f.Groups)
 	if err != nil {
-		return nil, fmt.Errorf("embedded: search: %w", err)
+		return filter{}, fmt.Errorf("embedded: search: %w", err)
 	}
-	var kinds, since any
-	if len(q.Kinds) > 0 {
-		b, err := json.Marshal(q.Kinds)
+	out := filter{groups: string(groups), all: f.All}
+	if len(f.Kinds) > 0 {
+		b, err := json.Marshal(f.Kinds)
 		if err != nil {
-			return nil, fmt.Errorf("embedded: search: %w", err)
+			return filter{}, fmt.Errorf("embedded: search: %w", err)
 		}
-		kinds = string(b)
+		out.kinds = string(b)
 	}
-	if !q.Since.IsZero() {
-		since = formatTS(q.Since)
+	if !f.Since.IsZero() {
+		out.since = formatTS(f.Since)
+	}
+	return out, nil
+}
+
+// Lexical is the recipe's lexical pool (memsync.Retriever): the pool best
+// bm25 matches of any of terms that f lets through, best first, once the
+// full-text index holds every memory applied so far (awaitIndex).
+func (g *Graph) Lexical(ctx context.Context, terms []string, f memsync.Filter, pool int) ([]memsync.Found, error) {
+	if len(f.Groups) == 0 || len(terms) == 0 {
+		return nil, nil
+	}
+	sf, err := sqlFilter(f)
+	if err != nil {
+		return nil, err
 	}
 	if err := g.awaitIndex(ctx); err != nil {
 		return nil, err
 	}
-	f := filter{groups: string(groups), all: q.All, kinds: kinds, since: since}
-	lexical, err := g.lexicalTerms(ctx, rq.Terms, f, recall.PoolSize(limit))
+	lexical, err := g.lexicalTerms(ctx, terms, sf, pool)
 	if err != nil {
 		return nil, err
 	}
-	// The rule reads every candidate's record (in two batched reads, not
-	// one per hit): the sources' sessions, and each candidate's text for
-	// whether it names a time and which query terms it holds.
+	ids := make([]int64, len(lexical))
+	for i, c := range lexical {
+		ids[i] = c.id
+	}
 	nodes := map[int64]memsync.Node{}
-	need := make([]int64, 0, len(lexical))
-	for _, c := range lexical {
-		need = append(need, c.id)
-	}
-	if err := g.readNodes(ctx, need, nodes); err != nil {
+	if err := g.readNodes(ctx, ids, nodes); err != nil {
 		return nil, err
 	}
-	var sources []candidate
-	for _, c := range recall.SourceHits(lexical) {
-		if nodes[c.id].Session != "" {
-			sources = append(sources, c)
+	out := make([]memsync.Found, 0, len(lexical))
+	for _, c := range lexical {
+		if n, ok := nodes[c.id]; ok {
+			out = append(out, memsync.Found{Node: n, Score: c.score})
 		}
 	}
-	links, near, err := g.neighbours(ctx, sources, nodes, f)
+	return out, nil
+}
+
+// Neighbours is the recipe's session neighbours (memsync.Retriever).
+func (g *Graph) Neighbours(ctx context.Context, sources []memsync.Node, f memsync.Filter) ([]memsync.Beside, error) {
+	if len(sources) == 0 {
+		return nil, nil
+	}
+	sf, err := sqlFilter(f)
 	if err != nil {
 		return nil, err
 	}
-	byUUID := make(map[string]int64, len(lexical)+len(near))
-	cands := make([]recall.Candidate, 0, len(lexical)+len(near))
-	for _, c := range lexical {
-		byUUID[c.uuid] = c.id
-		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts, Lexical: c.score})
+	return g.neighbours(ctx, sources, sf)
+}
+
+// Similar is the recipe's vector candidates (memsync.Retriever): none
+// without an embedder.
+func (g *Graph) Similar(ctx context.Context, text string, f memsync.Filter, pool int) ([]memsync.Found, error) {
+	qv := memsync.QueryVector(g.emb, text)
+	if qv == nil || len(f.Groups) == 0 {
+		return nil, nil
 	}
-	for _, c := range near {
-		if _, ok := byUUID[c.uuid]; !ok {
-			byUUID[c.uuid] = c.id
-			cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts})
-		}
-	}
-	need = need[:0]
-	for _, c := range near {
-		need = append(need, c.id)
-	}
-	if err := g.readNodes(ctx, need, nodes); err != nil {
+	sf, err := sqlFilter(f)
+	if err != nil {
 		return nil, err
 	}
-	for i := range cands {
-		text := nodes[byUUID[cands[i].UUID]].Text
-		cands[i].Timed = recall.Timed(text)
-		if cands[i].Lexical > 0 {
-			cands[i].Match = recall.Matched(rq, text)
-		}
-	}
-	var sims []recall.Similar
-	if qv := memsync.QueryVector(g.emb, q.Text); qv != nil {
-		vc, err := g.similarIndexed(ctx, qv, q.Groups, f, recall.PoolSize(limit))
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range vc {
-			byUUID[c.sim.UUID] = c.id
-			sims = append(sims, c.sim)
-		}
-	}
-	ranked := recall.Hybrid(rq, cands, links, sims)
-	ranked = ranked[:min(limit, len(ranked))]
-	need = need[:0]
-	for _, r := range ranked {
-		need = append(need, byUUID[r.UUID])
-	}
-	if err := g.readNodes(ctx, need, nodes); err != nil {
+	vc, err := g.similarIndexed(ctx, qv, f.Groups, sf, pool)
+	if err != nil {
 		return nil, err
 	}
-	hits := make([]memsync.Hit, 0, len(ranked))
-	for _, r := range ranked {
-		n, ok := nodes[byUUID[r.UUID]]
-		if !ok {
-			return nil, g.wrap("search", fmt.Errorf("memory %s vanished during the search", r.UUID))
-		}
-		hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match, Parts: r.Parts})
+	ids := make([]int64, len(vc))
+	for i, c := range vc {
+		ids[i] = c.id
 	}
-	return hits, nil
+	nodes := map[int64]memsync.Node{}
+	if err := g.readNodes(ctx, ids, nodes); err != nil {
+		return nil, err
+	}
+	out := make([]memsync.Found, 0, len(vc))
+	for _, c := range vc {
+		if n, ok := nodes[c.id]; ok {
+			out = append(out, memsync.Found{Node: n, Score: c.sim.Cosine})
+		}
+	}
+	return out, nil
 }
 
 // candidate is a memory the full-text index matched, or a neighbour of one.
@@ -503,25 +488,21 @@ func (g *Graph) readNodes(ctx context.Context, ids []int64, nodes map[int64]mems
 	return nil
 }
 
-// neighbours links each source (a lexical hit whose node names a session)
-// to the memories of its agent and session nearest to it in time that f
-// lets through (package recall), and returns those memories.
-func (g *Graph) neighbours(ctx context.Context, sources []candidate, nodes map[int64]memsync.Node, f filter) ([]recall.Link, []candidate, error) {
-	if len(sources) == 0 {
-		return nil, nil, nil
-	}
+// neighbours finds, for each source (a lexical hit whose node names a
+// session), the memories of its agent and session nearest to it in time
+// that f lets through (package recall).
+func (g *Graph) neighbours(ctx context.Context, sources []memsync.Node, f filter) ([]memsync.Beside, error) {
 	src := make([][4]string, len(sources))
-	for i, c := range sources {
-		n := nodes[c.id]
+	for i, n := range sources {
 		src[i] = [4]string{n.Agent, n.Session, formatTS(n.TS), n.UUID}
 	}
 	list, err := json.Marshal(src)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedded: search: %w", err)
+		return nil, fmt.Errorf("embedded: search: %w", err)
 	}
 	rows, err := g.rdb.QueryContext(ctx, sqlNeighbours, string(list), f.groups, f.all, f.kinds, f.since)
 	if err != nil {
-		return nil, nil, g.wrap("search: neighbours", err)
+		return nil, g.wrap("search: neighbours", err)
 	}
 	type side struct{ before, after [2]sql.NullInt64 }
 	found := make([]side, len(sources))
@@ -531,7 +512,7 @@ func (g *Graph) neighbours(ctx context.Context, sources []candidate, nodes map[i
 		var s side
 		if err := rows.Scan(&k, &s.before[0], &s.before[1], &s.after[0], &s.after[1]); err != nil {
 			rows.Close()
-			return nil, nil, g.wrap("search: neighbours", err)
+			return nil, g.wrap("search: neighbours", err)
 		}
 		if k < 0 || k >= len(found) {
 			continue
@@ -546,62 +527,24 @@ func (g *Graph) neighbours(ctx context.Context, sources []candidate, nodes map[i
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return nil, nil, g.wrap("search: neighbours", err)
+		return nil, g.wrap("search: neighbours", err)
 	}
-	near, err := g.candidates(ctx, ids)
-	if err != nil {
-		return nil, nil, err
+	nodes := map[int64]memsync.Node{}
+	if err := g.readNodes(ctx, ids, nodes); err != nil {
+		return nil, err
 	}
-	uuidOf := make(map[int64]string, len(near))
-	for _, c := range near {
-		uuidOf[c.id] = c.uuid
+	pick := func(vs [2]sql.NullInt64) []memsync.Node {
+		var out []memsync.Node
+		for _, v := range vs {
+			if n, ok := nodes[v.Int64]; v.Valid && ok {
+				out = append(out, n)
+			}
+		}
+		return out
 	}
-	var links []recall.Link
+	out := make([]memsync.Beside, 0, len(sources))
 	for k, s := range found {
-		var before, after []string
-		for _, v := range s.before {
-			if u, ok := uuidOf[v.Int64]; v.Valid && ok {
-				before = append(before, u)
-			}
-		}
-		for _, v := range s.after {
-			if u, ok := uuidOf[v.Int64]; v.Valid && ok {
-				after = append(after, u)
-			}
-		}
-		links = append(links, recall.Links(sources[k].uuid, before, after)...)
-	}
-	return links, near, nil
-}
-
-// candidates reads the uuid and ts of the memories with ids.
-func (g *Graph) candidates(ctx context.Context, ids []int64) ([]candidate, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, fmt.Errorf("embedded: search: %w", err)
-	}
-	rows, err := g.rdb.QueryContext(ctx, `SELECT id, uuid, ts FROM memories WHERE id IN (SELECT value FROM json_each(?1))`, string(list))
-	if err != nil {
-		return nil, g.wrap("search: neighbours", err)
-	}
-	defer rows.Close()
-	var out []candidate
-	for rows.Next() {
-		var c candidate
-		var ts string
-		if err := rows.Scan(&c.id, &c.uuid, &ts); err != nil {
-			return nil, g.wrap("search: neighbours", err)
-		}
-		if c.ts, err = time.Parse(time.RFC3339Nano, ts); err != nil {
-			return nil, g.wrap("search: neighbours", fmt.Errorf("%s: ts: %w", c.uuid, err))
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, g.wrap("search: neighbours", err)
+		out = append(out, memsync.Beside{From: sources[k].UUID, Before: pick(s.before), After: pick(s.after)})
 	}
 	return out, nil
 }

@@ -80,7 +80,7 @@ func TestOpenReadOnly(t *testing.T) {
 			if got := graphtest.Dump(t, r); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Error("the read-only Graph reads another store than the writer's")
 			}
-			hits, err := r.Search(ctx, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
+			hits, err := memsync.Search(ctx, r, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
 			if err != nil || len(hits) == 0 || hits[0].UUID != "m-kestrel" {
 				t.Errorf("Search = %v, %v; want m-kestrel first", hits, err)
 			}

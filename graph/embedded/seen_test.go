@@ -135,7 +135,7 @@ func TestSeenFilterAfterDrop(t *testing.T) {
 	if st.Memories != len(batch) {
 		t.Fatalf("%d memories, want %d", st.Memories, len(batch))
 	}
-	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "memory number", Limit: 1000, Groups: []string{"CONSTELLATION"}})
+	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "memory number", Limit: 1000, Groups: []string{"CONSTELLATION"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestKilledRebuildWithFilter(t *testing.T) {
 	if st, err = g.Stats(ctx); err != nil || st.Memories < n {
 		t.Fatalf("after projecting again: %+v, %v", st, err)
 	}
-	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "rebuilt memory", Limit: 2 * st.Memories, Groups: []string{"CONSTELLATION"}})
+	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "rebuilt memory", Limit: 2 * st.Memories, Groups: []string{"CONSTELLATION"}})
 	if err != nil {
 		t.Fatal(err)
 	}

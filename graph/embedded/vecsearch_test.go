@@ -259,7 +259,7 @@ func TestKilledProjectionVectors(t *testing.T) {
 	if covered != st.Memories || orphans != 0 || twice != 0 || others != 0 {
 		t.Fatalf("%d of %d memories with a vector, %d orphans, %d twice, %d of another version", covered, st.Memories, orphans, twice, others)
 	}
-	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "postgresql", Limit: 10, Groups: []string{"CONSTELLATION"}})
+	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "postgresql", Limit: 10, Groups: []string{"CONSTELLATION"}})
 	if err != nil {
 		t.Fatal(err)
 	}

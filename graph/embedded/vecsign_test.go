@@ -247,7 +247,7 @@ func TestSignCodesGroupScoping(t *testing.T) {
 		{"bob", "bob", "alice"},
 	} {
 		groups := []string{journal.SharedGroup, journal.PrivateGroup(tc.agent)}
-		hits, err := g.Search(ctx, memsync.SearchQuery{Text: query, Groups: groups, Limit: 10})
+		hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: query, Groups: groups, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

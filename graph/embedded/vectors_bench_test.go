@@ -79,7 +79,7 @@ func BenchmarkColdVectorSearch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := ro.Search(ctx, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups, Limit: 10}); err != nil {
+		if _, err := memsync.Search(ctx, ro, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups, Limit: 10}); err != nil {
 			b.Fatal(err)
 		}
 		ro.Close()

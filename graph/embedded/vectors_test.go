@@ -32,7 +32,7 @@ func vectorRows(t *testing.T, g *Graph) map[string]int {
 
 func search(t *testing.T, g *Graph, text string) []memsync.Hit {
 	t.Helper()
-	hits, err := g.Search(context.Background(), memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, Limit: 10})
+	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

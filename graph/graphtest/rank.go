@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 	"strings"
@@ -137,8 +138,11 @@ func RunRanking(t *testing.T, s memsync.Searcher, seed int64) {
 			for i, h := range hits {
 				seen[h.UUID] = true
 				f := h.Factors
-				if want := f.Relevance * f.Importance * f.Freshness * f.Confidence * f.Status; h.Score != want || h.Match != held(h) {
+				if want := f.Relevance * f.Importance * f.Freshness * f.Confidence * f.Status * f.Order; math.Abs(h.Score-want) > 1e-12*want || h.Score != f.Score || h.Match != held(h) {
 					t.Fatalf("%q: %s scores %v, its factors %+v give %v (stands for %04b, holds %04b)", text, h.UUID, h.Score, f, want, h.Match, held(h))
+				}
+				if i > 0 && hits[i-1].Score < h.Score {
+					t.Fatalf("%q: %s (score %v) ranks below %s (score %v): the order is not the scores'", text, h.UUID, h.Score, hits[i-1].UUID, hits[i-1].Score)
 				}
 				if h.Result.Status == "archived" {
 					archived++

@@ -142,7 +142,7 @@ func testRecall(t *testing.T, g memsync.Graph) {
 	apply(t, g, RecallCorpus()...)
 	RunRecall(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
 		t.Helper()
-		hits, err := g.Search(ctx(t), q)
+		hits, err := memsync.Search(ctx(t), g, q)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q.Text, err)
 		}

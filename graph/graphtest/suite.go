@@ -49,6 +49,7 @@ func Run(t *testing.T, open Open) {
 		{"IncomingBeforeTarget", testIncomingBeforeTarget},
 		{"Recall", testRecall},
 		{"RankProperties", testRankProperties},
+		{"Recipe", testRecipe},
 		{"List", testList},
 		{"ListWindowEdge", testListWindowEdge},
 	}
@@ -146,7 +147,7 @@ func get(t *testing.T, g memsync.Graph, uuid string) memsync.Node {
 
 func search(t *testing.T, g memsync.Graph, q memsync.SearchQuery) []string {
 	t.Helper()
-	hits, err := g.Search(ctx(t), q)
+	hits, err := memsync.Search(ctx(t), g, q)
 	if err != nil {
 		t.Fatalf("Search(%q): %v", q.Text, err)
 	}
@@ -652,7 +653,7 @@ var HostileQueries = []string{
 func testHostileQueries(t *testing.T, g memsync.Graph) {
 	apply(t, g, mem("q1", "alice", 1, "foo bar baz", shared))
 	for _, q := range HostileQueries {
-		if _, err := g.Search(ctx(t), memsync.SearchQuery{Text: q, Groups: groups("alice")}); err != nil {
+		if _, err := memsync.Search(ctx(t), g, memsync.SearchQuery{Text: q, Groups: groups("alice")}); err != nil {
 			t.Errorf("Search(%q): %v", q, err)
 		}
 	}
@@ -666,7 +667,7 @@ func testRanking(t *testing.T, g memsync.Graph) {
 		mem("weak", "alice", 1, "the kafka cluster was restarted during lunch while everyone discussed many other unrelated topics", shared),
 		mem("strong", "alice", 2, "kafka consumer lag: kafka partitions rebalanced, kafka lag recovered", shared),
 		mem("none", "alice", 3, "postgres vacuum settings", shared))
-	hits, err := g.Search(ctx(t), memsync.SearchQuery{Text: "kafka lag", Groups: groups("bob")})
+	hits, err := memsync.Search(ctx(t), g, memsync.SearchQuery{Text: "kafka lag", Groups: groups("bob")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func BenchmarkSearch(b *testing.B) {
 			Groups: []string{journal.SharedGroup, journal.PrivateGroup(agents[rng.Intn(len(agents))])},
 		}
 		start := time.Now()
-		hits, err := g.Search(ctx, q)
+		hits, err := memsync.Search(ctx, g, q)
 		lat = append(lat, time.Since(start))
 		if err != nil {
 			b.Fatal(err)

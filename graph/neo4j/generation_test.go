@@ -82,7 +82,7 @@ func generationSeen(t *testing.T, g *neo4j.Graph, sizes map[string]int) string {
 		t.Error(err)
 		return ""
 	}
-	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 50})
+	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 50})
 	if err != nil {
 		t.Error(err)
 		return ""

@@ -175,7 +175,7 @@ func TestSearchWidensUnderGroupFilter(t *testing.T) {
 	if _, err := g.Apply(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "needle", Groups: []string{journal.PrivateGroup("alice")}, Limit: 2})
+	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "needle", Groups: []string{journal.PrivateGroup("alice")}, Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestTextIndexUpgraded(t *testing.T) {
 	if _, err := g2.Apply(ctx, []memsync.Memory{rec("after", 2, "zanzibar after the upgrade")}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := g.Search(ctx, memsync.SearchQuery{Text: "zanzibar", Groups: []string{journal.SharedGroup}})
+	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "zanzibar", Groups: []string{journal.SharedGroup}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestLegacyTextIndexReplaced(t *testing.T) {
 		t.Fatalf("the legacy index is still there")
 	}
 	for _, q := range []string{"joining zanzibar", "volunteer"} {
-		hits, err := g2.Search(ctx, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
+		hits, err := memsync.Search(ctx, g2, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestSearchSeesEveryCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, reader := range []*neo4j.Graph{g, other} {
-			hits, err := reader.Search(ctx, memsync.SearchQuery{Text: word, Groups: []string{journal.SharedGroup}})
+			hits, err := memsync.Search(ctx, reader, memsync.SearchQuery{Text: word, Groups: []string{journal.SharedGroup}})
 			if err != nil {
 				t.Fatal(err)
 			}

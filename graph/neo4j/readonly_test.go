@@ -36,7 +36,7 @@ func TestOpenReadOnly(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Errorf("Get = %v, %v; want r-1 and r-2", got, err)
 	}
-	hits, err := r.Search(ctx, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
+	hits, err := memsync.Search(ctx, r, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
 	if err != nil || len(hits) == 0 || hits[0].UUID != "r-1" {
 		t.Errorf("Search = %v, %v; want r-1 first", hits, err)
 	}

@@ -3,7 +3,6 @@ package neo4j
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -62,45 +61,53 @@ CALL {
 }
 RETURN src, before, after`
 
-// Search ranks the memories of q.Groups against the terms of q.Text
-// (package analysis) with the rule of package recall: the recall.PoolSize
-// best fulltext matches of any term, and the neighbours in their session
-// of the strongest. Nothing a user types acts as index query syntax.
-// Superseded memories are left out unless q.All.
+// A search of this graph is memsync.Search(ctx, g, q): the one recipe
+// over the primitives below (memsync.Retriever): the recall.PoolSize best
+// fulltext matches of any term, and the neighbours in their session of
+// the strongest. Nothing a user types acts as index query syntax.
 //
-// Search sees every write committed before it was called, by this Graph or
-// any other client: it first waits for the eventually consistent fulltext
-// index to catch up with them (see the package documentation). All its
-// transactions read one generation (pinned, generation.go).
-func (g *Graph) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	return g.search(withPin(ctx), q)
-}
+// A search sees every write committed before it was called, by this Graph
+// or any other client: Lexical first waits for the eventually consistent
+// fulltext index to catch up with them (see the package documentation).
+// All its transactions read one generation: the recipe pins its context
+// (Pin, generation.go).
 
-func (g *Graph) search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	rq := recall.ParseQuery(q.Text)
-	if len(rq.Terms) == 0 || len(q.Groups) == 0 {
-		return nil, nil
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 10
-	}
-	pool := recall.PoolSize(limit)
-	kinds := make([]string, len(q.Kinds))
-	for i, k := range q.Kinds {
+// Pin holds every read under the context it returns to one generation
+// (memsync.Pinner): the recipe's primitives and the signals ranking reads.
+func (g *Graph) Pin(ctx context.Context) context.Context { return withPin(ctx) }
+
+// searchParams is f as the search queries take it.
+func searchParams(f memsync.Filter) map[string]any {
+	kinds := make([]string, len(f.Kinds))
+	for i, k := range f.Kinds {
 		kinds[i] = string(k)
 	}
 	params := map[string]any{
 		"index":  IndexMemoryText,
-		"query":  luceneQuery(rq.Terms),
-		"groups": q.Groups,
-		"all":    q.All,
+		"groups": f.Groups,
+		"all":    f.All,
 		"kinds":  kinds,
 		"since":  nil,
 	}
-	if !q.Since.IsZero() {
-		params["since"] = q.Since.UTC()
+	if f.Groups == nil {
+		params["groups"] = []string{}
 	}
+	if !f.Since.IsZero() {
+		params["since"] = f.Since.UTC()
+	}
+	return params
+}
+
+// Lexical is the recipe's lexical pool (memsync.Retriever): the pool best
+// fulltext matches of any of terms that f lets through, best first, once
+// the index has caught up with every committed write.
+func (g *Graph) Lexical(ctx context.Context, terms []string, f memsync.Filter, pool int) ([]memsync.Found, error) {
+	if len(terms) == 0 || len(f.Groups) == 0 {
+		return nil, nil
+	}
+	ctx = withPin(ctx)
+	params := searchParams(f)
+	params["query"] = luceneQuery(terms)
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
 	var found []candidate
@@ -122,115 +129,111 @@ func (g *Graph) search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hi
 			break
 		}
 	}
-	if len(found) > pool {
-		found = found[:pool]
+	found = found[:min(pool, len(found))]
+	uuids := make([]string, len(found))
+	for i, c := range found {
+		uuids[i] = c.uuid
 	}
-	var sims []recall.Similar
-	if qv := memsync.QueryVector(g.emb, q.Text); qv != nil {
-		var err error
-		if sims, err = g.similar(ctx, s, qv, params, pool); err != nil {
-			return nil, err
-		}
-	}
-	if len(found) == 0 && len(sims) == 0 {
-		return nil, nil
-	}
-	cands := make([]recall.Candidate, 0, len(found))
-	var sources []string
-	for _, c := range found {
-		cands = append(cands, recall.Candidate{UUID: c.uuid, TS: c.ts, Lexical: c.score})
-	}
-	for _, c := range recall.SourceHits(found) {
-		if c.session != "" {
-			sources = append(sources, c.uuid)
-		}
-	}
-	links, near, err := g.neighbours(ctx, s, sources, params)
+	nodes, err := g.Get(ctx, uuids)
 	if err != nil {
 		return nil, err
 	}
-	known := make(map[string]bool, len(cands))
-	for _, c := range cands {
-		known[c.UUID] = true
-	}
-	for _, c := range near {
-		if !known[c.UUID] {
-			known[c.UUID] = true
-			cands = append(cands, c)
+	out := make([]memsync.Found, 0, len(found))
+	for _, c := range found {
+		if n, ok := nodes[c.uuid]; ok {
+			out = append(out, memsync.Found{Node: n, Score: c.score})
 		}
 	}
-	// Every candidate's record is read in one batch: the rule needs its
-	// text (whether it names a time, which query terms it holds).
-	uuids := make([]string, len(cands))
-	for i, c := range cands {
+	return out, nil
+}
+
+// Neighbours is the recipe's session neighbours (memsync.Retriever).
+func (g *Graph) Neighbours(ctx context.Context, sources []memsync.Node, f memsync.Filter) ([]memsync.Beside, error) {
+	if len(sources) == 0 {
+		return nil, nil
+	}
+	ctx = withPin(ctx)
+	ids := make([]string, len(sources))
+	for i, n := range sources {
+		ids[i] = n.UUID
+	}
+	p := searchParams(f)
+	p["sources"], p["w"] = ids, int64(recall.Window)
+	type row struct {
+		src           string
+		before, after []string
+	}
+	s := g.session(ctx, neo4jdrv.AccessModeRead)
+	defer s.Close(ctx)
+	rows, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]row, error) {
+		res, err := tx.Run(ctx, neighboursQuery, p)
+		if err != nil {
+			return nil, err
+		}
+		var out []row
+		for res.Next(ctx) {
+			v := res.Record().Values
+			src, _ := v[0].(string)
+			out = append(out, row{src: src, before: candUUIDs(pairs(v[1])), after: candUUIDs(pairs(v[2]))})
+		}
+		return out, res.Err()
+	})
+	if err != nil {
+		return nil, wrap("search: neighbours", err)
+	}
+	var want []string
+	for _, r := range rows {
+		want = append(append(want, r.before...), r.after...)
+	}
+	nodes, err := g.Get(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	pick := func(ids []string) []memsync.Node {
+		var out []memsync.Node
+		for _, id := range ids {
+			if n, ok := nodes[id]; ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	out := make([]memsync.Beside, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, memsync.Beside{From: r.src, Before: pick(r.before), After: pick(r.after)})
+	}
+	return out, nil
+}
+
+// Similar is the recipe's vector candidates (memsync.Retriever): none
+// without an embedder.
+func (g *Graph) Similar(ctx context.Context, text string, f memsync.Filter, pool int) ([]memsync.Found, error) {
+	qv := memsync.QueryVector(g.emb, text)
+	if qv == nil || len(f.Groups) == 0 {
+		return nil, nil
+	}
+	ctx = withPin(ctx)
+	s := g.session(ctx, neo4jdrv.AccessModeRead)
+	defer s.Close(ctx)
+	sims, err := g.similar(ctx, s, qv, searchParams(f), pool)
+	if err != nil {
+		return nil, err
+	}
+	uuids := make([]string, len(sims))
+	for i, c := range sims {
 		uuids[i] = c.UUID
 	}
 	nodes, err := g.Get(ctx, uuids)
 	if err != nil {
 		return nil, err
 	}
-	for i := range cands {
-		text := nodes[cands[i].UUID].Text
-		cands[i].Timed = recall.Timed(text)
-		if cands[i].Lexical > 0 {
-			cands[i].Match = recall.Matched(rq, text)
+	out := make([]memsync.Found, 0, len(sims))
+	for _, c := range sims {
+		if n, ok := nodes[c.UUID]; ok {
+			out = append(out, memsync.Found{Node: n, Score: c.Cosine})
 		}
 	}
-	ranked := recall.Hybrid(rq, cands, links, sims)
-	ranked = ranked[:min(limit, len(ranked))]
-	var missing []string
-	for _, r := range ranked {
-		if _, ok := nodes[r.UUID]; !ok {
-			missing = append(missing, r.UUID)
-		}
-	}
-	if len(missing) > 0 {
-		more, err := g.Get(ctx, missing)
-		if err != nil {
-			return nil, err
-		}
-		maps.Copy(nodes, more)
-	}
-	hits := make([]memsync.Hit, 0, len(ranked))
-	for _, r := range ranked {
-		if n, ok := nodes[r.UUID]; ok {
-			hits = append(hits, memsync.Hit{Node: n, Score: r.Score, Match: r.Match, Parts: r.Parts})
-		}
-	}
-	return hits, nil
-}
-
-// neighbours links each of sources (lexical hits with a session) to its
-// neighbours (package recall), and returns those as candidates.
-func (g *Graph) neighbours(ctx context.Context, s neo4jdrv.SessionWithContext, sources []string, params map[string]any) ([]recall.Link, []recall.Candidate, error) {
-	if len(sources) == 0 {
-		return nil, nil, nil
-	}
-	p := maps.Clone(params)
-	p["sources"], p["w"] = sources, int64(recall.Window)
-	type answer struct {
-		links []recall.Link
-		near  []recall.Candidate
-	}
-	a, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) (answer, error) {
-		res, err := tx.Run(ctx, neighboursQuery, p)
-		if err != nil {
-			return answer{}, err
-		}
-		var a answer
-		for res.Next(ctx) {
-			v := res.Record().Values
-			src, _ := v[0].(string)
-			before, after := pairs(v[1]), pairs(v[2])
-			a.near = append(append(a.near, before...), after...)
-			a.links = append(a.links, recall.Links(src, candUUIDs(before), candUUIDs(after))...)
-		}
-		return a, res.Err()
-	})
-	if err != nil {
-		return nil, nil, wrap("search: neighbours", err)
-	}
-	return a.links, a.near, nil
+	return out, nil
 }
 
 // pairs reads a list of [uuid, ts] values as candidates.

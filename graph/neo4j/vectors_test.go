@@ -29,7 +29,7 @@ func TestHybridConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
-		hits, err := g.Search(ctx, q)
+		hits, err := memsync.Search(ctx, g, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestVectorsReembedOnNewModel(t *testing.T) {
 	if err := g2.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := g2.Search(ctx, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
+	hits, err := memsync.Search(ctx, g2, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestVectorsReembedOnNewModel(t *testing.T) {
 	if err := g2.SetEmbeddingVersion(ctx, "h-photo", v1.Version()); err != nil {
 		t.Fatal(err)
 	}
-	hits, err = g2.Search(ctx, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
+	hits, err = memsync.Search(ctx, g2, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,11 @@
 //
 // The importer never declares an importance (SPEC §3): a source's own
 // importance score is left behind; what the source knows about links,
-// tiers, verification and supersession is mapped onto links, tier, a
-// verified feedback record and supersedes.
+// tiers, verification and supersession is mapped onto links, tier, the
+// record's source_verified metadata and supersedes. An import writes no
+// feedback: what the source says was confirmed is the source's word, and
+// only a flag a person gives through memsync moves importance or earns a
+// promotion to shared (SPEC §7, §11).
 package importer
 
 import (
@@ -40,7 +43,15 @@ import (
 // came from. With source.context (the item's key for items that have one)
 // it finds the previous import of an edited item, which the new version
 // supersedes.
-const FieldImport = "imported_from"
+const FieldImport = journal.FieldImportedFrom
+
+// FieldSourceVerified and FieldSourceVerifiedBy are the metadata of an
+// imported record whose source says it was confirmed (and by whom): kept
+// on the record, never a feedback event.
+const (
+	FieldSourceVerified   = "source_verified"
+	FieldSourceVerifiedBy = "source_verified_by"
+)
 
 // Item is one memory of a source, as a parser reads it.
 type Item struct {
@@ -59,8 +70,8 @@ type Item struct {
 	Record journal.Record
 	// Links are names (Names of other items) this item builds on.
 	Links []string
-	// Verified: the source says the memory was confirmed; Import writes a
-	// verified feedback record for it, as `memsync flag --verified` does.
+	// Verified: the source says the memory was confirmed; Import keeps it
+	// as the record's source_verified metadata (no feedback record).
 	Verified bool
 	// Undated: the source gives no time for the item; Record.TS is a
 	// stand-in (the file's modification time) left out of its identity,
@@ -180,7 +191,7 @@ type Report struct {
 	Path       string    `json:"path"`
 	DryRun     bool      `json:"dry_run"`
 	Imported   int       `json:"imported"`
-	Feedback   int       `json:"verified_feedback"`
+	Verified   int       `json:"source_verified"` // of Imported, those the source marks verified
 	Superseded int       `json:"superseded"`
 	Skipped    []Skip    `json:"skipped"`
 	Unparsable []Problem `json:"unparsable"`
@@ -288,10 +299,9 @@ func write(ctx context.Context, plan []planned, opts Options, rep *Report, writt
 }
 
 func count(rep *Report, r *journal.Record) {
-	if r.Kind == journal.KindFeedback {
-		rep.Feedback++
-	} else {
-		rep.Imported++
+	rep.Imported++
+	if string(r.Extra[FieldSourceVerified]) == "true" {
+		rep.Verified++
 	}
 	rep.Superseded += len(r.Supersedes)
 }
@@ -459,6 +469,12 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			r.Extra = map[string]json.RawMessage{}
 		}
 		r.Extra[FieldImport] = json.RawMessage(quote(opts.Format))
+		if it.Verified {
+			r.Extra[FieldSourceVerified] = json.RawMessage("true")
+			if it.VerifiedBy != "" {
+				r.Extra[FieldSourceVerifiedBy] = json.RawMessage(quote(it.VerifiedBy))
+			}
+		}
 		for _, l := range it.Links {
 			id, ok := byName[l]
 			if !ok {
@@ -498,22 +514,6 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		}
 		*r = back
 		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == ""})
-		if it.Verified {
-			fsuffix := identity(opts.Format, it.Key+"\x00verified", opts.Scope, digest(it))
-			actor := it.VerifiedBy
-			if actor == "" {
-				actor = "import:" + opts.Format
-			}
-			fb := journal.Record{
-				UUID: uuidOf(r.TS, fsuffix), TS: r.TS, Agent: opts.Agent, Kind: journal.KindFeedback, Scope: opts.Scope,
-				Text:   fmt.Sprintf("%s flagged %s verified", actor, r.UUID),
-				Links:  []string{r.UUID},
-				Source: &journal.Source{Type: "told", Actor: actor, Context: r.Source.Context},
-				Extra: map[string]json.RawMessage{journal.FieldFeedback: json.RawMessage(`"verified"`),
-					FieldImport: json.RawMessage(quote(opts.Format))},
-			}
-			plan = append(plan, planned{rec: fb, suffix: fsuffix, source: r.Source.Context + " (verified)", ok: have.suffixes[fsuffix] == ""})
-		}
 	}
 	return plan
 }

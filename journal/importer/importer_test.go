@@ -172,7 +172,7 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 	opts := repoFor(t, "vault", fixture("vault"))
 	opts.DryRun = true
 	rep, err := importNow(context.Background(), opts)
-	if err != nil || rep.Imported != 3 || rep.Feedback != 1 {
+	if err != nil || rep.Imported != 3 || rep.Verified != 1 {
 		t.Fatalf("dry run: %+v %v", rep, err)
 	}
 	if got := lines(t, opts); len(got) != 0 {

@@ -1,13 +1,16 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -321,7 +324,7 @@ func readFiles(root string, keep func(rel string) bool, out *Source) ([]sourceFi
 			out.problem(rel, 1, "file is %d bytes, over the %d MiB the importer reads", info.Size(), maxSourceFile>>20)
 			return
 		}
-		data, err := os.ReadFile(path)
+		data, err := readRegular(path, path == root)
 		if err != nil {
 			out.problem(rel, 1, "%v", err)
 			return
@@ -362,6 +365,82 @@ func readFiles(root string, keep func(rel string) bool, out *Source) ([]sourceFi
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	return files, nil
+}
+
+// errNotRegular is readRegular's error for anything but a regular file.
+var errNotRegular = errors.New("not a regular file (a device, pipe, socket or directory): not read")
+
+// readRegular reads the regular file at path, at most maxSourceFile bytes
+// (more is an error). It opens without blocking (a FIFO does not hang the
+// import) and checks what it opened, so a device (/dev/zero) or a pipe
+// swapped in after the walk is never read. A symbolic link is followed only
+// when follow is set: root itself, named by the user.
+func readRegular(path string, follow bool) ([]byte, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if !follow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, errors.New("a symbolic link: not followed")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSourceFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSourceFile {
+		return nil, fmt.Errorf("file is over the %d MiB the importer reads", maxSourceFile>>20)
+	}
+	return data, nil
+}
+
+// namedIn is the file a single-file format reads: root when root is not a
+// directory, else the first of names present in root (root itself when
+// none is, which finds nothing). A name that is a symbolic link is followed
+// only when its target stays inside root; one leading out of root, or a
+// name that is not a regular file, is skipped (ok false) and said so.
+func namedIn(root string, names []string, out *Source) (path string, ok bool) {
+	st, err := os.Stat(root)
+	if err != nil || !st.IsDir() {
+		return root, true
+	}
+	for _, name := range names {
+		p := filepath.Join(root, name)
+		lst, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if lst.Mode()&fs.ModeSymlink != 0 {
+			target, err1 := filepath.EvalSymlinks(p)
+			base, err2 := filepath.EvalSymlinks(root)
+			rel, err3 := filepath.Rel(base, target)
+			if err1 != nil || err2 != nil || err3 != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				out.skip(name, "a symbolic link out of the source directory: not followed")
+				return "", false
+			}
+			if lst, err = os.Stat(target); err != nil {
+				continue
+			}
+			p = target
+		}
+		if !lst.Mode().IsRegular() {
+			out.skip(name, "%v", errNotRegular)
+			return "", false
+		}
+		return p, true
+	}
+	return root, true
 }
 
 // problemAt records err, a *lineError or another error, at file.

@@ -3,8 +3,6 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/memsync/memsync/journal"
@@ -23,13 +21,9 @@ import (
 // dates: records carry its modification time, not part of their identity.
 
 func parseMCPMemory(root string, out *Source) error {
-	if st, err := os.Stat(root); err == nil && st.IsDir() {
-		for _, name := range []string{"memory.jsonl", "memory.json"} {
-			if _, err := os.Stat(filepath.Join(root, name)); err == nil {
-				root = filepath.Join(root, name)
-				break
-			}
-		}
+	root, ok := namedIn(root, []string{"memory.jsonl", "memory.json"}, out)
+	if !ok {
+		return nil
 	}
 	files, err := readFiles(root, func(rel string) bool { return rel == "memory.jsonl" || rel == "memory.json" }, out)
 	if err != nil {

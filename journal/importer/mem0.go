@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,13 +33,9 @@ var errTrailing = errors.New("trailing data after the object")
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func parseMem0(root string, out *Source) error {
-	if st, err := os.Stat(root); err == nil && st.IsDir() {
-		for _, name := range []string{"memories.json", "memories.jsonl"} {
-			if _, err := os.Stat(filepath.Join(root, name)); err == nil {
-				root = filepath.Join(root, name)
-				break
-			}
-		}
+	root, ok := namedIn(root, []string{"memories.json", "memories.jsonl"}, out)
+	if !ok {
+		return nil
 	}
 	files, err := readFiles(root, func(rel string) bool { return rel == "memories.json" || rel == "memories.jsonl" }, out)
 	if err != nil {
@@ -72,7 +66,7 @@ type mem0Memory struct {
 func mem0File(f sourceFile, out *Source) {
 	data := []byte(strings.TrimPrefix(f.data, "\ufeff"))
 	trimmed := bytes.TrimSpace(data)
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
+	lineAt := (&lineCounter{data: data, line: 1}).at
 	if len(trimmed) == 0 {
 		return
 	}
@@ -105,6 +99,26 @@ func mem0File(f sourceFile, out *Source) {
 		}
 		mem0Entry(f, i+1, line, out)
 	}
+}
+
+// lineCounter turns offsets of data into line numbers, counting each byte
+// once while the offsets grow (a decoder's do): reading an export is
+// linear in its size, not quadratic.
+type lineCounter struct {
+	data []byte
+	off  int // bytes counted so far
+	line int // the line at off
+}
+
+// at is the line of the byte at off.
+func (c *lineCounter) at(off int64) int {
+	o := min(int(max(off, 0)), len(c.data))
+	if o < c.off {
+		c.off, c.line = 0, 1
+	}
+	c.line += bytes.Count(c.data[c.off:o], []byte("\n"))
+	c.off = o
+	return c.line
 }
 
 // looksLikeJSONL: a file of several top-level objects, one a line.

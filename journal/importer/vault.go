@@ -21,7 +21,7 @@ import (
 //	max_age   → max_age (kept; a value memsync does not know is reported)
 //	source    → source.actor (the agent that wrote it)
 //	backlinks → links (to the observations named; they earn importance)
-//	verified  → true: a verified feedback record (memsync flag --verified)
+//	verified  → true: the record's source_verified metadata (no feedback: only a person's flag through memsync counts)
 //	importance, refs, ref_by → not imported: importance is earned, and
 //	            refs/ref_by are the backlinks seen from the other side
 //	archive/  → tag "archived"; promoted: true → tag "promoted"

@@ -148,8 +148,22 @@ func (g *Graph) Get(_ context.Context, uuids []string) (map[string]memsync.Node,
 	return out, nil
 }
 
-// Search implements memsync.Graph; the fake finds nothing.
-func (g *Graph) Search(context.Context, memsync.SearchQuery) ([]memsync.Hit, error) {
+// Lexical implements memsync.Retriever; the fake finds nothing.
+func (g *Graph) Lexical(context.Context, []string, memsync.Filter, int) ([]memsync.Found, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return nil, g.check()
+}
+
+// Neighbours implements memsync.Retriever; the fake finds nothing.
+func (g *Graph) Neighbours(context.Context, []memsync.Node, memsync.Filter) ([]memsync.Beside, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return nil, g.check()
+}
+
+// Similar implements memsync.Retriever; the fake finds nothing.
+func (g *Graph) Similar(context.Context, string, memsync.Filter, int) ([]memsync.Found, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return nil, g.check()

@@ -9,7 +9,7 @@ import (
 var _ memsync.Lister = Journals{}
 
 // List returns the valid records meeting q, newest first, as the graphs'
-// List does (each uuid as first written, supersession derived as Get
+// List does (each uuid as the version that wins it, journal.ClashWins; supersession derived as Get
 // derives it, task and session matched within memsync.ScopeWindow:
 // memsync.ListFrom). It reads every journal of the repository once: once
 // per call for the zero Journals, once for all its calls when j came from

@@ -23,7 +23,8 @@ func NewJournals(layout memsync.Layout) Journals {
 }
 
 // memo is every valid record of the repository, read once: each uuid as
-// first written (by its journal's owner), completed as the graph derives
+// the version that wins it (journal.ClashWins; its first line for copies
+// of one content), completed as the graph derives
 // it, supersession applied, by uuid and per group newest first.
 type memo struct {
 	once    sync.Once
@@ -74,11 +75,18 @@ func (m *memo) read(ctx context.Context, layout memsync.Layout) error {
 				if err != nil || journal.CheckOwner(&rec, agent) != nil {
 					return nil
 				}
-				if _, dup := byUUID[rec.UUID]; dup {
-					return nil
-				}
 				n := memsync.Node{Memory: memsync.Memory{Record: rec, Path: rel, Line: number}}
 				complete(&n)
+				if i, dup := byUUID[rec.UUID]; dup {
+					// A uuid clash: the version the graph projects
+					// (journal.ClashWins) stands for it, never the one
+					// read first; a copy of the same content is a replay.
+					old := &nodes[i]
+					if n.Hash != old.Hash && journal.ClashWins(journal.VersionOf(&n.Record, n.Hash), journal.VersionOf(&old.Record, old.Hash)) {
+						*old = n
+					}
+					return nil
+				}
 				byUUID[rec.UUID] = len(nodes)
 				nodes = append(nodes, n)
 				return nil

@@ -10,8 +10,10 @@
 // collection statistics (record count, mean length, document frequencies)
 // are those of the records the reader may see, so scores reveal nothing
 // about other groups. The best recall.PoolSize records and the neighbours
-// of the strongest are then ranked by package recall's rule, as the graph
-// ranks them; ties rank newest first, then by uuid.
+// of the strongest are then ranked by the one search recipe
+// (memsync.Search: Journals is its memsync.Retriever, one journal read per
+// search through OpenSearch), as the graph ranks them; ties rank newest
+// first, then by uuid.
 //
 // # Vectors
 //
@@ -61,7 +63,7 @@ const (
 )
 
 // DefaultLimit is the number of hits Search returns when the query sets none.
-const DefaultLimit = 10
+const DefaultLimit = memsync.DefaultSearchLimit
 
 // MaxQueryTokens bounds the distinct words of one query that are scored.
 const MaxQueryTokens = 64
@@ -107,7 +109,6 @@ type retirement struct {
 // search is the state of one query over the journals.
 type search struct {
 	q       memsync.SearchQuery
-	query   recall.Query
 	terms   *termCounter
 	nterms  int
 	groups  map[string]bool
@@ -155,20 +156,59 @@ func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) (
 }
 
 // SearchWith is Search, hybrid with vector recall when emb is set (see
-// the package documentation, Vectors).
+// the package documentation, Vectors): the one recipe (memsync.Search)
+// over the journals (Journals.OpenSearch).
 func SearchWith(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery, emb memsync.Embedder) ([]memsync.Hit, error) {
-	query := recall.ParseQuery(q.Text)
-	terms := query.Terms[:min(len(query.Terms), MaxQueryTokens)]
-	if len(q.Groups) == 0 || len(terms) == 0 {
-		return nil, nil
+	return memsync.Search(ctx, Journals{Layout: layout, Embedder: emb}, q)
+}
+
+// OpenSearch reads every journal once for the search of q (memsync.SearchOpener):
+// the statistics, the lexical candidates and, with an embedder, the
+// vector ones; the search's primitives then answer from what it read.
+func (j Journals) OpenSearch(ctx context.Context, q memsync.SearchQuery) (memsync.Retriever, error) {
+	terms := recall.ParseQuery(q.Text).Terms
+	return openSearch(ctx, j.Layout, memsync.Filter{Groups: q.Groups, Kinds: q.Kinds, Since: q.Since, All: q.All}, terms, q.Text, j.Embedder)
+}
+
+// Lexical is memsync.Retriever's, one journal read of its own.
+func (j Journals) Lexical(ctx context.Context, terms []string, f memsync.Filter, pool int) ([]memsync.Found, error) {
+	s, err := openSearch(ctx, j.Layout, f, terms, "", nil)
+	if err != nil {
+		return nil, err
 	}
+	return s.Lexical(ctx, terms, f, pool)
+}
+
+// Neighbours is memsync.Retriever's, one journal read of its own.
+func (j Journals) Neighbours(ctx context.Context, sources []memsync.Node, f memsync.Filter) ([]memsync.Beside, error) {
+	s, err := openSearch(ctx, j.Layout, f, nil, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.Neighbours(ctx, sources, f)
+}
+
+// Similar is memsync.Retriever's, one journal read of its own.
+func (j Journals) Similar(ctx context.Context, text string, f memsync.Filter, pool int) ([]memsync.Found, error) {
+	s, err := openSearch(ctx, j.Layout, f, nil, text, j.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	return s.Similar(ctx, text, f, pool)
+}
+
+// openSearch reads every journal under layout once for a search of terms
+// (and, with emb, of text's vector) under f.
+func openSearch(ctx context.Context, layout memsync.Layout, f memsync.Filter, terms []string, text string, emb memsync.Embedder) (*search, error) {
+	terms = terms[:min(len(terms), MaxQueryTokens)]
+	q := memsync.SearchQuery{Text: text, Groups: f.Groups, Kinds: f.Kinds, Since: f.Since, All: f.All}
 	s := &search{
-		q: q, query: query, terms: newTermCounter(terms), nterms: len(terms),
+		q: q, terms: newTermCounter(terms), nterms: len(terms),
 		groups: make(map[string]bool, len(q.Groups)), df: make([]int, len(terms)),
 		seed: maphash.MakeSeed(), first: map[uint64]linePos{}, dups: map[uint64][]linePos{},
 		retired: map[string][]retirement{},
 	}
-	if s.qv = memsync.QueryVector(emb, q.Text); s.qv != nil {
+	if s.qv = memsync.QueryVector(emb, text); s.qv != nil {
 		s.emb = emb
 	}
 	for _, g := range q.Groups {
@@ -206,7 +246,7 @@ func SearchWith(ctx context.Context, layout memsync.Layout, q memsync.SearchQuer
 			}
 		}
 	}
-	return s.rank(ctx)
+	return s, nil
 }
 
 // add takes one line into the statistics and, if it matches, the candidates.
@@ -282,15 +322,12 @@ func (s *search) add(line []byte, pos linePos) {
 	s.cands = append(s.cands, candidate{pos: pos, uuid: string(r.uuid), ts: ts, tf: tf, dl: dl})
 }
 
-// rank scores the candidates and takes them best first, checking each
-// against its journal line, until the limit is filled.
-func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
-	if len(s.cands) == 0 && len(s.vectors) == 0 {
+// Lexical scores the candidates and takes them best first, checking each
+// against its journal line, until pool are found (memsync.Retriever; the
+// terms and filter are the ones the search was opened with).
+func (s *search) Lexical(ctx context.Context, _ []string, _ memsync.Filter, pool int) ([]memsync.Found, error) {
+	if len(s.cands) == 0 {
 		return nil, nil
-	}
-	limit := s.q.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
 	}
 	avgdl := s.total / float64(s.n)
 	if avgdl <= 0 {
@@ -315,10 +352,9 @@ func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
 	lines := &lineReader{files: s.files, open: map[int32]*os.File{}}
 	defer lines.close()
 	// The lexical pool, best first, each a valid record the reader may see.
-	pool := recall.PoolSize(limit)
-	var lexical []memsync.Hit
+	var out []memsync.Found
 	emitted := map[string]bool{}
-	for queue.Len() > 0 && len(lexical) < pool {
+	for queue.Len() > 0 && len(out) < pool {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -328,43 +364,32 @@ func (s *search) rank(ctx context.Context) ([]memsync.Hit, error) {
 			continue
 		}
 		emitted[h.UUID] = true
-		lexical = append(lexical, h)
+		out = append(out, memsync.Found{Node: h.Node, Score: h.Score})
 	}
-	byUUID := make(map[string]memsync.Hit, len(lexical))
-	cands := make([]recall.Candidate, 0, len(lexical))
-	for _, h := range lexical {
-		byUUID[h.UUID] = h
-		cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score, Timed: recall.Timed(h.Text), Match: recall.Matched(s.query, h.Text)})
-	}
-	links, neighbours, err := s.neighbours(ctx, lines, recall.SourceHits(lexical))
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range neighbours {
-		if _, ok := byUUID[h.UUID]; !ok {
-			byUUID[h.UUID] = h
-			cands = append(cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Timed: recall.Timed(h.Text)})
-		}
-	}
-	sims, err := s.similar(ctx, lines, pool, byUUID)
-	if err != nil {
-		return nil, err
-	}
-	ranked := recall.Hybrid(s.query, cands, links, sims)
-	hits := make([]memsync.Hit, 0, min(limit, len(ranked)))
-	for _, r := range ranked[:min(limit, len(ranked))] {
-		h := byUUID[r.UUID]
-		h.Score, h.Match, h.Parts = r.Score, r.Match, r.Parts
-		hits = append(hits, h)
-	}
-	return hits, nil
+	s.cands = nil // scored and taken: a second call finds nothing new
+	return out, nil
+}
+
+// Neighbours is memsync.Retriever's: see neighbours.
+func (s *search) Neighbours(ctx context.Context, sources []memsync.Node, _ memsync.Filter) ([]memsync.Beside, error) {
+	lines := &lineReader{files: s.files, open: map[int32]*os.File{}}
+	defer lines.close()
+	return s.neighbours(ctx, lines, sources)
+}
+
+// Similar is memsync.Retriever's: the vector candidates of the text the
+// search was opened with (none without an embedder).
+func (s *search) Similar(ctx context.Context, _ string, _ memsync.Filter, pool int) ([]memsync.Found, error) {
+	lines := &lineReader{files: s.files, open: map[int32]*os.File{}}
+	defer lines.close()
+	return s.similar(ctx, lines, pool)
 }
 
 // neighbours finds, for the sources that name a session, the records of
 // the same agent and session nearest to them in time (package recall), by
 // reading their agents' journals again: only the records the reader may
 // see and the query wants, each uuid as first written.
-func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []memsync.Hit) ([]recall.Link, []memsync.Hit, error) {
+func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []memsync.Node) ([]memsync.Beside, error) {
 	type key struct{ agent, session string }
 	want := map[key]bool{}
 	agents := map[string]bool{}
@@ -375,9 +400,9 @@ func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []me
 		}
 	}
 	if len(want) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
-	found := map[key][]memsync.Hit{}
+	found := map[key][]memsync.Node{}
 	seen := map[string]bool{}
 	var rec lightRecord
 	for i, f := range s.files {
@@ -385,7 +410,7 @@ func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []me
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		file, seq := int32(i), f.firstSeq
 		err := eachLine(f.path, func(line []byte, number int, off int64) error {
@@ -400,44 +425,40 @@ func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []me
 			}
 			seen[h.UUID] = true
 			k := key{h.Agent, h.Session}
-			found[k] = append(found[k], h)
+			found[k] = append(found[k], h.Node)
 			return nil
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("offline search: read %s: %w", f.rel, err)
+			return nil, fmt.Errorf("offline search: read %s: %w", f.rel, err)
 		}
 	}
-	var links []recall.Link
-	var out []memsync.Hit
-	for k, list := range found {
+	for _, list := range found {
 		sort.Slice(list, func(i, j int) bool {
 			if !list[i].TS.Equal(list[j].TS) {
 				return list[i].TS.Before(list[j].TS)
 			}
 			return list[i].UUID < list[j].UUID
 		})
-		found[k] = list
 	}
+	var out []memsync.Beside
 	for _, h := range sources {
 		list := found[key{h.Agent, h.Session}]
-		at := slices.IndexFunc(list, func(x memsync.Hit) bool { return x.UUID == h.UUID })
+		at := slices.IndexFunc(list, func(x memsync.Node) bool { return x.UUID == h.UUID })
 		if h.Session == "" || at < 0 {
 			continue
 		}
-		var before, after []string
+		b := memsync.Beside{From: h.UUID}
 		for d := 1; d <= recall.Window; d++ {
 			if at-d >= 0 {
-				before = append(before, list[at-d].UUID)
-				out = append(out, list[at-d])
+				b.Before = append(b.Before, list[at-d])
 			}
 			if at+d < len(list) {
-				after = append(after, list[at+d].UUID)
-				out = append(out, list[at+d])
+				b.After = append(b.After, list[at+d])
 			}
 		}
-		links = append(links, recall.Links(h.UUID, before, after)...)
+		out = append(out, b)
 	}
-	return links, out, nil
+	return out, nil
 }
 
 // check re-reads a candidate's line and makes it a hit if it is a record
@@ -608,9 +629,8 @@ func dot(a, b []float32) float64 {
 }
 
 // similar takes the vector candidates best first, checking each against
-// its journal line as the lexical ones are, until pool are found; the
-// hits found are added to byUUID.
-func (s *search) similar(ctx context.Context, lines *lineReader, pool int, byUUID map[string]memsync.Hit) ([]recall.Similar, error) {
+// its journal line as the lexical ones are, until pool are found.
+func (s *search) similar(ctx context.Context, lines *lineReader, pool int) ([]memsync.Found, error) {
 	if len(s.vectors) == 0 {
 		return nil, nil
 	}
@@ -621,7 +641,7 @@ func (s *search) similar(ctx context.Context, lines *lineReader, pool int, byUUI
 		}
 		return a.pos.seq < b.pos.seq
 	})
-	var out []recall.Similar
+	var out []memsync.Found
 	seen := map[string]bool{}
 	for _, v := range s.vectors {
 		if len(out) == pool {
@@ -635,10 +655,7 @@ func (s *search) similar(ctx context.Context, lines *lineReader, pool int, byUUI
 			continue
 		}
 		seen[h.UUID] = true
-		if _, known := byUUID[h.UUID]; !known {
-			byUUID[h.UUID] = h
-		}
-		out = append(out, recall.Similar{UUID: h.UUID, TS: h.TS, Cosine: v.cosine})
+		out = append(out, memsync.Found{Node: h.Node, Score: v.cosine})
 	}
 	return out, nil
 }

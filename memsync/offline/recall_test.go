@@ -51,10 +51,20 @@ func TestHybridCases(t *testing.T) {
 	j := Journals{Layout: writeJournals(t, t.TempDir(), recs...), Embedder: graphtest.HybridEmbedder()}
 	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
 		t.Helper()
-		hits, err := j.Search(context.Background(), q)
+		hits, err := memsync.Search(context.Background(), j, q)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q.Text, err)
 		}
 		return hits
 	})
+}
+
+// TestRecipeCases: the offline path passes the recipe cases the graph
+// backends pass (graphtest.RunRecipe), with the same first ten.
+func TestRecipeCases(t *testing.T) {
+	var recs []journal.Record
+	for _, m := range graphtest.RecipeCorpus() {
+		recs = append(recs, m.Record)
+	}
+	graphtest.RunRecipe(t, Journals{Layout: writeJournals(t, t.TempDir(), recs...)})
 }

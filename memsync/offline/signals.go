@@ -24,11 +24,6 @@ type Journals struct {
 
 var _ memsync.Searcher = Journals{}
 
-// Search is offline.Search.
-func (j Journals) Search(ctx context.Context, q memsync.SearchQuery) ([]memsync.Hit, error) {
-	return SearchWith(ctx, j.Layout, q, j.Embedder)
-}
-
 // Get returns the valid records among uuids (each as first written), with
 // invalid_at and replaced_by from every valid record superseding it, as
 // the graph derives them.
@@ -52,7 +47,7 @@ func (j Journals) Incoming(ctx context.Context, uuids []string) ([]memsync.Refer
 
 // scan reads every journal once (in the engine's order, archive first) and
 // parses only the lines that mention one of uuids. Each uuid counts as
-// first written among those lines; a line that fails journal.Parse or is
+// the version that wins it (journal.ClashWins) among those lines; a line that fails journal.Parse or is
 // not its journal owner's counts for nothing.
 func (j Journals) scan(ctx context.Context, uuids []string) (map[string]memsync.Node, []memsync.Reference, error) {
 	nodes := map[string]memsync.Node{}
@@ -71,7 +66,7 @@ func (j Journals) scan(ctx context.Context, uuids []string) (map[string]memsync.
 	if err != nil {
 		return nil, nil, fmt.Errorf("offline signals: %w", err)
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{} // uuid → its index in sources
 	var sources []memsync.Node
 	for _, agent := range agents {
 		paths, err := j.Layout.JournalFiles(agent)
@@ -88,16 +83,26 @@ func (j Journals) scan(ctx context.Context, uuids []string) (map[string]memsync.
 					return nil
 				}
 				rec, err := journal.Parse(line)
-				if err != nil || journal.CheckOwner(&rec, agent) != nil || seen[rec.UUID] {
+				if err != nil || journal.CheckOwner(&rec, agent) != nil {
 					return nil
 				}
-				seen[rec.UUID] = true
 				n := memsync.Node{Memory: memsync.Memory{Record: rec, Path: rel, Line: number}}
 				complete(&n)
+				if i, dup := seen[rec.UUID]; dup {
+					// A uuid clash: the winning version stands for it
+					// (journal.ClashWins), as in the graph.
+					old := &sources[i]
+					if n.Hash == old.Hash || !journal.ClashWins(journal.VersionOf(&n.Record, n.Hash), journal.VersionOf(&old.Record, old.Hash)) {
+						return nil
+					}
+					*old = n
+				} else {
+					seen[rec.UUID] = len(sources)
+					sources = append(sources, n)
+				}
 				if want[rec.UUID] {
 					nodes[rec.UUID] = n
 				}
-				sources = append(sources, n)
 				return nil
 			})
 			if err != nil {

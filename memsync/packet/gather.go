@@ -38,7 +38,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 	// Neo4j's full-text search widen its top-k again and again. Build
 	// routes by kind; the lists below bring each class's durable and
 	// newest memories.
-	hits, err := r.Search(ctx, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPool, All: true})
+	hits, err := memsync.Search(ctx, r, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPool, All: true})
 	if err != nil {
 		return nil, fmt.Errorf("packet: recall: %w", err)
 	}

@@ -1,8 +1,9 @@
 // Package recall is memsync's one ranking rule for search: how a query is
 // understood and how a lexical index's hits, and the memories next to the
 // strongest of them, are fused into one order. The embedded store, Neo4j
-// and the offline path each find candidates their own way and then call
-// Rank, so every path ranks the same candidates the same way.
+// and the offline path each find candidates their own way (the
+// primitives of memsync.Retriever) and the one recipe, memsync.Search,
+// calls Hybrid, so every path ranks the same candidates the same way.
 //
 // # The rule
 //
@@ -17,7 +18,8 @@
 //	score(m) = base(m) + Alpha × max over lexical hits h next to m of base(h) / distance(h, m)
 //
 // where cover(m) is the share of the query's terms m holds, each weighted
-// by its rarity among the lexical hits (see Cover). Memories are ordered
+// by its rarity among the lexical hits, a term m holds only in its tags or
+// entities counting MetaCover of its weight (see Cover). Memories are ordered
 // by score (higher first), then newest first, then uuid, and then Order
 // keeps SPEC §7's property: a memory holding every query term another
 // holds and more always ranks above it (a session neighbour that holds
@@ -29,6 +31,7 @@ package recall
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,6 +56,7 @@ const (
 // Query is a search query as recall understands it.
 type Query struct {
 	Terms []string // analysis.QueryTerms of the text
+	Words []string // for each term, the first word of the text it comes from (as explain names it)
 	When  bool     // the text asks about time ("when", "what year", "how long ago")
 }
 
@@ -60,13 +64,26 @@ type Query struct {
 // terms: it finds nothing, and is not an error.
 func ParseQuery(text string) Query {
 	q := Query{Terms: analysis.QueryTerms(text)}
+	q.Words = make([]string, len(q.Terms))
 	for _, w := range analysis.Words(text) {
 		if whenWords[w] {
 			q.When = true
-			break
+		}
+		for _, t := range analysis.Terms(w) {
+			if i := slices.Index(q.Terms, t); i >= 0 && q.Words[i] == "" {
+				q.Words[i] = w
+			}
 		}
 	}
 	return q
+}
+
+// word is how explain names the query's i-th term: the word it comes from.
+func (q Query) word(i int) string {
+	if i < len(q.Words) && q.Words[i] != "" {
+		return q.Words[i]
+	}
+	return q.Terms[i]
 }
 
 // PoolSize is how many lexical hits a search with limit ranks.
@@ -115,7 +132,61 @@ type Candidate struct {
 	TS      time.Time
 	Lexical float64
 	Timed   bool   // Timed(text)
-	Match   uint64 // Matched(q, text); 0 when unknown (the hit then counts as covering every term)
+	Match   uint64 // Fields.All(): the query terms it holds in any field the lexical score counts
+	Fields  Fields // where it holds them (MatchFields); zero Fields with Match set: all in its text
+}
+
+// Fields is where a memory holds the query's terms, one bit per term as
+// in Match: its text, its tags, its declared entities — the three fields
+// every lexical index scores (tags and entities at half weight).
+type Fields struct {
+	Text, Tags, Entities uint64
+}
+
+// All is the terms held in any field.
+func (f Fields) All() uint64 { return f.Text | f.Tags | f.Entities }
+
+// metaOnly is the terms held in tags or entities but not in the text.
+func (f Fields) metaOnly() uint64 { return (f.Tags | f.Entities) &^ f.Text }
+
+// MetaCover is how much a query term a memory holds only in its tags or
+// entities counts in its cover, next to one its text holds: the half
+// weight the lexical indexes give those fields. So a memory that says a
+// term beats one only tagged with it, at equal importance.
+const MetaCover = 0.5
+
+// MatchFields is where a memory with text, tags and declared entities
+// holds q's terms (analysis.Terms of each, as the indexes analyze them).
+func MatchFields(q Query, text string, tags, entities []string) Fields {
+	f := Fields{Text: Matched(q, text)}
+	for _, t := range tags {
+		f.Tags |= Matched(q, t)
+	}
+	for _, e := range entities {
+		f.Entities |= Matched(q, e)
+	}
+	return f
+}
+
+// Describe names the query terms match holds and where, as explain
+// prints them: "text: postgres; tag: billing".
+func (f Fields) Describe(q Query) string {
+	var parts []string
+	for _, fl := range []struct {
+		name string
+		bits uint64
+	}{{"text", f.Text}, {"tag", f.Tags &^ f.Text}, {"entity", f.Entities &^ (f.Text | f.Tags)}} {
+		var terms []string
+		for i := range q.Terms[:min(len(q.Terms), 64)] {
+			if fl.bits&(1<<i) != 0 {
+				terms = append(terms, q.word(i))
+			}
+		}
+		if len(terms) > 0 {
+			parts = append(parts, fl.name+": "+strings.Join(terms, " "))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Link says that To is Dist (1..Window) memories away from the lexical hit From.
@@ -125,12 +196,14 @@ type Link struct {
 }
 
 // Ranked is a candidate with its fused score. Match is the set of query
-// terms it holds (Matched; every term when unknown; none for a session
-// neighbour that is no lexical hit).
+// terms it holds (none for a session neighbour that is no lexical hit).
+// From is, for a memory that is no lexical hit, the lexical hit whose
+// lift brought it in (the strongest; "" when none did).
 type Ranked struct {
 	Candidate
 	Match uint64
 	Score float64
+	From  string
 	Parts // what each retrieval contributed (Fuse); zero from Rank alone
 }
 
@@ -151,16 +224,56 @@ func Dominates(a, b uint64) bool { return b != 0 && a&b == b && a != b }
 // always exists. It is O(n³) in the worst case: for the Pool-sized lists
 // search ranks, well under a millisecond.
 func Order[T any](items []T, less func(a, b T) bool, match func(T) uint64) {
-	sort.SliceStable(items, func(i, j int) bool { return less(items[i], items[j]) })
+	OrderFrom(items, less, match, nil)
+}
+
+// OrderFrom is Order that also keeps each item below the one that
+// brought it in: from(it) is the index, in items as given, of the item it
+// must rank below, or -1. Only an item that dominates nothing (a
+// neighbour, Match 0) may be brought in, so the two rules never conflict.
+func OrderFrom[T any](items []T, less func(a, b T) bool, match func(T) uint64, from func(T) int) {
+	src := make([]int, len(items)) // the source's place in the sorted list
+	if from != nil {
+		idx := make([]int, len(items))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return less(items[idx[a]], items[idx[b]]) })
+		at := make([]int, len(items))
+		for pos, i := range idx {
+			at[i] = pos
+		}
+		sorted := make([]T, len(items))
+		for pos, i := range idx {
+			sorted[pos] = items[i]
+			src[pos] = -1
+			if f := from(items[i]); f >= 0 && f < len(items) && f != i {
+				src[pos] = at[f]
+			}
+		}
+		copy(items, sorted)
+	} else {
+		sort.SliceStable(items, func(i, j int) bool { return less(items[i], items[j]) })
+		for i := range src {
+			src[i] = -1
+		}
+	}
 	ms := make([]uint64, len(items))
 	for i, it := range items {
 		ms[i] = match(it)
 	}
+	// id[k] is the sorted place item k had before the moves below, so
+	// src keeps naming the same item as items move.
+	id := make([]int, len(items))
+	placed := make([]bool, len(items))
+	for i := range id {
+		id[i] = i
+	}
 	for pos := range items {
 		pick := pos
 		for i := pos; i < len(items); i++ {
-			free := true
-			for j := pos; j < len(items); j++ {
+			free := src[id[i]] < 0 || placed[src[id[i]]]
+			for j := pos; free && j < len(items); j++ {
 				if j != i && Dominates(ms[j], ms[i]) {
 					free = false
 					break
@@ -173,11 +286,13 @@ func Order[T any](items []T, less func(a, b T) bool, match func(T) uint64) {
 		}
 		if pick != pos {
 			// Move the pick up to pos, keeping the others in order.
-			it, m := items[pick], ms[pick]
+			it, m, k := items[pick], ms[pick], id[pick]
 			copy(items[pos+1:pick+1], items[pos:pick])
 			copy(ms[pos+1:pick+1], ms[pos:pick])
-			items[pos], ms[pos] = it, m
+			copy(id[pos+1:pick+1], id[pos:pick])
+			items[pos], ms[pos], id[pos] = it, m, k
 		}
+		placed[id[pos]] = true
 	}
 }
 
@@ -191,36 +306,35 @@ func SourceHits[T any](hits []T) []T { return hits[:min(len(hits), Sources)] }
 // lexical hit among cands, or to one that is not among cands, are ignored.
 func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 	base := make(map[string]float64, len(cands))
-	match := make(map[string]uint64, len(cands))
+	lexical := make(map[string]bool, len(cands))
 	cover := Cover(q, cands)
-	every := uint64(1)<<min(len(q.Terms), 64) - 1
-	if len(q.Terms) >= 64 {
-		every = ^uint64(0)
-	}
 	for _, c := range cands {
 		b := c.Lexical
 		if q.When && c.Timed {
 			b *= 1 + TimeBoost
 		}
-		switch {
-		case c.Match != 0:
+		if c.Match != 0 {
 			b *= cover[c.UUID]
-			match[c.UUID] = c.Match
-		case c.Lexical > 0:
-			match[c.UUID] = every // unknown: counts as covering every term
 		}
+		// A hit whose Match is 0 (the index matched a form the analyzer
+		// does not give) keeps its lexical score and dominates nothing.
 		base[c.UUID] = b
+		lexical[c.UUID] = c.Lexical > 0
 	}
 	lift := map[string]float64{}
+	from := map[string]string{}
 	for _, l := range links {
 		b, ok := base[l.From]
-		if !ok || b <= 0 || l.Dist < 1 {
+		if !ok || !lexical[l.From] || b <= 0 || l.Dist < 1 {
 			continue
 		}
 		if _, ok := base[l.To]; !ok {
 			continue
 		}
-		lift[l.To] = max(lift[l.To], b/float64(l.Dist))
+		v := b / float64(l.Dist)
+		if v > lift[l.To] || v == lift[l.To] && l.From < from[l.To] {
+			lift[l.To], from[l.To] = v, l.From
+		}
 	}
 	out := make([]Ranked, 0, len(cands))
 	for _, c := range cands {
@@ -228,7 +342,11 @@ func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 		if s <= 0 {
 			continue
 		}
-		out = append(out, Ranked{Candidate: c, Match: match[c.UUID], Score: s})
+		r := Ranked{Candidate: c, Match: c.Match, Score: s}
+		if c.Lexical <= 0 {
+			r.From = from[c.UUID]
+		}
+		out = append(out, r)
 	}
 	Order(out, func(a, b Ranked) bool { return Less(a.Score, a.TS, a.UUID, b.Score, b.TS, b.UUID) },
 		func(r Ranked) uint64 { return r.Match })
@@ -274,7 +392,8 @@ func Matched(q Query, text string) uint64 {
 
 // Cover is, for each lexical hit of cands whose Match is known, the share
 // of the query it covers: the weights of the query terms it holds over the
-// weights of all of them. A term's weight is its rarity among the lexical
+// weights of all of them, a term it holds only in its tags or entities
+// counting MetaCover of its weight. A term's weight is its rarity among the lexical
 // hits, ln(1 + (H+1)/(h+1)) for H hits of which h hold it, so a hit that
 // holds the query's rare words (a name, an object) beats one that repeats
 // its common ones (a speaker's name on half of the turns). It depends on
@@ -306,8 +425,13 @@ func Cover(q Query, cands []Candidate) map[string]float64 {
 			continue
 		}
 		s := 0.0
+		meta := c.Fields.metaOnly()
 		for i := range n {
-			if c.Match&(1<<i) != 0 {
+			switch bit := uint64(1) << i; {
+			case c.Match&bit == 0:
+			case meta&bit != 0:
+				s += MetaCover * w[i]
+			default:
 				s += w[i]
 			}
 		}

@@ -3,6 +3,7 @@ package recall
 import (
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -168,5 +169,92 @@ func TestOrderKeepsSupersets(t *testing.T) {
 	Order(items, func(a, b item) bool { return a.score > b.score }, func(it item) uint64 { return it.match })
 	if items[0].id != 1 || items[1].id != 2 || items[2].id != 0 {
 		t.Fatalf("order %+v, want by score", items)
+	}
+}
+
+// TestFieldsCountInTheCover: a term held only in tags or entities counts
+// as held (it is in Match), at MetaCover of its weight; where each term
+// is held is named by query word.
+func TestFieldsCountInTheCover(t *testing.T) {
+	q := ParseQuery("postgres billing")
+	said := MatchFields(q, "Keep postgres as is", nil, nil)
+	tagged := MatchFields(q, "Upgrade webhooks dependencies", []string{"billing"}, nil)
+	ent := MatchFields(q, "nothing here", nil, []string{"Billing"})
+	for _, c := range []struct {
+		f     Fields
+		match uint64
+		says  string
+	}{
+		{said, 0b01, "text: postgres"},
+		{tagged, 0b10, "tag: billing"},
+		{ent, 0b10, "entity: billing"},
+		{MatchFields(q, "billing", []string{"billing", "postgres"}, nil), 0b11, "text: billing; tag: postgres"},
+	} {
+		if c.f.All() != c.match || c.f.Describe(q) != c.says {
+			t.Errorf("%+v: holds %b (%q), want %b (%q)", c.f, c.f.All(), c.f.Describe(q), c.match, c.says)
+		}
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cands := []Candidate{
+		{UUID: "said", TS: t0, Lexical: 1, Match: said.All(), Fields: said},
+		{UUID: "tagged", TS: t0, Lexical: 1, Match: tagged.All(), Fields: tagged},
+	}
+	cover := Cover(q, cands)
+	if cover["tagged"] != MetaCover*cover["said"] || cover["said"] != 0.5 {
+		t.Errorf("cover %v: want said 0.5, tagged %v of it", cover, MetaCover)
+	}
+	if got := Rank(q, cands, nil); got[0].UUID != "said" {
+		t.Errorf("Rank = %v, want said first", got)
+	}
+}
+
+// TestNeighbourFrom: a neighbour that is no lexical hit names the hit
+// whose lift brought it in (the strongest); a lexical hit names none.
+func TestNeighbourFrom(t *testing.T) {
+	q := Query{Terms: []string{"x"}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cands := []Candidate{
+		{UUID: "strong", TS: t0, Lexical: 2, Match: 1},
+		{UUID: "weak", TS: t0, Lexical: 1, Match: 1},
+		{UUID: "n", TS: t0},
+	}
+	links := []Link{{From: "weak", To: "n", Dist: 1}, {From: "strong", To: "n", Dist: 1}, {From: "strong", To: "weak", Dist: 1}}
+	for _, r := range Rank(q, cands, links) {
+		want := map[string]string{"n": "strong"}[r.UUID]
+		if r.From != want {
+			t.Errorf("%s: From %q, want %q", r.UUID, r.From, want)
+		}
+	}
+}
+
+// TestOrderFrom: an item stays below the one that brought it in, even
+// when the superset rule skips that one (Order alone would place the
+// neighbour first), and the superset property holds.
+func TestOrderFrom(t *testing.T) {
+	type it struct {
+		id    string
+		score float64
+		match uint64
+		from  int
+	}
+	for _, c := range []struct {
+		items []it
+		want  string
+	}{
+		// s is dominated by x; n (brought in by s) scores above x.
+		{[]it{{"s", 0.8, 0b01, -1}, {"n", 0.79, 0, 0}, {"x", 0.3, 0b11, -1}}, "x s n"},
+		{[]it{{"n", 0.9, 0, 1}, {"s", 0.5, 0b1, -1}, {"z", 0.7, 0b10, -1}}, "z s n"},
+		{[]it{{"a", 0.9, 0b1, -1}, {"b", 0.5, 0b10, -1}}, "a b"},
+	} {
+		items := slices.Clone(c.items)
+		OrderFrom(items, func(a, b it) bool { return a.score > b.score }, func(x it) uint64 { return x.match },
+			func(x it) int { return x.from })
+		var got []string
+		for _, x := range items {
+			got = append(got, x.id)
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("OrderFrom(%v) = %s, want %s", c.items, s, c.want)
+		}
 	}
 }

@@ -186,12 +186,20 @@ func counts(m Memory, e Event) bool {
 	return e.UUID != m.UUID && journal.Sees(e.Agent, m.Group)
 }
 
-// EventFrom is the event of record src naming target through rel.
+// EventFrom is the event of record src naming target through rel. A
+// feedback record that `memsync import` wrote (older imports turned a
+// source's "verified" into one) carries no feedback value: only a flag a
+// person gave through memsync (the flag command, the web view, the MCP
+// flag tool) moves importance or earns a promotion.
 func EventFrom(rel Relation, src *journal.Record) Event {
-	return Event{
+	e := Event{
 		UUID: src.UUID, TS: src.TS, Agent: src.Agent, Kind: src.Kind, Relation: rel,
 		Result: src.Result(), Feedback: src.Feedback(), Consolidation: src.Consolidation(), Visible: true,
 	}
+	if src.Kind == journal.KindFeedback && src.ImportedFrom() != "" {
+		e.Feedback = ""
+	}
+	return e
 }
 
 // Effect is what one event did, for explain.
@@ -712,18 +720,32 @@ const (
 // rounded as printed, so that the printed factors multiply exactly into
 // the printed score:
 //
-//	Score = Relevance × Importance × Freshness × Confidence × Status
+//	Score = Relevance × Importance × Freshness × Confidence × Status × Order
 //
 // Relevance is the hit's lexical score (package recall) over the best of
-// the candidates, in (0, 1]; the other factors refine it. Search orders
-// by Score and then keeps the superset-of-terms property (recall.Order).
+// the candidates, in (0, 1]; the other factors refine it. Order is 1 from
+// Blend; ranking (memsync.Rank) lowers it when its two rules hold a hit
+// below one that scores less — a memory holding more of the query's
+// terms (the superset-of-terms property), or, for a session neighbour,
+// the hit that brought it in (recall.OrderFrom) —: the hit then scores
+// what the one above it does, so the printed order is the printed
+// scores'.
 type Factors struct {
 	Relevance  float64
 	Importance float64
 	Freshness  float64
 	Confidence float64
 	Status     float64
+	Order      float64
 	Score      float64
+}
+
+// Reorder sets the score to score, Order to what it takes to get there.
+func (f *Factors) Reorder(score float64) {
+	if product := f.Score / f.Order; product > 0 {
+		f.Order = score / product
+	}
+	f.Score = score
 }
 
 // Blend is the ranking score of a hit with lexical score lexical where the
@@ -740,6 +762,7 @@ func Blend(lexical, best float64, r Result, freshness float64) Factors {
 		Freshness:  roundFactor(FreshnessFloor + (1-FreshnessFloor)*freshness),
 		Confidence: roundFactor(ConfidenceFloor + (1-ConfidenceFloor)*r.Confidence),
 		Status:     1,
+		Order:      1,
 	}
 	switch {
 	case r.Retired():

@@ -1,6 +1,7 @@
 package score_test
 
 import (
+	"encoding/json"
 	"math/rand"
 	"strings"
 	"testing"
@@ -480,5 +481,26 @@ func TestInvisibleEventsAreNotNamed(t *testing.T) {
 		if strings.Contains(b, "bob") || strings.Contains(b, e.UUID) {
 			t.Errorf("basis %q names a record the reader may not see", b)
 		}
+	}
+}
+
+// TestImportedFeedbackSignalsNothing: a feedback record that an import
+// wrote (older imports turned a source's verified into one) neither
+// verifies nor promotes; the same flag given through memsync does.
+func TestImportedFeedbackSignalsNothing(t *testing.T) {
+	ts := time.Date(2026, 2, 14, 0, 0, 0, 0, time.UTC)
+	m := score.Memory{UUID: "mem_a", TS: ts, Agent: "a", Group: journal.PrivateGroup("a"), Kind: journal.KindFact}
+	fb := journal.Record{UUID: "mem_f", TS: ts, Agent: "a", Kind: journal.KindFeedback,
+		Extra: map[string]json.RawMessage{journal.FieldFeedback: json.RawMessage(`"verified"`)}}
+	if _, ok := score.PromotedAt(m, []score.Event{score.EventFrom(score.Links, &fb)}, ts.Add(time.Hour)); !ok {
+		t.Fatal("a verified flag through memsync does not promote")
+	}
+	fb.Extra[journal.FieldImportedFrom] = json.RawMessage(`"vault"`)
+	e := score.EventFrom(score.Links, &fb)
+	if r := score.Evaluate(m, []score.Event{e}, ts.Add(time.Hour)); r.Verified {
+		t.Errorf("an imported feedback record verifies: %+v", r)
+	}
+	if at, ok := score.PromotedAt(m, []score.Event{e}, ts.Add(time.Hour)); ok {
+		t.Errorf("an imported feedback record promotes at %v", at)
 	}
 }

@@ -22,7 +22,7 @@ func TestFleetStatusNeverWaitsOnARefresh(t *testing.T) {
 	)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	s, err := New(Config{Repo: t.TempDir(), Now: clock, FleetTTL: 5 * time.Second,
+	s, err := New(Config{Repo: t.TempDir(), Now: clock, FleetTTL: 5 * time.Second, Token: "t",
 		Open: func(context.Context) Reader { return Reader{} },
 		Fleet: func(ctx context.Context) (Fleet, error) {
 			mu.Lock()

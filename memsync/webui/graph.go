@@ -262,7 +262,7 @@ func (s *Server) entityGraphPage(w http.ResponseWriter, r *http.Request) {
 		key := "entity:" + name
 		nb.nodes[key] = &gnode{Entity: name, Label: short(name, 28), Hop: 0, Href: p.entityHref(name)}
 		nb.order = append(nb.order, key)
-		hits, err := sr.Search(ctx, memsync.SearchQuery{Text: name, Groups: v.groups(), Limit: graphEntityN, All: true})
+		hits, err := memsync.Search(ctx, sr, memsync.SearchQuery{Text: name, Groups: v.groups(), Limit: graphEntityN, All: true})
 		if err != nil {
 			return fmt.Errorf("recall %q: %w", name, err)
 		}

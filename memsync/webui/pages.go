@@ -546,7 +546,28 @@ func (s *Server) edges(ctx context.Context, sr memsync.Searcher, p *page, n *mem
 
 // flag journals a person's flag as `memsync flag` does (package
 // feedback), then sends the browser back to the memory (303).
+// MaxFlagNote bounds a flag's note (bytes), and maxFlagForm the whole
+// flag form: a larger one is refused with 413 before anything is read
+// into memory or journaled (a journal line holds at most 1 MiB).
+const (
+	MaxFlagNote = 16 << 10
+	maxFlagForm = 64 << 10
+)
+
 func (s *Server) flag(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFlagForm)
+	if err := r.ParseForm(); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			http.Error(w, fmt.Sprintf("request too large: a flag's form is at most %d KiB (its note at most %d KiB)", maxFlagForm>>10, MaxFlagNote>>10), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(r.PostFormValue("note")) > MaxFlagNote {
+		http.Error(w, fmt.Sprintf("request too large: a flag's note is at most %d KiB", MaxFlagNote>>10), http.StatusRequestEntityTooLarge)
+		return
+	}
 	if !s.csrfOK(r) {
 		http.Error(w, "forbidden: missing or wrong CSRF token, or another origin", http.StatusForbidden)
 		return

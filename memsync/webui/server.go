@@ -93,13 +93,18 @@ type Config struct {
 	Commit func(ctx context.Context, path string, line int) (string, error)
 	// FSync makes a flag's append fsync (append.fsync).
 	FSync bool
-	// Token, when not empty, is required of every request.
+	// Token is required of every request (New refuses an empty one): the
+	// view shows every agent's private memories to whoever has it, so no
+	// local process reads them without it.
 	Token string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger logs failures; nil means none.
 	Logger *zap.Logger
 }
+
+// ErrNoToken is New's error for a Config without a Token.
+var ErrNoToken = errors.New("webui: Config.Token is required: the web view shows private memories and never answers without its token")
 
 // ErrNeedsToken is CheckAddr's error for an address that is not loopback
 // when no token is configured.
@@ -153,6 +158,9 @@ const FleetStale = time.Minute
 func New(cfg Config) (*Server, error) {
 	if cfg.Open == nil {
 		return nil, errors.New("webui: Config.Open is required")
+	}
+	if cfg.Token == "" {
+		return nil, ErrNoToken
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -208,12 +216,18 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
+// Unauthorized is the answer to a request without the token.
+const Unauthorized = "401 unauthorized: the web view needs its token. Open the link memsync ui printed at start " +
+	"(http://HOST:PORT/?token=...; the token is in .memsync/ui-token, readable by its owner only, unless --token-file " +
+	"or MEMSYNC_UI_TOKEN gave another), or send Authorization: Bearer TOKEN."
+
 // cookieName holds the token after a first ?token=.
 const cookieName = "memsync_ui_token"
 
-// protect sets the security headers, refuses a Host that is not loopback
-// on a server without a token (DNS rebinding) and requires the token when
-// there is one.
+// protect sets the security headers and requires the token of every
+// request (a page, a flag, an asset): any local process can reach a
+// loopback port, and the view shows every agent's private memories. A
+// page of another origin (DNS rebinding) has no token either.
 func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -222,18 +236,6 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
-		if s.cfg.Token == "" {
-			host := r.Host
-			if hh, _, err := net.SplitHostPort(host); err == nil {
-				host = hh
-			}
-			if !isLoopback(host) {
-				http.Error(w, "forbidden: this server answers loopback names only", http.StatusForbidden)
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
 		if t := r.URL.Query().Get("token"); t != "" && s.tokenOK(t) {
 			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 			q := r.URL.Query()
@@ -251,7 +253,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		http.Error(w, "unauthorized: open the link with ?token=, or send Authorization: Bearer", http.StatusUnauthorized)
+		http.Error(w, Unauthorized, http.StatusUnauthorized)
 	})
 }
 

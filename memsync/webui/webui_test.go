@@ -35,11 +35,20 @@ type rig struct {
 	now    time.Time
 	ids    map[string]string
 	engine *memsync.Engine
+	// auth is the token do sends as a bearer unless the request names
+	// its own Authorization or Cookie ("" for none).
+	auth string
 }
+
+// rigToken is the token of a rig made without one of its own.
+const rigToken = "rig-token"
 
 func newRig(t *testing.T, token string) *rig {
 	t.Helper()
 	r := &rig{t: t, repo: t.TempDir(), now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC), ids: map[string]string{}}
+	if token == "" {
+		token, r.auth = rigToken, rigToken
+	}
 	l := memsync.Layout{Root: r.repo}
 	for _, a := range []string{"alice", "bob"} {
 		if err := os.MkdirAll(l.JournalDir(a), 0o755); err != nil {
@@ -122,6 +131,11 @@ func (r *rig) do(method, target string, form url.Values, header map[string]strin
 		req = httptest.NewRequest(method, target, nil)
 	}
 	req.Host = "127.0.0.1:9470"
+	_, ownAuth := header["Authorization"]
+	_, ownCookie := header["Cookie"]
+	if r.auth != "" && !ownAuth && !ownCookie {
+		req.Header.Set("Authorization", "Bearer "+r.auth)
+	}
 	for k, v := range header {
 		if k == "Host" {
 			req.Host = v
@@ -323,6 +337,28 @@ func TestFlagIsProtected(t *testing.T) {
 	}
 }
 
+// TestFlagHugeNoteIs413 is issue 51 §7: a flag with a 2 MB note (or a
+// note over MaxFlagNote) is refused with 413 naming the limit, never a
+// 500, and nothing is journaled.
+func TestFlagHugeNoteIs413(t *testing.T) {
+	r := newRig(t, "")
+	uuid := r.ids["shared"]
+	good := r.csrf(uuid)
+	for _, size := range []int{2 << 20, webui.MaxFlagNote + 1} {
+		w := r.do("POST", "/memory/"+uuid+"/flag", url.Values{"flag": {"wrong"}, "by": {"ann"}, "note": {strings.Repeat("x", size)}, "csrf": {good}}, nil)
+		if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "KiB") {
+			t.Fatalf("a %d-byte note: %d, want 413 naming the limit\n%.300s", size, w.Code, w.Body)
+		}
+	}
+	if n := feedbackRecords(t, r, "bob") + feedbackRecords(t, r, "alice"); n != 0 {
+		t.Fatalf("%d feedback records written by refused requests", n)
+	}
+	w := r.do("POST", "/memory/"+uuid+"/flag", url.Values{"flag": {"wrong"}, "by": {"ann"}, "note": {strings.Repeat("x", 1000)}, "csrf": {good}}, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("a 1000-byte note: %d\n%.300s", w.Code, w.Body)
+	}
+}
+
 // feedbackRecords counts agent's feedback records.
 func feedbackRecords(t *testing.T, r *rig, agent string) int {
 	t.Helper()
@@ -413,9 +449,9 @@ func TestSecurityHeaders(t *testing.T) {
 	if body := w.Body.String(); strings.Contains(body, "http://") || strings.Contains(body, "https://") || strings.Contains(body, "<script") {
 		t.Errorf("the page loads from the network or runs a script:\n%s", body)
 	}
-	// A loopback-only server refuses another Host (DNS rebinding).
-	if w := r.do("GET", "/", nil, map[string]string{"Host": "evil.example"}); w.Code != http.StatusForbidden {
-		t.Errorf("Host evil.example: %d, want 403", w.Code)
+	// A page of another origin (DNS rebinding) has no token: 401.
+	if w := r.do("GET", "/", nil, map[string]string{"Host": "evil.example", "Authorization": ""}); w.Code != http.StatusUnauthorized {
+		t.Errorf("Host evil.example without the token: %d, want 401", w.Code)
 	}
 	if w := r.get("/static/style.css"); w.Code != http.StatusOK {
 		t.Errorf("style.css: %d", w.Code)
@@ -501,5 +537,24 @@ func TestHistoryChartFollowsEvents(t *testing.T) {
 	}
 	if !strings.Contains(alice, "(time not shown)") {
 		t.Errorf("alice's events should name the invisible one without its time:\n%s", alice)
+	}
+}
+
+// TestNoTokenNoView is issue 51 §11: the web view is never served without
+// a token (New refuses an empty one), and a loopback request without it,
+// to the operator's view or to ?as=A, gets 401 saying how to get in.
+func TestNoTokenNoView(t *testing.T) {
+	if _, err := webui.New(webui.Config{Repo: t.TempDir(), Open: func(context.Context) webui.Reader { return webui.Reader{} }}); !errors.Is(err, webui.ErrNoToken) {
+		t.Fatalf("New without a token: %v, want ErrNoToken", err)
+	}
+	r := newRig(t, "")
+	for _, path := range []string{"/", "/agents/bob", "/search?q=billing", "/memory/" + r.ids["bobPrivate"], "/memory/" + r.ids["bobPrivate"] + "?as=bob", "/packet?role=planner&goal=billing"} {
+		w := r.do("GET", path, nil, map[string]string{"Authorization": ""})
+		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "needs its token") || strings.Contains(w.Body.String(), bobSecret) {
+			t.Errorf("GET %s without the token: %d\n%.300s", path, w.Code, w.Body)
+		}
+	}
+	if w := r.get("/memory/" + r.ids["bobPrivate"]); w.Code != http.StatusOK {
+		t.Errorf("with the token: %d", w.Code)
 	}
 }

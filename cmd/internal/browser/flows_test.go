@@ -445,7 +445,12 @@ func linksWork(t *testing.T, f *fixture, st pageState) {
 		key := u.String()
 		status, done := f.links.Load(key)
 		if !done {
-			resp, err := client.Get(key)
+			req, err := http.NewRequest(http.MethodGet, key, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.authorize(req, f.base)
+			resp, err := client.Do(req)
 			if err != nil {
 				t.Errorf("link %s: %v", l, err)
 				continue
@@ -558,6 +563,7 @@ func TestFlagPOSTNeedsCSRF(t *testing.T) {
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", "http://evil.example")
+	f.authorize(req, f.base) // the token, yet another origin: still refused
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,22 @@ type fixture struct {
 	browser context.Context   // the chromedp context that holds Chromium
 	shots   string            // where screenshots go
 	links   sync.Map          // link URL → HTTP status, of links already followed
+	tokens  sync.Map          // base URL → the token its server made (.memsync/ui-token)
+}
+
+// tokenFor is the token of the server at base, when it made its own
+// (started without --token-file); "" otherwise.
+func (f *fixture) tokenFor(base string) string {
+	t, _ := f.tokens.Load(base)
+	s, _ := t.(string)
+	return s
+}
+
+// authorize sets the token of the server at base on req, when it has one.
+func (f *fixture) authorize(req *http.Request, base string) {
+	if t := f.tokenFor(base); t != "" {
+		req.Header.Set("Authorization", "Bearer "+t)
+	}
 }
 
 // uuid is the uuid of the seeded memory called name.
@@ -383,6 +400,10 @@ func (f *fixture) serveWith(args func(addr string) []string) (string, *daemon, e
 		}
 		addr := ln.Addr().String()
 		ln.Close()
+		tok, err := fixtureToken(args(addr))
+		if err != nil {
+			return "", nil, err
+		}
 		d, err := f.start(args(addr)...)
 		if err != nil {
 			return "", nil, err
@@ -395,8 +416,35 @@ func (f *fixture) serveWith(args func(addr string) []string) (string, *daemon, e
 			}
 			return "", nil, fmt.Errorf("memsync %s: %w\noutput:\n%s", strings.Join(args(addr), " "), err, d.out.String())
 		}
+		if tok != "" {
+			f.tokens.Store(base, tok)
+		}
 		return base, d, nil
 	}
+}
+
+// theFixtureToken is the token of every server the tests start without
+// --token-file: one value, because a browser keeps one cookie per host
+// whatever the port, and the tests' servers share 127.0.0.1.
+const theFixtureToken = "browser-fixture-token-7d41c0e9"
+
+// fixtureToken puts theFixtureToken in the .memsync/ui-token of the
+// repository that argv serves (the view answers nothing without a token,
+// and uses the one it finds there) unless argv gives --token-file, which
+// is then the test's own; it returns the token tabs are to send.
+func fixtureToken(argv []string) (string, error) {
+	i := slices.Index(argv, "--repo")
+	if slices.Contains(argv, "--token-file") || i < 0 || i+1 >= len(argv) {
+		return "", nil
+	}
+	dir := filepath.Join(argv[i+1], ".memsync")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ui-token"), []byte(theFixtureToken+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return theFixtureToken, nil
 }
 
 // awaitServer polls base until it answers an HTTP request, the process

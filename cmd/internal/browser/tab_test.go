@@ -34,6 +34,7 @@ type tab struct {
 	offsite  []string
 	console  []consoleError
 	expected map[string]bool // URLs the test expects to fail
+	authed   map[string]bool // bases whose token cookie the tab holds
 }
 
 // consoleError is an error the page's console showed.
@@ -49,7 +50,7 @@ func (f *fixture) newTab(t *testing.T) *tab {
 // browser context of its own (no cookies shared with other tabs).
 func (f *fixture) newTabWith(t *testing.T, opts ...chromedp.ContextOption) *tab {
 	t.Helper()
-	tb := &tab{t: t, f: f, base: f.base, expected: map[string]bool{}}
+	tb := &tab{t: t, f: f, base: f.base, expected: map[string]bool{}, authed: map[string]bool{}}
 	ctx, cancel := chromedp.NewContext(f.browser, append(opts, chromedp.WithListener(func(ev any) {
 		// Runs in the tab's event loop: note, never block.
 		tb.mu.Lock()
@@ -114,6 +115,7 @@ func loopback(raw string) bool {
 // HTTP status of the page; a navigation that fails fails the test.
 func (tb *tab) open(path string) int64 {
 	tb.t.Helper()
+	tb.authorize()
 	resp, err := chromedp.Run(tb.ctx, chromedp.NavigateResponse(tb.base+path))
 	if err != nil {
 		tb.t.Fatalf("open %s: %v", path, err)
@@ -127,6 +129,25 @@ func (tb *tab) open(path string) int64 {
 		tb.expectFailure(tb.base + path)
 	}
 	return resp.Status
+}
+
+// authorize gives the tab the token cookie of its server, once, as the
+// first ?token= link would (the view answers nothing without it), when the
+// server made its own token.
+func (tb *tab) authorize() {
+	tb.t.Helper()
+	tok := tb.f.tokenFor(tb.base)
+	if tok == "" || tb.authed[tb.base] {
+		return
+	}
+	_, err := chromedp.Run(tb.ctx, func(ctx context.Context, t *chromedp.Target) (cdp.Empty, error) {
+		return cdp.Call(ctx, t, network.SetCookie, network.SetCookieParams{Name: "memsync_ui_token", Value: tok, URL: tb.base,
+			Path: "/", HTTPOnly: new(true), SameSite: network.CookieSameSiteStrict})
+	})
+	if err != nil {
+		tb.t.Fatalf("set the token cookie for %s: %v", tb.base, err)
+	}
+	tb.authed[tb.base] = true
 }
 
 // expectFailure tells the tab a request to url is meant to fail.

@@ -97,7 +97,7 @@ feedback and promotion are memsync's own: memsync compact, flag, consolidate).`)
 	if rec.Agent == "" {
 		return fs.UsageErr("--agent: required")
 	}
-	if !journal.ValidAgent(rec.Agent) {
+	if !ValidAgent(rec.Agent) {
 		return fs.UsageErr("--agent: %s", AgentNameError(rec.Agent))
 	}
 	if result != "" && kind == "" {

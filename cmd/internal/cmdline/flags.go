@@ -267,8 +267,17 @@ func IsMemoryRepo(dir string) bool {
 	return err == nil && st.IsDir()
 }
 
-// AgentNameError says why name cannot name an agent (see journal.ValidAgent).
+// ValidAgent is the one agent-name rule every command applies: a valid
+// name (journal.ValidAgent) that Windows does not reserve
+// (journal.ReservedAgent), so that the agent's directory can be committed
+// and checked out everywhere.
+func ValidAgent(name string) bool { return journal.ValidAgent(name) && !journal.ReservedAgent(name) }
+
+// AgentNameError says why name cannot name an agent (see ValidAgent).
 func AgentNameError(name string) string {
+	if journal.ValidAgent(name) && journal.ReservedAgent(name) {
+		return fmt.Sprintf("invalid agent name %q: Windows reserves it for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, in any case), so git cannot commit or check out agents/%s", name, name)
+	}
 	return fmt.Sprintf("invalid agent name %q (want [A-Za-z0-9][A-Za-z0-9_-]{0,63})", name)
 }
 

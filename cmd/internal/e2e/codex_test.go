@@ -183,6 +183,11 @@ func codexSession(t *testing.T, w *world, steps int) {
 		t.Fatalf("codex exec printed no thread id:\n%s", out)
 	}
 	thread := m[1]
+	if !w.dropping() {
+		if got := lastAgentMessage(out); got != databaseAnswer {
+			t.Errorf("codex exec --json: the last agent_message is %q, want the answer %q", got, databaseAnswer)
+		}
+	}
 	rest := []struct{ phase, prompt string }{
 		{"unrelated", unrelatedPrompt},
 		{"compact", "Please go on."},
@@ -205,4 +210,46 @@ func TestCodex(t *testing.T) {
 	defer w.saveArtifacts("codex")
 	codexSession(t, w, 0)
 	w.finish("codex")
+}
+
+// lastAgentMessage is the text of the last agent_message codex exec
+// --json printed.
+func lastAgentMessage(out string) string {
+	last := ""
+	for _, line := range strings.Split(out, "\n") {
+		var ev struct {
+			Type string `json:"type"`
+			Item struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"item"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "item.completed" && ev.Item.Type == "agent_message" {
+			last = ev.Item.Text
+		}
+	}
+	return last
+}
+
+// TestCodexExecKeepsAnswer: codex exec prints the answer to the prompt
+// as its last message, not the model's reply to the journaling reminder
+// (--json is TestCodex's); the reminder reached the model once, with the
+// session's context (issue 53).
+func TestCodexExecKeepsAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex")
+	defer w.saveArtifacts("codex-exec")
+	codex := filepath.Join(w.clients, "codex")
+	if err := os.WriteFile(filepath.Join(w.home, ".codex", "config.toml"), []byte(w.codexConfig()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.memsync("hook", "install", "codex", "--agent", agent, "--repo", w.repo, "--prompt")
+	w.wrapHooks(filepath.Join(w.home, ".codex", "hooks.json"))
+	w.trustCodexHooks(codex)
+	w.api.setPhase("exec")
+	out := w.run(w.project, "", codex, "exec", "--skip-git-repo-check", databasePrompt)
+	if got := strings.TrimSpace(out); got != databaseAnswer {
+		t.Errorf("codex exec printed %q, want the answer %q", got, databaseAnswer)
+	}
+	w.checkReminders("codex exec", 1, "exec")
 }

@@ -17,12 +17,14 @@ func TestCheckerSeesDroppedOutput(t *testing.T) {
 		want        string
 	}{
 		{"claude-code", "SessionStart", 1, claudeSession, `session packet: 0 times in the conversation at the end of phase "start"`},
-		{"codex", "Stop", 2, codexSession, "journaling reminder: reached the model 0 times"},
+		{"claude-code", "Stop", 1, claudeAttendedSession, "journaling reminder: reached the model 0 times"},
+		{"codex", "SessionStart", 1, codexSession, `session packet: 0 times in the conversation at the end of phase "start"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.host+"/"+tc.event, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, tc.host)
+			w.label = "pinned"
 			defer w.saveArtifacts(tc.host + "-drop-" + tc.event)
 			w.dropOutput(tc.event)
 			tc.run(t, w, tc.steps)

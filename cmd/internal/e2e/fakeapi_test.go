@@ -156,14 +156,21 @@ func (m *modelAPI) anthropic(w http.ResponseWriter, body []byte) {
 		return
 	}
 	var lastUser string
-	hasResult := false
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" {
-		for _, b := range anthropicBlocks(req.Messages[n-1].Content) {
-			switch b.Type {
-			case "text":
+	hasResult, searchedTools := false, false
+	called := map[string]string{} // tool_use id: the tool's name
+	for i, msg := range req.Messages {
+		for _, b := range anthropicBlocks(msg.Content) {
+			switch {
+			case b.Type == "tool_use":
+				called[b.ID] = b.Name
+			case i == len(req.Messages)-1 && msg.Role == "user" && b.Type == "text":
 				lastUser += b.Text + "\n"
-			case "tool_result":
-				hasResult = true
+			case i == len(req.Messages)-1 && msg.Role == "user" && b.Type == "tool_result":
+				if called[b.ToolUseID] == claudeToolSearch {
+					searchedTools = true
+				} else {
+					hasResult = true
+				}
 			}
 		}
 	}
@@ -171,7 +178,19 @@ func (m *modelAPI) anthropic(w http.ResponseWriter, body []byte) {
 	for _, tl := range req.Tools {
 		tools = append(tools, tl.Name)
 	}
-	rep := script(lastUser, hasResult, tools, false)
+	var rep reply
+	switch {
+	case searchedTools:
+		// The tool search loaded memsync's search: call it.
+		rep = reply{toolName: "mcp__memsync__search", toolArgs: `{"query":"database billing service"}`}
+	case asksDatabase.MatchString(lastUser) && !slices.ContainsFunc(tools, memsyncSearch.MatchString) &&
+		slices.Contains(tools, claudeToolSearch) && strings.Contains(string(body), "mcp__memsync__search"):
+		// Claude Code 2.1.332 defers MCP tools: their names are listed in
+		// the conversation, and ToolSearch loads one before it is called.
+		rep = reply{toolName: claudeToolSearch, toolArgs: `{"query":"select:mcp__memsync__search"}`}
+	default:
+		rep = script(lastUser, hasResult, tools, false)
+	}
 	id := m.next()
 	msgID := fmt.Sprintf("msg_%04d", id)
 	var content []map[string]any
@@ -213,12 +232,18 @@ func (m *modelAPI) anthropic(w http.ResponseWriter, body []byte) {
 	ev("message_stop", map[string]any{"type": "message_stop"})
 }
 
+// claudeToolSearch is the tool behind which Claude Code (2.1.332) defers
+// MCP tools: the model calls it with "select:NAME" to load one.
+const claudeToolSearch = "ToolSearch"
+
 // anthropicBlock is one content block of a Messages API message.
 type anthropicBlock struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Name    string          `json:"name"`    // tool_use
-	Content json.RawMessage `json:"content"` // tool_result
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`          // tool_use
+	Name      string          `json:"name"`        // tool_use
+	ToolUseID string          `json:"tool_use_id"` // tool_result
+	Content   json.RawMessage `json:"content"`     // tool_result
 }
 
 // anthropicBlocks reads a message's content: a string or a list of blocks.

@@ -27,3 +27,23 @@ func TestInstallSkipsOnlyWhenRegistryUnreachable(t *testing.T) {
 		t.Fatalf("bin %q, skip %q, err %v; want a skip naming the unreachable registry", bin, skip, err)
 	}
 }
+
+// TestLatestSkipsOnlyWhenRegistryUnreachable: resolving the latest Claude
+// Code against a registry on a dead loopback port asks the test to skip
+// and says why; it neither passes nor fails.
+func TestLatestSkipsOnlyWhenRegistryUnreachable(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	t.Setenv("npm_config_registry", fmt.Sprintf("http://127.0.0.1:%d/", port))
+	claude, version, skip, err := installLatestClaudeIn(t.TempDir())
+	if err != nil || claude != "" || version != "" || !strings.Contains(skip, "the npm registry is unreachable") {
+		t.Fatalf("claude %q, version %q, skip %q, err %v; want a skip naming the unreachable registry", claude, version, skip, err)
+	}
+}

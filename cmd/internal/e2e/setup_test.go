@@ -117,6 +117,109 @@ func installClientsIn(dir string) (bin, skip string, err error) {
 	return bin, "", nil
 }
 
+// claudeLatestPackage is the package whose newest version the registry
+// serves is tested beside the pinned one.
+const claudeLatestPackage = "@anthropic-ai/claude-code"
+
+var latestOnce struct {
+	sync.Once
+	claude, version, skip string
+	err                   error
+}
+
+// latestClaude installs the newest Claude Code the registry serves, once
+// per test binary (see installLatestClaudeIn), and returns its claude and
+// version; an unreachable registry skips the test, saying so.
+func latestClaude(t *testing.T) (claude, version string) {
+	t.Helper()
+	latestOnce.Do(func() {
+		latestOnce.claude, latestOnce.version, latestOnce.skip, latestOnce.err = installLatestClaudeIn(clientsDir(t))
+	})
+	if latestOnce.skip != "" {
+		t.Skip("SKIPPED, not passed: " + latestOnce.skip)
+	}
+	if latestOnce.err != nil {
+		t.Fatal(latestOnce.err)
+	}
+	return latestOnce.claude, latestOnce.version
+}
+
+// installLatestClaudeIn asks the registry for Claude Code's latest version
+// (npm view) and installs it into dir/claude-code-VERSION unless it is
+// there, removing the other claude-code-* directories (each is some 400
+// MB); it returns its claude and version, or why the test must skip (the
+// registry is unreachable), or the error.
+func installLatestClaudeIn(dir string) (claude, version, skip string, err error) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		return "", "", "", fmt.Errorf("npm is not installed (Node.js 18 or later installs the clients): %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "npm", "view", claudeLatestPackage, "version", "--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=2000").Output()
+	version = strings.TrimSpace(string(out))
+	if err != nil || version == "" {
+		if perr := registryReachable(); perr != nil {
+			return "", "", "the npm registry is unreachable, so the latest Claude Code cannot be resolved: " + perr.Error(), nil
+		}
+		return "", "", "", fmt.Errorf("npm view %s version: %v: %q", claudeLatestPackage, err, out)
+	}
+	sub := filepath.Join(dir, "claude-code-"+version)
+	claude = filepath.Join(sub, "node_modules", ".bin", "claude")
+	if installedVersion(filepath.Join(sub, "node_modules", "@anthropic-ai", "claude-code")) == version {
+		return claude, version, "", nil
+	}
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return "", "", "", err
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "claude-code-*"))
+	for _, d := range old {
+		if d != sub {
+			os.RemoveAll(d)
+		}
+	}
+	ictx, icancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer icancel()
+	pkg := claudeLatestPackage + "@" + version
+	cmd := exec.CommandContext(ictx, "npm", "install", "--prefix", sub, "--no-audit", "--no-fund", "--save-exact", pkg)
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if registryReachable() != nil {
+			return "", "", "the npm registry became unreachable during npm install: " + string(out), nil
+		}
+		return "", "", "", fmt.Errorf("npm install %s: %v\n%s", pkg, err, out)
+	}
+	if got := installedVersion(filepath.Join(sub, "node_modules", "@anthropic-ai", "claude-code")); got != version {
+		return "", "", "", fmt.Errorf("npm installed %s %q, want %s", claudeLatestPackage, got, version)
+	}
+	return claude, version, "", nil
+}
+
+// claudeVersions are the Claude Code versions a test runs against: the
+// pinned one, and the latest the registry serves when it is another
+// (subtests "pinned" and "latest"; latest skips, saying why, when the
+// registry cannot be reached).
+func claudeVersions(t *testing.T, test func(t *testing.T, w *world)) {
+	t.Helper()
+	for _, v := range []string{"pinned", "latest"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			claude, version := "", claudeVersion
+			if v == "latest" {
+				if claude, version = latestClaude(t); version == claudeVersion {
+					t.Skipf("the latest Claude Code is the pinned %s: the pinned subtest ran it", version)
+				}
+			}
+			w := newWorld(t, "claude-code")
+			if claude != "" {
+				w.claude = claude
+			}
+			w.label = v
+			w.t.Logf("Claude Code %s", version)
+			test(t, w)
+		})
+	}
+}
+
 // installedVersion is the version in a package's package.json, "" if none.
 func installedVersion(pkg string) string {
 	data, err := os.ReadFile(filepath.Join(pkg, "package.json"))
@@ -134,7 +237,7 @@ func installedVersion(pkg string) string {
 func registryReachable() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "ping", "--fetch-retries=1").CombinedOutput()
+	out, err := exec.CommandContext(ctx, "npm", "ping", "--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=2000").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("npm ping: %v: %s", err, bytes.TrimSpace(out))
 	}
@@ -188,7 +291,9 @@ type world struct {
 	project string
 	capture string // where the capture wrapper writes payloads
 	bin     string // memsync's binaries
-	clients string // node_modules/.bin
+	clients string // node_modules/.bin of the pinned clients
+	claude  string // the Claude Code the session runs: the pinned one unless a test picks another
+	label   string // which Claude Code: pinned or latest
 	api     *modelAPI
 	egress  *egressTrap
 	env     []string
@@ -203,7 +308,8 @@ func newWorld(t *testing.T, host string) *world {
 	bin := memsyncBinaries(t)
 	root := t.TempDir()
 	w := &world{t: t, host: host, home: filepath.Join(root, "home"), repo: filepath.Join(root, "memory"),
-		project: filepath.Join(root, "billing"), capture: filepath.Join(root, "capture"), bin: bin, clients: clients}
+		project: filepath.Join(root, "webapp"), capture: filepath.Join(root, "capture"), bin: bin, clients: clients,
+		claude: filepath.Join(clients, "claude")}
 	for _, d := range []string{w.home, w.project, w.capture, filepath.Join(w.home, ".config"), filepath.Join(w.home, ".cache"),
 		filepath.Join(w.home, ".local", "share"), filepath.Join(w.home, ".local", "state"), filepath.Join(w.home, ".codex")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -213,8 +319,12 @@ func newWorld(t *testing.T, host string) *world {
 	w.api = startModelAPI(t)
 	w.egress = startEgressTrap(t)
 	w.env = hermeticEnv(w.home, bin, w.api.url, w.egress.port)
-	w.memsync("init", "--repo", w.repo, "--agent", agent)
-	w.memsync("append", "--repo", w.repo, "--agent", agent, "--kind", "decision", "--scope", "shared",
+	// The decision the related prompt is about is another agent's, and
+	// the project is not named for it: the session packet (built from
+	// the project and the agent's own recent records and open decisions)
+	// has no word of it, so it is the prompt packet that must bring it.
+	w.memsync("init", "--repo", w.repo, "--agent", agent, "--agent", "coder")
+	w.memsync("append", "--repo", w.repo, "--agent", "coder", "--kind", "decision", "--scope", "shared",
 		"--why", "cheaper at our size", "Use #postgres for the billing service")
 	w.memsync("append", "--repo", w.repo, "--agent", agent, "--kind", "fact", "--scope", "shared", "Deploys happen on Tuesdays")
 	w.memsync("append", "--repo", w.repo, "--agent", agent, "--kind", "preference", "Always write the failing test first")
@@ -265,6 +375,28 @@ func (e *egressTrap) tried() []string {
 	return slices.Clone(e.attempts)
 }
 
+// apiKey is the fake model API's key for Claude Code.
+const apiKey = "sk-ant-e2e-not-a-key"
+
+// editJSON rewrites a JSON object file (created when missing) with edit.
+func (w *world) editJSON(path string, edit func(map[string]any)) {
+	w.t.Helper()
+	obj := map[string]any{}
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &obj); err != nil {
+			w.t.Fatalf("%s: %v", path, err)
+		}
+	}
+	edit(obj)
+	data, err := json.MarshalIndent(obj, "", "  ")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
 // hermeticEnv is the environment of every host and memsync command: the
 // machine's PATH (for node and git) and nothing else of the caller's, a
 // home of its own, no telemetry, updates or other traffic off loopback.
@@ -286,7 +418,7 @@ func hermeticEnv(home, bin, apiURL string, deadPort int) []string {
 		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com",
 		// Claude Code.
 		"ANTHROPIC_BASE_URL=" + apiURL,
-		"ANTHROPIC_API_KEY=sk-ant-e2e-not-a-key",
+		"ANTHROPIC_API_KEY=" + apiKey,
 		"ANTHROPIC_MODEL=claude-sonnet-4-5",
 		"ANTHROPIC_SMALL_FAST_MODEL=claude-haiku-4-5",
 		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1",
@@ -332,12 +464,14 @@ func (w *world) memsync(args ...string) string {
 }
 
 // captureScript is the wrapper each installed hook command runs in: it
-// saves the payload on stdin, runs the hook (if any) on it, saves and
-// prints its stdout, or drops it when DIR/drop-EVENT exists.
+// saves the payload on stdin and the environment the host gave the hook,
+// runs the hook (if any) on it, saves and prints its stdout, or drops it
+// when DIR/drop-EVENT exists.
 const captureScript = `#!/bin/sh
 # capture DIR EVENT [HOOK COMMAND...]
 dir=$1; ev=$2; shift 2
 f="$dir/$(date +%s%N)-$$-$ev"
+env > "$f.env"
 cat > "$f.in"
 [ $# -eq 0 ] && exit 0
 "$@" < "$f.in" > "$f.out"
@@ -409,11 +543,33 @@ func (w *world) dropOutput(event string) {
 	}
 }
 
+// dropping is whether the wrapper drops some event's output.
+func (w *world) dropping() bool {
+	drops, _ := filepath.Glob(filepath.Join(w.capture, "drop-*"))
+	return len(drops) > 0
+}
+
+// checkReminders fails the test unless the journaling reminder reached
+// the model want times in the requests of phases (one session).
+func (w *world) checkReminders(name string, want int, phases ...string) {
+	w.t.Helper()
+	var turns []turn
+	for _, t := range mainConversation(w.api.requests()) {
+		if slices.Contains(phases, t.Phase) {
+			turns = append(turns, t)
+		}
+	}
+	if n := reminders(turns, expectFor(agent)); n != want {
+		w.t.Errorf("%s: the journaling reminder reached the model %d times in phases %q, want %d", name, n, phases, want)
+	}
+}
+
 // hookCall is one hook run the wrapper captured.
 type hookCall struct {
 	Event   string
 	Payload []byte
-	Output  []byte // what memsync printed (also when it was dropped)
+	Env     []string // the hook's environment, as the host set it
+	Output  []byte   // what memsync printed (also when it was dropped)
 	Dropped bool
 }
 
@@ -433,6 +589,9 @@ func (w *world) hookCalls() []hookCall {
 			w.t.Fatal(err)
 		}
 		c := hookCall{Event: base[strings.LastIndex(base, "-")+1:], Payload: payload}
+		if env, err := os.ReadFile(base + ".env"); err == nil {
+			c.Env = strings.Split(strings.TrimRight(string(env), "\n"), "\n")
+		}
 		if out, err := os.ReadFile(base + ".out"); err == nil {
 			c.Output = out
 		} else if out, err := os.ReadFile(base + ".dropped"); err == nil {
@@ -462,7 +621,7 @@ func (w *world) saveArtifacts(name string) {
 	os.WriteFile(filepath.Join(dir, name+"-requests.json"), reqs, 0o644)
 	var b bytes.Buffer
 	for _, c := range w.hookCalls() {
-		fmt.Fprintf(&b, "== %s dropped=%v\n%s\n-- out\n%s\n", c.Event, c.Dropped, c.Payload, c.Output)
+		fmt.Fprintf(&b, "== %s dropped=%v\n%s\n-- env\n%s\n-- out\n%s\n", c.Event, c.Dropped, c.Payload, strings.Join(c.Env, "\n"), c.Output)
 	}
 	os.WriteFile(filepath.Join(dir, name+"-hooks.txt"), b.Bytes(), 0o644)
 	w.t.Logf("requests and hook calls saved in %s/%s-*", dir, name)

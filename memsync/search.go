@@ -1,0 +1,260 @@
+package memsync
+
+import (
+	"context"
+	"time"
+
+	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/recall"
+)
+
+// This file is the one search recipe: parse the query, take the lexical
+// pool, bring in the session neighbours of its strongest hits, compute
+// which query terms each holds and where, fuse with the vector
+// candidates (package recall), cut, and return the memories. A backend
+// (the embedded store, Neo4j) and the offline journal reader give only
+// the primitives of Retriever, each with its own engine; the recipe is
+// here, once, so that every path ranks the same candidates the same way.
+// It lives in package memsync rather than recall because it reads and
+// returns Nodes, and because Rank (signals.go) fuses the same candidates
+// again once it knows which are retired; recall stays the pure rule.
+
+// DefaultSearchLimit is the number of hits a search returns when the query
+// sets none.
+const DefaultSearchLimit = 10
+
+// Filter is what a search asks of the memories it may return, lexical
+// hits, neighbours and vector candidates alike.
+type Filter struct {
+	Groups []string       // the group_ids the reader may see; empty sees nothing
+	Kinds  []journal.Kind // empty: every kind
+	Since  time.Time      // zero: no lower bound on ts
+	All    bool           // superseded memories count too
+}
+
+// Found is a memory a retrieval found, with the retrieval's score: bm25
+// (higher is better) from Lexical, the cosine similarity from Similar.
+type Found struct {
+	Node
+	Score float64
+}
+
+// Beside is, for the source memory From, the memories of its agent and
+// session nearest to it in time: Before and After, nearest first, at most
+// recall.Window each.
+type Beside struct {
+	From          string
+	Before, After []Node
+}
+
+// Retriever is what a search engine gives the recipe. A memory that one
+// primitive names and that the engine can no longer read (it vanished
+// between two reads) is simply not returned: the recipe never fails for
+// it. Every primitive honours f.
+type Retriever interface {
+	// Lexical returns the pool best lexical matches of any of terms
+	// (analysis.QueryTerms) that f lets through, best first: by score,
+	// then newest, then uuid. Text counts in full; tags and declared
+	// entities at half weight.
+	Lexical(ctx context.Context, terms []string, f Filter, pool int) ([]Found, error)
+	// Neighbours returns, for each of sources (lexical hits that name a
+	// session), the memories of the same agent and session nearest to it
+	// in time (by ts, then uuid) that f lets through.
+	Neighbours(ctx context.Context, sources []Node, f Filter) ([]Beside, error)
+	// Similar returns up to pool memories f lets through whose vectors are
+	// nearest to text's, any order; none when no embedder is configured.
+	Similar(ctx context.Context, text string, f Filter, pool int) ([]Found, error)
+}
+
+// Pinner is a Retriever whose reads can be held to one snapshot (Neo4j's
+// generation): every read under the context Pin returns sees the same one.
+type Pinner interface {
+	Pin(ctx context.Context) context.Context
+}
+
+// SearchOpener is a Retriever that reads best with one state per search:
+// the offline path reads every journal once for a search, not once per
+// primitive. OpenSearch returns the Retriever the search of q reads
+// through; its primitives are asked with q's terms and filter only.
+type SearchOpener interface {
+	OpenSearch(ctx context.Context, q SearchQuery) (Retriever, error)
+}
+
+// Search is the one search recipe (package recall's rule) over r's
+// primitives: the recall.PoolSize(limit) best lexical hits, the session
+// neighbours of the strongest, fused with the vector candidates, cut to
+// q.Limit. Superseded memories are left out unless q.All. No groups, or no
+// terms (a query of stopwords only), give no hits.
+func Search(ctx context.Context, r Retriever, q SearchQuery) ([]Hit, error) {
+	c, err := gather(ctx, r, q)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	ranked := c.fuse(nil, nil)
+	return c.hits(ranked[:min(c.limit, len(ranked))]), nil
+}
+
+// candidates is what one search found, before fusion: the query, the
+// candidates with what the rule needs of each, their links, the vector
+// candidates and every memory among them.
+type candidates struct {
+	q     recall.Query
+	limit int
+	cands []recall.Candidate
+	links []recall.Link
+	sims  []recall.Similar
+	nodes map[string]Node
+}
+
+// gather asks r for everything a search ranks (nil when the query can
+// find nothing).
+func gather(ctx context.Context, r Retriever, q SearchQuery) (*candidates, error) {
+	if len(q.Groups) == 0 {
+		return nil, nil
+	}
+	rq := recall.ParseQuery(q.Text)
+	if len(rq.Terms) == 0 {
+		return nil, nil
+	}
+	if p, ok := r.(Pinner); ok {
+		ctx = p.Pin(ctx)
+	}
+	if o, ok := r.(SearchOpener); ok {
+		var err error
+		if r, err = o.OpenSearch(ctx, q); err != nil || r == nil {
+			return nil, err
+		}
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	pool := recall.PoolSize(limit)
+	f := Filter{Groups: q.Groups, Kinds: q.Kinds, Since: q.Since, All: q.All}
+	lexical, err := r.Lexical(ctx, rq.Terms, f, pool)
+	if err != nil {
+		return nil, err
+	}
+	c := &candidates{q: rq, limit: limit, nodes: make(map[string]Node, len(lexical))}
+	var hits []Node
+	for _, h := range lexical {
+		if _, dup := c.nodes[h.UUID]; dup {
+			continue
+		}
+		c.nodes[h.UUID] = h.Node
+		hits = append(hits, h.Node)
+		c.cands = append(c.cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score})
+	}
+	var sources []Node
+	for _, n := range recall.SourceHits(hits) {
+		if n.Session != "" {
+			sources = append(sources, n)
+		}
+	}
+	if len(sources) > 0 {
+		near, err := r.Neighbours(ctx, sources, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range near {
+			for _, n := range append(append([]Node(nil), b.Before...), b.After...) {
+				if _, known := c.nodes[n.UUID]; !known {
+					c.nodes[n.UUID] = n
+					c.cands = append(c.cands, recall.Candidate{UUID: n.UUID, TS: n.TS})
+				}
+			}
+			c.links = append(c.links, recall.Links(b.From, uuidsOf(b.Before), uuidsOf(b.After))...)
+		}
+	}
+	for i := range c.cands {
+		n := c.nodes[c.cands[i].UUID]
+		c.cands[i].Timed = recall.Timed(n.Text)
+		if c.cands[i].Lexical > 0 {
+			c.cands[i].Fields = recall.MatchFields(rq, n.Text, n.Tags, n.Record.Entities)
+			c.cands[i].Match = c.cands[i].Fields.All()
+		}
+	}
+	similar, err := r.Similar(ctx, q.Text, f, pool)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, s := range similar {
+		if seen[s.UUID] {
+			continue
+		}
+		seen[s.UUID] = true
+		if _, known := c.nodes[s.UUID]; !known {
+			c.nodes[s.UUID] = s.Node
+		}
+		c.sims = append(c.sims, recall.Similar{UUID: s.UUID, TS: s.TS, Cosine: s.Score})
+	}
+	return c, nil
+}
+
+func uuidsOf(nodes []Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.UUID
+	}
+	return out
+}
+
+// fuse ranks the candidates (recall.Hybrid), those in drop left out, and
+// those in quiet lifting no neighbour: a superseded or wrong-flagged
+// memory brings in nothing.
+func (c *candidates) fuse(drop, quiet map[string]bool) []recall.Ranked {
+	if len(drop) == 0 && len(quiet) == 0 {
+		return recall.Hybrid(c.q, c.cands, c.links, c.sims)
+	}
+	cands := make([]recall.Candidate, 0, len(c.cands))
+	for _, x := range c.cands {
+		if !drop[x.UUID] {
+			cands = append(cands, x)
+		}
+	}
+	sims := make([]recall.Similar, 0, len(c.sims))
+	for _, x := range c.sims {
+		if !drop[x.UUID] {
+			sims = append(sims, x)
+		}
+	}
+	links := make([]recall.Link, 0, len(c.links))
+	for _, l := range c.links {
+		if !drop[l.From] && !quiet[l.From] {
+			links = append(links, l)
+		}
+	}
+	return recall.Hybrid(c.q, cands, links, sims)
+}
+
+// order is the uuids of every memory found, each once: the candidates,
+// then the vector ones.
+func (c *candidates) order() []string {
+	out := make([]string, 0, len(c.nodes))
+	seen := make(map[string]bool, len(c.nodes))
+	for _, x := range c.cands {
+		if !seen[x.UUID] {
+			seen[x.UUID] = true
+			out = append(out, x.UUID)
+		}
+	}
+	for _, x := range c.sims {
+		if !seen[x.UUID] {
+			seen[x.UUID] = true
+			out = append(out, x.UUID)
+		}
+	}
+	return out
+}
+
+// hits are the ranked memories as Hits.
+func (c *candidates) hits(ranked []recall.Ranked) []Hit {
+	out := make([]Hit, 0, len(ranked))
+	for _, r := range ranked {
+		if n, ok := c.nodes[r.UUID]; ok {
+			out = append(out, Hit{Node: n, Score: r.Score, Match: r.Match, Fields: r.Fields, From: r.From, Parts: r.Parts})
+		}
+	}
+	return out
+}
