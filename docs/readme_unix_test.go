@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,12 +31,7 @@ func readmeScript(t *testing.T, readme, section string) string {
 	if start < 0 {
 		t.Fatalf("README.md has no %q section", section)
 	}
-	// The section's own text: up to the next heading of any level, so
-	// that a subsection's blocks (a service, a Neo4j server) are not run.
-	body := readme[start+len(section)+2:]
-	if end := strings.Index(body, "\n#"); end >= 0 {
-		body = body[:end]
-	}
+	body := sectionBody(readme[start+len(section)+2:])
 	var script strings.Builder
 	script.WriteString("set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n")
 	blocks := 0
@@ -119,5 +115,81 @@ func TestReadmeRunsAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatalf("README.md's %q blocks failed: %v\nscript:\n%s\noutput:\n%s", readmeSection, err, script, out)
 	}
-	t.Logf("output:\n%s", out)
+	// What the README says the commands print is what they printed, but
+	// for what differs from run to run (uuids, times, paths, alignment).
+	got := normalizeOutput(string(out))
+	for _, block := range readmeOutputs(string(readme), readmeSection) {
+		if want := normalizeOutput(block); !strings.Contains(got, want) {
+			t.Errorf("README.md's %q shows output the commands did not print:\n%s\noutput:\n%s", readmeSection, block, out)
+		}
+	}
+}
+
+// sectionBody is text up to its first heading (of any level) outside a
+// fenced block: a section's own text, so that a subsection's blocks (a
+// service, a Neo4j server) are not run, while a "# ..." line a command
+// prints inside a block does not end it.
+func sectionBody(text string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			in = !in
+		}
+		if !in && strings.HasPrefix(line, "#") {
+			break
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// readmeOutputs is the ```text blocks of section: what the README claims
+// its commands print.
+func readmeOutputs(readme, section string) []string {
+	start := strings.Index(readme, "\n"+section+"\n")
+	if start < 0 {
+		return nil
+	}
+	body := sectionBody(readme[start+len(section)+2:])
+	var blocks []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(body, "\n") {
+		switch {
+		case !in && strings.TrimSpace(line) == "```text":
+			in, cur = true, nil
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return blocks
+}
+
+var (
+	outputUUID  = regexp.MustCompile(`mem_[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9_-]+`)
+	outputTime  = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z`)
+	outputDay   = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}\.jsonl`)
+	outputGraph = regexp.MustCompile(`\(embedded:[^)]*\)`)
+	outputSpace = regexp.MustCompile(`[ \t]+`)
+)
+
+// normalizeOutput stands a placeholder in for what differs between runs
+// and collapses runs of blanks, line by line, dropping blank lines.
+func normalizeOutput(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		l = outputUUID.ReplaceAllString(l, "UUID")
+		l = outputTime.ReplaceAllString(l, "TIME")
+		l = outputDay.ReplaceAllString(l, "DAY.jsonl")
+		l = outputGraph.ReplaceAllString(l, "(embedded:GRAPH)")
+		l = strings.TrimSpace(outputSpace.ReplaceAllString(l, " "))
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
