@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/memsync"
 )
 
 // DefaultMaxDayLines is how many records a day's journal may hold before it
@@ -119,7 +118,7 @@ func Compact(ctx context.Context, opts Options) (Report, error) {
 		opts.SummarizerTimeout = DefaultSummarizerTimeout
 	}
 	c := &compactor{opts: opts, lg: opts.Logger.With(zap.String("agent", opts.Agent)),
-		layout: memsync.Layout{Root: opts.Root}}
+		layout: journal.Layout{Root: opts.Root}}
 	if _, err := os.Stat(c.layout.MemoryDir(opts.Agent)); err != nil {
 		return rep, fmt.Errorf("compaction: agent %s: %w", opts.Agent, err)
 	}
@@ -148,7 +147,7 @@ func Compact(ctx context.Context, opts Options) (Report, error) {
 type compactor struct {
 	opts   Options
 	lg     *zap.Logger
-	layout memsync.Layout
+	layout journal.Layout
 }
 
 func (c *compactor) entitiesDir() string {
@@ -170,7 +169,7 @@ func (c *compactor) hook(step string) error {
 // also rewrites MEMORY.md and reads the journals compaction moves):
 // ErrBusy when it is held. The func returned releases it.
 func Lock(root, agent string) (func(), error) {
-	c := &compactor{opts: Options{Root: root, Agent: agent}, layout: memsync.Layout{Root: root}}
+	c := &compactor{opts: Options{Root: root, Agent: agent}, layout: journal.Layout{Root: root}}
 	return c.lock()
 }
 

@@ -10,7 +10,6 @@ import (
 	"unicode"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/memsync"
 )
 
 // EntityPageRecords bounds how many records an entity page lists.
@@ -123,7 +122,7 @@ type fold struct {
 // superseded, every live conflict, and each entity's latest records. Memory
 // grows with subjects, conflicts, entities and supersede links, and with
 // the largest archive file, not with the whole archive.
-func foldArchive(l memsync.Layout, archiveDir, agent string) (*fold, error) {
+func foldArchive(l journal.Layout, archiveDir, agent string) (*fold, error) {
 	files, err := archiveFiles(l, archiveDir)
 	if err != nil {
 		return nil, err
@@ -225,8 +224,8 @@ func (f *fold) add(r *journal.Record) {
 }
 
 // archiveFiles lists the archive's day files in name (date) order, as the
-// engine reads them (memsync.Layout.DayFiles).
-func archiveFiles(l memsync.Layout, dir string) ([]string, error) {
+// engine reads them (journal.Layout.DayFiles).
+func archiveFiles(l journal.Layout, dir string) ([]string, error) {
 	files, _, err := l.DayFiles(dir)
 	return files, err
 }

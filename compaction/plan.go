@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/memsync"
 )
 
 // AbsorbedField is the extra field of a compaction record that lists the
@@ -74,7 +73,7 @@ type candidate struct {
 // The second kind only counts when it includes a record other than a
 // compaction record, so that compaction records alone never cause a new
 // compaction (which would write yet another compaction record).
-func makePlan(l memsync.Layout, dir, archiveDir string, today time.Time, keepDays, maxDayLines int, withItems bool) (*plan, error) {
+func makePlan(l journal.Layout, dir, archiveDir string, today time.Time, keepDays, maxDayLines int, withItems bool) (*plan, error) {
 	files, err := liveFiles(l, dir, today, keepDays)
 	if err != nil {
 		return nil, err
@@ -228,9 +227,9 @@ func makePlan(l memsync.Layout, dir, archiveDir string, today time.Time, keepDay
 }
 
 // liveFiles lists the journals directly in dir (not the archive), by name:
-// the files the engine reads (memsync.Layout.DayFiles), nothing through a
+// the files the engine reads (journal.Layout.DayFiles), nothing through a
 // symbolic link.
-func liveFiles(l memsync.Layout, dir string, today time.Time, keepDays int) ([]*liveFile, error) {
+func liveFiles(l journal.Layout, dir string, today time.Time, keepDays int) ([]*liveFile, error) {
 	paths, _, err := l.DayFiles(dir)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/journal"
 )
 
 // DefaultCheckEvery is how often a Scheduler looks for work.
@@ -57,7 +57,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) []Report {
 	if now == nil {
 		now = time.Now
 	}
-	agents, err := memsync.Layout{Root: s.Root}.Agents()
+	agents, err := journal.Layout{Root: s.Root}.Agents()
 	if err != nil {
 		lg.Error("compaction: list agents", zap.Error(err))
 		return nil

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/memsync"
 )
 
 // DefaultSummarizerTimeout bounds one run of the external summarizer.
@@ -27,7 +26,7 @@ const maxSummaryBytes = 1 << 20
 // in archive order, and returns its markdown. Anything short of a clean
 // exit with non-empty UTF-8 output that leaves the markers alone is an
 // error, and the caller falls back to the deterministic text.
-func summarize(ctx context.Context, argv []string, timeout time.Duration, l memsync.Layout, archiveDir, agent string, f *fold) (string, error) {
+func summarize(ctx context.Context, argv []string, timeout time.Duration, l journal.Layout, archiveDir, agent string, f *fold) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -75,7 +74,7 @@ var errClosedPipe = errors.New("summarizer closed its input early")
 
 // feed writes the current archived records to w and closes it. A
 // summarizer that stops reading early is its own business.
-func feed(w io.WriteCloser, l memsync.Layout, archiveDir, agent string, f *fold) error {
+func feed(w io.WriteCloser, l journal.Layout, archiveDir, agent string, f *fold) error {
 	defer w.Close()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	files, err := archiveFiles(l, archiveDir)

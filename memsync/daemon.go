@@ -55,7 +55,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		// A plain listing: each directory is checked for links below
 		// before it is watched, and the pass that follows a full rescan
 		// lists the agents with every check (Layout.agents) anyway.
-		agents, _ := e.layout.agentDirs()
+		agents, _ := e.layout.AgentDirs()
 		for _, a := range agents {
 			dirs = append(dirs, filepath.Join(e.layout.AgentsDir(), a), e.layout.MemoryDir(a),
 				e.layout.JournalDir(a), e.layout.ArchiveDir(a))

@@ -111,6 +111,10 @@ type Engine struct {
 	// graph write of its passes in place of Options.BatchSize.
 	bulkBatch int
 
+	// summary is the summary file as this engine last wrote it (nil:
+	// read it, or start one, at the next write).
+	summary *Summary
+
 	// ticks and agentReads count Run's ticks and the agents its passes
 	// read: what a daemon with nothing to do costs, for the tests.
 	ticks, agentReads atomic.Int64
@@ -178,14 +182,14 @@ func New(opts Options) (*Engine, error) {
 
 // listAgents is Layout.Agents, logging once each directory left out.
 func (e *Engine) listAgents() ([]string, error) {
-	agents, ignored, err := e.layout.agents()
+	agents, ignored, err := e.layout.AgentsIgnored()
 	e.noteIgnored(ignored)
 	return agents, err
 }
 
 // journalFiles is Layout.JournalFiles, logging once each path left out.
 func (e *Engine) journalFiles(agent string) ([]string, error) {
-	files, ignored, err := e.layout.journalFiles(agent)
+	files, ignored, err := e.layout.JournalFilesIgnored(agent)
 	e.noteIgnored(ignored)
 	return files, err
 }

@@ -14,3 +14,7 @@ const RescanTicks = rescanTicks
 
 // CloseTallyFile closes t's file under it, as a failing disk would fail it.
 func CloseTallyFile(t *JournalTally) error { return t.spill.Close() }
+
+// JournalOpens is how many journal files Unprojected and the summary's
+// readers have opened so far.
+func JournalOpens() int64 { return journalOpens.Load() }

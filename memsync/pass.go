@@ -88,6 +88,11 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 		e.lg.Error("sync agent", zap.Error(err))
 	}
 	e.agentReads.Add(int64(len(names)))
+	defer func() {
+		if ctx.Err() == nil {
+			e.writeSummary(names)
+		}
+	}()
 	var agents []*agentSync
 	now := e.opts.Now()
 	gen, genKnown := e.generation(ctx)
@@ -317,7 +322,7 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 		return fmt.Errorf("stat %s: %w", rel, err)
 	}
 	id := statID(fi)
-	known := cur != (Cursor{})
+	known := !cur.isZero()
 	if known && cur.Size == id.size && cur.ModTime.Equal(id.modTime) && cur.Inode == id.inode {
 		return nil // nothing changed since the last look
 	}
@@ -337,6 +342,9 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 	}
 	jr := journal.NewReader(f, cur.Offset, cur.Line)
 	tally, firstLine := r.e.opts.Tally, cur.Line
+	// What status counts (Cursor.Records, Future) is carried from cursor
+	// to cursor; a cursor made before memsync counted stays uncounted.
+	counted, records, future, now := cur.Offset == 0 || cur.Counted, cur.Records, slices.Clone(cur.Future), r.e.opts.Now()
 	for {
 		if r.ctx.Err() != nil {
 			return errStop
@@ -387,12 +395,19 @@ func (r *groupReader) file(a *agentSync, path, rel string, cur Cursor) error {
 				}
 				r.cur.add(m, id.size-l.End, r.e.batchSize())
 				r.cur.records++
+				records++
+				if l.Record.TS.After(now) {
+					future = addFuture(future, l.Record.TS)
+				}
 			}
 		}
 		if n := len(r.cur.batch); n > first {
 			seg.batch = r.cur.batch[first:n:n]
 		}
 		seg.next = Cursor{Offset: jr.Offset(), Line: jr.LineNumber()}
+		if counted {
+			seg.next.Counted, seg.next.Records, seg.next.Future = true, records, slices.Clone(future)
+		}
 		if err := stamp(f, &seg.next, id); err != nil {
 			return fmt.Errorf("stamp %s: %w", rel, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,20 +49,37 @@ func (e *Engine) Rebuild(ctx context.Context, extra Source) (RebuildReport, erro
 // (Rebuilder) or the bulk load's end (BulkLoader), else after the last
 // batch. Until then the cursors on disk are those the drop reset, so an
 // interrupted rebuild is projected again from the start, never skipped.
+//
+// The daemon's summary is removed first (the reads count from the cursors
+// meanwhile) and written again once the cursors are.
 func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, error) {
 	e.holdCursors = true
+	if err := os.Remove(e.layout.SummaryFile()); err != nil && !os.IsNotExist(err) {
+		e.lg.Warn("remove the summary for reads before the rebuild", zap.Error(err))
+	}
+	e.summary = nil
+	saved := false
 	defer func() {
 		e.holdCursors = false
+		var names []string
 		for _, a := range e.held {
 			a.unsaved = false
+			names = append(names, a.name)
 		}
 		e.held = nil
+		if saved {
+			e.writeSummary(names)
+		}
 	}()
 	rep, err := e.rebuildGraph(ctx, extra)
 	if err != nil {
 		return rep, err
 	}
-	return rep, e.saveHeldCursors()
+	if err := e.saveHeldCursors(); err != nil {
+		return rep, err // the summary waits for the next pass
+	}
+	saved = true
+	return rep, nil
 }
 
 // saveHeldCursors writes the state of every agent whose cursors a rebuild

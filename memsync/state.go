@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -30,6 +31,32 @@ type Cursor struct {
 	// Size and ModTime as last seen: unchanged means nothing to read.
 	Size    int64     `json:"size"`
 	ModTime time.Time `json:"mtime"`
+	// Counted says Records and Future describe the bytes [0, Offset):
+	// set by every cursor read from zero by a memsync that counts (a
+	// cursor written before it lacks them: status reads its file).
+	Counted bool `json:"counted,omitempty"`
+	// Records counts the valid records the agent owns in [0, Offset), as
+	// status reports them (its journal column), so status need not parse
+	// what the daemon parsed already.
+	Records int `json:"records,omitempty"`
+	// Future holds the ts of the records in [0, Offset) dated after the
+	// pass that read them (at most maxFuture: status counts those still
+	// ahead of its clock).
+	Future []time.Time `json:"future,omitempty"`
+}
+
+// maxFuture bounds Cursor.Future: a journal with more future-dated
+// records than this has its latest maxFuture counted by status.
+const maxFuture = 256
+
+// addFuture keeps ts in fs, the latest maxFuture only.
+func addFuture(fs []time.Time, ts time.Time) []time.Time {
+	fs = append(fs, ts.UTC())
+	if len(fs) > maxFuture {
+		slices.SortFunc(fs, func(a, b time.Time) int { return b.Compare(a) })
+		fs = fs[:maxFuture]
+	}
+	return fs
 }
 
 // State is one agent's sync/state.json: where each journal file stands, the
@@ -163,4 +190,10 @@ func stillValid(f io.ReaderAt, c Cursor, id fileID) (bool, error) {
 		return false, err
 	}
 	return head == c.Head && tail == c.Tail, nil
+}
+
+// isZero says whether c is no cursor at all (a file never read).
+func (c Cursor) isZero() bool {
+	return c.Offset == 0 && c.Line == 0 && c.Inode == 0 && c.Head == "" && c.Tail == "" &&
+		c.Size == 0 && c.ModTime.IsZero() && !c.Counted && c.Records == 0 && len(c.Future) == 0
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -60,8 +61,13 @@ type StatusReport struct {
 	Ignored []IgnoredPath `json:"ignored,omitempty"`
 }
 
-// Status reads the journals, the sync files and the graph's counts; it
-// works whether or not a daemon is running. Lag is the age of the oldest
+// Status reads the daemon's summary (Summary), the sync files and the
+// graph's counts; it works whether or not a daemon is running. An agent
+// the summary does not describe (no daemon yet, a file created since, an
+// append) is read from its cursors: a stat of each journal and a read of
+// the bytes past each cursor (the whole file when its cursor was made
+// before cursors counted records). It never parses what the daemon
+// parsed already. Lag is the age of the oldest
 // record not yet in the graph (waiting in a journal or in the outbox).
 func Status(ctx context.Context, root string, g Graph, backend string, now time.Time) (StatusReport, error) {
 	layout := Layout{Root: root}
@@ -86,48 +92,89 @@ func Status(ctx context.Context, root string, g Graph, backend string, now time.
 		return rep, err
 	}
 	rep.Agents = []AgentStatus{}
+	sum, haveSum := LoadSummary(layout)
+	if !haveSum || sum.Graph != rep.Graph.Identity {
+		sum = &Summary{} // none, or the daemon's summary is of another graph
+	}
+	// Cursors that describe another graph, a graph since emptied (wiped,
+	// its store deleted) or dropped and rebuilt (another generation, maybe
+	// by another host), say nothing of what this one holds: every record
+	// is pending until the daemon projects it again.
+	stale := func(graph, generation string, files int) bool {
+		return (rep.Graph.Reachable && graph != "" && graph != rep.Graph.Identity) ||
+			(genKnown && files > 0 && generation != gen) ||
+			(graph == rep.Graph.Identity && files > 0 && rep.Graph.Reachable && stats.Memories == 0)
+	}
 	for _, a := range agents {
 		st := AgentStatus{Agent: a, Projected: stats.ByAgent[a]}
-		if err := EachRecord(layout, a, func(m Memory) error {
-			st.JournalRecords++
-			if m.TS.After(now) {
-				st.Future++
-				if m.TS.After(st.LastFuture) {
-					st.LastFuture = m.TS.UTC()
+		var future []time.Time
+		var oldest time.Time
+		if s, ok := sum.Agents[a]; ok && !stale(sum.Graph, s.Generation, s.Files) {
+			if fresh, grown := s.fresh(layout, a); fresh {
+				// The daemon's summary, and the lines the newest journal
+				// gained since: no other journal is opened.
+				st.JournalRecords, st.Outbox, future, oldest = s.Records, s.Outbox, s.Future, s.Oldest
+				if grown != "" {
+					var tail agentScan
+					if _, err := tail.read(grown, a, s.LastEnd, s.LastEnd, now); err != nil {
+						return rep, err
+					}
+					st.JournalRecords += tail.records
+					future = append(slices.Clone(future), tail.future...)
+					if !tail.oldest.IsZero() && (oldest.IsZero() || tail.oldest.Before(oldest)) {
+						oldest = tail.oldest
+					}
 				}
+				st.finish(layout, future, oldest, now)
+				rep.Agents = append(rep.Agents, st)
+				continue
 			}
-			return nil
-		}); err != nil {
-			return rep, err
 		}
 		state, err := LoadState(layout.StateFile(a))
 		if err != nil {
 			state = newState("")
 		}
 		st.Outbox, _ = countLines(layout.OutboxFile(a), state.OutboxDone)
-		if live, err := LiveRejects(layout, a); err == nil {
-			st.Rejects = len(live)
-		}
-		st.Problem = syncProblem(layout, a)
-		// Cursors that describe another graph, a graph since emptied
-		// (wiped, its store deleted) or dropped and rebuilt (another
-		// generation, maybe by another host), say nothing of what this one
-		// holds: every record is pending until the daemon projects it again.
-		if (rep.Graph.Reachable && state.Graph != "" && state.Graph != rep.Graph.Identity) ||
-			(genKnown && len(state.Files) > 0 && state.Generation != gen) ||
-			graphLost(state, rep.Graph.Identity, func() bool { return rep.Graph.Reachable && stats.Memories == 0 }) {
+		if stale(state.Graph, state.Generation, len(state.Files)) {
 			state = newState("")
 		}
-		oldest := oldestPending(layout, a, state)
-		if !oldest.IsZero() && now.After(oldest) {
-			st.LagSeconds = now.Sub(oldest).Seconds()
+		// From the cursors: a stat of each journal, and a read of what
+		// lies past each (and of a file whose cursor does not count).
+		sc, err := scanAgent(layout, a, state, now)
+		if err != nil {
+			return rep, err
 		}
+		st.JournalRecords, future, oldest = sc.records, sc.future, sc.oldest
+		if _, _, queued, err := readOutbox(layout.OutboxFile(a), state.OutboxDone, 1); err == nil && !queued.IsZero() &&
+			(oldest.IsZero() || queued.Before(oldest)) {
+			oldest = queued
+		}
+		st.finish(layout, future, oldest, now)
 		rep.Agents = append(rep.Agents, st)
 	}
 	if rep.Ignored, err = layout.Ignored(); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// finish fills st's future-dated records, rejects, problem and lag.
+func (st *AgentStatus) finish(layout Layout, future []time.Time, oldest, now time.Time) {
+	for _, t := range future {
+		if t.After(now) {
+			st.Future++
+			if t.After(st.LastFuture) {
+				st.LastFuture = t.UTC()
+			}
+		}
+	}
+	if live, err := LiveRejects(layout, st.Agent); err == nil {
+		st.Rejects = len(live)
+	}
+	st.Problem = syncProblem(layout, st.Agent)
+	if !oldest.IsZero() && now.After(oldest) {
+		st.LagSeconds = now.Sub(oldest).Seconds()
+	}
 }
 
 // oldestPending is the ts of the oldest record past a cursor, or the queue

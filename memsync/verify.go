@@ -1,6 +1,7 @@
 package memsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -149,11 +150,10 @@ type lineVersion struct{ uuid, hash uint64 }
 // content, the version journal.ClashWins prefers is found by a second
 // read of those uuids' lines (resolveClashes): clashes are rare, and the
 // first read then needs nothing but the hash of each record.
-func readJournals(layout Layout) (*journalTally, error) {
-	agents, files, err := listJournals(layout)
-	if err != nil {
-		return nil, err
-	}
+//
+// Only the uuids of partition pt are kept; the lines that are not records
+// (invalid, foreign) are counted in its first partition alone.
+func readJournals(layout Layout, agents []string, files []journalFile, pt partition) (*journalTally, error) {
 	tally := &journalTally{want: expected{}}
 	var mu sync.Mutex
 	errs := make([]error, len(files))
@@ -169,14 +169,20 @@ func readJournals(layout Layout) (*journalTally, error) {
 				list = list[:0]
 				var part journalTally
 				errs[i] = eachLine(layout, f.path, func(l journal.Line) error {
-					part.lines++
 					switch {
 					case l.Err != nil:
 						part.invalid++
 					case journal.CheckOwner(&l.Record, agents[f.agent]) != nil:
 						part.foreign++
 					default:
-						list = append(list, lineVersion{digest(l.Record.UUID), hashKey(l.Record.Hash())})
+						if k := digest(l.Record.UUID); pt.holds(k) {
+							list = append(list, lineVersion{k, hashKey(l.Record.Hash())})
+						}
+					}
+					if pt.index == 0 {
+						part.lines++
+					} else {
+						part.invalid, part.foreign = 0, 0
 					}
 					return nil
 				})
@@ -335,7 +341,112 @@ func eachLine(layout Layout, path string, fn func(journal.Line) error) error {
 // Rejected lines (bad JSON, another agent's name or uuid) are counted and
 // named but leave it OK: they were never part of what the journals project.
 func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
+	return VerifyIn(ctx, root, g, 0)
+}
+
+// partition is one of the n parts of the uuids verify compares at a time:
+// those whose digest is index modulo n.
+type partition struct{ index, n int }
+
+func (p partition) holds(k uint64) bool { return p.n <= 1 || k%uint64(p.n) == uint64(p.index) }
+
+// verifyPartRecords is how many records verify compares at a time: about
+// 100 MB of maps and digests, whatever the repository holds.
+const verifyPartRecords = 2_000_000
+
+// verifyBytesPerRecord is the shortest average journal line verify
+// assumes when it guesses the records from the journals' size.
+const verifyBytesPerRecord = 64
+
+// guessParts is how many parts of verifyPartRecords the journals' records
+// make: their size over the average length of a line, measured on the
+// first 64 KiB of up to 32 files spread over the list.
+func guessParts(files []journalFile) int {
+	var size, sampled, lines int64
+	step := max(1, len(files)/32)
+	buf := make([]byte, 64<<10)
+	for i, f := range files {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			continue
+		}
+		size += fi.Size()
+		if i%step != 0 {
+			continue
+		}
+		if fh, err := journal.OpenNoFollow(f.path, os.O_RDONLY, 0); err == nil {
+			n, _ := io.ReadFull(fh, buf)
+			fh.Close()
+			sampled += int64(n)
+			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+		}
+	}
+	perLine := int64(verifyBytesPerRecord)
+	if lines > 0 {
+		perLine = max(perLine, sampled/lines)
+	}
+	return int(size/perLine/verifyPartRecords) + 1
+}
+
+// VerifyIn is Verify comparing the uuids in parts (0: as many as the
+// journals' records guessed from their size ask for, verifyPartRecords
+// each: guessParts), one after the other:
+// each reads the journals and walks the graph again, keeping only its
+// uuids, so that memory is bounded by a part, not by the repository.
+func VerifyIn(ctx context.Context, root string, g Graph, parts int) (VerifyReport, error) {
 	layout := Layout{Root: root}
+	agents, files, err := listJournals(layout)
+	if err != nil {
+		return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
+	}
+	if parts <= 0 {
+		parts = guessParts(files)
+	}
+	var rep VerifyReport
+	for i := range parts {
+		pr, err := verifyPart(ctx, layout, g, agents, files, partition{i, parts})
+		if err != nil {
+			return VerifyReport{}, err
+		}
+		rep.add(pr)
+	}
+	rep.OK = rep.Missing == 0 && rep.Extra == 0 && rep.Different == 0 && rep.Conflicts == 0 && rep.Unaccounted == 0
+	return rep, nil
+}
+
+// add sums the report of another partition into r.
+func (r *VerifyReport) add(p VerifyReport) {
+	r.JournalRecords += p.JournalRecords
+	r.GraphRecords += p.GraphRecords
+	r.Missing += p.Missing
+	r.Extra += p.Extra
+	r.Different += p.Different
+	r.Lines += p.Lines
+	r.Projected += p.Projected
+	r.Duplicates += p.Duplicates
+	r.Rejected += p.Rejected
+	r.Unaccounted += p.Unaccounted
+	r.Conflicts += p.Conflicts
+	for _, l := range []struct {
+		to   *[]string
+		from []string
+	}{
+		{&r.MissingUUIDs, p.MissingUUIDs}, {&r.ExtraUUIDs, p.ExtraUUIDs},
+		{&r.DifferentUUIDs, p.DifferentUUIDs}, {&r.ConflictUUIDs, p.ConflictUUIDs},
+	} {
+		for _, id := range l.from {
+			*l.to = sample(*l.to, id)
+		}
+	}
+	for _, rl := range p.RejectedLines {
+		if len(r.RejectedLines) < SampleSize {
+			r.RejectedLines = append(r.RejectedLines, rl)
+		}
+	}
+}
+
+// verifyPart is Verify for the uuids of partition pt.
+func verifyPart(ctx context.Context, layout Layout, g Graph, agents []string, files []journalFile, pt partition) (VerifyReport, error) {
 	// The graph's side streams in while the journals are read: its
 	// (uuid, hash) digests, 16 bytes a memory, are compared afterwards.
 	type held struct{ uuid, hash uint64 }
@@ -345,11 +456,13 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	var inGraph []held
 	go func() {
 		graphDone <- g.Hashes(hctx, func(uuid, hash string) error {
-			inGraph = append(inGraph, held{digest(uuid), hashKey(hash)})
+			if k := digest(uuid); pt.holds(k) {
+				inGraph = append(inGraph, held{k, hashKey(hash)})
+			}
 			return nil
 		})
 	}()
-	tally, err := readJournals(layout)
+	tally, err := readJournals(layout, agents, files, pt)
 	if err != nil {
 		cancel()
 	}
@@ -360,7 +473,7 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 	if gerr != nil {
 		return VerifyReport{}, fmt.Errorf("verify: walk graph: %w", gerr)
 	}
-	return compare(ctx, layout, g, tally, func(mark func(uuid, hash uint64)) error {
+	return comparePart(ctx, layout, g, tally, pt, func(mark func(uuid, hash uint64)) error {
 		for _, h := range inGraph {
 			mark(h.uuid, h.hash)
 		}
@@ -372,6 +485,12 @@ func Verify(ctx context.Context, root string, g Graph) (VerifyReport, error) {
 // compare completes a report from what the journals want (tally) and what
 // the graph holds, which walk tells mark, a memory at a time.
 func compare(ctx context.Context, layout Layout, g Graph, tally *journalTally, walk func(mark func(uuid, hash uint64)) error) (VerifyReport, error) {
+	return comparePart(ctx, layout, g, tally, partition{0, 1}, walk)
+}
+
+// comparePart is compare for the uuids of partition pt: the graph's
+// other memories, and the journal lines of other uuids, are not its own.
+func comparePart(ctx context.Context, layout Layout, g Graph, tally *journalTally, pt partition, walk func(mark func(uuid, hash uint64)) error) (VerifyReport, error) {
 	var rep VerifyReport
 	want := tally.want
 	rep.JournalRecords = len(want)
@@ -413,7 +532,11 @@ func compare(ctx context.Context, layout Layout, g Graph, tally *journalTally, w
 	if rep.Extra > 0 || rep.Different > 0 {
 		// Name a sample: a second pass over the graph, for the uuids.
 		err := g.Hashes(ctx, func(uuid, hash string) error {
-			switch w, ok := want[digest(uuid)]; {
+			k := digest(uuid)
+			if !pt.holds(k) {
+				return nil
+			}
+			switch w, ok := want[k]; {
 			case !ok:
 				rep.ExtraUUIDs = sample(rep.ExtraUUIDs, uuid)
 			case !w.sameContent(hashKey(hash)):
@@ -426,7 +549,7 @@ func compare(ctx context.Context, layout Layout, g Graph, tally *journalTally, w
 		}
 	}
 	if rep.Missing > 0 || rep.Conflicts > 0 || rep.Rejected > 0 {
-		if err := nameSamples(layout, want, &rep); err != nil {
+		if err := nameSamples(layout, want, pt, &rep); err != nil {
 			return rep, fmt.Errorf("verify: read journals: %w", err)
 		}
 	}
@@ -437,13 +560,22 @@ func compare(ctx context.Context, layout Layout, g Graph, tally *journalTally, w
 // nameSamples reads the journals again, in the order the engine does, to
 // name a sample of the missing uuids, the uuids in conflict and the
 // rejected lines with their reasons.
-func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
+func nameSamples(layout Layout, want expected, pt partition, rep *VerifyReport) error {
 	agents, err := layout.Agents()
 	if err != nil {
 		return err
 	}
 	named := map[uint64]bool{}
+	// full says every sample is as long as it can be: the rest of the
+	// journals has nothing more to name.
+	full := func() bool {
+		return len(rep.MissingUUIDs) >= min(SampleSize, rep.Missing) && len(rep.ConflictUUIDs) >= min(SampleSize, rep.Conflicts) &&
+			len(rep.RejectedLines) >= min(SampleSize, rep.Rejected)
+	}
 	for _, a := range agents {
+		if full() {
+			return nil
+		}
 		paths, err := layout.JournalFiles(a)
 		if err != nil {
 			return fmt.Errorf("agent %s: list journals: %w", a, err)
@@ -453,9 +585,16 @@ func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
 			err := eachLine(layout, path, func(l journal.Line) error {
 				reason := ""
 				if l.Err != nil {
+					if pt.index != 0 {
+						return nil // the first partition names it
+					}
 					reason = l.Err.Error()
 				} else {
 					k := digest(l.Record.UUID)
+					foreign := journal.CheckOwner(&l.Record, a) != nil
+					if foreign && pt.index != 0 || !foreign && !pt.holds(k) {
+						return nil // another partition's line
+					}
 					w, ok := want[k]
 					if ok && w.has(flagConflict) && !slices.Contains(rep.ConflictUUIDs, l.Record.UUID) {
 						rep.ConflictUUIDs = sample(rep.ConflictUUIDs, l.Record.UUID)
@@ -473,8 +612,14 @@ func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
 				if reason != "" && len(rep.RejectedLines) < SampleSize {
 					rep.RejectedLines = append(rep.RejectedLines, RejectedLine{File: rel, Line: l.Number, UUID: l.Record.UUID, Reason: reason})
 				}
+				if full() {
+					return errSamplesFull
+				}
 				return nil
 			})
+			if errors.Is(err, errSamplesFull) {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -482,6 +627,9 @@ func nameSamples(layout Layout, want expected, rep *VerifyReport) error {
 	}
 	return nil
 }
+
+// errSamplesFull stops nameSamples' read once its samples are full.
+var errSamplesFull = errors.New("samples full")
 
 func sample(list []string, id string) []string {
 	if len(list) < SampleSize {

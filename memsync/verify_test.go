@@ -2,6 +2,8 @@ package memsync_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,5 +107,55 @@ func TestVerifyReportsASquattingLineAsARejectedLine(t *testing.T) {
 				t.Errorf("bob's uuid holds %q", n.Text)
 			}
 		})
+	}
+}
+
+// TestVerifyInPartsAgrees: verify compares the uuids a part at a time
+// (bounded memory); whatever the number of parts, it reports the same
+// counts and names the same uuids and lines as in one.
+func TestVerifyInPartsAgrees(t *testing.T) {
+	r := newRig(t, memsynctest.NewGraph())
+	r.write("alice", "2026-11-20.jsonl", line("mem_a", "alice", "kept")+line("mem_a", "alice", "kept")+
+		lineAt("mem_a", "alice", "later ts loses", "2026-11-20T11:00:00Z")+"not json\n"+
+		line("mem_20261120T100000Z_bob_0001", "alice", "squatted")+line("mem_b", "alice", "journal version"))
+	for i := range 12 {
+		r.write("bob", "2026-11-21.jsonl", lineAt(fmt.Sprintf("mem_20261121T10000%dZ_bob_%04d", i%10, i), "bob", "bob's", "2026-11-21T10:00:00Z"))
+	}
+	r.syncOnce(r.engine())
+	r.write("alice", "2026-11-20.jsonl", line("mem_new", "alice", "after the pass")+line("mem_new2", "alice", "after too"))
+	mem := func(uuid, agent, text string) memsync.Memory {
+		rec, err := journal.Parse([]byte(line(uuid, agent, text)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return memsync.Memory{Record: rec, Path: "x", Line: 1}
+	}
+	if _, err := r.g.Apply(context.Background(), []memsync.Memory{mem("mem_b", "alice", "graph version"),
+		mem("mem_e", "carol", "only in the graph"), mem("mem_f", "carol", "only in the graph too")}); err != nil {
+		t.Fatal(err)
+	}
+	norm := func(rep memsync.VerifyReport) memsync.VerifyReport {
+		for _, l := range []*[]string{&rep.MissingUUIDs, &rep.ExtraUUIDs, &rep.DifferentUUIDs, &rep.ConflictUUIDs} {
+			slices.Sort(*l)
+		}
+		slices.SortFunc(rep.RejectedLines, func(a, b memsync.RejectedLine) int { return a.Line - b.Line })
+		return rep
+	}
+	one, err := memsync.VerifyIn(context.Background(), r.root, r.g, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one = norm(one)
+	if one.OK || one.Missing != 2 || one.Extra != 2 || one.Different != 1 || one.Conflicts != 1 || one.Rejected != 3 || one.Lines != 20 {
+		t.Fatalf("one part: %+v", one)
+	}
+	for parts := 2; parts <= 7; parts++ {
+		rep, err := memsync.VerifyIn(context.Background(), r.root, r.g, parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := norm(rep); !reflect.DeepEqual(rep, one) {
+			t.Errorf("%d parts: %+v\nwant one's %+v", parts, rep, one)
+		}
 	}
 }

@@ -169,7 +169,7 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 		}
 	}
 
-	if o.only["append"] || o.only["idle"] || o.only["rebuild"] || o.only["hook"] {
+	if o.only["append"] || o.only["idle"] || o.only["rebuild"] || o.only["hook"] || o.only["scale"] {
 		if err := b.build(ctx); err != nil {
 			return err
 		}
@@ -221,6 +221,14 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 	}
 	if o.only["ui"] {
 		if err := b.measureUI(ctx, stdout); err != nil {
+			return err
+		}
+		if len(o.only) == 1 {
+			return ctx.Err()
+		}
+	}
+	if o.only["scale"] {
+		if err := b.measureScale(ctx, stdout); err != nil {
 			return err
 		}
 		if len(o.only) == 1 {

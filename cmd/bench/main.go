@@ -29,48 +29,51 @@ import (
 )
 
 // figures are the measurements, in the order they run; --only picks some.
-var figures = []string{"projection", "naive", "ceiling", "modelcost", "search", "latency", "idle", "rebuild", "append", "hook", "recall", "ui"}
+var figures = []string{"projection", "naive", "ceiling", "modelcost", "search", "latency", "idle", "rebuild", "append", "hook", "recall", "ui", "scale"}
 
 // onDemand are the figures only --only runs: recall reads a data set from
-// outside the repository; ui measures the web view (issue 29).
-var onDemand = map[string]bool{"recall": true, "ui": true}
+// outside the repository; ui measures the web view (issue 29); scale the
+// commands over many day files (issue 50).
+var onDemand = map[string]bool{"recall": true, "ui": true, "scale": true}
 
 // options are the benchmark's settings.
 type options struct {
-	quick               bool
-	runs                int
-	rebuildRuns         int // runs of the rebuild figure (it is long)
-	out                 string
-	neo4jURI            string
-	seed                int64
-	records             int // projection corpus
-	naiveRecords        int
-	modelPairs          int // pairs of the model-cost figure (issue 27)
-	searchCorpus        int
-	searchQueries       int
-	rebuildRecords      int
-	agents              int // agents writing the corpora
-	idleAgents          int
-	idlePerAgent        int
-	idleWait            time.Duration
-	idleChurn           time.Duration // one shared record this often while the churn CPU is measured; 0: not measured
-	latencyRate         int
-	latencyDur          time.Duration
-	latencyAgents       int
-	appendCalls         int
-	appendEmbedder      string // --append-embedder: the append figure is measured with it too, A/B in each run
-	hookCalls           int
-	packetCommands      int // `memsync packet` execs per run
-	cpuProfile          string
-	recallData          string // the LoCoMo dev set
-	recallConversations int    // 0: all
-	recallEmbedder      string // the model the recall figure embeds with: none, default or a model's path
-	recallRepos         string // where the recall figure's repositories are made and kept; "": the scratch directory
-	recallSessions      bool   // the recall figure's records carry LoCoMo's session ids
-	only                map[string]bool
-	vectors             int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
-	vectorsModel        string   // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
-	args                []string // the command line, for the report
+	quick          bool
+	runs           int
+	rebuildRuns    int // runs of the rebuild figure (it is long)
+	out            string
+	neo4jURI       string
+	seed           int64
+	records        int // projection corpus
+	naiveRecords   int
+	modelPairs     int // pairs of the model-cost figure (issue 27)
+	searchCorpus   int
+	searchQueries  int
+	rebuildRecords int
+	agents         int // agents writing the corpora
+	idleAgents     int
+	idlePerAgent   int
+	idleWait       time.Duration
+	idleChurn      time.Duration // one shared record this often while the churn CPU is measured; 0: not measured
+	latencyRate    int
+	latencyDur     time.Duration
+	latencyAgents  int
+	// The scale figure's repository: agents × days day files of records each.
+	scaleAgents, scaleDays, scaleRecords int
+	appendCalls                          int
+	appendEmbedder                       string // --append-embedder: the append figure is measured with it too, A/B in each run
+	hookCalls                            int
+	packetCommands                       int // `memsync packet` execs per run
+	cpuProfile                           string
+	recallData                           string // the LoCoMo dev set
+	recallConversations                  int    // 0: all
+	recallEmbedder                       string // the model the recall figure embeds with: none, default or a model's path
+	recallRepos                          string // where the recall figure's repositories are made and kept; "": the scratch directory
+	recallSessions                       bool   // the recall figure's records carry LoCoMo's session ids
+	only                                 map[string]bool
+	vectors                              int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
+	vectorsModel                         string   // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
+	args                                 []string // the command line, for the report
 }
 
 func main() {
@@ -133,6 +136,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.latencyRate, "latency-rate", 500, "append rate of the latency figure, records/s")
 	fs.Float64Var(&latencySec, "latency-seconds", 0, "how long the appenders run (default 10, quick 3)")
 	fs.IntVar(&o.latencyAgents, "latency-agents", 10, "agents the appenders write as")
+	fs.IntVar(&o.scaleAgents, "scale-agents", 1000, "the scale figure's agents")
+	fs.IntVar(&o.scaleDays, "scale-days", 100, "the scale figure's day files per agent")
+	fs.IntVar(&o.scaleRecords, "scale-records", 1, "the scale figure's records per day file")
 	fs.IntVar(&o.appendCalls, "append-calls", 0, "memsync append execs (default 200, quick 100)")
 	fs.StringVar(&o.appendEmbedder, "append-embedder", "", "also measure `memsync append` with the surprise gate comparing vectors (`--embedder` none, default or a model's path), each run right after the words-only one (issue 27); \"\": words only")
 	fs.IntVar(&o.hookCalls, "hook-calls", 0, "memsync hook SessionStart execs, at --search-corpus memories (default 100, quick 20)")

@@ -188,7 +188,7 @@ func TestSymlinkedDirectoriesAreNotFollowed(t *testing.T) {
 					t.Fatalf("bob: %+v, want nothing read", a)
 				}
 			}
-			if !hasIgnored(st, tc.link, memsync.ReasonLink) {
+			if !hasIgnored(st, tc.link, journal.ReasonLink) {
 				t.Fatalf("status ignored %+v, want %s", st.Ignored, tc.link)
 			}
 			mustBin(t, repo, "rebuild", "--yes")
@@ -273,9 +273,9 @@ func TestIgnoredFilesAndAgents(t *testing.T) {
 	writeRecords(t, filepath.Join(jdir, "2026-13-01.jsonl"), "alice", day.Add(2*time.Hour), 2, "no such day")
 	writeRecords(t, filepath.Join(repo, "agents", "bad.name", "memory", "journal", "2026-11-20.jsonl"), "bad.name", day, 1, "bad")
 	want := []memsync.IgnoredPath{
-		{Path: "agents/alice/memory/journal/2026-13-01.jsonl", Reason: memsync.ReasonFileName},
-		{Path: "agents/alice/memory/journal/notes.jsonl", Reason: memsync.ReasonFileName},
-		{Path: "agents/bad.name", Reason: memsync.ReasonAgentName},
+		{Path: "agents/alice/memory/journal/2026-13-01.jsonl", Reason: journal.ReasonFileName},
+		{Path: "agents/alice/memory/journal/notes.jsonl", Reason: journal.ReasonFileName},
+		{Path: "agents/bad.name", Reason: journal.ReasonAgentName},
 	}
 
 	code, _, errOut := runInRepo(t, repo, nil, "sync", "--once")

@@ -68,8 +68,26 @@ func TestLinksNeverPublishAnotherAgentsSecret(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 || !v.OK || v.Dangling != 1 || v.Crossing != 2 || len(v.Sample) != 3 {
 		t.Fatalf("verify: exit %d %+v %v\n%s%s", r.code, v, err, r.stdout, r.stderr)
 	}
-	if r := cli(t, "verify", "--repo", repo); !strings.Contains(r.stdout, "references that change nothing: 1 to no record, 2 to a memory the writer cannot see") {
-		t.Fatalf("verify:\n%s", r.stdout)
+	if r := cli(t, "verify", "--repo", repo); !strings.Contains(r.stdout, "references that change nothing: 1 to no record, 2 to a memory the writer cannot see") ||
+		!strings.Contains(r.stdout, "\n    links to no record: 1, e.g. ") || !strings.Contains(r.stdout, "-> mem_nowhere\n") ||
+		!strings.Contains(r.stdout, "\n    links to a memory the writer cannot see: 2, e.g. ") {
+		t.Fatalf("verify, by kind:\n%s", r.stdout)
+	}
+	// --all lists each one, in as many parts as asked, on a line of its own.
+	r = cli(t, "verify", "--all", "--parts", "3", "--repo", repo)
+	if n := strings.Count(r.stdout, "\n    links "); r.code != 0 || n != 2+3 || strings.Count(r.stdout, "-> mem_nowhere\n") != 2 {
+		t.Fatalf("verify --all: %d lines of links\n%s", n, r.stdout)
+	}
+	r = cli(t, "verify", "--all", "--json", "--repo", repo)
+	var all struct {
+		All    []string `json:"blocked_all"`
+		ByKind []struct {
+			Field, Blocked string
+			Count          int
+		} `json:"blocked_by_kind"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &all); err != nil || len(all.All) != 3 || len(all.ByKind) != 2 || all.ByKind[0].Count != 1 || all.ByKind[1].Count != 2 {
+		t.Fatalf("verify --all --json: %+v %v\n%s", all, err, r.stdout)
 	}
 	if n := journalKinds(t, repo)[journal.KindPromotion]; n != 0 {
 		t.Fatalf("%d promotion records journaled for b's secret", n)

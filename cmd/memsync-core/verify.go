@@ -26,11 +26,16 @@ whatever lines were rejected; 1 otherwise, or when the graph cannot be
 read. References that change nothing (SPEC §7: a link, support,
 contradiction or supersession naming a uuid no journal holds, or another
 agent's private memory) are counted and sampled for the repository's
-owner; they do not change the exit code.`
+owner, by kind (the field naming the target, and why it changes nothing)
+with a count and a few examples; --all lists every one. They do not change
+the exit code. The comparison is made in parts of the uuids when the
+journals are large (--parts sets how many), so that memory stays bounded.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
 	asJSON := fs.Bool("json", false, "print one JSON document")
+	all := fs.Bool("all", false, "list every reference that changes nothing (with --json: in blocked_all)")
+	parts := fs.Int("parts", 0, "compare the uuids in this many parts, one after the other (0: by the journals' size)")
 	repo, _, code, done := fs.load(args)
 	if done {
 		return code
@@ -41,11 +46,23 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("open graph: %v", err)
 	}
 	defer g.Close()
-	rep, err := memsync.Verify(ctx, repo, g)
+	rep, err := memsync.VerifyIn(ctx, repo, g, *parts)
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	refs, err := memsync.CheckReferences(layout(repo))
+	var each func(field, blocked, source, target string)
+	var every []string // --json --all
+	var listed strings.Builder
+	if *all {
+		each = func(field, blocked, source, target string) {
+			if *asJSON {
+				every = append(every, source+" -> "+target)
+				return
+			}
+			fmt.Fprintf(&listed, "    %s %s: %s -> %s\n", field, blocked, source, target)
+		}
+	}
+	refs, err := memsync.CheckReferencesEach(layout(repo), *parts, each)
 	if err != nil {
 		return fs.fail("check references: %v", err)
 	}
@@ -53,7 +70,8 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		out, _ := json.MarshalIndent(struct {
 			memsync.VerifyReport
 			memsync.ReferenceReport
-		}{rep, refs}, "", "  ")
+			All []string `json:"blocked_all,omitempty"`
+		}{rep, refs, every}, "", "  ")
 		fmt.Fprintf(env.Stdout, "%s\n", out)
 	} else {
 		verdict := "ok"
@@ -79,8 +97,16 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintf(env.Stdout, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)
 		}
 		if refs.Dangling+refs.Crossing > 0 {
-			fmt.Fprintf(env.Stdout, "  references that change nothing: %d to no record, %d to a memory the writer cannot see: %s\n",
-				refs.Dangling, refs.Crossing, strings.Join(refs.Sample, ", "))
+			more := " (--all lists every one)"
+			if *all {
+				more = ""
+			}
+			fmt.Fprintf(env.Stdout, "  references that change nothing: %d to no record, %d to a memory the writer cannot see%s\n",
+				refs.Dangling, refs.Crossing, more)
+			for _, k := range refs.ByKind {
+				fmt.Fprintf(env.Stdout, "    %s %s: %d, e.g. %s\n", k.Field, k.Blocked, k.Count, strings.Join(k.Sample, ", "))
+			}
+			fmt.Fprint(env.Stdout, listed.String())
 		}
 	}
 	if !rep.OK {

@@ -1,4 +1,4 @@
-package memsync
+package journal
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 // BenchmarkAgents lists the agents of a repository of 2,000 as the
 // daemon does at each full rescan (every 30 s while file events flow):
 // checked (Agents: each agent's directories are checked for links on the
-// way; the pass) and plain (agentDirs: the watcher's listing).
+// way; the pass) and plain (AgentDirs: the watcher's listing).
 func BenchmarkAgents(b *testing.B) {
 	l := Layout{Root: b.TempDir()}
 	for i := range 2000 {
@@ -25,7 +25,7 @@ func BenchmarkAgents(b *testing.B) {
 	for _, list := range []struct {
 		name string
 		fn   func() ([]string, error)
-	}{{"checked", l.Agents}, {"plain", l.agentDirs}} {
+	}{{"checked", l.Agents}, {"plain", l.AgentDirs}} {
 		b.Run(list.name, func(b *testing.B) {
 			for range b.N {
 				agents, err := list.fn()
@@ -60,9 +60,9 @@ func TestAgentDirs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(l.AgentsDir(), "eve"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := l.agentDirs()
+	got, err := l.AgentDirs()
 	if err != nil || !slices.Equal(got, []string{"ann", "ben", "cy"}) {
-		t.Errorf("agentDirs = %v, %v; want [ann ben cy]", got, err)
+		t.Errorf("AgentDirs = %v, %v; want [ann ben cy]", got, err)
 	}
 	if got, err := l.Agents(); err != nil || !slices.Equal(got, []string{"ann", "ben"}) {
 		t.Errorf("Agents = %v, %v; want [ann ben]", got, err)
@@ -72,7 +72,7 @@ func TestAgentDirs(t *testing.T) {
 	if err := os.Symlink(l.AgentsDir(), linked.AgentsDir()); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := linked.agentDirs(); err != nil || len(got) != 0 {
-		t.Errorf("agentDirs through a linked agents directory = %v, %v; want none", got, err)
+	if got, err := linked.AgentDirs(); err != nil || len(got) != 0 {
+		t.Errorf("AgentDirs through a linked agents directory = %v, %v; want none", got, err)
 	}
 }
