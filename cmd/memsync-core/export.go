@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/journal/importer"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/offline"
 )
 
 const exportDescription = `Write the memories agent A may see (its own and the shared ones, as
@@ -63,35 +61,9 @@ func runExport(ctx context.Context, env *Env, args []string) int {
 		}
 		return exitOK
 	}
-	groups := []string{journal.SharedGroup, journal.PrivateGroup(*agent)}
-	journals := offline.NewJournals(layout(repo))
-	nodes, err := journals.List(ctx, memsync.ListQuery{Groups: groups, Limit: math.MaxInt32})
-	if err != nil {
-		return c.fail("%v", err)
-	}
-	slices.Reverse(nodes) // oldest first
-	var scored map[string]memsync.Scored
-	if *format != "jsonl" {
-		// What search leaves out by default, by search's own rule.
-		if scored, err = memsync.ScoreNodes(ctx, journals, nodes, groups, memsync.Present(env.Now())); err != nil {
-			return c.fail("%v", err)
-		}
-	}
-	var recs []journal.Record
-	for i := range nodes {
-		n := &nodes[i]
-		if *format != "jsonl" {
-			switch n.Record.Kind {
-			case journal.KindFeedback, journal.KindPromotion, journal.KindCompaction:
-				continue
-			}
-			if s, ok := scored[n.UUID]; !ok || s.Result.Retired() {
-				continue
-			}
-		}
-		recs = append(recs, n.Record)
-	}
-	if err := importer.Export(env.Stdout, *format, *agent, recs); err != nil {
+	// The agent's view, by search's rule, in two passes over the journals:
+	// an index first, then each record read again where it is written.
+	if err := exportView(ctx, repo, *agent, *format, env.Now(), env.Stdout); err != nil {
 		return c.fail("%v", err)
 	}
 	return exitOK
@@ -108,6 +80,128 @@ type exportEntry struct {
 	agent  int32 // index in the agents read
 	file   int32 // index in the files read
 	shared bool
+	names  bool // the record names other memories (links, supports, conflicts_with, supersedes)
+}
+
+// exportIndex is where every record of the repository is (each uuid as
+// the version that wins it, journal.ClashWins; lines failing
+// journal.Parse or their journal's owner left out), in reading order.
+type exportIndex struct {
+	l       memsync.Layout
+	agents  []string
+	files   []string
+	entries []exportEntry
+	byUUID  map[string]int32
+	// named, built by named(), is every entry naming each uuid.
+	named map[string][]int32
+	// The file read last, kept open for the next read.
+	f    *os.File
+	fcur int32
+	buf  []byte
+}
+
+// readExportIndex reads every journal of repo once into an index.
+func readExportIndex(ctx context.Context, repo string) (*exportIndex, error) {
+	ix := &exportIndex{l: layout(repo), byUUID: map[string]int32{}, fcur: -1}
+	var err error
+	if ix.agents, err = ix.l.Agents(); err != nil {
+		return nil, err
+	}
+	for ai, a := range ix.agents {
+		paths, err := ix.l.JournalFiles(a)
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range paths {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			fi := len(ix.files)
+			ix.files = append(ix.files, path)
+			var clashErr error
+			err := exportScan(path, func(ln journal.Line) {
+				rec := &ln.Record
+				if ln.Err != nil || journal.CheckOwner(rec, a) != nil {
+					return
+				}
+				// Cloned: the parsed uuid may share the line's memory.
+				e := exportEntry{ts: rec.TS, uuid: strings.Clone(rec.UUID), off: ln.Offset, len: int32(ln.End - ln.Offset),
+					agent: int32(ai), file: int32(fi), shared: rec.Scope == journal.ScopeShared,
+					names: len(rec.Links)+len(rec.ConflictsWith)+len(rec.Supersedes) > 0 || len(rec.Supports()) > 0}
+				i, dup := ix.byUUID[rec.UUID]
+				if !dup {
+					ix.byUUID[e.uuid] = int32(len(ix.entries))
+					ix.entries = append(ix.entries, e)
+					return
+				}
+				old, err := ix.record(ix.entries[i])
+				if err != nil {
+					clashErr = err
+					return
+				}
+				mine, theirs := journal.VersionOf(rec, rec.Hash()), journal.VersionOf(&old, old.Hash())
+				if mine.Hash != theirs.Hash && journal.ClashWins(mine, theirs) {
+					ix.entries[i] = e
+				}
+			})
+			if err == nil {
+				err = clashErr
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", ix.l.Rel(path), err)
+			}
+		}
+	}
+	return ix, nil
+}
+
+// close closes the file kept open.
+func (ix *exportIndex) close() {
+	if ix.f != nil {
+		ix.f.Close()
+		ix.f, ix.fcur = nil, -1
+	}
+}
+
+// record parses the record e indexes, read again from its file.
+func (ix *exportIndex) record(e exportEntry) (journal.Record, error) {
+	if e.file != ix.fcur {
+		ix.close()
+		f, err := journal.OpenNoFollow(ix.files[e.file], os.O_RDONLY, 0)
+		if err != nil {
+			return journal.Record{}, err
+		}
+		ix.f, ix.fcur = f, e.file
+	}
+	ix.buf = slices.Grow(ix.buf[:0], int(e.len))[:e.len]
+	if _, err := ix.f.ReadAt(ix.buf, e.off); err != nil {
+		return journal.Record{}, fmt.Errorf("read %s at %d: %w", ix.l.Rel(ix.files[e.file]), e.off, err)
+	}
+	rec, err := journal.Parse(bytes.TrimRight(ix.buf, "\r\n"))
+	if err != nil || rec.UUID != e.uuid {
+		return journal.Record{}, fmt.Errorf("%s changed while exporting (offset %d)", ix.l.Rel(ix.files[e.file]), e.off)
+	}
+	return rec, nil
+}
+
+// view is the entries agent may see (its own, and every shared one),
+// oldest first (ts, then uuid), as the offline List orders them.
+func (ix *exportIndex) view(agent string) []int32 {
+	own := journal.PrivateGroup(agent)
+	var out []int32
+	for i, e := range ix.entries {
+		if e.shared || journal.PrivateGroup(ix.agents[e.agent]) == own {
+			out = append(out, int32(i))
+		}
+	}
+	slices.SortFunc(out, func(a, b int32) int {
+		x, y := &ix.entries[a], &ix.entries[b]
+		if c := x.ts.Compare(y.ts); c != 0 {
+			return c
+		}
+		return strings.Compare(x.uuid, y.uuid)
+	})
+	return out
 }
 
 // exportJSONL writes the records agent may see (its own, and every shared
@@ -118,115 +212,21 @@ type exportEntry struct {
 // where each record is, once to copy each record in order, so memory
 // holds the index, not the records.
 func exportJSONL(ctx context.Context, repo, agent string, w io.Writer) error {
-	l := layout(repo)
-	agents, err := l.Agents()
+	ix, err := readExportIndex(ctx, repo)
 	if err != nil {
 		return err
 	}
-	var files []string
-	var entries []exportEntry
-	byUUID := map[string]int{}
-	var buf []byte
-	// readAt parses the record e indexes.
-	readAt := func(e exportEntry) (journal.Record, error) {
-		f, err := journal.OpenNoFollow(files[e.file], os.O_RDONLY, 0)
-		if err != nil {
-			return journal.Record{}, err
-		}
-		defer f.Close()
-		buf = slices.Grow(buf[:0], int(e.len))[:e.len]
-		if _, err := f.ReadAt(buf, e.off); err != nil {
-			return journal.Record{}, fmt.Errorf("read %s at %d: %w", l.Rel(files[e.file]), e.off, err)
-		}
-		rec, err := journal.Parse(bytes.TrimRight(buf, "\r\n"))
-		if err != nil || rec.UUID != e.uuid {
-			return journal.Record{}, fmt.Errorf("%s changed while exporting (offset %d)", l.Rel(files[e.file]), e.off)
-		}
-		return rec, nil
-	}
-	for ai, a := range agents {
-		paths, err := l.JournalFiles(a)
-		if err != nil {
-			return err
-		}
-		for _, path := range paths {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			fi := len(files)
-			files = append(files, path)
-			var clashErr error
-			err := exportScan(path, func(ln journal.Line) {
-				rec := &ln.Record
-				if ln.Err != nil || journal.CheckOwner(rec, a) != nil {
-					return
-				}
-				// Cloned: the parsed uuid may share the line's memory.
-				e := exportEntry{ts: rec.TS, uuid: strings.Clone(rec.UUID), off: ln.Offset, len: int32(ln.End - ln.Offset),
-					agent: int32(ai), file: int32(fi), shared: rec.Scope == journal.ScopeShared}
-				i, dup := byUUID[rec.UUID]
-				if !dup {
-					byUUID[e.uuid] = len(entries)
-					entries = append(entries, e)
-					return
-				}
-				old, err := readAt(entries[i])
-				if err != nil {
-					clashErr = err
-					return
-				}
-				mine, theirs := journal.VersionOf(rec, rec.Hash()), journal.VersionOf(&old, old.Hash())
-				if mine.Hash != theirs.Hash && journal.ClashWins(mine, theirs) {
-					entries[i] = e
-				}
-			})
-			if err == nil {
-				err = clashErr
-			}
-			if err != nil {
-				return fmt.Errorf("read %s: %w", l.Rel(path), err)
-			}
-		}
-	}
-	byUUID = nil
-	own := journal.PrivateGroup(agent)
-	entries = slices.DeleteFunc(entries, func(e exportEntry) bool {
-		return !e.shared && journal.PrivateGroup(agents[e.agent]) != own
-	})
-	slices.SortFunc(entries, func(a, b exportEntry) int {
-		if c := a.ts.Compare(b.ts); c != 0 {
-			return c
-		}
-		return strings.Compare(a.uuid, b.uuid)
-	})
+	defer ix.close()
+	ix.byUUID = nil
+	view := ix.view(agent)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	var f *os.File
-	cur := int32(-1)
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
-	for _, e := range entries {
+	for _, i := range view {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if e.file != cur {
-			if f != nil {
-				f.Close()
-			}
-			if f, err = journal.OpenNoFollow(files[e.file], os.O_RDONLY, 0); err != nil {
-				return err
-			}
-			cur = e.file
-		}
-		buf = slices.Grow(buf[:0], int(e.len))[:e.len]
-		if _, err := f.ReadAt(buf, e.off); err != nil {
-			return fmt.Errorf("read %s at %d: %w", l.Rel(files[e.file]), e.off, err)
-		}
-		rec, err := journal.Parse(bytes.TrimRight(buf, "\r\n"))
-		if err != nil || rec.UUID != e.uuid {
-			return fmt.Errorf("%s changed while exporting (offset %d)", l.Rel(files[e.file]), e.off)
+		rec, err := ix.record(ix.entries[i])
+		if err != nil {
+			return err
 		}
 		bw.Write(rec.Canonical())
 		bw.WriteByte('\n')

@@ -101,6 +101,10 @@ func runList(ctx context.Context, env *Env, args []string) int {
 	r, isOffline, reason, closeReader := openReader(ctx, &c.cfg, repo, "list", env.Stderr)
 	defer closeReader()
 	nodes, err := listFrom(ctx, r, q)
+	if err == nil && !isOffline {
+		// A rebuild begun meanwhile may have dropped what it read.
+		err = embeddedRebuilding(&c.cfg, repo)
+	}
 	if err != nil && !isOffline {
 		if ctx.Err() != nil {
 			return c.fail("%v", ctx.Err())

@@ -108,6 +108,10 @@ func readPacket(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Wr
 	r, isOffline, reason, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
 	defer closeReader()
 	p, err := packet.BuildPacket(ctx, r, req)
+	if err == nil && !isOffline {
+		// A rebuild begun meanwhile may have dropped what it read.
+		err = embeddedRebuilding(cfg, repo)
+	}
 	if err != nil && !isOffline && !errors.Is(err, packet.ErrUnknownRole) {
 		if ctx.Err() != nil {
 			return packet.Packet{}, ctx.Err()

@@ -25,8 +25,10 @@ only history still has: a journal deleted or rewritten later; union by uuid,
 the work tree's version first). Records are streamed, so memory does not
 grow with their number. Afterwards every agent's cursors stand at the end of
 its journals (a daemon goes on from there) and the graph is verified against
-the journals. Recall is incomplete while it runs. It refuses to run while a
-daemon runs on the repository (stop the daemon first), and a daemon does not
+the journals. Reads go on while it runs: on the embedded store they answer
+from the journals ("offline": true, the note naming the rebuild) until it
+is done; Neo4j answers from the generation before until the switch. It
+refuses to run while a daemon runs on the repository (stop the daemon first), and a daemon does not
 start while it runs. Nothing happens without --yes.`
 
 // rebuildJSON is the document rebuild --json prints.
@@ -53,7 +55,7 @@ func runRebuild(ctx context.Context, env *Env, args []string) int {
 	}
 	if !*yes {
 		return fs.usageErr("this drops the whole graph projection and builds it again from git, " +
-			"which takes a while and leaves recall incomplete until it is done; run again with --yes to go ahead")
+			"which takes a while (reads answer from the journals or, on Neo4j, the generation before until it is done); run again with --yes to go ahead")
 	}
 	// Under a running daemon, a rebuild would leave it writing into a store
 	// of another generation: its search index would be built again at

@@ -19,6 +19,10 @@ func recall(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer
 	r, isOffline, reason, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
 	defer closeReader()
 	hits, err = memsync.Rank(ctx, r, rq)
+	if err == nil && !isOffline {
+		// A rebuild begun meanwhile may have dropped what it read.
+		err = embeddedRebuilding(cfg, repo)
+	}
 	if err != nil && !isOffline && ctx.Err() == nil {
 		// The graph answered the probe, then failed: the journals answer.
 		isOffline, reason = true, fmt.Sprintf("%s graph: %v", cfg.graph(), err)

@@ -185,6 +185,10 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	r, isOffline, reason, closeReader := openReader(ctx, &cfg, repo, "search", env.Stderr)
 	defer closeReader()
 	hits, err := memsync.Rank(ctx, r, rq)
+	if err == nil && !isOffline {
+		// A rebuild begun meanwhile may have dropped what it read.
+		err = embeddedRebuilding(&cfg, repo)
+	}
 	if err != nil && !isOffline {
 		if ctx.Err() != nil {
 			return fs.fail("%v", ctx.Err())

@@ -16,6 +16,14 @@ import (
 // cannot be reached, the journals themselves (offline is then true and a
 // note goes to stderr): reads never hard-fail. close releases it.
 func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer) (r memsync.Searcher, isOffline bool, reason string, close func()) {
+	// A store being rebuilt is half empty: the journals answer (README
+	// "Reads during a rebuild").
+	if err := embeddedRebuilding(cfg, repo); err != nil {
+		fmt.Fprintf(stderr, "memsync %s: %v; answering offline from the journals%s\n", cmd, oneLineErr(err), offlineVectors(cfg))
+		j := offline.NewJournals(layout(repo))
+		j.Embedder = cfg.emb
+		return j, true, err.Error() + offlineVectors(cfg), func() {}
+	}
 	g, err := openReadGraph(ctx, cfg, repo, zap.NewNop())
 	if err == nil && cfg.graph() == graphNeo4j {
 		// Neo4j's opens have just read from the server (the schema's

@@ -280,6 +280,14 @@ func (h *heldGraph) storeFile() os.FileInfo {
 func (h *heldGraph) reader(ctx context.Context) webui.Reader {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err := embeddedRebuilding(h.cfg, h.repo); err != nil {
+		// The store is half built: the journals answer until it is done,
+		// and the store is opened again after.
+		if h.cur != nil {
+			h.retire(h.cur)
+		}
+		return webui.Reader{Searcher: uiJournals(h.cfg, h.repo)(), Offline: true, Reason: err.Error() + offlineVectors(h.cfg)}
+	}
 	if c := h.cur; c != nil {
 		st := h.storeFile()
 		fresh := time.Since(c.at) < heldFor && (c.st == nil) == (st == nil) && (st == nil || os.SameFile(c.st, st))
@@ -298,7 +306,8 @@ func (h *heldGraph) reader(ctx context.Context) webui.Reader {
 	}
 	c := h.cur
 	c.refs++
-	return webui.Reader{Searcher: c.r, Close: func() { h.release(c) }}
+	return webui.Reader{Searcher: c.r, Close: func() { h.release(c) },
+		Check: func() error { return embeddedRebuilding(h.cfg, h.repo) }}
 }
 
 // retire stops handing c out; it closes once no request holds it.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/memsync/memsync/memsync"
 )
 
 // lockedBuffer is a buffer a running command writes while a test reads.
@@ -202,4 +204,52 @@ func TestUIHeldGraphFollowsTheStore(t *testing.T) {
 		t.Error("the replaced graph is still open after its last request")
 	}
 	r3.Close()
+}
+
+// Issue 51 §4 in the web view: while `memsync rebuild` holds the
+// repository's lock, the embedded store is half built, so a request reads
+// the journals (offline, the reason naming the rebuild), and a request
+// that read the graph before the rebuild began is sent to the journals by
+// its Check.
+func TestUIReadsTheJournalsDuringARebuild(t *testing.T) {
+	repo := initRepo(t, "alice")
+	if r := cli(t, "append", "--repo", repo, "--agent", "alice", "--kind", "fact", "--scope", "shared", "kept"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := cli(t, "sync", "--repo", repo); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	var cfg Config
+	env := &Env{Getenv: func(string) string { return "" }, Now: time.Now, Stderr: io.Discard}
+	if err := loadConfig(env, repo, newRepoCmd(env, "ui", "", "").FlagSet, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	h := &heldGraph{cfg: &cfg, repo: repo, lg: zap.NewNop()}
+	defer h.close()
+	before := h.reader(context.Background())
+	defer before.Close()
+	if before.Offline || before.Check == nil || before.Check() != nil {
+		t.Fatalf("no rebuild: offline %v, reason %q, check set %v", before.Offline, before.Reason, before.Check != nil)
+	}
+	lock, err := memsync.LockRepo(layout(repo), "rebuild", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if err := before.Check(); err == nil || !strings.Contains(err.Error(), "rebuild") {
+		t.Errorf("a rebuild began: Check says %v", err)
+	}
+	during := h.reader(context.Background())
+	if !during.Offline || !strings.Contains(during.Reason, "memsync rebuild") {
+		t.Errorf("during a rebuild: offline %v, reason %q", during.Offline, during.Reason)
+	}
+	if during.Close != nil {
+		during.Close()
+	}
+	lock.Release()
+	after := h.reader(context.Background())
+	defer after.Close()
+	if after.Offline {
+		t.Errorf("after the rebuild: offline, %s", after.Reason)
+	}
 }

@@ -282,8 +282,10 @@ func TestFrontWithRealCore(t *testing.T) {
 	if _, errOut, code, _ := run(t, front, "", "append", "--repo", repo, "--agent", "a", "--kind", "fact", "hello #world"); code != 0 {
 		t.Fatalf("append: exit %d %q", code, errOut)
 	}
-	// A hook runs the core as a child: its answer comes through whole.
-	if out, errOut, code, _ := run(t, front, `{"session_id":"s","hook_event_name":"Stop"}`, "hook", "claude-code", "Stop", "--agent", "a", "--repo", repo); code != 0 || !strings.HasPrefix(out, `{"decision":"block","reason":"memsync reminder`) {
+	// A hook runs the core as a child: its answer comes through whole
+	// (an interactive Claude Code session's Stop: the reminder as context).
+	t.Setenv("CLAUDE_CODE_ENTRYPOINT", "")
+	if out, errOut, code, _ := run(t, front, `{"session_id":"s","hook_event_name":"Stop"}`, "hook", "claude-code", "Stop", "--agent", "a", "--repo", repo); code != 0 || !strings.HasPrefix(out, `{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"memsync reminder`) {
 		t.Errorf("hook through the front: exit %d %q %q", code, out, errOut)
 	}
 	if out, errOut, code, _ := run(t, front, "", "help", "run"); code != 0 || !strings.HasPrefix(out, "usage: memsync run") {

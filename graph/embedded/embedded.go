@@ -74,11 +74,16 @@ type Graph struct {
 
 	opened os.FileInfo // the database file as Open found it, for CheckStore
 
-	emb          memsync.Embedder   // nil: lexical only (WithEmbedder)
-	vecs         vecIndex           // the vectors of emb's version, in memory
-	reembedStop  context.CancelFunc // stops Open's background re-embedding
-	reembedDone  chan struct{}      // closed when it is over; nil if none ran
-	reembedError error              // what it failed with, for Flush; set before reembedDone closes
+	emb  memsync.Embedder // nil: lexical only (WithEmbedder)
+	vecs vecIndex         // the vectors of emb's version, in memory
+	// The background re-embedding (repair.go): Open's, and again whenever
+	// the vector log is found lost or damaged while the store is open.
+	reembedCtx   context.Context    // ends at Close; nil: none ever runs (read-only, no embedder)
+	reembedStop  context.CancelFunc // ends reembedCtx
+	reembedMu    sync.Mutex         // guards the three below
+	reembedDone  chan struct{}      // closed when the latest run is over; nil if none ran
+	reembedError error              // what the latest run failed with, for Flush
+	reembedAgain bool               // a run was asked for while one ran: it runs once more
 }
 
 // IdleRelease is how long the store goes without a write before it hands
@@ -207,7 +212,16 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 		g.closeAll()
 		return nil, g.wrap("open "+searchPath, err)
 	}
+	if g.emb != nil {
+		// Before the first job, which may find the log lost and start a
+		// re-embedding.
+		g.reembedCtx, g.reembedStop = context.WithCancel(context.Background())
+		g.ix.lostLog = g.repairVectors
+	}
 	if err := g.rdb.PingContext(ctx); err != nil {
+		if g.reembedStop != nil {
+			g.reembedStop() // nothing was sent: no re-embedding runs
+		}
 		g.closeAll()
 		return nil, g.wrap("open "+path, err)
 	}
@@ -223,15 +237,7 @@ func Open(dir string, lg *zap.Logger, opts ...Option) (*Graph, error) {
 	if g.emb != nil {
 		// Memories stored without a vector, or with another model's, are
 		// embedded again in the background; Search reads only current ones.
-		rctx, cancel := context.WithCancel(context.Background())
-		g.reembedStop, g.reembedDone = cancel, make(chan struct{})
-		go func() {
-			defer close(g.reembedDone)
-			if err := g.Reembed(rctx); err != nil && rctx.Err() == nil {
-				g.reembedError = err
-				g.lg.Warn("embedded graph: re-embed", zap.Error(err))
-			}
-		}()
+		g.repairVectors()
 	}
 	lg.Debug("embedded graph open", zap.Int("schema_version", SchemaVersion))
 	return g, nil
@@ -532,8 +538,14 @@ func (g *Graph) Path() string { return g.path }
 func (g *Graph) Close() error {
 	if g.reembedStop != nil {
 		// Before taking mu: the re-embedding takes it for every chunk.
+		// Once reembedCtx has ended no run starts.
 		g.reembedStop()
-		<-g.reembedDone
+		g.reembedMu.Lock()
+		done := g.reembedDone
+		g.reembedMu.Unlock()
+		if done != nil {
+			<-done
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

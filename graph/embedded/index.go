@@ -144,6 +144,11 @@ type indexer struct {
 	main *sql.DB          // the read pool, for records to index again
 	emb  memsync.Embedder // nil: no vectors
 	vl   vecLog           // the vector log, written in the indexer's transactions
+	// lostLog, when set, is told that the indexer found the vector log
+	// lost or damaged and started a new one (its memories are gaps to
+	// embed again): the store's Reembed, in the background. Set by Open
+	// before its first job.
+	lostLog func()
 
 	sendMu sync.Mutex // orders seq and the channel send; guards closed
 	jobs   chan ixJob
@@ -533,9 +538,12 @@ func (ix *indexer) addVectors(ctx context.Context, rows *ixRows, before int64) e
 	if errors.Is(err, errVecLog) {
 		// Lost under the store (deleted, cut short): a new log, its
 		// memories to embed again (Reembed, at the next Open).
-		ix.lg.Warn("vector log damaged: starting a new one; its memories are embedded again when the store is next opened", zap.Error(err))
+		ix.lg.Warn("vector log damaged: starting a new one; its memories are embedded again in the background", zap.Error(err))
 		if st, err = ix.vl.reset(ctx, ix.w, st, st.version, before); err == nil {
 			_, err = ix.vl.write(ctx, ix.w, st, buf)
+		}
+		if err == nil && ix.lostLog != nil {
+			ix.lostLog() // waits for this job's commit before it reads the gaps
 		}
 	}
 	return err

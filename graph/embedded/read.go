@@ -571,18 +571,15 @@ func (g *Graph) awaitIndex(ctx context.Context) error {
 // Flush waits until every memory applied so far is in the full-text index,
 // and returns the error of the indexing that failed, if the last one did.
 func (g *Graph) Flush(ctx context.Context) error {
-	if g.reembedDone != nil {
-		select {
-		case <-g.reembedDone:
-			if g.reembedError != nil {
-				return g.reembedError
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("embedded: flush: %w", ctx.Err())
-		}
-	}
 	if g.ix == nil {
 		return nil
+	}
+	// The indexer first: a job that finds the vector log lost starts a
+	// re-embedding, whose own jobs the second wait sees indexed.
+	if err := g.ix.wait(ctx); err == nil {
+		if err := g.awaitReembed(ctx); err != nil {
+			return err
+		}
 	}
 	if err := g.ix.wait(ctx); err != nil {
 		return g.wrap("flush full-text index", err)

@@ -42,10 +42,15 @@ type vecIndex struct {
 	logRecords int
 	// log is the open log of the key's epoch, nil if none yet.
 	log *os.File
-	// damaged is set when the log held a damaged record: the index keeps
-	// what came before it until the log starts again (Reembed, at the
-	// next Open for writing, builds a new one).
+	// damaged is set when the log held a damaged record, or is shorter
+	// than its committed length, or gone: the index keeps what came before
+	// it until the log starts again (a writer's store builds a new one at
+	// once, in the background: Graph.repairVectors; else the next Open
+	// for writing does).
 	damaged bool
+	// found is set with damaged, for the search that found it to ask a
+	// writer's store for a repair (Graph.repairVectors); it clears it.
+	found bool
 	// dist is the Hamming pass's buffer (vecsign.go), kept between
 	// searches.
 	dist []uint16
@@ -107,6 +112,13 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 			}
 		}
 	}
+	if !x.damaged && bytes > 0 && x.lostLog(search, epoch, bytes) {
+		// Cut short or removed under the store (issue 51 §12): what is
+		// loaded stays searchable here, but no other process has it.
+		x.damaged, x.found = true, true
+		lg.Warn("embedded graph: vector log damaged: it is shorter than its committed length, or gone",
+			zap.String("log", vecLogPath(search, epoch)), zap.Int64("bytes", bytes))
+	}
 	if bytes <= x.through || x.damaged {
 		return nil
 	}
@@ -140,8 +152,8 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 	})
 	x.logRecords += loaded
 	if errors.Is(err, errVecLog) {
-		x.damaged = true
-		lg.Warn("embedded graph: vector log damaged: the vectors past the damage are not searched until the store is opened for writing (memsync run) or rebuilt",
+		x.damaged, x.found = true, true
+		lg.Warn("embedded graph: vector log damaged: the vectors past the damage are not searched until a writer (memsync run) builds it again",
 			zap.String("log", x.log.Name()), zap.Error(err))
 		err = nil
 	}
@@ -151,6 +163,28 @@ func (x *vecIndex) refresh(ctx context.Context, conn *sql.Conn, version string, 
 		}
 	}
 	return err
+}
+
+// lostLog reports whether the log of epoch beside the search file at
+// search is shorter than its committed bytes, gone, or (x.log open) no
+// longer the file x reads: two stats, cheap beside a search. x.mu must be
+// held.
+func (x *vecIndex) lostLog(search string, epoch, bytes int64) bool {
+	at, err := os.Stat(vecLogPath(search, epoch))
+	if err != nil {
+		// Gone: removed under the store, or replaced by a reset committed
+		// since this snapshot (then the next search reads the new log,
+		// and a repair finds nothing to do).
+		return errors.Is(err, os.ErrNotExist)
+	}
+	if at.Size() < bytes {
+		return true
+	}
+	if x.log == nil {
+		return false
+	}
+	open, err := x.log.Stat()
+	return err == nil && !os.SameFile(at, open)
 }
 
 // reset empties x, unmapping its file and closing its log. x.mu must be held.
@@ -252,7 +286,12 @@ func (g *Graph) similarIndexed(ctx context.Context, qv []float32, groups []strin
 			all = g.vecs.scan(qv, groups)
 		}
 	}
+	damaged := g.vecs.found
+	g.vecs.found = false
 	g.vecs.mu.Unlock()
+	if damaged {
+		g.repairVectors() // a writer's store builds the log again now; a reader's: nothing
+	}
 	if err != nil {
 		return nil, g.wrap("vector search: load", err)
 	}

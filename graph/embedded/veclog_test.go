@@ -330,7 +330,8 @@ func TestVecLogWriteFails(t *testing.T) {
 // TestVecLogLostUnderOpenStore: a log removed or cut short while the
 // store is open is found at the indexer's next write, which starts a new
 // log (and says so) rather than write past a hole; the memories of the
-// lost one are embedded again at the next Open.
+// lost one are embedded again in the background, without a reopen (issue
+// 51 §12).
 func TestVecLogLostUnderOpenStore(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -353,7 +354,7 @@ func TestVecLogLostUnderOpenStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			apply(t, g, logBatch(10, 10)...)
-			wantCovered(t, g, emb.Version(), 10, "after the log was lost")
+			wantCovered(t, g, emb.Version(), 20, "after the log was lost, without a reopen")
 			if logs.FilterMessageSnippet("vector log damaged").Len() == 0 {
 				t.Error("the indexer did not say the log was damaged")
 			}
@@ -361,6 +362,62 @@ func TestVecLogLostUnderOpenStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantCovered(t, openVectors(t, dir, emb), emb.Version(), 20, "after Open")
+		})
+	}
+}
+
+// TestVecLogCutUnderRunningStore is issue 51 §12: the log cut short under
+// an open store (a daemon) that writes nothing more. The store's next
+// search notices, and the log is built again in the background: every
+// memory has its vector again, for this process and for a new reader,
+// without a reopen.
+func TestVecLogCutUnderRunningStore(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lose func(path string) error
+	}{
+		{"removed", os.Remove},
+		{"cut short", func(path string) error { return os.Truncate(path, 100) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			emb := memsynctest.NewEmbedder(64)
+			core, logs := observer.New(zapcore.WarnLevel)
+			g, err := Open(dir, zap.New(core), WithEmbedder(emb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			apply(t, g, logBatch(0, 30)...)
+			search(t, g, "postgresql") // the daemon's index holds every vector
+			path, _ := vecLogFile(t, g)
+			if err := tc.lose(path); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, vecFileName)) // the index file would hide the damage from a reader
+			if hits := search(t, g, "postgresql"); len(hits) == 0 || hits[0].Parts.VecRank == 0 {
+				t.Fatalf("the store's search once its log was cut: %+v", hits)
+			}
+			wantCovered(t, g, emb.Version(), 30, "after a search found the log cut")
+			if logs.FilterMessageSnippet("vector log damaged").Len() == 0 {
+				t.Error("the store did not say the log was damaged")
+			}
+			os.Remove(filepath.Join(dir, vecFileName))
+			ro, err := OpenReadOnly(dir, nil, WithEmbedder(emb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ro.Close()
+			hits := search(t, ro, "postgresql")
+			vec := 0
+			for _, h := range hits {
+				if h.Parts.VecRank > 0 {
+					vec++
+				}
+			}
+			if vec < 4 { // logBatch(0, 30): 5 memories say "postgres"
+				t.Fatalf("a new reader found %d hits by vector, want every postgres memory: %+v", vec, hits)
+			}
 		})
 	}
 }

@@ -327,9 +327,11 @@ func (ix *indexer) reembedded(ctx context.Context, job *reembedJob, through int6
 	ix.vl.buf = buf
 	if _, err := ix.vl.write(ctx, ix.w, st, buf); errors.Is(err, errVecLog) {
 		// Lost under the store: a new log, every memory a gap again,
-		// filled at the next Open.
-		ix.lg.Warn("vector log damaged: starting a new one; its memories are embedded again when the store is next opened", zap.Error(err))
-		_, err = ix.vl.reset(ctx, ix.w, st, st.version, through)
+		// filled by a Reembed run again in the background.
+		ix.lg.Warn("vector log damaged: starting a new one; its memories are embedded again in the background", zap.Error(err))
+		if _, err = ix.vl.reset(ctx, ix.w, st, st.version, through); err == nil && ix.lostLog != nil {
+			ix.lostLog()
+		}
 		return err
 	} else if err != nil {
 		return fmt.Errorf("re-embed: %w", err)

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,7 +46,7 @@ func Export(w io.Writer, format, agent string, recs []journal.Record) error {
 }
 
 func exportMarkdown(w *bufio.Writer, agent string, recs []journal.Record) {
-	fmt.Fprintf(w, "# Memory of %s\n\nExported by memsync: %d memories, its own and the shared ones, oldest first in each section.\n", agent, len(recs))
+	WriteMarkdownHeader(w, agent, len(recs))
 	for _, k := range journal.Kinds {
 		first := true
 		for i := range recs {
@@ -54,13 +55,93 @@ func exportMarkdown(w *bufio.Writer, agent string, recs []journal.Record) {
 				continue
 			}
 			if first {
-				fmt.Fprintf(w, "\n## %s\n\n", k)
+				WriteMarkdownSection(w, k)
 				first = false
 			}
-			text := strings.ReplaceAll(strings.TrimSpace(r.Text), "\n", "\n  ")
-			fmt.Fprintf(w, "- %s\n  <sub>%s · %s · %s · `%s`</sub>\n", text, r.TS.UTC().Format("2006-01-02 15:04"), r.Agent, r.Scope, r.UUID)
+			WriteMarkdownItem(w, r)
 		}
 	}
+}
+
+// WriteMarkdownHeader, WriteMarkdownSection and WriteMarkdownItem write
+// the markdown export a part at a time, for a caller that streams it: the
+// header (n memories), then for each kind of journal.Kinds that has
+// memories its section and its memories, oldest first.
+func WriteMarkdownHeader(w io.Writer, agent string, n int) {
+	fmt.Fprintf(w, "# Memory of %s\n\nExported by memsync: %d memories, its own and the shared ones, oldest first in each section.\n", agent, n)
+}
+
+// WriteMarkdownSection starts the section of kind k.
+func WriteMarkdownSection(w io.Writer, k journal.Kind) { fmt.Fprintf(w, "\n## %s\n\n", k) }
+
+// WriteMarkdownItem writes one memory of a section.
+func WriteMarkdownItem(w io.Writer, r *journal.Record) {
+	text := strings.ReplaceAll(strings.TrimSpace(r.Text), "\n", "\n  ")
+	fmt.Fprintf(w, "- %s\n  <sub>%s · %s · %s · `%s`</sub>\n", text, r.TS.UTC().Format("2006-01-02 15:04"), r.Agent, r.Scope, r.UUID)
+}
+
+// MCPEntityName is the entity a record's memory is an observation of in
+// the mcp-memory export: its first entity, else its uuid.
+func MCPEntityName(r *journal.Record) string {
+	if es := r.AllEntities(); len(es) > 0 {
+		return es[0]
+	}
+	return r.UUID
+}
+
+// WriteMCPEntity writes one entity line of the mcp-memory export, byte
+// for byte as Export does, with the observations obs yields (at least
+// one), so that a caller streams them: {"type":"entity","name":…,
+// "entityType":…,"observations":[…]}.
+func WriteMCPEntity(w io.Writer, name, entityType string, obs func(yield func(observation string) error) error) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	str := func(v string) []byte {
+		b.Reset()
+		_ = enc.Encode(v) // a string always encodes
+		return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	}
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		bw = bufio.NewWriter(w)
+		defer bw.Flush()
+	}
+	bw.WriteString(`{"type":"entity","name":`)
+	bw.Write(str(name))
+	bw.WriteString(`,"entityType":`)
+	bw.Write(str(entityType))
+	bw.WriteString(`,"observations":[`)
+	first := true
+	err := obs(func(o string) error {
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		_, err := bw.Write(str(strings.TrimSpace(o)))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = bw.WriteString("]}\n")
+	return err
+}
+
+// WriteMCPRelation writes one relation line of the mcp-memory export: a
+// link between the memories of two entities.
+func WriteMCPRelation(w io.Writer, from, to string) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(mcpRelation{Type: "relation", From: from, To: to, RelationType: "links_to"})
+}
+
+// mcpRelation is a relation line of the mcp-memory export.
+type mcpRelation struct {
+	Type         string `json:"type"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	RelationType string `json:"relationType"`
 }
 
 func exportMCP(w *bufio.Writer, recs []journal.Record) error {

@@ -51,6 +51,10 @@ type Reader struct {
 	Reason  string
 	// Close releases the reader; nil means nothing to release.
 	Close func()
+	// Check, when set, is asked after the graph answered: an error (a
+	// rebuild began meanwhile) sends the request to the journals as a
+	// failed read does. nil: the answer stands.
+	Check func() error
 }
 
 // Fleet is what the fleet page shows of the repository: memsync.Status's
@@ -347,6 +351,9 @@ type read struct {
 // runs it again on the journals, as the CLI's reads never hard-fail.
 func (rd *read) do(ctx context.Context, fn func(memsync.Searcher) error) error {
 	err := fn(rd.Searcher)
+	if err == nil && !rd.Offline && rd.Check != nil {
+		err = rd.Check()
+	}
 	if err == nil || rd.Offline || ctx.Err() != nil || errors.Is(err, memsync.ErrNotVisible) {
 		return err
 	}
