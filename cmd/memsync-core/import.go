@@ -140,7 +140,7 @@ func printImport(w io.Writer, rep *importer.Report, asJSON bool) {
 	if rep.DryRun {
 		verb = "would import"
 	}
-	fmt.Fprintf(w, "%s %s into %s: %s %d memories", rep.Format, rep.Path, rep.Agent, verb, rep.Imported)
+	fmt.Fprintf(w, "%s %s into %s: %s %s", rep.Format, rep.Path, rep.Agent, verb, plural(rep.Imported, "memory"))
 	if rep.Verified > 0 {
 		fmt.Fprintf(w, " (%d marked verified by the source, kept as metadata)", rep.Verified)
 	}

@@ -105,10 +105,14 @@ func Main(ctx context.Context, env *Env, args []string, runner func(name string)
 	return run(ctx, env, args[1:])
 }
 
-// globalFlags are the flags every command takes that may also stand
-// before the command's name, as git and kubectl take theirs (`memsync
-// --repo DIR status`): the value of each is required.
-var globalFlags = []string{"repo"}
+// globalFlags are the flags that may also stand before the command's
+// name, as git and kubectl take theirs (`memsync --repo DIR status`): each
+// takes a value. boolGlobalFlags take none (`memsync --json status`). A
+// command that does not take one refuses it as it would after its name.
+var (
+	globalFlags     = []string{"repo", "graph"}
+	boolGlobalFlags = []string{"json"}
+)
 
 // Hoist moves global flags (globalFlags) that come before the command's
 // name to just after it, so that `memsync --repo DIR status` runs as
@@ -121,6 +125,11 @@ func Hoist(args []string) []string {
 	i := 0
 	for i < len(args) {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if strings.HasPrefix(args[i], "-") && slices.Contains(boolGlobalFlags, name) {
+			moved = append(moved, args[i])
+			i++
+			continue
+		}
 		if !strings.HasPrefix(args[i], "-") || !slices.Contains(globalFlags, name) {
 			break
 		}

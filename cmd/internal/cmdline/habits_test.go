@@ -56,6 +56,8 @@ func TestHoist(t *testing.T) {
 		{[]string{"--repo", "/r"}, []string{"--repo", "/r"}},
 		{[]string{"--repo"}, []string{"--repo"}},
 		{[]string{"--agent", "a", "status"}, []string{"--agent", "a", "status"}},
+		{[]string{"--json", "--graph", "embedded", "status"}, []string{"status", "--json", "--graph", "embedded"}},
+		{[]string{"--json=true", "agents"}, []string{"agents", "--json=true"}},
 		{[]string{"--help"}, []string{"--help"}},
 		{nil, nil},
 	} {

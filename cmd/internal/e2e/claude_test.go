@@ -163,3 +163,19 @@ func TestClaudeCodeAttendedStop(t *testing.T) {
 		}
 	})
 }
+
+// TestMCPEverywhereTheUserWorks: after the README's "Connect your agent"
+// commands, run in one project, memsync's MCP server is registered for
+// the user: the client started in another directory lists it, and
+// reaches it (issue 53).
+func TestMCPEverywhereTheUserWorks(t *testing.T) {
+	t.Parallel()
+	claudeVersions(t, func(t *testing.T, w *world) {
+		claudeSetup(t, w)
+		elsewhere := t.TempDir()
+		out := w.run(elsewhere, "", w.claude, "mcp", "list")
+		if !strings.Contains(out, "memsync") || !strings.Contains(out, "Connected") {
+			t.Errorf("claude mcp list in another directory:\n%s\nwant memsync, connected", out)
+		}
+	})
+}
