@@ -39,6 +39,7 @@ func FollowOriginal(promo, original score.Result) score.Result {
 		return promo
 	}
 	promo.Basis = append(slices.Clip(promo.Basis), note)
+	promo.StatusWhy = note
 	return promo
 }
 

@@ -483,7 +483,7 @@ func TestHookStopRemindsOnceUnderConcurrentStops(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("hook: exit %d: %s", r.code, r.stderr)
 		}
-		if strings.Contains(r.stdout, `"decision":"block"`) {
+		if strings.Contains(r.stdout, "memsync reminder") { // as additionalContext (interactive) or block-with-reason
 			reminded++
 		}
 	}

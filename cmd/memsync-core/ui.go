@@ -373,8 +373,12 @@ func newUIServer(env *Env, repo string, cfg *Config, token string, lg *zap.Logge
 		}
 		return f, nil
 	}
+	var projects func() bool
+	if g != nil {
+		projects = func() bool { return true } // run --ui: this process projects
+	}
 	return webui.New(webui.Config{
-		Repo: repo, Open: open, Journals: uiJournals(cfg, repo), Fleet: fleet,
+		Repo: repo, Open: open, Journals: uiJournals(cfg, repo), Fleet: fleet, Projects: projects,
 		Commit: func(ctx context.Context, path string, line int) (string, error) {
 			return blameCommit(ctx, repo, path, line)
 		},

@@ -251,6 +251,10 @@ type Result struct {
 	// Outcome is true when an outcome record (any result) links to the
 	// memory at the clock.
 	Outcome bool
+	// StatusWhy says which rule gave Status ("" for active): "flagged
+	// wrong", "superseded by a newer record at ...", "past max_age ...";
+	// it names no record, so any reader may be shown it.
+	StatusWhy string
 }
 
 // Defaults is the max_age of each kind when a record declares none.
@@ -480,7 +484,7 @@ func Evaluate(m Memory, events []Event, asOf time.Time) Result {
 	}
 
 	r.Confidence, r.Basis = confidence(m, asOf, last, r.FlaggedWrong, corroboration, verification, penalty, basis)
-	r.Status = status(m, r, asOf)
+	r.Status, r.StatusWhy = statusWhy(m, r, asOf)
 	return r
 }
 
@@ -647,38 +651,43 @@ func confidence(m Memory, asOf, last time.Time, wrong bool, corroboration, verif
 	return round(clamp(c)), basis
 }
 
-func status(m Memory, r Result, asOf time.Time) Status {
+// statusWhy is a memory's status and, for one other than active, why:
+// the one place that says which rule gave it (Result.StatusWhy).
+func statusWhy(m Memory, r Result, asOf time.Time) (Status, string) {
 	if !m.SupersededAt.IsZero() && !m.SupersededAt.After(asOf) {
-		return Superseded
+		return Superseded, "superseded by a newer record at " + m.SupersededAt.UTC().Format(time.RFC3339)
 	}
 	if r.FlaggedWrong {
-		return Archived // retired, core or not: a person said it is wrong
+		return Archived, "flagged wrong" // retired, core or not: a person said it is wrong
 	}
 	if r.Durable(m) {
 		// Never archived for age or importance (nor pruned as a
 		// repeat): a durable memory stays offered until a wrong flag or
 		// a superseding record retires it.
 		if r.ToReview {
-			return Review
+			return Review, "core memory contradicted by a newer record (the consolidation cycle listed it for review)"
 		}
-		return Active
+		return Active, ""
 	}
-	if r.Importance < ArchiveBelow || r.Pruned {
-		return Archived
+	if r.Pruned {
+		return Archived, "pruned by the consolidation cycle, with no reference since"
+	}
+	if r.Importance < ArchiveBelow {
+		return Archived, fmt.Sprintf("importance %.2f below %.2f", r.Importance, ArchiveBelow)
 	}
 	age := asOf.Sub(m.TS)
 	if m.Tier == "learning" && m.Hint == "low" && !r.Referenced && age > LowLearningAge {
-		return Archived
+		return Archived, fmt.Sprintf("low-confidence learning record nothing referenced within %d days", LowLearningAge/Day)
 	}
 	if r.MaxAge != Permanent && age > r.MaxAge {
 		switch {
 		case r.Importance < PastAgeArchive:
-			return Archived
+			return Archived, fmt.Sprintf("past max_age %s with importance %.2f below %.2f", r.MaxAgeLabel, r.Importance, PastAgeArchive)
 		case r.Importance <= PastAgeReviewMax:
-			return Review
+			return Review, fmt.Sprintf("past max_age %s with importance %.2f (%.2f to %.2f is reviewed)", r.MaxAgeLabel, r.Importance, PastAgeArchive, PastAgeReviewMax)
 		}
 	}
-	return Active
+	return Active, ""
 }
 
 func clamp(v float64) float64 { return math.Max(0, math.Min(1, v)) }

@@ -15,8 +15,8 @@ import (
 
 // Graph page bounds: the drawing stays readable and the reads few.
 const (
-	graphWidth   = 900
-	graphHeight  = 700
+	graphWidth   = 1000
+	graphHeight  = 900
 	graphPerHop  = 24
 	graphEntityN = 50
 )
@@ -29,6 +29,11 @@ type gnode struct {
 	Hop    int
 	X, Y   float64
 	Href   string
+	// The label: at (LX, LY), turned Rotate degrees and anchored
+	// Anchor, radially outward for a ring so that neighbours' labels
+	// never overlap.
+	LX, LY, Rotate float64
+	Anchor         string
 }
 
 // gedge is one drawn edge.
@@ -36,9 +41,36 @@ type gedge struct {
 	Type           string
 	From, To       string
 	X1, Y1, X2, Y2 float64
+	edgeStyle
+}
+
+// edgeStyle is how an edge type is drawn; edgeStyles are the legend.
+type edgeStyle struct {
+	Type, Label, Stroke, Dash, Marker string
+}
+
+var edgeStyles = []edgeStyle{
+	{Type: memsync.RelLinksTo, Label: "links to", Stroke: "#57606a", Marker: "arrow-links"},
+	{Type: memsync.RelSupports, Label: "supports", Stroke: "#1a7f37", Dash: "", Marker: "arrow-supports"},
+	{Type: "SUPERSEDES", Label: "supersedes (replaces)", Stroke: "#8250df", Dash: "8 4", Marker: "arrow-supersedes"},
+	{Type: memsync.RelConflictsWith, Label: "conflicts with", Stroke: "#cf222e", Dash: "3 3", Marker: "arrow-conflicts"},
+	{Type: "MENTIONS", Label: "mentions the entity", Stroke: "#7c3aed", Dash: "1 3", Marker: "arrow-mentions"},
+}
+
+// styleOf is the style of edge type typ (links' for a type not listed).
+func styleOf(typ string) edgeStyle {
+	for _, st := range edgeStyles {
+		if st.Type == typ {
+			return st
+		}
+	}
+	st := edgeStyles[0]
+	st.Type, st.Label = typ, strings.ToLower(strings.ReplaceAll(typ, "_", " "))
+	return st
 }
 
 type graphBody struct {
+	Legend []edgeStyle // every type, and any other this graph draws
 	Title  string
 	Center string
 	Nodes  []gnode
@@ -170,11 +202,27 @@ func (nb *neighbourhood) layout() graphBody {
 		g := nb.nodes[id]
 		byHop[g.Hop] = append(byHop[g.Hop], g)
 	}
-	radius := map[int]float64{0: 0, 1: 170, 2: 310}
+	radius := map[int]float64{0: 0, 1: 160, 2: 310}
+	// Labels run radially outward: hop 1's must end before hop 2's ring.
+	labelRunes := map[int]int{1: 22, 2: 22}
 	for hop, gs := range byHop {
 		for i, g := range gs {
 			a := 2*math.Pi*float64(i)/float64(len(gs)) + float64(hop)*0.35
-			g.X, g.Y = round1(cx+radius[hop]*math.Cos(a)), round1(cy+radius[hop]*math.Sin(a)*0.95)
+			g.X, g.Y = round1(cx+radius[hop]*math.Cos(a)), round1(cy+radius[hop]*math.Sin(a))
+			if hop == 0 {
+				g.LX, g.LY, g.Anchor = g.X, g.Y+24, "middle"
+				continue
+			}
+			if n := labelRunes[hop]; len([]rune(g.Label)) > n {
+				g.Label = short(g.Label, n)
+			}
+			off := 12.0
+			g.LX, g.LY = round1(g.X+off*math.Cos(a)), round1(g.Y+off*math.Sin(a))
+			deg := a * 180 / math.Pi
+			g.Rotate, g.Anchor = round1(math.Mod(deg, 360)), "start"
+			if math.Cos(a) < 0 {
+				g.Rotate, g.Anchor = round1(math.Mod(deg+180, 360)), "end"
+			}
 		}
 	}
 	for _, id := range nb.order {
@@ -185,8 +233,13 @@ func (nb *neighbourhood) layout() graphBody {
 		if from == nil || to == nil {
 			continue
 		}
-		body.Edges = append(body.Edges, gedge{Type: e[0], From: e[1], To: e[2], X1: from.X, Y1: from.Y, X2: to.X, Y2: to.Y})
+		st := styleOf(e[0])
+		body.Edges = append(body.Edges, gedge{Type: e[0], From: e[1], To: e[2], X1: from.X, Y1: from.Y, X2: to.X, Y2: to.Y, edgeStyle: st})
+		if !slices.ContainsFunc(body.Legend, func(l edgeStyle) bool { return l.Type == st.Type }) && !slices.ContainsFunc(edgeStyles, func(l edgeStyle) bool { return l.Type == st.Type }) {
+			body.Legend = append(body.Legend, st)
+		}
 	}
+	body.Legend = append(slices.Clone(edgeStyles), body.Legend...)
 	return body
 }
 

@@ -40,11 +40,15 @@ type fleetRow struct {
 }
 
 type fleetBody struct {
-	Fleet  *Fleet
-	Err    string
-	Rows   []fleetRow
-	AsOf   string
-	Remote string
+	Fleet                   *Fleet
+	Err                     string
+	Rows                    []fleetRow
+	AsOf                    string
+	Remote                  string
+	Timeline                timeline
+	Queue                   []queueSection
+	QueueHref, TimelineHref string
+	ReadErr                 string
 }
 
 func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
@@ -79,6 +83,22 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 		body.Rows = append(body.Rows, fleetRow{AgentStatus: st, Href: p.URL("/agents/" + url.PathEscape(a)),
 			Lag: (time.Duration(st.LagSeconds) * time.Second).String()})
 	}
+	// What the fleet wrote lately and what waits for a person.
+	ctx := r.Context()
+	rd := s.open(ctx)
+	defer rd.close()
+	err := rd.do(ctx, func(sr memsync.Searcher) (err error) {
+		if body.Timeline, err = s.cachedTimeline(ctx, sr, v, TimelineDays); err != nil {
+			return err
+		}
+		q, err := s.cachedQueue(ctx, sr, p)
+		body.Queue = q.Sections
+		return err
+	})
+	if err != nil {
+		body.ReadErr = err.Error()
+	}
+	body.QueueHref, body.TimelineHref = p.URL("/queue"), p.URL("/timeline")
 	p.Body = body
 	s.render(w, http.StatusOK, p)
 }
@@ -107,6 +127,9 @@ func remoteLine(st *Exchange, now time.Time) string {
 
 type agentBody struct {
 	Agent                                     string
+	Sees                                      bool   // what the agent sees, not what it wrote
+	Modes                                     []link // wrote / sees
+	Mode, TimelineHref                        string
 	Core, Newest, Review, Waiting, Promotions []memView
 	Bound                                     string
 }
@@ -139,7 +162,20 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := s.newPage(r, "agent", "agent "+agent, v)
-	body := agentBody{Agent: agent, Bound: fmt.Sprintf("review: among the core tier and the %d newest memories older than %d days; promotions: of the private memories listed here", agentOlderLimit, agentOlderThan/score.Day)}
+	sees := r.URL.Query().Get("view") == "sees"
+	body := agentBody{Agent: agent, Sees: sees, Bound: fmt.Sprintf("review: among the core tier and the %d newest memories older than %d days; promotions: of the private memories listed here", agentOlderLimit, agentOlderThan/score.Day)}
+	body.Mode = "what " + agent + " wrote (shared and its own private records)"
+	if sees {
+		body.Mode = "what " + agent + " sees: shared records by every agent, and its own private ones"
+	}
+	body.Modes = []link{{Label: "what it wrote", Href: p.URL("/agents/" + url.PathEscape(agent)), Current: !sees},
+		{Label: "what it sees", Href: p.URL("/agents/"+url.PathEscape(agent), "view", "sees"), Current: sees}}
+	body.TimelineHref = p.URL("/timeline", "author", agent, "since", "30d")
+	// What it wrote: the lists are read wider and kept to its records.
+	newest := agentNewestLimit
+	if !sees {
+		newest = agentOlderLimit
+	}
 	ctx := r.Context()
 	clock := memsync.Present(s.cfg.Now())
 	rd := s.open(ctx)
@@ -152,7 +188,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 		}
 		queries := []memsync.ListQuery{
 			{Groups: groups, Core: true, Limit: agentCoreLimit},
-			{Groups: groups, Limit: agentNewestLimit},
+			{Groups: groups, Limit: newest},
 			{Groups: groups, Until: clock.At.Add(-agentOlderThan), Limit: agentOlderLimit},
 			{Groups: groups, Kinds: []journal.Kind{journal.KindDecision}, Until: clock.At.Add(-packet.OutcomeWait), Limit: agentDecisions},
 		}
@@ -215,16 +251,21 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 			sc := scored[n.UUID]
 			return p.scored(&sc)
 		}
+		mine := func(n memsync.Node) bool { return sees || n.Agent == agent }
 		for _, n := range lists[0] {
-			body.Core = append(body.Core, view(n))
+			if mine(n) {
+				body.Core = append(body.Core, view(n))
+			}
 		}
 		for _, n := range lists[1] {
-			body.Newest = append(body.Newest, view(n))
+			if mine(n) && len(body.Newest) < agentNewestLimit {
+				body.Newest = append(body.Newest, view(n))
+			}
 		}
 		inReview := map[string]bool{}
 		for _, n := range append(slices.Clone(lists[0]), lists[2]...) {
 			sc := scored[n.UUID]
-			if sc.Result.Status != score.Review || inReview[n.UUID] {
+			if sc.Result.Status != score.Review || inReview[n.UUID] || !mine(n) {
 				continue
 			}
 			inReview[n.UUID] = true
@@ -252,7 +293,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 				body.Promotions = append(body.Promotions, m)
 			}
 		}
-		return nil
+		return p.annotate(ctx, sr, body.Core, body.Newest, body.Review)
 	})
 	if err != nil {
 		s.fail(w, r, v, err)
@@ -388,6 +429,8 @@ type memoryBody struct {
 	Basis      []string
 	Feedbacks  []string
 	Flash      string
+	FlagState  string // shown, pending (the daemon projects it) or sync
+	FlagNotice string
 	GraphHref  string
 	FlagAction string
 }
@@ -395,6 +438,7 @@ type memoryBody struct {
 // eventView is one of explain's events.
 type eventView struct {
 	TS, Kind, Effect, UUID, Href string
+	Text                         string // the referencing record's text, when the viewer may see it
 }
 
 func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
@@ -474,17 +518,56 @@ func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
 	}
 	body.History = historyChart(points)
 	if err := rd.do(ctx, func(sr memsync.Searcher) (err error) {
-		body.Edges, err = s.edges(ctx, sr, p, &sc.Node)
-		return err
+		if body.Edges, err = s.edges(ctx, sr, p, &sc.Node); err != nil {
+			return err
+		}
+		return eventTexts(ctx, sr, p, body.Events)
 	}); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
 	if q := r.URL.Query(); q.Get("flagged") != "" {
 		body.Flash = fmt.Sprintf("Journaled: %s flagged this memory %s (feedback record %s).", q.Get("by"), q.Get("flagged"), q.Get("record"))
+		shown := false
+		for _, e := range sc.Result.Effects {
+			shown = shown || e.UUID == q.Get("record")
+		}
+		switch {
+		case shown:
+			body.FlagState, body.FlagNotice = "shown", "It shows now: the importance, status and events below include it."
+		case s.projects(ctx):
+			body.FlagState, body.FlagNotice = "pending", "The daemon projects it within seconds: this page reloads until the importance and status below include it."
+			p.Refresh = 2
+		default:
+			body.FlagState, body.FlagNotice = "sync", "No daemon is running, so the graph does not have it yet: the importance and status below change at the next memsync sync (or once memsync run starts)."
+		}
 	}
 	p.Body = body
 	s.render(w, http.StatusOK, p)
+}
+
+// eventTexts sets the text of each event's record the viewer may see, so
+// that an event reads as what it says, not as a uuid.
+func eventTexts(ctx context.Context, sr memsync.Searcher, p *page, events []eventView) error {
+	var ids []string
+	for _, e := range events {
+		if e.UUID != "" {
+			ids = append(ids, e.UUID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	got, err := sr.Get(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read the events' records: %w", err)
+	}
+	for i, e := range events {
+		if n, ok := got[e.UUID]; ok && p.v.sees(n.Record.GroupID()) {
+			events[i].Text = n.Agent + ": " + short(n.Text, 160)
+		}
+	}
+	return nil
 }
 
 // outEdges are the edges a record's own fields name, by type.

@@ -2,6 +2,7 @@ package webui
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -11,11 +12,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 )
 
 // pageNames are the pages, each a template under templates/.
-var pageNames = []string{"fleet", "agent", "search", "memory", "graph", "packet", "notfound", "error"}
+var pageNames = []string{"fleet", "agent", "search", "memory", "graph", "packet", "timeline", "queue", "entities", "notfound", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
@@ -136,6 +138,11 @@ type memView struct {
 	Scored                                     bool
 	Href                                       string
 	Extra                                      string // a short note (why it is listed)
+	StatusWhy                                  string // score's reason for a status other than active
+	// About is the memory a feedback or outcome record judges, as far as
+	// the viewer may see it (annotate), so its text shows, not its uuid.
+	About  *memView
+	target string
 }
 
 func (p *page) mem(n *memsync.Node) memView {
@@ -143,13 +150,48 @@ func (p *page) mem(n *memsync.Node) memView {
 	if g == "" {
 		g = n.Record.GroupID()
 	}
-	return memView{UUID: n.UUID, Group: g, Agent: n.Agent, Kind: string(n.Kind), TS: n.TS.UTC().Format(time.RFC3339),
+	m := memView{UUID: n.UUID, Group: g, Agent: n.Agent, Kind: string(n.Kind), TS: n.TS.UTC().Format(time.RFC3339),
 		Text: n.Text, Href: p.URL("/memory/" + url.PathEscape(n.UUID))}
+	if (n.Kind == journal.KindFeedback || n.Kind == journal.KindOutcome) && len(n.Links) > 0 {
+		m.target = n.Links[0]
+	}
+	return m
+}
+
+// annotate sets About on the feedback and outcome records of lists: the
+// text of the memory each judges, when the viewer may see it.
+func (p *page) annotate(ctx context.Context, sr memsync.Searcher, lists ...[]memView) error {
+	var ids []string
+	for _, l := range lists {
+		for _, m := range l {
+			if m.target != "" {
+				ids = append(ids, m.target)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	got, err := sr.Get(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read the memories feedback judges: %w", err)
+	}
+	for _, l := range lists {
+		for i := range l {
+			if n, ok := got[l[i].target]; ok && p.v.sees(n.Record.GroupID()) {
+				about := p.mem(&n)
+				about.Text = short(about.Text, 160)
+				l[i].About = &about
+			}
+		}
+	}
+	return nil
 }
 
 func (p *page) scored(s *memsync.Scored) memView {
 	m := p.mem(&s.Node)
 	m.Status, m.Importance, m.Confidence, m.Scored = string(s.Result.Status), s.Result.Importance, s.Result.Confidence, true
+	m.StatusWhy = s.Result.StatusWhy
 	return m
 }
 

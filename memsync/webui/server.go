@@ -95,6 +95,10 @@ type Config struct {
 	// Commit names the commit that added line of path (relative to Repo);
 	// "" when not committed yet. Nil shows none.
 	Commit func(ctx context.Context, path string, line int) (string, error)
+	// Projects reports whether a daemon projects the journals into the
+	// graph this view reads, so that a flag shows within seconds (run
+	// --ui: always). Nil asks the fleet status whether `memsync run` runs.
+	Projects func() bool
 	// FSync makes a flag's append fsync (append.fsync).
 	FSync bool
 	// Token is required of every request (New refuses an empty one): the
@@ -152,6 +156,8 @@ type Server struct {
 	fleetAt   time.Time
 	fleetRead bool
 	fleetBusy bool // a background read is under way
+
+	sums summaries // charts and queue counts per viewer (SummaryTTL)
 }
 
 // FleetStale is how old a fleet status may be and still be answered while
@@ -214,6 +220,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /graph/entity/{name}", s.entityGraphPage)
 	mux.HandleFunc("GET /graph/{uuid}", s.graphPage)
 	mux.HandleFunc("GET /packet", s.packetPage)
+	mux.HandleFunc("GET /timeline", s.timelinePage)
+	mux.HandleFunc("GET /queue", s.queuePage)
+	mux.HandleFunc("GET /entities", s.entitiesPage)
 	static, _ := fs.Sub(assets, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.notFound(w, r, "no such page") })
@@ -395,6 +404,18 @@ func (s *Server) fleetStatus(ctx context.Context) (Fleet, error) {
 	s.fleet, s.fleetErr = s.cfg.Fleet(ctx)
 	s.fleetAt, s.fleetRead = s.cfg.Now(), true
 	return s.fleet, s.fleetErr
+}
+
+// projects reports whether a daemon projects new records into the graph.
+func (s *Server) projects(ctx context.Context) bool {
+	if s.cfg.Projects != nil {
+		return s.cfg.Projects()
+	}
+	if s.cfg.Fleet == nil {
+		return false
+	}
+	f, err := s.fleetStatus(ctx)
+	return err == nil && f.Report.Daemon.Running && f.Report.Daemon.Command == "run"
 }
 
 // refreshFleet reads the fleet's status for the next request.

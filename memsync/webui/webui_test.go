@@ -43,7 +43,15 @@ type rig struct {
 // rigToken is the token of a rig made without one of its own.
 const rigToken = "rig-token"
 
-func newRig(t *testing.T, token string) *rig {
+func newRig(t *testing.T, token string) *rig { t.Helper(); return newRigToken(t, token, nil) }
+
+// newRigWith is newRig with the server's Config changed by edit.
+func newRigWith(t *testing.T, edit func(*webui.Config)) *rig {
+	t.Helper()
+	return newRigToken(t, "", edit)
+}
+
+func newRigToken(t *testing.T, token string, edit func(*webui.Config)) *rig {
 	t.Helper()
 	r := &rig{t: t, repo: t.TempDir(), now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC), ids: map[string]string{}}
 	if token == "" {
@@ -82,14 +90,18 @@ func newRig(t *testing.T, token string) *rig {
 		t.Fatal(err)
 	}
 	r.sync()
-	r.srv, err = webui.New(webui.Config{
+	cfg := webui.Config{
 		Repo: r.repo, Token: token, Now: r.clock,
 		Open: func(context.Context) webui.Reader { return webui.Reader{Searcher: g} },
 		Fleet: func(ctx context.Context) (webui.Fleet, error) {
 			rep, err := memsync.Status(ctx, r.repo, g, "embedded", r.now)
 			return webui.Fleet{Report: rep}, err
 		},
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	r.srv, err = webui.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +176,12 @@ func (r *rig) pages() []struct{ name, path, page, want string } {
 		{"graph", "/graph/" + r.ids["decision"], "graph", `<svg id="graph"`},
 		{"entity graph", "/graph/entity/Postgres", "graph", `data-entity="Postgres"`},
 		{"packet form", "/packet", "packet", `<form id="packet"`},
+		{"fleet timeline", "/", "fleet", `<svg id="timeline-chart"`},
+		{"fleet queue counts", "/", "fleet", `<span class="count" data-section="waiting">1</span>`},
+		{"timeline", "/timeline?since=60d", "timeline", `<div id="list"><ul class="memories">`},
+		{"timeline this week", "/timeline", "timeline", `<p class="none">none</p>`},
+		{"queue", "/queue", "queue", `<section class="queue" id="waiting"><h2>Decisions waiting for an outcome (1)</h2>`},
+		{"entities", "/entities", "entities", `<tr class="entity" data-entity="Postgres">`},
 		{"packet", "/packet?role=planner&goal=billing+postgres&agent=alice", "packet", `<section id="packet">`},
 	}
 }
@@ -214,7 +232,7 @@ func checkLinksKeepAs(t *testing.T, body, as string) {
 	t.Helper()
 	for _, m := range hrefRE.FindAllStringSubmatch(body, -1) {
 		u := strings.ReplaceAll(m[2], "&amp;", "&")
-		if m[1] != "" || strings.HasPrefix(u, "/static/") || u == "/search" || u == "/packet" {
+		if m[1] != "" || strings.HasPrefix(u, "/static/") || u == "/search" || u == "/packet" || u == "/timeline" {
 			continue // forms carry ?as= in a hidden field
 		}
 		parsed, err := url.Parse(u)
@@ -222,7 +240,7 @@ func checkLinksKeepAs(t *testing.T, body, as string) {
 			t.Errorf("link %s loses ?as=%s", u, as)
 		}
 	}
-	for _, form := range []string{`<form id="search"`, `<form id="packet"`} {
+	for _, form := range []string{`<form id="search"`, `<form id="packet"`, `<form id="filter"`} {
 		if strings.Contains(body, form) && !strings.Contains(body, `<input type="hidden" name="as" value="`+as+`">`) {
 			t.Errorf("%s without a hidden as=%s", form, as)
 		}
@@ -409,10 +427,17 @@ func TestFlagWrongJournalsAndLeavesSearch(t *testing.T) {
 		t.Errorf("feedback record %+v", fb.Record)
 	}
 	page := r.get(loc).Body.String()
-	if !strings.Contains(page, `<p id="flash">`) || !strings.Contains(page, fb.UUID) {
-		t.Errorf("no flash naming %s:\n%s", fb.UUID, page)
+	if !strings.Contains(page, `<p id="flash" data-state="sync">`) || !strings.Contains(page, fb.UUID) || !strings.Contains(page, "at the next memsync sync") {
+		t.Errorf("no flash naming %s and saying it shows at the next sync (no daemon):\n%s", fb.UUID, page)
 	}
 	r.sync()
+	page = r.get(loc).Body.String()
+	if !strings.Contains(page, `<p id="flash" data-state="shown">`) || !strings.Contains(page, `<dd class="status-why">flagged wrong</dd>`) {
+		t.Errorf("projected: the flash does not say it shows, or no reason for the archived status:\n%s", page)
+	}
+	if body := r.get(search + "&status=all").Body.String(); !strings.Contains(body, `<span class="status-why">(flagged wrong)</span>`) {
+		t.Errorf("search --all: no reason for the archived status:\n%s", body)
+	}
 	if body := r.get(search).Body.String(); strings.Contains(body, `data-uuid="`+uuid+`"`) || !strings.Contains(body, `id="no-hits"`) {
 		t.Errorf("flagged wrong, still in default search:\n%s", body)
 	}

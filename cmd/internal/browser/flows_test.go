@@ -65,6 +65,10 @@ func TestFlagWrongLeavesSearch(t *testing.T) {
 	if !strings.Contains(flash, "wrong") {
 		t.Errorf("#flash %q: want it to say the memory was flagged wrong", flash)
 	}
+	// A daemon runs beside the ui: the change shows within seconds.
+	if st := eval[string](tb, `(document.querySelector("#flash") || {dataset: {}}).dataset.state || ""`); st != "pending" && st != "shown" {
+		t.Errorf("#flash data-state %q (%q): with the daemon running it shows now or within seconds", st, flash)
+	}
 	tb.screenshot("flagged", false)
 
 	got := feedbackFor(t, f.repo, target)
@@ -91,8 +95,8 @@ func TestFlagWrongLeavesSearch(t *testing.T) {
 		wantIn(t, "status="+status+" hits after the wrong flag", tb.uuidsIn("ol#hits > li.memory"), target)
 	}
 	tb.mustOpen("/memory/" + target)
-	if !strings.Contains(tb.state().Text, "archived") {
-		t.Errorf("the memory's page does not say it is archived after the wrong flag")
+	if !strings.Contains(tb.state().Text, "archived") || !strings.Contains(tb.textOf("dd.status-why"), "flagged wrong") {
+		t.Errorf("the memory's page does not say it is archived, and why (%q), after the wrong flag", tb.textOf("dd.status-why"))
 	}
 }
 
@@ -226,7 +230,16 @@ func TestFleetRefreshes(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for tb.textOf(row) == before {
+	// The page reloads itself: a read that meets the navigation is tried
+	// again.
+	read := func() string {
+		v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`(document.querySelector(`+jsString(row)+`) || {innerText: ""}).innerText`))
+		if err != nil || v == "" {
+			return before // mid-reload: no row yet
+		}
+		return v
+	}
+	for read() == before {
 		if time.Now().After(deadline) {
 			t.Fatalf("a minute after a planner record was appended the fleet row still reads %q", before)
 		}
@@ -316,6 +329,10 @@ func TestViewAsAgent(t *testing.T) {
 		{"graph-two-hops", "/graph/" + f.uuid(t, "link"), "graph", []string{"planner-private"}},
 		{"graph-entity", "/graph/entity/" + url.PathEscape("#postgres"), "graph", []string{"planner-private"}},
 		{"packet", "/packet?role=planner&goal=" + goal, "packet", nil},
+		{"timeline", "/timeline?since=30d", "timeline", []string{"planner-private", "critic-private"}},
+		{"timeline-author", "/timeline?since=30d&author=critic", "timeline", []string{"critic-private"}},
+		{"queue", "/queue", "queue", nil},
+		{"entities", "/entities", "entities", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := f.newTab(t)
@@ -718,6 +735,23 @@ func TestRunUI(t *testing.T) {
 	}
 	if resp.Status != 200 {
 		t.Fatalf("flag it wrong: HTTP %d at %s", resp.Status, resp.URL)
+	}
+	// run --ui projects it itself: the notice says so, and the page,
+	// reloaded, shows it once projected.
+	flagged, _ := url.Parse(resp.URL)
+	for {
+		st := eval[string](tb, `(document.querySelector("#flash") || {dataset: {}}).dataset.state || ""`)
+		if st == "shown" {
+			break
+		}
+		if st != "pending" {
+			t.Fatalf("run --ui: #flash data-state %q (%q), want pending then shown", st, tb.textOf("#flash"))
+		}
+		if time.Now().After(deadline.Add(time.Minute)) {
+			t.Fatalf("run --ui: the flag never shows on the memory's page")
+		}
+		time.Sleep(200 * time.Millisecond)
+		tb.mustOpen(flagged.RequestURI())
 	}
 	for tb.mustOpen(q); slices.Contains(tb.uuidsIn("ol#hits > li.memory"), target); tb.mustOpen(q) {
 		if time.Now().After(deadline.Add(time.Minute)) {

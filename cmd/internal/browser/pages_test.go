@@ -138,6 +138,15 @@ func TestPages(t *testing.T) {
 				wantIn(t, "g.node", nodes, f.uuid(t, name))
 			}
 		}},
+		{"entities", "/entities", "entities", func(t *testing.T, tb *tab, st pageState) {
+			rows := eval[[]string](tb, `[...document.querySelectorAll("table#entities tr.entity")].map(r => r.dataset.entity)`)
+			if !slices.Contains(rows, "#postgres") {
+				t.Errorf("table#entities rows %v: no #postgres", rows)
+			}
+			if tb.count(`tr.entity[data-entity="#postgres"] a[href^="/graph/entity/"]`) != 1 {
+				t.Errorf("#postgres does not link to its graph (its memories)")
+			}
+		}},
 		{"packet", "/packet?role=planner&goal=" + url.QueryEscape("choose the database for the billing service"), "packet", func(t *testing.T, tb *tab, st pageState) {
 			if tb.count("form#packet select[name=role]") != 1 || tb.count("form#packet input[name=goal]") != 1 {
 				t.Errorf("form#packet lacks select[name=role] or input[name=goal]")
