@@ -235,6 +235,12 @@ func (r *Regenerator) run(ctx context.Context) bool {
 		start := time.Now()
 		if len(agents) > 0 {
 			_, err = r.w.Generate(ctx, agents)
+			if len(agents) > walkAgents {
+				// A fleet's walk leaves its lists' pages to the runtime,
+				// which would give them back over minutes: a daemon that
+				// caught up settles now (issue 50).
+				debug.FreeOSMemory()
+			}
 		}
 		r.mu.Lock()
 		if r.walked {

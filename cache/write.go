@@ -156,7 +156,8 @@ type Result struct {
 }
 
 // Generate renders the snapshots of agents (every agent of the repository
-// when agents is empty) from one walk of the graph and writes them: each
+// when agents is empty) from one walk of the graph per walkAgents of them
+// and writes them: each
 // file that changed is replaced atomically (temp file, rename) without
 // fsync: snapshots are derived data, so a crash leaves an older snapshot
 // (never a torn one), which the next walk rewrites (journal.ReplaceDerived), files already up to date are left alone, and entity
@@ -164,8 +165,8 @@ type Result struct {
 // already written are complete and the rest are as they were.
 //
 // Files are rendered and written one at a time, so the memory Generate
-// needs beyond the walk's capped lists is one file's, however many agents
-// and pages there are.
+// needs beyond the walk's capped lists (those of walkAgents agents at
+// most) is one file's, however many agents and pages there are.
 func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error) {
 	if len(agents) == 0 {
 		var err error
@@ -176,6 +177,31 @@ func (w *Writer) Generate(ctx context.Context, agents []string) ([]Result, error
 			return nil, nil
 		}
 	}
+	var out []Result
+	for len(agents) > 0 {
+		chunk := agents[:min(walkAgents, len(agents))]
+		agents = agents[len(chunk):]
+		res, err := w.generate(ctx, chunk)
+		out = append(out, res...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// walkAgents bounds the agents one walk gathers lists for. A walk keeps,
+// for each agent's private group, capped lists (sections, core, aging,
+// entity pages) that together hold most of a busy agent's current
+// memories: walking 1,000 agents at once held about 300k entries (issue
+// 50: the daemon's peak after a catch-up of 300k records over 1,000
+// agents, 400-500 MB of live heap). Each further walk of a fleet costs
+// one more scan of the graph; the regenerator paces walks by their
+// length, so the share of a core it takes stays the same.
+const walkAgents = 200
+
+// generate is Generate of agents from one walk.
+func (w *Writer) generate(ctx context.Context, agents []string) ([]Result, error) {
 	wk, err := walk(ctx, w.g, agents, w.Limit)
 	if err != nil {
 		return nil, err
