@@ -12,7 +12,11 @@
 // every limit up to Pool. The Sources strongest of them bring in their
 // neighbours: the memories of the same agent and session nearest to them
 // in time, up to Window on each side (a question's answer is often the
-// turn after it, or the one before). Then, for a memory m,
+// turn after it, or the one before). A hit that names no session brings in
+// its implicit episode's instead: the same agent's sessionless memories
+// nearest to it, none across a pause longer than EpisodeGap (Episode), so
+// that records of one conversation or work session find each other
+// whether or not their host wrote a session. Then, for a memory m,
 //
 //	base(m)  = lexical(m) × cover(m) × (1 + TimeBoost if the query asks "when" and m's text names a time)
 //	score(m) = base(m) + Alpha × max over lexical hits h next to m of base(h) / distance(h, m)
@@ -51,7 +55,32 @@ const (
 	Alpha = 0.6
 	// TimeBoost lifts memories that name a time when the query asks "when".
 	TimeBoost = 0.5
+	// EpisodeGap is the longest pause between two consecutive records of
+	// one agent that keeps them in one implicit episode: a source that
+	// names no session gets as neighbours its agent's sessionless records
+	// nearest in time, each at most EpisodeGap from the one before it on
+	// its side (see Episode).
+	EpisodeGap = 30 * time.Minute
 )
+
+// Episode is how many of side (the timestamps of a sessionless source's
+// neighbours on one side, nearest first) belong to the source's implicit
+// episode: the neighbours up to the first pause longer than EpisodeGap
+// from the source at ts or from the neighbour before it.
+func Episode(ts time.Time, side []time.Time) int {
+	prev := ts
+	for i, t := range side {
+		d := t.Sub(prev)
+		if d < 0 {
+			d = -d
+		}
+		if d > EpisodeGap {
+			return i
+		}
+		prev = t
+	}
+	return len(side)
+}
 
 // Query is a search query as recall understands it.
 type Query struct {
