@@ -50,6 +50,7 @@ func Run(t *testing.T, open Open) {
 		{"Recall", testRecall},
 		{"RankProperties", testRankProperties},
 		{"Recipe", testRecipe},
+		{"Episodes", testEpisodes},
 		{"List", testList},
 		{"ListWindowEdge", testListWindowEdge},
 	}
