@@ -266,7 +266,7 @@ func (c *candidates) hits(ranked []recall.Ranked) []Hit {
 	out := make([]Hit, 0, len(ranked))
 	for _, r := range ranked {
 		if n, ok := c.nodes[r.UUID]; ok {
-			out = append(out, Hit{Node: n, Score: r.Score, Match: r.Match, Fields: r.Fields, From: r.From, Parts: r.Parts})
+			out = append(out, Hit{Node: n, Score: r.Score, Match: r.Match, Fields: r.Fields, From: r.From, Boosts: r.Boosts, Parts: r.Parts})
 		}
 	}
 	return out

@@ -84,6 +84,19 @@ func decodeSearch(t *testing.T, r result) searchResult {
 	return out
 }
 
+// lexicalIDs are the uuids of res's lexical hits, without the neighbours
+// (factors.beside) the recipe brought in beside them: the corpus's
+// sessionless records, seconds apart, are one agent's episode.
+func lexicalIDs(res searchResult) []string {
+	var out []string
+	for _, h := range res.Results {
+		if h.Factors.Beside == "" {
+			out = append(out, h.UUID)
+		}
+	}
+	return out
+}
+
 func hitIDs(res searchResult) []string {
 	var out []string
 	for _, h := range res.Results {
@@ -121,11 +134,11 @@ func checkSearchContract(t *testing.T, iv invocation, repo string, wantOffline b
 		}
 	}
 	// Supersession: hidden, then shown with --all.
-	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "kafka retention", "--agent", "bob", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_new"}) {
+	if got := lexicalIDs(decodeSearch(t, iv.run(t, "search", "kafka retention", "--agent", "bob", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_new"}) {
 		t.Fatalf("kafka: %v", got)
 	}
 	all := decodeSearch(t, iv.run(t, "search", "kafka retention", "--agent", "bob", "--all", "--json", "--repo", repo))
-	if got := hitIDs(all); len(got) != 2 || !slices.Contains(got, "mem_old") {
+	if got := lexicalIDs(all); len(got) != 2 || !slices.Contains(got, "mem_old") {
 		t.Fatalf("kafka --all: %v", got)
 	}
 	for _, h := range all.Results {
@@ -144,10 +157,10 @@ func checkSearchContract(t *testing.T, iv invocation, repo string, wantOffline b
 		}
 	}
 	// Filters.
-	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "quoted deploy", "--agent", "alice", "--kind", "decision", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_hostile"}) {
+	if got := lexicalIDs(decodeSearch(t, iv.run(t, "search", "quoted deploy", "--agent", "alice", "--kind", "decision", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_hostile"}) {
 		t.Fatalf("--kind decision: %v", got)
 	}
-	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "deploy", "--agent", "alice", "--since", "2026-11-20T09:00:02Z", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_strong", "mem_alice_priv"}) {
+	if got := lexicalIDs(decodeSearch(t, iv.run(t, "search", "deploy", "--agent", "alice", "--since", "2026-11-20T09:00:02Z", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_strong", "mem_alice_priv"}) {
 		t.Fatalf("--since: %v", got)
 	}
 	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "deploy", "--agent", "alice", "--limit", "1", "--json", "--repo", repo))); len(got) != 1 {
