@@ -278,10 +278,10 @@ func TestRecallTableDeltas(t *testing.T) {
 	na := &recallPath{door: "Neo4j", name: "`memsync search`", clock: "today", na: "no server", diag: &recallPath{na: "no server"}}
 	table, checks := recallTable([]*recallPath{within, below, edge, pkt, diag, na}, 1, n, "none")
 	for _, want := range []string{
-		"| embedded | `memsync search` | day after | 1.000 | 1.000 | 1.000 | 1.000 | +0.020 / +0.020 ✅ |",
-		"| embedded | `memsync search` | today | 0.950 | 0.950 | 0.950 | 0.950 | -0.030 / -0.030 ❌ |",
-		"| offline | `memsync search` | day after | 0.980 | 0.980 | 0.980 | 0.980 | -0.020 / -0.020 ✅ |",
-		"| embedded | `memsync packet` | today | – | – | – | – |  |",
+		"| embedded | `memsync search` | day after | 1.000 | 1.000 | 1.000 | 1.000 | 0.000 / 0.000 | +0.020 / +0.020 ✅ |",
+		"| embedded | `memsync search` | today | 0.950 | 0.950 | 0.950 | 0.950 | 0.000 / 0.000 | -0.030 / -0.030 ❌ |",
+		"| offline | `memsync search` | day after | 0.980 | 0.980 | 0.980 | 0.980 | 0.000 / 0.000 | -0.020 / -0.020 ✅ |",
+		"| embedded | `memsync packet` | today | – | – | – | – | – / – |  |",
 		"| Neo4j | `memsync search` | today | n/a (no server) |",
 	} {
 		if !strings.Contains(table, want) {
