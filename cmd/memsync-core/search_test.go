@@ -349,3 +349,35 @@ func TestSearchTagOnlyMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchExplainsEpisodesAndTime: --explain and --json name a
+// sessionless neighbour's source and how it came (its episode), and the
+// date factor of a hit whose ts falls in the time the query names.
+func TestSearchExplainsEpisodesAndTime(t *testing.T) {
+	repo := searchRepo(t,
+		srec("ep_q", "alice", 1, "what did you paint for the harbour show?", sShared),
+		srec("ep_a", "alice", 2, "a sunrise over a lake, in oils", sShared),
+	)
+	syncRepo(t, repo)
+	for _, iv := range []invocation{{}, unreachableNeo4j} {
+		res := decodeSearch(t, iv.run(t, "search", "paint harbour", "--agent", "alice", "--json", "--repo", repo))
+		var a *searchHit
+		for i := range res.Results {
+			if res.Results[i].UUID == "ep_a" {
+				a = &res.Results[i]
+			}
+		}
+		if a == nil || a.Factors.Beside != "ep_q" || a.Factors.Via != "episode" {
+			t.Fatalf("offline %v: the next turn is no episode neighbour of ep_q: %+v", res.Offline, res.Results)
+		}
+		month := searchClock.Format("January 2006")
+		res = decodeSearch(t, iv.run(t, "search", "harbour in "+month, "--agent", "alice", "--json", "--repo", repo))
+		if len(res.Results) == 0 || res.Results[0].UUID != "ep_q" || res.Results[0].Factors.DateMatch != 3 {
+			t.Fatalf("offline %v: %q: %+v, want ep_q with date_match 3", res.Offline, "harbour in "+month, res.Results)
+		}
+		out := iv.run(t, "search", "paint harbour in "+month, "--agent", "alice", "--explain", "--repo", repo).stdout
+		if !strings.Contains(out, "episode neighbour of ep_q") || !strings.Contains(out, "date match 3.00") {
+			t.Fatalf("offline %v: explain does not name the episode and the date:\n%s", res.Offline, out)
+		}
+	}
+}
