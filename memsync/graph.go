@@ -117,6 +117,7 @@ type Hit struct {
 	Match  uint64        // the query terms it holds (recall.Ranked.Match)
 	Fields recall.Fields // where it holds them: text, tags, entities
 	From   string        // for a neighbour that is no lexical hit: the hit that brought it in
+	Boosts recall.Boosts // the factors of time its relevance holds (recall.Boosts)
 	Parts  recall.Parts
 }
 

@@ -40,7 +40,8 @@ type Found struct {
 }
 
 // Beside is, for the source memory From, the memories of its agent and
-// session nearest to it in time: Before and After, nearest first, at most
+// session nearest to it in time (its agent's sessionless memories when it
+// names no session): Before and After, nearest first, at most
 // recall.Window each.
 type Beside struct {
 	From          string
@@ -57,9 +58,11 @@ type Retriever interface {
 	// then newest, then uuid. Text counts in full; tags and declared
 	// entities at half weight.
 	Lexical(ctx context.Context, terms []string, f Filter, pool int) ([]Found, error)
-	// Neighbours returns, for each of sources (lexical hits that name a
-	// session), the memories of the same agent and session nearest to it
-	// in time (by ts, then uuid) that f lets through.
+	// Neighbours returns, for each of sources (lexical hits), the
+	// memories of the same agent and session nearest to it in time (by
+	// ts, then uuid) that f lets through, at most recall.Window each side;
+	// for a source that names no session, the same agent's memories that
+	// name none. (The recipe cuts those at recall.EpisodeGap.)
 	Neighbours(ctx context.Context, sources []Node, f Filter) ([]Beside, error)
 	// Similar returns up to pool memories f lets through whose vectors are
 	// nearest to text's, any order; none when no embedder is configured.
@@ -145,18 +148,15 @@ func gather(ctx context.Context, r Retriever, q SearchQuery) (*candidates, error
 		hits = append(hits, h.Node)
 		c.cands = append(c.cands, recall.Candidate{UUID: h.UUID, TS: h.TS, Lexical: h.Score})
 	}
-	var sources []Node
-	for _, n := range recall.SourceHits(hits) {
-		if n.Session != "" {
-			sources = append(sources, n)
-		}
-	}
-	if len(sources) > 0 {
+	if sources := recall.SourceHits(hits); len(sources) > 0 {
 		near, err := r.Neighbours(ctx, sources, f)
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range near {
+			if src, ok := c.nodes[b.From]; ok && src.Session == "" {
+				b = episode(src, b)
+			}
 			for _, n := range append(append([]Node(nil), b.Before...), b.After...) {
 				if _, known := c.nodes[n.UUID]; !known {
 					c.nodes[n.UUID] = n
@@ -190,6 +190,19 @@ func gather(ctx context.Context, r Retriever, q SearchQuery) (*candidates, error
 		c.sims = append(c.sims, recall.Similar{UUID: s.UUID, TS: s.TS, Cosine: s.Score})
 	}
 	return c, nil
+}
+
+// episode keeps of b, the neighbours of the sessionless src, those of
+// its implicit episode (recall.Episode).
+func episode(src Node, b Beside) Beside {
+	cut := func(side []Node) []Node {
+		ts := make([]time.Time, len(side))
+		for i, n := range side {
+			ts[i] = n.TS
+		}
+		return side[:recall.Episode(src.TS, ts)]
+	}
+	return Beside{From: b.From, Before: cut(b.Before), After: cut(b.After)}
 }
 
 func uuidsOf(nodes []Node) []string {
@@ -253,7 +266,7 @@ func (c *candidates) hits(ranked []recall.Ranked) []Hit {
 	out := make([]Hit, 0, len(ranked))
 	for _, r := range ranked {
 		if n, ok := c.nodes[r.UUID]; ok {
-			out = append(out, Hit{Node: n, Score: r.Score, Match: r.Match, Fields: r.Fields, From: r.From, Parts: r.Parts})
+			out = append(out, Hit{Node: n, Score: r.Score, Match: r.Match, Fields: r.Fields, From: r.From, Boosts: r.Boosts, Parts: r.Parts})
 		}
 	}
 	return out

@@ -147,6 +147,7 @@ type Ranked struct {
 	Fields  recall.Fields // where it holds them (text, tags, entities)
 	Held    string        // the same as explain names it: "text: postgres; tag: billing"
 	From    string        // for a neighbour that is no lexical hit: the hit that brought it in
+	Boosts  recall.Boosts // the factors of time its relevance holds
 	Factors score.Factors // the blend, factor by factor (score.Blend)
 	Score   float64       // Factors.Score
 }
@@ -224,7 +225,7 @@ func Rank(ctx context.Context, s Searcher, q RankQuery) ([]Ranked, error) {
 		f := score.Blend(r.Score, best, sc.Result, sc.Freshness)
 		at[r.UUID] = len(out)
 		out = append(out, Ranked{Scored: sc, Lexical: r.Score, Parts: r.Parts, Match: r.Match, Fields: r.Fields,
-			Held: r.Fields.Describe(c.q), From: r.From, Factors: f, Score: f.Score})
+			Held: r.Fields.Describe(c.q), From: r.From, Boosts: r.Boosts, Factors: f, Score: f.Score})
 	}
 	// The superset-of-terms property, and each neighbour that is no hit
 	// of its own below the hit that brought it in; then each score is

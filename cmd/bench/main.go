@@ -65,11 +65,12 @@ type options struct {
 	hookCalls                            int
 	packetCommands                       int // `memsync packet` execs per run
 	cpuProfile                           string
-	recallData                           string // the LoCoMo dev set
-	recallConversations                  int    // 0: all
-	recallEmbedder                       string // the model the recall figure embeds with: none, default or a model's path
-	recallRepos                          string // where the recall figure's repositories are made and kept; "": the scratch directory
-	recallSessions                       bool   // the recall figure's records carry LoCoMo's session ids
+	recallData                           string       // the LoCoMo dev set
+	recallConversations                  int          // 0: all
+	recallEmbedder                       string       // the model the recall figure embeds with: none, default or a model's path
+	recallRepos                          string       // where the recall figure's repositories are made and kept; "": the scratch directory
+	recallSessions                       bool         // the recall figure's records carry LoCoMo's session ids
+	recallOnly                           map[int]bool // --recall-only: the conversations' indices; nil: all
 	only                                 map[string]bool
 	vectors                              int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
 	vectorsModel                         string   // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
@@ -149,6 +150,17 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.recallRepos, "recall-repos", "", "make the recall figure's repositories (one per conversation, with its embedded store) under `dir` and keep them; default: the run's scratch directory, removed")
 	fs.BoolVar(&o.recallSessions, "recall-sessions", true, "the recall figure's records carry each LoCoMo session as their `session` field (as a host's hook writes it); false: no session field, as imports, direct writers and MCP hosts that pass none write them")
 	fs.IntVar(&o.recallConversations, "recall-conversations", 0, "conversations of the recall figure (0: all; CI's smoke run uses 1)")
+	fs.Func("recall-only", "conversations of the recall figure by index, 0-based, comma-separated (a cross-validation fold: \"2\" holds conversation 2 out)", func(v string) error {
+		o.recallOnly = map[int]bool{}
+		for _, f := range strings.Split(v, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || i < 0 {
+				return fmt.Errorf("--recall-only %q: want indices like 0,2,4", v)
+			}
+			o.recallOnly[i] = true
+		}
+		return nil
+	})
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.IntVar(&o.vectors, "vectors", 0, "embed every memory and search hybrid with the hashing test embedder (memsynctest) of `N` dimensions: the cost of vectors at the real model's size, not its quality; 0: lexical only")
 	fs.StringVar(&o.vectorsModel, "vectors-model", "test", "the `model` the graphs embed with: test (the hashing test embedder of --vectors dimensions), none, default (the built-in model) or a model's path")

@@ -54,6 +54,7 @@ type recallCase struct {
 	id        string
 	records   []journal.Record
 	uuidOf    map[string]string // dia_id → uuid
+	sessionOf map[string]string // uuid → its LoCoMo session, whether the records carry it or not
 	questions []recallQuestion
 	dropped   int       // evidence ids dropped (not turns of the conversation)
 	repaired  int       // evidence ids rewritten to a turn's id
@@ -64,7 +65,9 @@ type recallCase struct {
 type recallQuestion struct {
 	text     string
 	category int
-	evidence map[string]bool // uuids
+	evidence map[string]bool   // uuids
+	sessions map[string]bool   // the LoCoMo sessions of the evidence turns
+	session  map[string]string // every turn's LoCoMo session (uuid → session), with or without the field
 }
 
 // categoryNames are LoCoMo's categories (5, adversarial, is left out).
@@ -77,6 +80,12 @@ var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
 // imported conversations, direct writers and MCP hosts that pass none
 // write them.
 func loadLocomo(path string, n int, sessions bool) ([]*recallCase, error) {
+	return loadLocomoOnly(path, n, sessions, nil)
+}
+
+// loadLocomoOnly is loadLocomo of the conversations whose index (0-based,
+// in the file's order) only holds; nil: every one.
+func loadLocomoOnly(path string, n int, sessions bool, only map[int]bool) ([]*recallCase, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -90,6 +99,9 @@ func loadLocomo(path string, n int, sessions bool) ([]*recallCase, error) {
 	}
 	var out []*recallCase
 	for i, c := range convs {
+		if only != nil && !only[i] {
+			continue
+		}
 		rc, err := newRecallCase(i, c, sessions)
 		if err != nil {
 			return nil, fmt.Errorf("%s: conversation %s: %w", path, c.SampleID, err)
@@ -105,7 +117,7 @@ func sessionTime(s string) (time.Time, error) {
 }
 
 func newRecallCase(i int, c locomoConversation, withSessions bool) (*recallCase, error) {
-	rc := &recallCase{id: c.SampleID, uuidOf: map[string]string{}}
+	rc := &recallCase{id: c.SampleID, uuidOf: map[string]string{}, sessionOf: map[string]string{}}
 	if rc.id == "" {
 		rc.id = strconv.Itoa(i)
 	}
@@ -148,6 +160,7 @@ func newRecallCase(i int, c locomoConversation, withSessions bool) (*recallCase,
 			if withSessions {
 				r.Session = fmt.Sprintf("session_%d", s)
 			}
+			rc.sessionOf[uuid] = fmt.Sprintf("session_%d", s)
 			rc.records = append(rc.records, r)
 		}
 	}
@@ -177,7 +190,12 @@ func newRecallCase(i int, c locomoConversation, withSessions bool) (*recallCase,
 		if len(ev) == 0 {
 			continue // nothing left to find: the question cannot be scored
 		}
-		rc.questions = append(rc.questions, recallQuestion{text: q.Question, category: q.Category, evidence: ev})
+		sessions := map[string]bool{}
+		for u := range ev {
+			sessions[rc.sessionOf[u]] = true
+		}
+		rc.questions = append(rc.questions, recallQuestion{text: q.Question, category: q.Category, evidence: ev,
+			sessions: sessions, session: rc.sessionOf})
 	}
 	return rc, nil
 }
@@ -247,11 +265,14 @@ func writeRecallRepo(root string, rc *recallCase) error {
 type recallScores struct {
 	n                   map[int]int
 	r5, r10, hit10, mrr map[int]float64
+	// s5, s10: session level, any evidence session among the sessions of
+	// the first 5 (10) turns (the measure of the published figures).
+	s5, s10 map[int]float64
 }
 
 func newRecallScores() *recallScores {
 	return &recallScores{n: map[int]int{}, r5: map[int]float64{}, r10: map[int]float64{},
-		hit10: map[int]float64{}, mrr: map[int]float64{}}
+		hit10: map[int]float64{}, mrr: map[int]float64{}, s5: map[int]float64{}, s10: map[int]float64{}}
 }
 
 // add scores one question's ranked uuids (category 0 is overall).
@@ -270,8 +291,21 @@ func (s *recallScores) add(q recallQuestion, ranked []string) {
 			rr = 1 / float64(i+1)
 		}
 	}
+	var ses5, ses10 bool
+	for i, u := range ranked[:min(len(ranked), recallK)] {
+		if q.sessions[q.session[u]] {
+			ses10 = true
+			ses5 = ses5 || i < 5
+		}
+	}
 	n := float64(len(q.evidence))
 	for _, c := range []int{0, q.category} {
+		if ses5 {
+			s.s5[c]++
+		}
+		if ses10 {
+			s.s10[c]++
+		}
 		s.n[c]++
 		s.r5[c] += float64(found5) / n
 		s.r10[c] += float64(found10) / n

@@ -278,10 +278,10 @@ func TestRecallTableDeltas(t *testing.T) {
 	na := &recallPath{door: "Neo4j", name: "`memsync search`", clock: "today", na: "no server", diag: &recallPath{na: "no server"}}
 	table, checks := recallTable([]*recallPath{within, below, edge, pkt, diag, na}, 1, n, "none")
 	for _, want := range []string{
-		"| embedded | `memsync search` | day after | 1.000 | 1.000 | 1.000 | 1.000 | +0.020 / +0.020 ✅ |",
-		"| embedded | `memsync search` | today | 0.950 | 0.950 | 0.950 | 0.950 | -0.030 / -0.030 ❌ |",
-		"| offline | `memsync search` | day after | 0.980 | 0.980 | 0.980 | 0.980 | -0.020 / -0.020 ✅ |",
-		"| embedded | `memsync packet` | today | – | – | – | – |  |",
+		"| embedded | `memsync search` | day after | 1.000 | 1.000 | 1.000 | 1.000 | 0.000 / 0.000 | +0.020 / +0.020 ✅ |",
+		"| embedded | `memsync search` | today | 0.950 | 0.950 | 0.950 | 0.950 | 0.000 / 0.000 | -0.030 / -0.030 ❌ |",
+		"| offline | `memsync search` | day after | 0.980 | 0.980 | 0.980 | 0.980 | 0.000 / 0.000 | -0.020 / -0.020 ✅ |",
+		"| embedded | `memsync packet` | today | – | – | – | – | – / – |  |",
 		"| Neo4j | `memsync search` | today | n/a (no server) |",
 	} {
 		if !strings.Contains(table, want) {
@@ -294,5 +294,23 @@ func TestRecallTableDeltas(t *testing.T) {
 	}
 	if !slices.Equal(verdicts, []bool{true, false, true}) {
 		t.Errorf("checks %+v, want met, missed, met", checks)
+	}
+}
+
+// TestSessionLevel: the session-level metric counts a question found when
+// any of its evidence sessions is among the sessions of the first 5 (10)
+// turns, whether or not the turn is evidence.
+func TestSessionLevel(t *testing.T) {
+	session := map[string]string{"a": "s1", "b": "s1", "c": "s2", "d": "s3"}
+	q := recallQuestion{category: 1, evidence: map[string]bool{"a": true}, sessions: map[string]bool{"s1": true}, session: session}
+	s := newRecallScores()
+	s.add(q, []string{"c", "b"})                               // b: same session as the evidence, not evidence
+	s.add(q, []string{"c", "d", "c", "d", "c", "d", "b"})      // at rank 7: within 10 only
+	s.add(q, []string{"c", "d", "c", "d", "c", "d", "c", "d"}) // never
+	if got5, got10 := s.mean(s.s5, 0), s.mean(s.s10, 0); math.Abs(got5-1.0/3) > 1e-9 || math.Abs(got10-2.0/3) > 1e-9 {
+		t.Fatalf("session any@5 %v, any@10 %v: want 1/3 and 2/3", got5, got10)
+	}
+	if s.mean(s.r10, 0) != 0 {
+		t.Fatalf("turn-level recall %v, want 0", s.mean(s.r10, 0))
 	}
 }

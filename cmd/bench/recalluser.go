@@ -112,7 +112,7 @@ func recallWorkers() int { return max(runtime.GOMAXPROCS(0), 1) }
 func (b *bench) measureRecall(ctx context.Context, w io.Writer) error {
 	o := b.opts
 	started := time.Now()
-	cases, err := loadLocomo(o.recallData, o.recallConversations, o.recallSessions)
+	cases, err := loadLocomoOnly(o.recallData, o.recallConversations, o.recallSessions, o.recallOnly)
 	if os.IsNotExist(err) {
 		b.logf("recall: %s is missing: skipped (the LoCoMo dev set lives in ../shared beside the repository)", o.recallData)
 		fmt.Fprintf(w, "recall: skipped, %s not found\n", o.recallData)
@@ -636,11 +636,11 @@ func recallTable(paths []*recallPath, convs, questions int, evidence string) (st
 		"pitfalls_to_avoid, relevant_facts, open_questions, then selected_memory_ids). Diagnostic rows are below the command (no importance, status or clock): "+
 		"for comparison only.\n\n", time.Now().UTC().Format("2006-01-02"), offlineURI)
 	cats := []int{1, 2, 3, 4}
-	sb.WriteString("| door | path | clock | recall@5 | recall@10 | hit@10 | MRR@10 | Δ recall@10 / Δ hit@10 vs the diagnostic |")
+	sb.WriteString("| door | path | clock | recall@5 | recall@10 | hit@10 | MRR@10 | session any@5 / @10 | Δ recall@10 / Δ hit@10 vs the diagnostic |")
 	for _, c := range cats {
 		fmt.Fprintf(&sb, " %s R@10 / hit@10 / MRR |", categoryNames[c])
 	}
-	sb.WriteString("\n|" + strings.Repeat("---|", 8+len(cats)) + "\n")
+	sb.WriteString("\n|" + strings.Repeat("---|", 9+len(cats)) + "\n")
 	f := func(v float64) string {
 		if math.IsNaN(v) {
 			return "–"
@@ -658,8 +658,8 @@ func recallTable(paths []*recallPath, convs, questions int, evidence string) (st
 		}
 		s := p.scores
 		r10, hit := s.mean(s.r10, 0), s.mean(s.hit10, 0)
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |", door, p.name, p.clock,
-			f(s.mean(s.r5, 0)), f(r10), f(hit), f(s.mean(s.mrr, 0)), deltaCell(p, &checks))
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |", door, p.name, p.clock,
+			f(s.mean(s.r5, 0)), f(r10), f(hit), f(s.mean(s.mrr, 0)), f(s.mean(s.s5, 0)), f(s.mean(s.s10, 0)), deltaCell(p, &checks))
 		for _, c := range cats {
 			fmt.Fprintf(&sb, " %s / %s / %s |", f(s.mean(s.r10, c)), f(s.mean(s.hit10, c)), f(s.mean(s.mrr, c)))
 		}

@@ -87,7 +87,7 @@ func TestRecallThroughTheCommand(t *testing.T) {
 					t.Errorf("%s diagnostic row %q: want recall@10 1.000", door, d)
 				}
 				s := recallRow(out, door, "`memsync search`", "day after")
-				if len(s) < 8 || s[4] != "1.000" || s[5] != "1.000" || s[7] != "+0.000 / +0.000 ✅" {
+				if len(s) < 9 || s[4] != "1.000" || s[5] != "1.000" || s[8] != "+0.000 / +0.000 ✅" {
 					t.Errorf("%s search at the day-after clock: row %q, want recall@10 and hit@10 1.000, level with the diagnostic", door, s)
 				}
 				for _, r := range []struct{ path, clock string }{

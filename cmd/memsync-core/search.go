@@ -90,6 +90,16 @@ type searchFactors struct {
 	Confidence float64 `json:"confidence"`
 	Status     float64 `json:"status"`
 	Order      float64 `json:"order"` // 1, or what the rank's rules moved the score by (score.Factors.Order)
+	// Beside is, for a neighbour that is no lexical hit, the hit that
+	// brought it in, and Via how: "session" (the same session) or
+	// "episode" (the same agent's sessionless records, recall.EpisodeGap).
+	Beside string `json:"beside,omitempty"`
+	Via    string `json:"via,omitempty"`
+	// TimeWord and DateMatch are the factors of time the relevance holds
+	// (recall.Boosts): the query asks "when" and the text names a time;
+	// the memory's ts falls in the time the query names. Absent: 1.
+	TimeWord  float64 `json:"time_word,omitempty"`
+	DateMatch float64 `json:"date_match,omitempty"`
 }
 
 // searchParts is, with an embedder, what each retrieval contributed to a
@@ -236,7 +246,14 @@ func newSearchHit(h memsync.Ranked) searchHit {
 		Importance: h.Result.Importance, Confidence: h.Result.Confidence, Status: string(h.Result.Status),
 		Lexical: roundScore(h.Lexical), Freshness: h.Freshness,
 		Factors: searchFactors{Terms: recallrule.Held(h.Match), Held: h.Held, Relevance: h.Factors.Relevance, Importance: h.Factors.Importance,
-			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status, Order: h.Factors.Order},
+			Freshness: h.Factors.Freshness, Confidence: h.Factors.Confidence, Status: h.Factors.Status, Order: h.Factors.Order,
+			Beside: h.From, TimeWord: h.Boosts.Time, DateMatch: h.Boosts.Date},
+	}
+	if h.From != "" {
+		out.Factors.Via = "session"
+		if h.Session == "" {
+			out.Factors.Via = "episode"
+		}
 	}
 	if h.Result.Status == score.Superseded {
 		out.ReplacedBy = h.ReplacedBy
@@ -299,6 +316,19 @@ func printHits(env *Env, res searchResult, explain bool) {
 			}
 			fmt.Fprintf(env.Stdout, "   (holds %d query %s%s; importance %.2f, freshness %.2f, confidence %.2f, status %s; lexical %.6g)\n",
 				f.Terms, terms, held, h.Importance, h.Freshness, h.Confidence, h.Status, h.Lexical)
+			if f.Beside != "" {
+				fmt.Fprintf(env.Stdout, "   (%s neighbour of %s: relevance inherited from that hit, recall.Alpha over the distance)\n", f.Via, f.Beside)
+			}
+			if f.TimeWord != 0 || f.DateMatch != 0 {
+				var parts []string
+				if f.TimeWord != 0 {
+					parts = append(parts, fmt.Sprintf("time word %.2f (the query asks when; the text names a time)", f.TimeWord))
+				}
+				if f.DateMatch != 0 {
+					parts = append(parts, fmt.Sprintf("date match %.2f (its ts falls in the time the query names)", f.DateMatch))
+				}
+				fmt.Fprintf(env.Stdout, "   (relevance holds: %s)\n", strings.Join(parts, "; "))
+			}
 			if f.Order != 0 && f.Order < 1 {
 				fmt.Fprintf(env.Stdout, "   (order: held below a memory holding more of the query's terms, or the hit whose session neighbour it is)\n")
 			}

@@ -84,6 +84,19 @@ func decodeSearch(t *testing.T, r result) searchResult {
 	return out
 }
 
+// lexicalIDs are the uuids of res's lexical hits, without the neighbours
+// (factors.beside) the recipe brought in beside them: the corpus's
+// sessionless records, seconds apart, are one agent's episode.
+func lexicalIDs(res searchResult) []string {
+	var out []string
+	for _, h := range res.Results {
+		if h.Factors.Beside == "" {
+			out = append(out, h.UUID)
+		}
+	}
+	return out
+}
+
 func hitIDs(res searchResult) []string {
 	var out []string
 	for _, h := range res.Results {
@@ -121,11 +134,11 @@ func checkSearchContract(t *testing.T, iv invocation, repo string, wantOffline b
 		}
 	}
 	// Supersession: hidden, then shown with --all.
-	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "kafka retention", "--agent", "bob", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_new"}) {
+	if got := lexicalIDs(decodeSearch(t, iv.run(t, "search", "kafka retention", "--agent", "bob", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_new"}) {
 		t.Fatalf("kafka: %v", got)
 	}
 	all := decodeSearch(t, iv.run(t, "search", "kafka retention", "--agent", "bob", "--all", "--json", "--repo", repo))
-	if got := hitIDs(all); len(got) != 2 || !slices.Contains(got, "mem_old") {
+	if got := lexicalIDs(all); len(got) != 2 || !slices.Contains(got, "mem_old") {
 		t.Fatalf("kafka --all: %v", got)
 	}
 	for _, h := range all.Results {
@@ -144,10 +157,10 @@ func checkSearchContract(t *testing.T, iv invocation, repo string, wantOffline b
 		}
 	}
 	// Filters.
-	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "quoted deploy", "--agent", "alice", "--kind", "decision", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_hostile"}) {
+	if got := lexicalIDs(decodeSearch(t, iv.run(t, "search", "quoted deploy", "--agent", "alice", "--kind", "decision", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_hostile"}) {
 		t.Fatalf("--kind decision: %v", got)
 	}
-	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "deploy", "--agent", "alice", "--since", "2026-11-20T09:00:02Z", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_strong", "mem_alice_priv"}) {
+	if got := lexicalIDs(decodeSearch(t, iv.run(t, "search", "deploy", "--agent", "alice", "--since", "2026-11-20T09:00:02Z", "--json", "--repo", repo))); !slices.Equal(got, []string{"mem_strong", "mem_alice_priv"}) {
 		t.Fatalf("--since: %v", got)
 	}
 	if got := hitIDs(decodeSearch(t, iv.run(t, "search", "deploy", "--agent", "alice", "--limit", "1", "--json", "--repo", repo))); len(got) != 1 {
@@ -333,6 +346,38 @@ func TestSearchTagOnlyMatch(t *testing.T) {
 		r := inv.run(t, "search", "postgres", "billing", "--agent", "a", "--explain", "--repo", repo)
 		if !strings.Contains(r.stdout, "holds 1 query term (tag: billing)") {
 			t.Errorf("explain:\n%s", r.stdout)
+		}
+	}
+}
+
+// TestSearchExplainsEpisodesAndTime: --explain and --json name a
+// sessionless neighbour's source and how it came (its episode), and the
+// date factor of a hit whose ts falls in the time the query names.
+func TestSearchExplainsEpisodesAndTime(t *testing.T) {
+	repo := searchRepo(t,
+		srec("ep_q", "alice", 1, "what did you paint for the harbour show?", sShared),
+		srec("ep_a", "alice", 2, "a sunrise over a lake, in oils", sShared),
+	)
+	syncRepo(t, repo)
+	for _, iv := range []invocation{{}, unreachableNeo4j} {
+		res := decodeSearch(t, iv.run(t, "search", "paint harbour", "--agent", "alice", "--json", "--repo", repo))
+		var a *searchHit
+		for i := range res.Results {
+			if res.Results[i].UUID == "ep_a" {
+				a = &res.Results[i]
+			}
+		}
+		if a == nil || a.Factors.Beside != "ep_q" || a.Factors.Via != "episode" {
+			t.Fatalf("offline %v: the next turn is no episode neighbour of ep_q: %+v", res.Offline, res.Results)
+		}
+		month := searchClock.Format("January 2006")
+		res = decodeSearch(t, iv.run(t, "search", "harbour in "+month, "--agent", "alice", "--json", "--repo", repo))
+		if len(res.Results) == 0 || res.Results[0].UUID != "ep_q" || res.Results[0].Factors.DateMatch != 3 {
+			t.Fatalf("offline %v: %q: %+v, want ep_q with date_match 3", res.Offline, "harbour in "+month, res.Results)
+		}
+		out := iv.run(t, "search", "paint harbour in "+month, "--agent", "alice", "--explain", "--repo", repo).stdout
+		if !strings.Contains(out, "episode neighbour of ep_q") || !strings.Contains(out, "date match 3.00") {
+			t.Fatalf("offline %v: explain does not name the episode and the date:\n%s", res.Offline, out)
 		}
 	}
 }

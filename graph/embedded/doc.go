@@ -6,7 +6,7 @@
 // # Files
 //
 // Open(dir) keeps the memories in dir/graph.db and what is derived from
-// them for lookup (the full-text index, the turns of sessions, the vectors) in
+// them for lookup (the full-text index, the turns, the vectors) in
 // dir/graph-search.db (dir is normally <repo>/.memsync, which is never
 // committed). The main file runs in WAL mode with synchronous=FULL (the WAL
 // is fsynced at each commit, one fsync per batch); a connection of its own
@@ -125,8 +125,9 @@
 //	              one of the next
 //	lex_stats     one row: rows, tokens (bm25's collection figures, every group's)
 //	lex_groups    ord, name: the numbers postings give groups
-//	turns         (agent, session, ts, uuid, id): the memories that name a
-//	              session, for the neighbours of a search's strongest hits
+//	turns         (agent, session, ts, uuid, id): every memory (session ""
+//	              when it names none), for the neighbours of a search's
+//	              strongest hits: their session's or their episode's
 //	indexed       one row: generation, through (the watermark above)
 //
 // Node.LinksTo, Supersedes, ConflictsWith and Mentions are read back from the

@@ -35,12 +35,15 @@ const SearchFileName = "graph-search.db"
 // index, lexindex.go; 4 holds the vectors too, which were in the main file;
 // 5 no longer has the entities and mentions tables, which no query read;
 // 6 holds the edges that carry signals, which were in the main file;
-// 7 keeps the vectors in the vector log beside it, veclog.go).
-const searchSchemaVersion = 7
+// 7 keeps the vectors in the vector log beside it, veclog.go; 8 holds the
+// turns of every memory, those that name no session under session "", so
+// that a sessionless hit finds its implicit episode, package recall).
+const searchSchemaVersion = 8
 
-// sqlCreateTurns orders the memories that name a session by agent, session
-// and time, so that a search finds the neighbours of its strongest hits
-// (package recall).
+// sqlCreateTurns orders the memories by agent, session ("" for those that
+// name none) and time, so that a search finds the neighbours of its
+// strongest hits: their session's, or their implicit episode's (package
+// recall).
 const sqlCreateTurns = `CREATE TABLE IF NOT EXISTS turns (
 		agent   TEXT    NOT NULL,
 		session TEXT    NOT NULL,
@@ -125,9 +128,7 @@ type ixRemoval struct {
 // add appends what r (a prepared record stored with id) adds.
 func (x *ixRows) add(id int64, r *row) {
 	x.fts = append(x.fts, ftsRow{id, r.m.Text, r.meta, r.group})
-	if r.m.Session != "" {
-		x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
-	}
+	x.turns = append(x.turns, r.m.Agent, r.m.Session, r.ts, r.m.UUID, id)
 	if r.vec != nil {
 		x.vectors = append(x.vectors, id, r.group, r.version, r.vec)
 	}

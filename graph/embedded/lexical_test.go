@@ -212,7 +212,8 @@ func TestGroupNumbersReadPerTransaction(t *testing.T) {
 	db.Close()
 	apply(t, g, mem("a2", 3, "zebra of alice again", private("alice")))
 	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("alice")}})
-	if err != nil || len(hits) != 1 || hits[0].UUID != "a2" {
+	// a1, no longer in the emptied index, may join as a2's episode neighbour.
+	if hits = lexicalHits(hits); err != nil || len(hits) != 1 || hits[0].UUID != "a2" {
 		t.Fatalf("Search as alice = %v, %v; want a2", hits, err)
 	}
 	hits, err = memsync.Search(ctx, g, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("bob")}})

@@ -155,8 +155,8 @@ const sqlNodesByID = `SELECT ` + nodeCols + `, m.id FROM ` + nodeFrom + `
 	WHERE m.id IN (SELECT value FROM json_each(?1))`
 
 // sqlNeighbours finds, for each source in the JSON list ?1 ([agent,
-// session, ts, uuid] each), the ids of the memories of the same agent and
-// session nearest to it in time: b1, b2 before (nearest first), a1, a2
+// session, ts, uuid] each; session "" for one that names none), the ids of
+// the memories of the same agent and session nearest to it in time: b1, b2 before (nearest first), a1, a2
 // after, among those the search may return (the filters of sqlSearch: ?2
 // to ?5). The turns table's key orders them; each neighbour is one seek.
 var sqlNeighbours = `WITH src AS (
@@ -488,9 +488,10 @@ func (g *Graph) readNodes(ctx context.Context, ids []int64, nodes map[int64]mems
 	return nil
 }
 
-// neighbours finds, for each source (a lexical hit whose node names a
-// session), the memories of its agent and session nearest to it in time
-// that f lets through (package recall).
+// neighbours finds, for each source (a lexical hit), the memories of its
+// agent and session nearest to it in time that f lets through (package
+// recall); for a source that names no session, its agent's memories that
+// name none (session "" in the turns table).
 func (g *Graph) neighbours(ctx context.Context, sources []memsync.Node, f filter) ([]memsync.Beside, error) {
 	src := make([][4]string, len(sources))
 	for i, n := range sources {

@@ -45,7 +45,10 @@ func HybridCorpus(intruder bool) []memsync.Memory {
 	base := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	var out []memsync.Memory
 	add := func(uuid, agent string, scope journal.Scope, minute int, text string) {
-		r := journal.Record{UUID: uuid, TS: base.Add(time.Duration(minute) * time.Minute), Agent: agent,
+		// Further apart than recall.EpisodeGap, so that no memory is an
+		// episode neighbour of another (whose lift would weigh each
+		// path's BM25 statistics).
+		r := journal.Record{UUID: uuid, TS: base.Add(time.Duration(minute) * 31 * time.Minute), Agent: agent,
 			Kind: journal.KindObservation, Scope: scope, Text: text}
 		out = append(out, memsync.Memory{Record: r, Path: "agents/" + agent + "/memory/journal/2026-11-20.jsonl", Line: len(out) + 1})
 	}

@@ -26,7 +26,9 @@ func RecipeCorpus() []memsync.Memory {
 	minute := 0
 	add := func(r journal.Record) {
 		minute++
-		r.TS = Base.Add(time.Duration(minute) * time.Minute)
+		// Further apart than recall.EpisodeGap: a sessionless memory has
+		// no neighbours here (RunEpisodes has its own corpus).
+		r.TS = Base.Add(time.Duration(minute) * 40 * time.Minute)
 		r.Agent = "a"
 		if r.Kind == "" {
 			r.Kind = journal.KindObservation
@@ -165,7 +167,7 @@ var RecipeWant = []string{
 	"WrongBringsNothing: rc-w3",
 	"WrongBringsNothingAll: rc-w1 rc-w3",
 	"NeighbourBelowItsHit: rc-n1 rc-n2 rc-both",
-	"SupersetFirst: rc-both rc-one rc-q0 rc-q1 rc-q2 rc-q3 rc-q4 rc-q5 rc-q6 rc-q7",
+	"SupersetFirst: rc-both rc-one rc-q6 rc-q7 rc-q3 rc-q4 rc-q5 rc-q1 rc-q2 rc-q0",
 }
 
 func testRecipe(t *testing.T, g memsync.Graph) {

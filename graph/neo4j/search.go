@@ -38,13 +38,21 @@ CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()`
 // of its agent and session nearest to it before and after (by ts, then
 // uuid), nearest first, at most $w each side, among those the search may
 // return (the filters of searchQuery).
-const neighboursQuery = `
+var neighboursQuery = neighboursOf("n.session = h.session")
+
+// episodeQuery is neighboursQuery for sources that name no session: the
+// memories of the same agent that name none (the recipe cuts them at
+// recall.EpisodeGap); the (group_id, ts) index orders them.
+var episodeQuery = neighboursOf("n.session IS NULL")
+
+func neighboursOf(same string) string {
+	return `
 UNWIND $sources AS src
 MATCH (h:Memory {uuid: src})
 CALL {
   WITH h
   MATCH (n:Memory)
-  WHERE n.session = h.session AND n.ts <= h.ts AND n.agent = h.agent AND (n.ts < h.ts OR n.uuid < h.uuid)
+  WHERE ` + same + ` AND n.ts <= h.ts AND n.agent = h.agent AND (n.ts < h.ts OR n.uuid < h.uuid)
     AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
     AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
   WITH n ORDER BY n.ts DESC, n.uuid DESC LIMIT $w
@@ -53,13 +61,14 @@ CALL {
 CALL {
   WITH h
   MATCH (n:Memory)
-  WHERE n.session = h.session AND n.ts >= h.ts AND n.agent = h.agent AND (n.ts > h.ts OR n.uuid > h.uuid)
+  WHERE ` + same + ` AND n.ts >= h.ts AND n.agent = h.agent AND (n.ts > h.ts OR n.uuid > h.uuid)
     AND n.hash IS NOT NULL AND n.group_id IN $groups AND ($all OR n.invalid_at IS NULL)
     AND (size($kinds) = 0 OR n.kind IN $kinds) AND ($since IS NULL OR n.ts >= $since)
   WITH n ORDER BY n.ts, n.uuid LIMIT $w
   RETURN collect([n.uuid, n.ts]) AS after
 }
 RETURN src, before, after`
+}
 
 // A search of this graph is memsync.Search(ctx, g, q): the one recipe
 // over the primitives below (memsync.Retriever): the recall.PoolSize best
@@ -153,12 +162,14 @@ func (g *Graph) Neighbours(ctx context.Context, sources []memsync.Node, f memsyn
 		return nil, nil
 	}
 	ctx = withPin(ctx)
-	ids := make([]string, len(sources))
-	for i, n := range sources {
-		ids[i] = n.UUID
+	var inSession, sessionless []string
+	for _, n := range sources {
+		if n.Session != "" {
+			inSession = append(inSession, n.UUID)
+		} else {
+			sessionless = append(sessionless, n.UUID)
+		}
 	}
-	p := searchParams(f)
-	p["sources"], p["w"] = ids, int64(recall.Window)
 	type row struct {
 		src           string
 		before, after []string
@@ -166,17 +177,30 @@ func (g *Graph) Neighbours(ctx context.Context, sources []memsync.Node, f memsyn
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
 	rows, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) ([]row, error) {
-		res, err := tx.Run(ctx, neighboursQuery, p)
-		if err != nil {
-			return nil, err
-		}
 		var out []row
-		for res.Next(ctx) {
-			v := res.Record().Values
-			src, _ := v[0].(string)
-			out = append(out, row{src: src, before: candUUIDs(pairs(v[1])), after: candUUIDs(pairs(v[2]))})
+		for _, part := range []struct {
+			query string
+			ids   []string
+		}{{neighboursQuery, inSession}, {episodeQuery, sessionless}} {
+			if len(part.ids) == 0 {
+				continue
+			}
+			p := searchParams(f)
+			p["sources"], p["w"] = part.ids, int64(recall.Window)
+			res, err := tx.Run(ctx, part.query, p)
+			if err != nil {
+				return nil, err
+			}
+			for res.Next(ctx) {
+				v := res.Record().Values
+				src, _ := v[0].(string)
+				out = append(out, row{src: src, before: candUUIDs(pairs(v[1])), after: candUUIDs(pairs(v[2]))})
+			}
+			if err := res.Err(); err != nil {
+				return nil, err
+			}
 		}
-		return out, res.Err()
+		return out, nil
 	})
 	if err != nil {
 		return nil, wrap("search: neighbours", err)

@@ -385,8 +385,9 @@ func (s *search) Similar(ctx context.Context, _ string, _ memsync.Filter, pool i
 	return s.similar(ctx, lines, pool)
 }
 
-// neighbours finds, for the sources that name a session, the records of
-// the same agent and session nearest to them in time (package recall), by
+// neighbours finds, for the sources, the records of the same agent and
+// session nearest to them in time (package recall; the agent's records
+// that name no session for a source that names none), by
 // reading their agents' journals again: only the records the reader may
 // see and the query wants, each uuid as first written.
 func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []memsync.Node) ([]memsync.Beside, error) {
@@ -394,10 +395,8 @@ func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []me
 	want := map[key]bool{}
 	agents := map[string]bool{}
 	for _, h := range sources {
-		if h.Session != "" {
-			want[key{h.Agent, h.Session}] = true
-			agents[h.Agent] = true
-		}
+		want[key{h.Agent, h.Session}] = true
+		agents[h.Agent] = true
 	}
 	if len(want) == 0 {
 		return nil, nil
@@ -415,7 +414,7 @@ func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []me
 		file, seq := int32(i), f.firstSeq
 		err := eachLine(f.path, func(line []byte, number int, off int64) error {
 			seq++ // as the first reading numbered the lines
-			if !rec.parse(line) || len(rec.session) == 0 || !want[key{f.agent, string(rec.session)}] {
+			if !rec.parse(line) || !want[key{f.agent, string(rec.session)}] {
 				return nil
 			}
 			pos := linePos{seq: seq, file: file, line: int32(number), off: off, size: int32(len(line))}
@@ -444,7 +443,7 @@ func (s *search) neighbours(ctx context.Context, lines *lineReader, sources []me
 	for _, h := range sources {
 		list := found[key{h.Agent, h.Session}]
 		at := slices.IndexFunc(list, func(x memsync.Node) bool { return x.UUID == h.UUID })
-		if h.Session == "" || at < 0 {
+		if at < 0 {
 			continue
 		}
 		b := memsync.Beside{From: h.UUID}

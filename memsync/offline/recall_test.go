@@ -68,3 +68,22 @@ func TestRecipeCases(t *testing.T) {
 	}
 	graphtest.RunRecipe(t, Journals{Layout: writeJournals(t, t.TempDir(), recs...)})
 }
+
+// TestEpisodeCases: sessionless records find their implicit episode's
+// neighbours offline as on the graphs (graphtest.RunEpisodes), with the
+// same first ten.
+func TestEpisodeCases(t *testing.T) {
+	var recs []journal.Record
+	for _, m := range graphtest.EpisodeCorpus() {
+		recs = append(recs, m.Record)
+	}
+	layout := writeJournals(t, t.TempDir(), recs...)
+	graphtest.RunEpisodes(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
+		t.Helper()
+		hits, err := Search(context.Background(), layout, q)
+		if err != nil {
+			t.Fatalf("Search(%q): %v", q.Text, err)
+		}
+		return hits
+	})
+}

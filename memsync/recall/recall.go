@@ -12,9 +12,14 @@
 // every limit up to Pool. The Sources strongest of them bring in their
 // neighbours: the memories of the same agent and session nearest to them
 // in time, up to Window on each side (a question's answer is often the
-// turn after it, or the one before). Then, for a memory m,
+// turn after it, or the one before). A hit that names no session brings in
+// its implicit episode's instead: the same agent's sessionless memories
+// nearest to it, none across a pause longer than EpisodeGap (Episode), so
+// that records of one conversation or work session find each other
+// whether or not their host wrote a session. Then, for a memory m,
 //
 //	base(m)  = lexical(m) × cover(m) × (1 + TimeBoost if the query asks "when" and m's text names a time)
+//	                                  × (1 + DateBoost if the query names a time m's ts falls in, ParseSpan)
 //	score(m) = base(m) + Alpha × max over lexical hits h next to m of base(h) / distance(h, m)
 //
 // where cover(m) is the share of the query's terms m holds, each weighted
@@ -51,19 +56,45 @@ const (
 	Alpha = 0.6
 	// TimeBoost lifts memories that name a time when the query asks "when".
 	TimeBoost = 0.5
+	// EpisodeGap is the longest pause between two consecutive records of
+	// one agent that keeps them in one implicit episode: a source that
+	// names no session gets as neighbours its agent's sessionless records
+	// nearest in time, each at most EpisodeGap from the one before it on
+	// its side (see Episode).
+	EpisodeGap = 30 * time.Minute
 )
+
+// Episode is how many of side (the timestamps of a sessionless source's
+// neighbours on one side, nearest first) belong to the source's implicit
+// episode: the neighbours up to the first pause longer than EpisodeGap
+// from the source at ts or from the neighbour before it.
+func Episode(ts time.Time, side []time.Time) int {
+	prev := ts
+	for i, t := range side {
+		d := t.Sub(prev)
+		if d < 0 {
+			d = -d
+		}
+		if d > EpisodeGap {
+			return i
+		}
+		prev = t
+	}
+	return len(side)
+}
 
 // Query is a search query as recall understands it.
 type Query struct {
 	Terms []string // analysis.QueryTerms of the text
 	Words []string // for each term, the first word of the text it comes from (as explain names it)
 	When  bool     // the text asks about time ("when", "what year", "how long ago")
+	Span  Span     // the time the text names (ParseSpan); zero: none
 }
 
 // ParseQuery analyzes text. A query whose words are all stopwords has no
 // terms: it finds nothing, and is not an error.
 func ParseQuery(text string) Query {
-	q := Query{Terms: analysis.QueryTerms(text)}
+	q := Query{Terms: analysis.QueryTerms(text), Span: ParseSpan(text)}
 	q.Words = make([]string, len(q.Terms))
 	for _, w := range analysis.Words(text) {
 		if whenWords[w] {
@@ -201,10 +232,19 @@ type Link struct {
 // lift brought it in (the strongest; "" when none did).
 type Ranked struct {
 	Candidate
-	Match uint64
-	Score float64
-	From  string
-	Parts // what each retrieval contributed (Fuse); zero from Rank alone
+	Match  uint64
+	Score  float64
+	From   string
+	Boosts Boosts // the factors its base was multiplied by
+	Parts         // what each retrieval contributed (Fuse); zero from Rank alone
+}
+
+// Boosts are the factors of time a memory's base was multiplied by, as
+// explain shows them: Time, 1 + TimeBoost (the query asks "when" and the
+// text names a time); Date, 1 + DateBoost (its ts falls in the time the
+// query names). Zero when not applied.
+type Boosts struct {
+	Time, Date float64
 }
 
 // Held is how many of the query's terms a Match holds.
@@ -306,12 +346,22 @@ func SourceHits[T any](hits []T) []T { return hits[:min(len(hits), Sources)] }
 // lexical hit among cands, or to one that is not among cands, are ignored.
 func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 	base := make(map[string]float64, len(cands))
+	boosts := map[string]Boosts{}
 	lexical := make(map[string]bool, len(cands))
 	cover := Cover(q, cands)
 	for _, c := range cands {
 		b := c.Lexical
+		var bo Boosts
 		if q.When && c.Timed {
-			b *= 1 + TimeBoost
+			bo.Time = 1 + TimeBoost
+			b *= bo.Time
+		}
+		if c.Lexical > 0 && q.Span.Holds(c.TS, DateSlack) {
+			bo.Date = 1 + DateBoost
+			b *= bo.Date
+		}
+		if bo != (Boosts{}) {
+			boosts[c.UUID] = bo
 		}
 		if c.Match != 0 {
 			b *= cover[c.UUID]
@@ -342,7 +392,7 @@ func Rank(q Query, cands []Candidate, links []Link) []Ranked {
 		if s <= 0 {
 			continue
 		}
-		r := Ranked{Candidate: c, Match: c.Match, Score: s}
+		r := Ranked{Candidate: c, Match: c.Match, Score: s, Boosts: boosts[c.UUID]}
 		if c.Lexical <= 0 {
 			r.From = from[c.UUID]
 		}
