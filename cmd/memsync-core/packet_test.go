@@ -361,7 +361,7 @@ func TestPacketDenseMemoryCaps(t *testing.T) {
 				t.Errorf("%s: %d selected ids", role, len(p.SelectedMemoryIDs))
 			}
 			if p.OpenQuestions[0].Text != "who signs off the release?" || p.OpenQuestions[0].UUID != "" || p.OpenQuestions[2].UUID == "" ||
-				!strings.HasPrefix(p.OpenQuestions[2].Text, `You decided "decision`) {
+				!strings.HasPrefix(p.OpenQuestions[2].Text, `You decided decision`) {
 				t.Errorf("%s: open questions %+v", role, p.OpenQuestions)
 			}
 			for _, it := range everyItem(p) {
