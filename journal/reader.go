@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Line is one complete journal line as the Reader found it. Exactly one of
@@ -118,6 +119,30 @@ func (r *Reader) readLine() (line []byte, size int64, tooLong bool, err error) {
 			continue
 		default:
 			return nil, 0, false, err
+		}
+	}
+}
+
+// EachLine calls fn for every complete line of the journal file at path,
+// opened without following a symbolic link, and stops at fn's first
+// error. The error of opening path is returned as it is.
+func EachLine(path string, fn func(Line) error) error {
+	f, err := OpenNoFollow(path, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := NewReader(f, 0, 0)
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(l); err != nil {
+			return err
 		}
 	}
 }

@@ -236,20 +236,5 @@ func exportJSONL(ctx context.Context, repo, agent string, w io.Writer) error {
 
 // exportScan calls fn for every complete line of the journal at path.
 func exportScan(path string, fn func(journal.Line)) error {
-	f, err := journal.OpenNoFollow(path, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := journal.NewReader(f, 0, 0)
-	for {
-		ln, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		fn(ln)
-	}
+	return journal.EachLine(path, func(l journal.Line) error { fn(l); return nil })
 }
