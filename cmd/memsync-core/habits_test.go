@@ -39,7 +39,9 @@ func TestCLIHabits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(memsyncBinary(t), tc.args...)
-			cmd.Env = append(cmd.Environ(), "MEMSYNC_REPO=")
+			// hookRepo projected into the embedded store: the graph env of a
+			// Neo4j CI run must not point these reads elsewhere.
+			cmd.Env = append(cmd.Environ(), "MEMSYNC_REPO=", "MEMSYNC_GRAPH=", "MEMSYNC_NEO4J_URI=")
 			var out, errOut bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			code := 0
