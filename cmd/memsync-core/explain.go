@@ -11,7 +11,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -116,16 +116,13 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 // are worth a hint: hintUnprojected).
 func explainMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string, groups []string,
 	clock memsync.Clock) (s memsync.Scored, isOffline, reached bool, err error) {
-	r, isOffline, _, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
-	defer closeReader()
-	reached = !isOffline
-	s, err = memsync.Explain(ctx, r, uuid, groups, clock)
-	if errors.Is(err, memsync.ErrNotVisible) && !isOffline {
-		// The daemon may not have projected it yet: the journals have it.
-		isOffline = true
-		s, err = memsync.Explain(ctx, offline.Journals{Layout: layout(repo)}, uuid, groups, clock)
-	}
-	return s, isOffline, reached, err
+	r := openReader(ctx, cfg, repo, cmd, stderr)
+	defer r.Close()
+	reached = !r.Offline
+	s, err = read.ReadMissing(ctx, r, func(src memsync.Searcher) (memsync.Scored, error) {
+		return memsync.Explain(ctx, src, uuid, groups, clock)
+	}, func(_ memsync.Scored, err error) bool { return errors.Is(err, memsync.ErrNotVisible) })
+	return s, r.Offline, reached, err
 }
 
 func newExplainResult(s memsync.Scored, asOf time.Time, isOffline bool) explainResult {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 const listDescription = `The newest memories agent A may see, newest first: shared memories
@@ -98,29 +98,15 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 
-	r, isOffline, reason, closeReader := openReader(ctx, &c.cfg, repo, "list", env.Stderr)
-	defer closeReader()
-	nodes, err := listFrom(ctx, r, q)
-	if err == nil && !isOffline {
-		// A rebuild begun meanwhile may have dropped what it read.
-		err = embeddedRebuilding(&c.cfg, repo)
-	}
-	if err != nil && !isOffline {
-		if ctx.Err() != nil {
-			return c.fail("%v", ctx.Err())
-		}
-		// Reads never hard-fail: whatever kept the graph from answering,
-		// the journals can.
-		reason = fmt.Sprintf("%s graph: %v", c.cfg.graph(), err)
-		fmt.Fprintf(env.Stderr, "memsync list: graph unavailable (%v); answering offline from the journals\n", oneLineErr(err))
-		isOffline = true
-		nodes, err = listFrom(ctx, offline.NewJournals(layout(repo)), q)
-	}
+	r := openReader(ctx, &c.cfg, repo, "list", env.Stderr)
+	defer r.Close()
+	nodes, err := read.Read(ctx, r, func(s memsync.Searcher) ([]memsync.Node, error) { return listFrom(ctx, s, q) })
 	if err != nil {
 		return c.fail("%v", err)
 	}
+	isOffline, reason := r.Offline, r.Reason
 	if !isOffline {
-		hintUnprojected(env, "list", repo, r)
+		hintUnprojected(env, "list", repo, r.From)
 	}
 	res := listResult{Agent: *agent, Source: "graph", Offline: isOffline, Reason: reason, Results: []listItem{}}
 	if isOffline {

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/packet"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 const packetDescription = `A working-memory packet (SPEC §8): the few hard constraints, procedures,
@@ -105,27 +106,13 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 // (Offline set, a note on stderr naming cmd), with the same privacy: the
 // one way the packet command, the hooks and the MCP server build one.
 func readPacket(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, req packet.Request) (packet.Packet, error) {
-	r, isOffline, reason, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
-	defer closeReader()
-	p, err := packet.BuildPacket(ctx, r, req)
-	if err == nil && !isOffline {
-		// A rebuild begun meanwhile may have dropped what it read.
-		err = embeddedRebuilding(cfg, repo)
-	}
-	if err != nil && !isOffline && !errors.Is(err, packet.ErrUnknownRole) {
-		if ctx.Err() != nil {
-			return packet.Packet{}, ctx.Err()
-		}
-		// Reads never hard-fail: whatever kept the graph from answering,
-		// the journals can.
-		reason = fmt.Sprintf("%s graph: %v", cfg.graph(), err)
-		fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals\n", cmd, oneLineErr(err))
-		isOffline = true
-		p, err = packet.BuildPacket(ctx, offline.NewJournals(layout(repo)), req)
-	}
+	r := openReader(ctx, cfg, repo, cmd, stderr)
+	defer r.Close()
+	p, err := read.ReadUnless(ctx, r, func(s memsync.Searcher) (packet.Packet, error) { return packet.BuildPacket(ctx, s, req) },
+		func(err error) bool { return errors.Is(err, packet.ErrUnknownRole) })
 	if err != nil {
 		return packet.Packet{}, err
 	}
-	p.Offline, p.OfflineReason = isOffline, reason
+	p.Offline, p.OfflineReason = r.Offline, r.Reason
 	return p, nil
 }

@@ -192,32 +192,18 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 
 	res := searchResult{Results: []searchHit{}}
 	rq := memsync.RankQuery{SearchQuery: q, Clock: clock}
-	r, isOffline, reason, closeReader := openReader(ctx, &cfg, repo, "search", env.Stderr)
-	defer closeReader()
-	hits, err := memsync.Rank(ctx, r, rq)
-	if err == nil && !isOffline {
-		// A rebuild begun meanwhile may have dropped what it read.
-		err = embeddedRebuilding(&cfg, repo)
-	}
-	if err != nil && !isOffline {
-		if ctx.Err() != nil {
-			return fs.fail("%v", ctx.Err())
-		}
-		// Reads never hard-fail: whatever kept the graph from answering,
-		// the journals can.
-		reason = fmt.Sprintf("%s graph: %v%s", cfg.graph(), err, offlineVectors(&cfg))
-		fmt.Fprintf(env.Stderr, "memsync search: graph unavailable (%v); answering offline from the journals%s\n", oneLineErr(err), offlineVectors(&cfg))
-		isOffline = true
-		hits, err = memsync.Rank(ctx, offline.Journals{Layout: layout(repo), Embedder: cfg.emb}, rq)
-	}
+	r := openReader(ctx, &cfg, repo, "search", env.Stderr)
+	defer r.Close()
+	hits, err := rank(ctx, r, rq)
 	if err != nil {
-		if isOffline {
+		if r.Offline {
 			return fs.fail("offline search: %v", err)
 		}
 		return fs.fail("%v", err)
 	}
+	isOffline, reason := r.Offline, r.Reason
 	if !isOffline {
-		hintUnprojected(env, "search", repo, r)
+		hintUnprojected(env, "search", repo, r.From)
 	}
 	res.Offline, res.Reason = isOffline, reason
 	for _, h := range hits {

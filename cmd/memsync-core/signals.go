@@ -10,42 +10,52 @@ import (
 
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/read"
 )
 
-// openReader opens the configured graph for reading signals, or, when it
-// cannot be reached, the journals themselves (offline is then true and a
-// note goes to stderr): reads never hard-fail. close releases it.
-func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer) (r memsync.Searcher, isOffline bool, reason string, close func()) {
+// openReader is the one read path of every door (read.Reader): the
+// configured graph, or, when it cannot be opened or reached, or is being
+// rebuilt, the journals themselves (Offline, a note on stderr naming cmd):
+// reads never hard-fail. A read that fails on the graph answers from the
+// journals the same way (read.Read). Close releases it.
+func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer) *read.Reader {
+	journals := offline.NewJournals(layout(repo))
+	journals.Embedder = cfg.emb
+	note := func(err error) {
+		fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals%s\n", cmd, oneLineErr(err), offlineVectors(cfg))
+	}
 	// A store being rebuilt is half empty: the journals answer (README
 	// "Reads during a rebuild").
 	if err := embeddedRebuilding(cfg, repo); err != nil {
 		fmt.Fprintf(stderr, "memsync %s: %v; answering offline from the journals%s\n", cmd, oneLineErr(err), offlineVectors(cfg))
-		j := offline.NewJournals(layout(repo))
-		j.Embedder = cfg.emb
-		return j, true, err.Error() + offlineVectors(cfg), func() {}
+		return read.Offline(journals, err.Error()+offlineVectors(cfg))
+	}
+	opened := func(g memsync.Graph) *read.Reader {
+		r := read.New(g, journals, func() { g.Close() })
+		r.Graph, r.Suffix, r.Note = cfg.graph(), offlineVectors(cfg), note
+		r.Check = func() error { return embeddedRebuilding(cfg, repo) } // begun meanwhile: it may have dropped what it read
+		return r
 	}
 	g, err := openReadGraph(ctx, cfg, repo, zap.NewNop())
 	if err == nil && cfg.graph() == graphNeo4j {
 		// Neo4j's opens have just read from the server (the schema's
 		// state): that was the probe.
-		return g, false, "", func() { g.Close() }
+		return opened(g)
 	}
 	if err == nil {
 		// A graph that opens may still be unreachable: ask it something
 		// cheap first, so that the answer is all-graph or all-offline,
 		// never a mix.
 		if _, err = g.Get(ctx, []string{"mem_probe"}); err == nil {
-			return g, false, "", func() { g.Close() }
+			return opened(g)
 		}
 		g.Close()
 		err = fmt.Errorf("%s graph: %w", cfg.graph(), err)
 	} else {
 		err = fmt.Errorf("open %s graph: %w", cfg.graph(), err)
 	}
-	fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals%s\n", cmd, oneLineErr(err), offlineVectors(cfg))
-	j := offline.NewJournals(layout(repo))
-	j.Embedder = cfg.emb
-	return j, true, err.Error() + offlineVectors(cfg), func() {}
+	note(err)
+	return read.Offline(journals, err.Error()+offlineVectors(cfg))
 }
 
 // offlineVectors is what the offline note says of vector recall: nothing
@@ -88,18 +98,13 @@ func parseAsOf(s string, now time.Time) (time.Time, error) {
 // reached or has not projected it yet (the daemon may lag behind an
 // append), in the journals.
 func findMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string) (memsync.Node, bool, error) {
-	r, isOffline, _, closeReader := openReader(ctx, cfg, repo, cmd, stderr)
-	nodes, err := r.Get(ctx, []string{uuid})
-	closeReader()
+	r := openReader(ctx, cfg, repo, cmd, stderr)
+	defer r.Close()
+	nodes, err := read.ReadMissing(ctx, r, func(s memsync.Searcher) (map[string]memsync.Node, error) {
+		return s.Get(ctx, []string{uuid})
+	}, func(nodes map[string]memsync.Node, err error) bool { _, ok := nodes[uuid]; return err == nil && !ok })
 	if err != nil {
 		return memsync.Node{}, false, fmt.Errorf("read %s: %w", uuid, err)
-	}
-	if n, ok := nodes[uuid]; ok || isOffline {
-		return n, ok, nil
-	}
-	nodes, err = offline.Journals{Layout: layout(repo)}.Get(ctx, []string{uuid})
-	if err != nil {
-		return memsync.Node{}, false, fmt.Errorf("read %s from the journals: %w", uuid, err)
 	}
 	n, ok := nodes[uuid]
 	return n, ok, nil

@@ -297,12 +297,12 @@ func (h *heldGraph) reader(ctx context.Context) webui.Reader {
 	}
 	if h.cur == nil {
 		st := h.storeFile()
-		r, isOffline, reason, closeReader := openReader(ctx, h.cfg, h.repo, "ui", io.Discard)
-		if isOffline {
+		r := openReader(ctx, h.cfg, h.repo, "ui", io.Discard)
+		if r.Offline {
 			// Not kept: the next request tries the graph again.
-			return webui.Reader{Searcher: r, Offline: true, Reason: reason, Close: closeReader}
+			return webui.Reader{Searcher: r.From, Offline: true, Reason: r.Reason, Close: r.Close}
 		}
-		h.cur = &heldRef{r: r, close: closeReader, st: st, at: time.Now()}
+		h.cur = &heldRef{r: r.From, close: r.Close, st: st, at: time.Now()}
 	}
 	c := h.cur
 	c.refs++
