@@ -360,7 +360,13 @@ func walkFiles(root string, keep func(rel string) bool, out *Source, fn func(sou
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !keep(rel) {
+		if !keep(rel) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			// Never followed: a link may lead out of the source, a FIFO
+			// or a device never ends.
+			out.skip(rel, "not a regular file (a symbolic link, FIFO or device): not read")
 			return nil
 		}
 		info, err := d.Info()
