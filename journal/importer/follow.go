@@ -24,7 +24,8 @@ import (
 //     memory in state deleted), always;
 //   - when the item belonged to a group the source still holds and is no
 //     longer in it (an observation of a Basic Memory note that is still
-//     there), always: the note is the whole of its observations;
+//     there, or an OpenClaw entry gone from a section still there),
+//     always: the note (the section) is the whole of its entries;
 //   - with Options.Prune, for every keyed item of the format the source no
 //     longer holds (a deleted note, a memory gone from Mem0's get_all): a
 //     source is not known to be the whole of what was imported in a
@@ -36,6 +37,11 @@ import (
 // retires private records; SPEC §3: a private record retires only its
 // writer's private memories). Formats without keyed items (and the
 // unkeyed items of any format) keep the import-what-is-new behaviour.
+//
+// A Basic Memory observation or an OpenClaw entry is keyed by its place:
+// inserting one above others makes each following place a new version
+// (superseding what was there), which still leaves every current entry
+// active once.
 
 // FieldImportRemoved marks a removal record: true.
 const FieldImportRemoved = "import_removed"
@@ -55,6 +61,15 @@ var unkeyedNote = regexp.MustCompile(`(?i)\.md:\d+$`)
 // followed lists the formats whose keyed items are followed.
 var followed = map[string]follow{
 	"basic-memory": {
+		keyed: func(c string) bool { return !unkeyedNote.MatchString(c) },
+		group: func(k string) string {
+			if i := strings.LastIndexByte(k, '#'); i >= 0 {
+				return k[:i]
+			}
+			return ""
+		},
+	},
+	"openclaw": {
 		keyed: func(c string) bool { return !unkeyedNote.MatchString(c) },
 		group: func(k string) string {
 			if i := strings.LastIndexByte(k, '#'); i >= 0 {

@@ -108,6 +108,17 @@ func TestImportFollowsAChangingSource(t *testing.T) {
 				files: map[string]string{"espresso.md": "---\ntitle: [unclosed\n---\n"}, imported: 0, retired: 0,
 				want: []string{"Espresso\n- pairs_with [[Milk]]", "Other", "dose 18 g", "grind setting 18 #grinder", "ratio 1:2"}},
 		}},
+		{"openclaw", "openclaw", []step{
+			{name: "first import", files: map[string]string{"MEMORY.md": "# Memory\n\n## Preferences\n- dark mode\n- tabs, not spaces\n\n## Decisions\n- ship on Fridays\n"},
+				imported: 3, want: []string{"dark mode", "ship on Fridays", "tabs, not spaces"}},
+			{name: "entry edited", files: map[string]string{"MEMORY.md": "# Memory\n\n## Preferences\n- dark mode\n- spaces, not tabs\n\n## Decisions\n- ship on Fridays\n"},
+				imported: 1, superseded: 1, want: []string{"dark mode", "ship on Fridays", "spaces, not tabs"}},
+			{name: "entry removed, section kept: retired", files: map[string]string{"MEMORY.md": "# Memory\n\n## Preferences\n- dark mode\n\n## Decisions\n- ship on Fridays\n"},
+				retired: 1, want: []string{"dark mode", "ship on Fridays"}},
+			{name: "section removed, no prune: kept", files: map[string]string{"MEMORY.md": "# Memory\n\n## Preferences\n- dark mode\n"},
+				want: []string{"dark mode", "ship on Fridays"}},
+			{name: "section removed, prune: retired", prune: true, retired: 1, want: []string{"dark mode"}},
+		}},
 		{"mem0", "mem0", []step{
 			{name: "first import", files: map[string]string{"memories.json": mem0(m("1", "likes tea", "active"), m("2", "lives in Oslo", "active"), m("3", "has a cat", "active"))},
 				imported: 3, want: []string{"has a cat", "likes tea", "lives in Oslo"}},
@@ -151,6 +162,51 @@ func TestImportFollowsAChangingSource(t *testing.T) {
 						t.Fatalf("%s: active\n got %q\nwant %q", s.name, got, s.want)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestUnkeyedImportsAreRecognised: records an earlier importer wrote for
+// Basic Memory observations and OpenClaw entries, when they had no key
+// (identity: the note or file and the content; source.context file:line),
+// count as imported: importing the same source with keys writes nothing,
+// and nothing is retired.
+func TestUnkeyedImportsAreRecognised(t *testing.T) {
+	for _, format := range []string{"basic-memory", "openclaw"} {
+		t.Run(format, func(t *testing.T) {
+			keyed := formats[format]
+			legacy := func(root string, out *Source) error {
+				if err := keyed(root, out); err != nil {
+					return err
+				}
+				for i := range out.Items {
+					if it := &out.Items[i]; it.LegacyKey != "" {
+						it.Key, it.Keyed, it.LegacyKey = it.LegacyKey, false, ""
+					}
+				}
+				return nil
+			}
+			formats[format] = legacy
+			opts := repoFor(t, format, fixture(format))
+			rep, err := importNow(context.Background(), opts)
+			formats[format] = keyed
+			must(t, err)
+			if rep.Imported < 2 {
+				t.Fatalf("legacy import: %+v", rep)
+			}
+			before := lines(t, opts)
+			for _, prune := range []bool{false, true} {
+				o := opts
+				o.Prune = prune
+				rep, err = importNow(context.Background(), o)
+				must(t, err)
+				if rep.Imported != 0 || rep.Retired != 0 || rep.Superseded != 0 {
+					t.Fatalf("keyed import over a legacy one (prune %v): %+v", prune, rep)
+				}
+			}
+			if after := lines(t, opts); !slices.Equal(after, before) {
+				t.Fatalf("the journal changed: %d lines, was %d", len(after), len(before))
 			}
 		})
 	}
