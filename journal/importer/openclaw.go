@@ -2,6 +2,7 @@ package importer
 
 import (
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/memsync/memsync/journal"
@@ -20,6 +21,12 @@ import (
 // section (MEMORY.md#Preferences#2, memory/2026-03-01.md##1 at the top):
 // an edited entry supersedes its earlier import, and an entry gone from a
 // section that is still there is retired (follow.go).
+
+// openClawMarkup is what OpenClaw's memory promote writes around a
+// promoted entry for itself: HTML comments (the promotion key, trigger
+// words, a declared importance, which is never imported: SPEC §3) and the
+// [score=... source=...] annotation.
+var openClawMarkup = regexp.MustCompile(`<!--[\s\S]*?-->|\s*\[score=[^\]]*\]`)
 
 func isOpenClawFile(rel string) bool {
 	if strings.EqualFold(rel, "MEMORY.md") {
@@ -45,6 +52,10 @@ func openClawFile(f sourceFile, out *Source) {
 	daily = daily && !strings.EqualFold(path.Base(f.rel), "MEMORY.md")
 	places := map[string]int{}
 	for _, b := range blocks(body, first) {
+		b.text = strings.TrimSpace(openClawMarkup.ReplaceAllString(b.text, ""))
+		if b.text == "" {
+			continue // a comment line of OpenClaw's own
+		}
 		var path []string
 		for _, h := range b.headings {
 			if h != "" {
