@@ -49,12 +49,19 @@ func gateSources(t *testing.T) {
 	}
 }
 
-// python finds an interpreter of at least minor 3.minor: python3.N on
-// PATH, or one pyenv installed.
+// python finds an interpreter of at least 3.minor, the oldest that is:
+// python3 on PATH, python3.N on PATH, or one pyenv installed.
 func python(t *testing.T, minor int) string {
 	t.Helper()
-	for m := 13; m >= minor; m-- {
-		if p, err := exec.LookPath("python3." + itoa(m)); err == nil {
+	atLeast := func(p string) bool {
+		out, err := exec.Command(p, "-c", "import sys; print(int(sys.version_info[:2] >= (3, "+itoa(minor)+")))").Output()
+		return err == nil && strings.TrimSpace(string(out)) == "1"
+	}
+	if p, err := exec.LookPath("python3"); err == nil && atLeast(p) {
+		return p
+	}
+	for m := minor; m <= 14; m++ {
+		if p, err := exec.LookPath("python3." + itoa(m)); err == nil && atLeast(p) {
 			return p
 		}
 	}
@@ -63,12 +70,13 @@ func python(t *testing.T, minor int) string {
 		home, _ := os.UserHomeDir()
 		pyenv = filepath.Join(home, ".pyenv")
 	}
-	matches, _ := filepath.Glob(filepath.Join(pyenv, "versions", "3.*", "bin", "python3"))
-	sort.Sort(sort.Reverse(sort.StringSlice(matches)))
-	for _, p := range matches {
-		out, err := exec.Command(p, "-c", "import sys; print(int(sys.version_info[1] >= "+itoa(minor)+"))").Output()
-		if err == nil && strings.TrimSpace(string(out)) == "1" {
-			return p
+	for m := minor; m <= 14; m++ {
+		matches, _ := filepath.Glob(filepath.Join(pyenv, "versions", "3."+itoa(m)+".*", "bin", "python3"))
+		sort.Strings(matches)
+		for _, p := range matches {
+			if atLeast(p) {
+				return p
+			}
 		}
 	}
 	t.Skipf("no Python 3.%d or newer on PATH or in pyenv: the test needs one", minor)
