@@ -36,11 +36,12 @@ type importJSON struct {
 }
 
 func runImport(ctx context.Context, env *Env, args []string) int {
-	c := newFlags(env, "import", "import FORMAT PATH --agent A [--scope S] [--source-type T] [--dry-run] [--json]", importDescription)
+	c := newFlags(env, "import", "import FORMAT PATH --agent A [--scope S] [--source-type T] [--prune] [--dry-run] [--json]", importDescription)
 	repoFlag := addRepoFlag(c)
 	agent := c.String("agent", "", "the agent `A` whose journal receives the memories (required)")
 	scope := c.String("scope", "private", "`S`: private (only A sees them) or shared (every agent does)")
 	sourceType := c.String("source-type", "read", "source.type of the records, a `type`: read (default) or told, experienced, observed, inferred")
+	prune := c.Bool("prune", false, "also retire earlier imports of this format whose items the source no longer holds (for a source that is all you imported in this format and scope)")
 	dryRun := c.Bool("dry-run", false, "parse and report, write nothing")
 	asJSON := c.Bool("json", false, "print one JSON document")
 	positional, code, done := c.parse(args)
@@ -80,6 +81,7 @@ func runImport(ctx context.Context, env *Env, args []string) int {
 		Format: format, Path: src, Agent: *agent, Scope: journal.Scope(*scope), SourceType: *sourceType,
 		Root: repo, JournalDir: journalDir(repo, *agent), Journals: func() ([]string, error) { return layout(repo).JournalFiles(*agent) },
 		LockFile: filepath.Join(localDir(repo), "import", *agent+".lock"),
+		Prune:    *prune,
 		DryRun:   *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
 	}
 	if f, ok := env.Stderr.(*os.File); ok && isTerminal(f) {
@@ -146,6 +148,9 @@ func printImport(w io.Writer, rep *importer.Report, asJSON bool) {
 	}
 	if rep.Superseded > 0 {
 		fmt.Fprintf(w, " (superseding %d earlier versions)", rep.Superseded)
+	}
+	if rep.Retired > 0 {
+		fmt.Fprintf(w, "; retired %d removed from the source", rep.Retired)
 	}
 	fmt.Fprintf(w, "; skipped %d; could not parse %d\n", len(rep.Skipped), len(rep.Unparsable))
 	reasons := skippedByReason(rep)

@@ -70,7 +70,7 @@ func TestImportEachFormat(t *testing.T) {
 		{format: "openclaw", imported: 7, kinds: map[journal.Kind]int{journal.KindPreference: 2, journal.KindDecision: 1, journal.KindReflection: 1, journal.KindObservation: 3},
 			check: func(t *testing.T, recs []journal.Record) {
 				r := byText(t, recs, "kestrel dashboard")
-				if want := time.Date(2026, 3, 2, 9, 15, 0, 0, time.UTC); !r.TS.Equal(want) || r.Source.Context != "memory/2026-03-02.md:3" {
+				if want := time.Date(2026, 3, 2, 9, 15, 0, 0, time.UTC); !r.TS.Equal(want) || r.Source.Context != "memory/2026-03-02.md#2026-03-02#1" {
 					t.Errorf("daily entry: ts %v context %q", r.TS, r.Source.Context)
 				}
 			}},

@@ -17,7 +17,10 @@ import (
 //	                relation lines; kind from type (else fact); tags
 //	relations     → links of the note's memory to the notes named (by
 //	                title, permalink or path)
-//	observations  → one memory each (identity: note and content); kind
+//	observations  → one memory each, keyed by the note's permalink and its
+//	                place among the note's observations (permalink#3: an
+//	                edit supersedes, an observation gone from a note that
+//	                is still there is retired); kind
 //	                from the category (decision, preference, technique →
 //	                procedure, insight/idea → reflection, else
 //	                observation); the category and #tags as tags; the
@@ -35,14 +38,8 @@ var (
 func isNote(rel string) bool { return strings.HasSuffix(strings.ToLower(rel), ".md") }
 
 func parseBasicMemory(root string, out *Source) error {
-	files, err := readFiles(root, isNote, out)
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		noteFile(f, out)
-	}
-	return nil
+	// One note in memory at a time: only its items are kept.
+	return walkFiles(root, isNote, out, func(f sourceFile) { noteFile(f, out) })
 }
 
 // slug is a permalink as Basic Memory derives one: lower case, words
@@ -97,12 +94,14 @@ func noteFile(f sourceFile, out *Source) {
 		nr.TS, note.Undated = f.mod, true
 	}
 	prose := []string{title}
+	place := 0
 	for i, line := range strings.Split(body, "\n") {
 		n := first + i
 		line = strings.TrimRight(line, "\r")
 		if m := observationLine.FindStringSubmatch(line); m != nil && !checkbox.MatchString(line) {
 			category, text := strings.TrimSpace(m[1]), strings.TrimSpace(m[2])
-			obs := Item{Key: permalink, File: f.rel, Line: n, Undated: note.Undated}
+			place++
+			obs := Item{Key: permalink + "#" + itoa(place), Keyed: true, LegacyKey: permalink, File: f.rel, Line: n, Undated: note.Undated}
 			r := &obs.Record
 			r.TS, r.Text = nr.TS, text
 			r.Kind = kindOf(category, journal.KindObservation)

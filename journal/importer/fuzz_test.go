@@ -45,6 +45,7 @@ func fuzzFile(t *testing.T, format, rel string, data string, parse func(sourceFi
 func FuzzOpenClawFile(f *testing.F) {
 	f.Add("## Preferences\n- short answers\n\n## Lessons\n- page through exports\n", true)
 	f.Add("- 09:15 deployed\n- [10:30] lunch\n```\n# not a heading\n```\n", false)
+	f.Add("# Long-Term Memory\n\n## Promoted (2026-12-02)\n\n<!-- openclaw-memory-promotion:memory:x.md:1:5 -->\n- deploy uses blue-green [score=0.7 signals=3] <!-- trigger: a --> <!-- importance: 7 -->\n<!-- unclosed\n", true)
 	f.Fuzz(func(t *testing.T, data string, daily bool) {
 		rel := "MEMORY.md"
 		if daily {

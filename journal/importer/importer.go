@@ -83,6 +83,13 @@ type Item struct {
 	// source's root).
 	File string
 	Line int
+	// Removed: the source says the (keyed) item was deleted; Import
+	// retires what earlier imports wrote for it and writes nothing else.
+	Removed bool
+	// LegacyKey is the key an earlier version of the parser gave the item
+	// (unkeyed): a record imported under it counts as this item's, so an
+	// upgrade imports nothing again.
+	LegacyKey string
 }
 
 // Problem is a part of the source that could not be parsed.
@@ -179,6 +186,11 @@ type Options struct {
 	// Now is the clock that refuses records dated more than a day ahead
 	// (as `memsync append --ts` does); time.Now when nil.
 	Now func() time.Time
+	// Prune retires the earlier imports of keyed items of this format
+	// that the source no longer holds, wherever they came from (see
+	// retirements): for a source that is the whole of what was imported
+	// in this format and scope.
+	Prune bool
 	// Progress, when set, is called after each record is decided
 	// (written or skipped), with how many of total are done.
 	Progress func(done, total int)
@@ -193,6 +205,7 @@ type Report struct {
 	Imported   int       `json:"imported"`
 	Verified   int       `json:"source_verified"` // of Imported, those the source marks verified
 	Superseded int       `json:"superseded"`
+	Retired    int       `json:"retired"` // earlier imports of items removed from the source
 	Skipped    []Skip    `json:"skipped"`
 	Unparsable []Problem `json:"unparsable"`
 	Unresolved []Skip    `json:"unresolved_links"`
@@ -299,6 +312,10 @@ func write(ctx context.Context, plan []planned, opts Options, rep *Report, writt
 }
 
 func count(rep *Report, r *journal.Record) {
+	if isRemoval(r) {
+		rep.Retired += len(r.Supersedes)
+		return
+	}
 	rep.Imported++
 	if string(r.Extra[FieldSourceVerified]) == "true" {
 		rep.Verified++
@@ -312,12 +329,17 @@ type existing struct {
 	byKey    map[string][]string // source.context of this format's records → uuids
 	retired  map[string]bool     // uuids some record supersedes
 	ts       map[string]time.Time
+	scope    map[string]journal.Scope // of the records in byKey
+	// retiredBy is the scope of a record superseding each retired uuid.
+	retiredBy map[string]journal.Scope
+	removal   map[string]bool // records in byKey that retire a removed item
 }
 
 // scanJournal reads every line of files (a line that does not parse is
 // the daemon's business, not the importer's).
 func scanJournal(files []string, format string) (*existing, error) {
-	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{}}
+	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{},
+		scope: map[string]journal.Scope{}, removal: map[string]bool{}, retiredBy: map[string]journal.Scope{}}
 	imported := []byte(quote(format))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -340,10 +362,15 @@ func scanJournal(files []string, format string) (*existing, error) {
 			}
 			for _, id := range r.Supersedes {
 				ex.retired[id] = true
+				ex.retiredBy[id] = r.Scope
 			}
 			if bytes.Equal(r.Extra[FieldImport], imported) && r.Source != nil && r.Source.Context != "" {
 				ex.byKey[r.Source.Context] = append(ex.byKey[r.Source.Context], r.UUID)
 				ex.ts[r.UUID] = r.TS
+				ex.scope[r.UUID] = r.Scope
+				if isRemoval(&r) {
+					ex.removal[r.UUID] = true
+				}
 			}
 		}
 	}
@@ -400,11 +427,18 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 	}
 	var items []ided
 	seen := map[string]bool{}
+	var removed []*Item
 	for i := range src.Items {
 		it := &src.Items[i]
 		r := &it.Record
 		r.Agent, r.Scope = opts.Agent, opts.Scope
 		where := fmt.Sprintf("%s:%d", it.File, it.Line)
+		if it.Removed {
+			if it.Keyed {
+				removed = append(removed, it)
+			}
+			continue
+		}
 		if r.TS.IsZero() {
 			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, "no time for this memory"})
 			continue
@@ -414,6 +448,21 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			continue
 		}
 		suffix := identity(opts.Format, it.Key, opts.Scope, digest(it))
+		if it.LegacyKey != "" && have.suffixes[suffix] == "" {
+			if legacy := identity(opts.Format, it.LegacyKey, opts.Scope, digest(it)); have.suffixes[legacy] != "" {
+				suffix = legacy
+			}
+		}
+		// A keyed item back to a version an earlier import wrote, since
+		// replaced (A, B, A again; or removed and back): a new record,
+		// which replaces the current one.
+		for it.Keyed {
+			u := have.suffixes[suffix]
+			if u == "" || !have.retired[u] || have.retiredBy[u] != opts.Scope {
+				break
+			}
+			suffix = identity(opts.Format, it.Key, opts.Scope, digest(it)+"\x00revived\x00"+u)
+		}
 		if seen[suffix] {
 			rep.Skipped = append(rep.Skipped, Skip{Source: where, Reason: "duplicate of an earlier item of the source"})
 			continue
@@ -478,8 +527,10 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		for _, l := range it.Links {
 			id, ok := byName[l]
 			if !ok {
-				if olds := have.byKey[l]; len(olds) > 0 {
-					id, ok = olds[len(olds)-1], true
+				for _, old := range have.byKey[l] {
+					if !have.removal[old] {
+						id, ok = old, true
+					}
 				}
 			}
 			if id == r.UUID {
@@ -515,7 +566,7 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		*r = back
 		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == ""})
 	}
-	return plan
+	return append(plan, retirements(src, opts, have, removed, rep)...)
 }
 
 // lockFile holds path's flock until the returned function is called.

@@ -314,11 +314,20 @@ type sourceFile struct {
 // says yes to, in name order, skipping hidden directories and links; a
 // file that is too big or not UTF-8 is a problem. root may be a file.
 func readFiles(root string, keep func(rel string) bool, out *Source) ([]sourceFile, error) {
+	var files []sourceFile
+	if err := walkFiles(root, keep, out, func(f sourceFile) { files = append(files, f) }); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// walkFiles is readFiles handing each file to fn as it is read, so that
+// a parser holds one file at a time, not the whole source.
+func walkFiles(root string, keep func(rel string) bool, out *Source, fn func(sourceFile)) error {
 	st, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("import: %w", err)
+		return fmt.Errorf("import: %w", err)
 	}
-	var files []sourceFile
 	read := func(path, rel string, info fs.FileInfo) {
 		if info.Size() > maxSourceFile {
 			out.problem(rel, 1, "file is %d bytes, over the %d MiB the importer reads", info.Size(), maxSourceFile>>20)
@@ -333,11 +342,11 @@ func readFiles(root string, keep func(rel string) bool, out *Source) ([]sourceFi
 			out.problem(rel, 1, "not UTF-8")
 			return
 		}
-		files = append(files, sourceFile{rel: rel, data: string(data), mod: info.ModTime().UTC().Truncate(time.Second)})
+		fn(sourceFile{rel: rel, data: string(data), mod: info.ModTime().UTC().Truncate(time.Second)})
 	}
 	if !st.IsDir() {
 		read(root, filepath.Base(root), st)
-		return files, nil
+		return nil
 	}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -351,7 +360,13 @@ func readFiles(root string, keep func(rel string) bool, out *Source) ([]sourceFi
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !keep(rel) {
+		if !keep(rel) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			// Never followed: a link may lead out of the source, a FIFO
+			// or a device never ends.
+			out.skip(rel, "not a regular file (a symbolic link, FIFO or device): not read")
 			return nil
 		}
 		info, err := d.Info()
@@ -362,9 +377,9 @@ func readFiles(root string, keep func(rel string) bool, out *Source) ([]sourceFi
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("import: %w", err)
+		return fmt.Errorf("import: %w", err)
 	}
-	return files, nil
+	return nil
 }
 
 // errNotRegular is readRegular's error for anything but a regular file.

@@ -22,7 +22,8 @@ import (
 //	created_at  → ts (a time without an offset is UTC)
 //	categories  → tags; the first category that names a kind gives the
 //	              kind, else fact
-//	state       → deleted: skipped; archived or paused: imported with the
+//	state       → deleted: not imported, and what earlier imports wrote
+//	              for its id is retired (follow.go); archived or paused: imported with the
 //	              tag mem0-archived / mem0-paused (status is memsync's to
 //	              derive); active: imported
 //	app_name, agent_id, user_id → source.actor (the first present)
@@ -37,14 +38,8 @@ func parseMem0(root string, out *Source) error {
 	if !ok {
 		return nil
 	}
-	files, err := readFiles(root, func(rel string) bool { return rel == "memories.json" || rel == "memories.jsonl" }, out)
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		mem0File(f, out)
-	}
-	return nil
+	return walkFiles(root, func(rel string) bool { return rel == "memories.json" || rel == "memories.jsonl" }, out,
+		func(f sourceFile) { mem0File(f, out) })
 }
 
 // mem0Memory is one memory of an export.
@@ -203,6 +198,9 @@ func mem0Entry(f sourceFile, line int, raw []byte, out *Source) {
 	state := strings.ToLower(strings.TrimSpace(m.State))
 	if state == "deleted" {
 		out.skip(where, "deleted in the source")
+		if id != "" {
+			out.Items = append(out.Items, Item{Key: "mem0:" + id, Keyed: true, Removed: true, File: f.rel, Line: line})
+		}
 		return
 	}
 	ts, ok := mem0Time(m.CreatedAt)

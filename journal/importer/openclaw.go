@@ -2,6 +2,7 @@ package importer
 
 import (
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/memsync/memsync/journal"
@@ -15,6 +16,17 @@ import (
 // Daily entries are dated by their file (and an HH:MM they start with);
 // MEMORY.md gives no dates, so its entries carry the file's modification
 // time, which is not part of their identity.
+//
+// Each entry is keyed by its file, its section and its place in the
+// section (MEMORY.md#Preferences#2, memory/2026-03-01.md##1 at the top):
+// an edited entry supersedes its earlier import, and an entry gone from a
+// section that is still there is retired (follow.go).
+
+// openClawMarkup is what OpenClaw's memory promote writes around a
+// promoted entry for itself: HTML comments (the promotion key, trigger
+// words, a declared importance, which is never imported: SPEC §3) and the
+// [score=... source=...] annotation.
+var openClawMarkup = regexp.MustCompile(`<!--[\s\S]*?-->|\s*\[score=[^\]]*\]`)
 
 func isOpenClawFile(rel string) bool {
 	if strings.EqualFold(rel, "MEMORY.md") {
@@ -26,14 +38,7 @@ func isOpenClawFile(rel string) bool {
 }
 
 func parseOpenClaw(root string, out *Source) error {
-	files, err := readFiles(root, isOpenClawFile, out)
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		openClawFile(f, out)
-	}
-	return nil
+	return walkFiles(root, isOpenClawFile, out, func(f sourceFile) { openClawFile(f, out) })
 }
 
 // openClawFile reads one MEMORY.md or daily log.
@@ -45,8 +50,21 @@ func openClawFile(f sourceFile, out *Source) {
 	}
 	day, daily := dayOf(f.rel)
 	daily = daily && !strings.EqualFold(path.Base(f.rel), "MEMORY.md")
+	places := map[string]int{}
 	for _, b := range blocks(body, first) {
-		it := Item{Key: f.rel, File: f.rel, Line: b.line}
+		b.text = strings.TrimSpace(openClawMarkup.ReplaceAllString(b.text, ""))
+		if b.text == "" {
+			continue // a comment line of OpenClaw's own
+		}
+		var path []string
+		for _, h := range b.headings {
+			if h != "" {
+				path = append(path, h)
+			}
+		}
+		section := f.rel + "#" + strings.Join(path, " > ")
+		places[section]++
+		it := Item{Key: section + "#" + itoa(places[section]), Keyed: true, LegacyKey: f.rel, File: f.rel, Line: b.line}
 		r := &it.Record
 		r.Text = b.text
 		if daily {
