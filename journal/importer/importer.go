@@ -83,7 +83,24 @@ type Item struct {
 	// source's root).
 	File string
 	Line int
+	// Origin is the uuid the item had where it came from (a journal
+	// line of `import jsonl`): a record of the agent with this uuid, or
+	// imported from it (FieldOriginUUID), is the item, already there.
+	Origin string
+	// Replaces are names (Names of other items) this item supersedes,
+	// resolved as Links are: kept where the target comes along.
+	Replaces []string
+	// ContentKey, when set, is what the item says independent of how it
+	// was written (ContentKeyObservation, ContentKeyRelation): a record of
+	// the agent with the same key is the item, already there (an export
+	// of the agent read back into it writes nothing).
+	ContentKey string
 }
+
+// FieldOriginUUID is the metadata of a record `import jsonl` wrote: the
+// uuid of the record it copies, so that importing it again (or the
+// original back into its own agent) writes nothing.
+const FieldOriginUUID = "origin_uuid"
 
 // Problem is a part of the source that could not be parsed.
 type Problem struct {
@@ -127,6 +144,7 @@ var formats = map[string]parser{
 	"tiers":        parseTiers,
 	"basic-memory": parseBasicMemory,
 	"mcp-memory":   parseMCPMemory,
+	"jsonl":        parseJSONL,
 	"mem0":         parseMem0,
 }
 
@@ -244,7 +262,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("import: %w", err)
 		}
 	}
-	have, err := scanJournal(files, opts.Format)
+	have, err := scanJournal(files, opts.Format, wantsContent(src))
 	if err != nil {
 		return nil, err
 	}
@@ -312,12 +330,30 @@ type existing struct {
 	byKey    map[string][]string // source.context of this format's records → uuids
 	retired  map[string]bool     // uuids some record supersedes
 	ts       map[string]time.Time
+	uuids    map[string]bool   // every uuid of the journal
+	origins  map[string]string // FieldOriginUUID → the uuid that copies it
+	content  map[string]string // ContentKey → a uuid saying it (when an item has a ContentKey)
+}
+
+// wantsContent says some item of src has a ContentKey.
+func wantsContent(src *Source) bool {
+	for i := range src.Items {
+		if src.Items[i].ContentKey != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // scanJournal reads every line of files (a line that does not parse is
 // the daemon's business, not the importer's).
-func scanJournal(files []string, format string) (*existing, error) {
-	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{}}
+func scanJournal(files []string, format string, content bool) (*existing, error) {
+	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{},
+		uuids: map[string]bool{}, origins: map[string]string{}, content: map[string]string{}}
+	var cs *contentScan
+	if content {
+		cs = newContentScan()
+	}
 	imported := []byte(quote(format))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -338,6 +374,13 @@ func scanJournal(files []string, format string) (*existing, error) {
 			if s := derivedSuffix(r.UUID); s != "" {
 				ex.suffixes[s] = r.UUID
 			}
+			ex.uuids[r.UUID] = true
+			if o := extraString(&r, FieldOriginUUID); o != "" {
+				ex.origins[o] = r.UUID
+			}
+			if cs != nil {
+				cs.add(&r)
+			}
 			for _, id := range r.Supersedes {
 				ex.retired[id] = true
 			}
@@ -346,6 +389,9 @@ func scanJournal(files []string, format string) (*existing, error) {
 				ex.ts[r.UUID] = r.TS
 			}
 		}
+	}
+	if cs != nil {
+		cs.keys(ex.content)
 	}
 	return ex, nil
 }
@@ -431,6 +477,9 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		// A new version of an edited keyed item is dated after the one
 		// it replaces, so the newer claim is the newer record.
 		prior, done := have.suffixes[x.suffix]
+		if !done {
+			prior, done = have.already(x.it)
+		}
 		if x.it.Keyed && !done {
 			for _, old := range have.byKey[x.it.Key] {
 				if t := have.ts[old]; !x.it.Record.TS.After(t) {
@@ -493,6 +542,16 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 				r.Links = append(r.Links, id)
 			}
 		}
+		for _, l := range it.Replaces {
+			id, ok := byName[l]
+			if !ok || id == r.UUID {
+				rep.Unresolved = append(rep.Unresolved, Skip{Source: where, Reason: fmt.Sprintf("supersedes %q: not in the source", l)})
+				continue
+			}
+			if !slices.Contains(r.Supersedes, id) {
+				r.Supersedes = append(r.Supersedes, id)
+			}
+		}
 		if it.Keyed {
 			for _, old := range have.byKey[it.Key] {
 				if old != r.UUID && !have.retired[old] && derivedSuffix(old) != x.suffix {
@@ -513,7 +572,8 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			continue
 		}
 		*r = back
-		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == ""})
+		_, there := have.already(it)
+		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == "" && !there})
 	}
 	return plan
 }
