@@ -82,7 +82,9 @@ func TestImportJSONLStaysInItsSource(t *testing.T) {
 		make func(t *testing.T, dir string)
 		want int
 	}{
-		{"link out", func(t *testing.T, d string) { must(t, os.Symlink(filepath.Join(outside, "secret.jsonl"), filepath.Join(d, "x.jsonl"))) }, 0},
+		{"link out", func(t *testing.T, d string) {
+			must(t, os.Symlink(filepath.Join(outside, "secret.jsonl"), filepath.Join(d, "x.jsonl")))
+		}, 0},
 		{"dir link out", func(t *testing.T, d string) { must(t, os.Symlink(outside, filepath.Join(d, "sub"))) }, 0},
 		{"fifo", func(t *testing.T, d string) { must(t, syscall.Mkfifo(filepath.Join(d, "x.jsonl"), 0o644)) }, 0},
 		{"/dev/zero", func(t *testing.T, d string) { must(t, os.Symlink("/dev/zero", filepath.Join(d, "x.jsonl"))) }, 0},
