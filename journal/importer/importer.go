@@ -95,6 +95,10 @@ type Item struct {
 	// the agent with the same key is the item, already there (an export
 	// of the agent read back into it writes nothing).
 	ContentKey string
+	// Private: the item was private where it came from; it stays private
+	// whatever Options.Scope says (an import never shares what its
+	// source kept to one agent).
+	Private bool
 }
 
 // FieldOriginUUID is the metadata of a record `import jsonl` wrote: the
@@ -450,6 +454,9 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		it := &src.Items[i]
 		r := &it.Record
 		r.Agent, r.Scope = opts.Agent, opts.Scope
+		if it.Private {
+			r.Scope = journal.ScopePrivate
+		}
 		where := fmt.Sprintf("%s:%d", it.File, it.Line)
 		if r.TS.IsZero() {
 			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, "no time for this memory"})
@@ -459,7 +466,7 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, fmt.Sprintf("dated %s, more than a day ahead", r.TS.UTC().Format(time.RFC3339))})
 			continue
 		}
-		suffix := identity(opts.Format, it.Key, opts.Scope, digest(it))
+		suffix := identity(opts.Format, it.Key, r.Scope, digest(it))
 		if seen[suffix] {
 			rep.Skipped = append(rep.Skipped, Skip{Source: where, Reason: "duplicate of an earlier item of the source"})
 			continue

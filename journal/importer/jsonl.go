@@ -25,7 +25,9 @@ import (
 // so that importing it again, or back into the agent it came from, writes
 // nothing. Links and supersedes name the new uuids of their targets where
 // the targets come along (a link to a record not in the source is
-// reported and left out). memsync's own records (feedback, promotions,
+// reported and left out). A private record stays private, whatever
+// --scope says: an import never shares what one agent kept to itself.
+// memsync's own records (feedback, promotions,
 // compaction) are skipped: a flag is a person's word through memsync,
 // never imported (SPEC §7). A declared importance is left behind.
 //
@@ -168,7 +170,7 @@ func jsonlRecord(line []byte, rel string, n int, out *Source) {
 		return
 	}
 	it := Item{Key: "uuid:" + rec.UUID, Names: []string{rec.UUID}, Origin: rec.UUID, File: rel, Line: n,
-		Links: rec.Links, Replaces: rec.Supersedes}
+		Links: rec.Links, Replaces: rec.Supersedes, Private: rec.Scope != journal.ScopeShared}
 	if o := extraString(&rec, FieldOriginUUID); o != "" {
 		// A copy of a copy is the original.
 		it.Origin = o

@@ -132,3 +132,27 @@ func FuzzJSONLLines(f *testing.F) {
 		})
 	})
 }
+
+// TestImportJSONLNeverSharesAPrivateRecord: with --scope shared, the
+// shared records of the source are shared, its private ones stay private
+// (fails before: every record took the import's scope).
+func TestImportJSONLNeverSharesAPrivateRecord(t *testing.T) {
+	opts := repoFor(t, "jsonl", fixture("jsonl"))
+	opts.Scope = journal.ScopeShared
+	if _, err := importNow(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines(t, opts) {
+		r, err := journal.Parse([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := journal.ScopePrivate
+		if extraString(&r, FieldOriginUUID) == "mem_20250302T100000Z_alice_a2" {
+			want = journal.ScopeShared
+		}
+		if r.Scope != want {
+			t.Errorf("%s (%q): scope %s, want %s", r.UUID, r.Text, r.Scope, want)
+		}
+	}
+}
