@@ -81,8 +81,9 @@ func runImport(ctx context.Context, env *Env, args []string) int {
 	opts := importer.Options{
 		Format: format, Path: src, Agent: *agent, Scope: journal.Scope(*scope), SourceType: *sourceType,
 		Root: repo, JournalDir: journalDir(repo, *agent), Journals: func() ([]string, error) { return layout(repo).JournalFiles(*agent) },
-		LockFile: filepath.Join(localDir(repo), "import", *agent+".lock"),
-		DryRun:   *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
+		SharedJournals: func() ([]string, error) { return otherJournals(repo, *agent) },
+		LockFile:       filepath.Join(localDir(repo), "import", *agent+".lock"),
+		DryRun:         *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
 	}
 	if f, ok := env.Stderr.(*os.File); ok && isTerminal(f) {
 		last := -1
@@ -173,4 +174,26 @@ func printImport(w io.Writer, rep *importer.Report, asJSON bool) {
 	for _, f := range rep.Files {
 		fmt.Fprintf(w, "  wrote %s\n", f)
 	}
+}
+
+// otherJournals lists the journal files of every agent of repo but agent:
+// where the shared memories agent sees, not its own, are.
+func otherJournals(repo, agent string) ([]string, error) {
+	l := layout(repo)
+	agents, err := l.Agents()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range agents {
+		if a == agent {
+			continue
+		}
+		files, err := l.JournalFiles(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, files...)
+	}
+	return out, nil
 }

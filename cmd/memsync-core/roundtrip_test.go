@@ -219,3 +219,31 @@ func normMarkdown(md, agent string) string {
 	md = strings.Replace(md, "# Memory of "+agent, "# Memory of AGENT", 1)
 	return markdownSub.ReplaceAllString(md, "· AGENT · $1 · UUID")
 }
+
+// TestRoundTripWithSharedMemories: an agent's export holds the shared
+// memories of others it sees; read back into it, they are already there
+// (fails before: each shared memory was copied into the agent again).
+func TestRoundTripWithSharedMemories(t *testing.T) {
+	repo := initRepo(t, "alice", "bob")
+	for i, args := range [][]string{
+		{"--agent", "alice", "--kind", "fact", "--scope", "shared", "--entity", "ledger", "The ledger is append-only"},
+		{"--agent", "alice", "--kind", "fact", "--entity", "ledger", "Alice keeps the ledger runbook"},
+		{"--agent", "bob", "--kind", "decision", "--entity", "billing", "Bob moves billing to the ledger"},
+	} {
+		ts := []string{"--ts", time.Date(2026, 1, 1+i, 10, 0, 0, 0, time.UTC).Format(time.RFC3339)}
+		if r := cli(t, append(append([]string{"append", "--repo", repo, "--no-fsync"}, ts...), args...)...); r.code != 0 {
+			t.Fatalf("append: %s", r.stderr)
+		}
+	}
+	for _, format := range []string{"jsonl", "mcp-memory"} {
+		t.Run(format, func(t *testing.T) {
+			out := exportOf(t, repo, "bob", format)
+			if !strings.Contains(out, "append-only") || strings.Contains(out, "runbook") {
+				t.Fatalf("bob's view: want alice's shared memory and not her private one:\n%s", out)
+			}
+			if doc := importFile(t, repo, "bob", format, out); doc.Imported != 0 {
+				t.Errorf("bob's export back into bob: imported %d, want 0 (%+v)", doc.Imported, doc.Report)
+			}
+		})
+	}
+}

@@ -192,6 +192,13 @@ type Options struct {
 	// what is already imported is read from them. Import calls it once it
 	// holds LockFile.
 	Journals func() ([]string, error)
+	// SharedJournals, when set, lists the journal files of the other
+	// agents of the repository: their shared records, which the agent
+	// sees, are already there for an item with an Origin or a
+	// ContentKey (an export of the agent's view, shared memories
+	// included, read back into it writes nothing). Read only when the
+	// source has such items.
+	SharedJournals func() ([]string, error)
 	// LockFile is a host-local file Import holds locked for its run, so
 	// that two imports for one agent do not both write an item.
 	LockFile string
@@ -266,7 +273,13 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("import: %w", err)
 		}
 	}
-	have, err := scanJournal(files, opts.Format, wantsContent(src))
+	var shared []string
+	if opts.SharedJournals != nil && wantsShared(src) {
+		if shared, err = opts.SharedJournals(); err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+	}
+	have, err := scanJournal(files, opts.Format, wantsContent(src), shared)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +364,7 @@ func wantsContent(src *Source) bool {
 
 // scanJournal reads every line of files (a line that does not parse is
 // the daemon's business, not the importer's).
-func scanJournal(files []string, format string, content bool) (*existing, error) {
+func scanJournal(files []string, format string, content bool, shared []string) (*existing, error) {
 	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{},
 		uuids: map[string]bool{}, origins: map[string]string{}, content: map[string]string{}}
 	var cs *contentScan
@@ -393,6 +406,9 @@ func scanJournal(files []string, format string, content bool) (*existing, error)
 				ex.ts[r.UUID] = r.TS
 			}
 		}
+	}
+	if err := ex.scanShared(shared, cs); err != nil {
+		return nil, err
 	}
 	if cs != nil {
 		cs.keys(ex.content)

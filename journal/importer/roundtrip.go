@@ -2,6 +2,9 @@ package importer
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/memsync/memsync/journal"
@@ -148,3 +151,52 @@ func (c *contentScan) keys(into map[string]string) {
 
 // mcpLinksTo is the relation type of a link in the mcp-memory export.
 const mcpLinksTo = "links_to"
+
+// wantsShared says some item of src is found by its Origin or its
+// ContentKey (the other agents' shared records are then read).
+func wantsShared(src *Source) bool {
+	for i := range src.Items {
+		if src.Items[i].Origin != "" || src.Items[i].ContentKey != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// scanShared adds the shared records of files (other agents' journals)
+// to what the agent already has: their uuids, origins and (cs set) their
+// ContentKeys. Private records of other agents are never looked at
+// beyond their scope.
+func (ex *existing) scanShared(files []string, cs *contentScan) error {
+	for _, f := range files {
+		err := journal.EachLine(f, func(l journal.Line) error {
+			r := &l.Record
+			if l.Err != nil || r.Scope != journal.ScopeShared {
+				return nil
+			}
+			ex.uuids[strings.Clone(r.UUID)] = true
+			if o := extraString(r, FieldOriginUUID); o != "" {
+				ex.origins[o] = strings.Clone(r.UUID)
+			}
+			if cs != nil {
+				c := *r
+				c.UUID, c.Text = strings.Clone(r.UUID), strings.Clone(r.Text)
+				c.Entities, c.Links, c.Supersedes = slicesClone(r.Entities), slicesClone(r.Links), slicesClone(r.Supersedes)
+				cs.add(&c)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("import: read %s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+func slicesClone(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = strings.Clone(x)
+	}
+	return out
+}
