@@ -55,6 +55,23 @@ const (
 
 // Item is one memory of a source, as a parser reads it.
 type Item struct {
+	// Origin is the uuid the item had where it came from (a journal
+	// line of `import jsonl`): a record the agent sees with this uuid,
+	// or copied from it (FieldOriginUUID), is the item, already there.
+	Origin string
+	// Replaces are names (Names of other items) this item supersedes,
+	// resolved as Links are: kept where the target comes along.
+	Replaces []string
+	// ContentKey, when set, is what the item says independent of how it
+	// was written (ContentKeyObservation, ContentKeyRelation): a record
+	// the agent sees with the same key is the item, already there (an
+	// export of the agent read back into it writes nothing).
+	ContentKey string
+	// Private: the item was private where it came from; it stays private
+	// whatever Options.Scope says (an import never shares what its
+	// source kept to one agent).
+	Private bool
+
 	// Key is the item's identity in the source: its own id, or the file
 	// that is the memory, or (Keyed false) the file it was found in.
 	Key string
@@ -83,28 +100,7 @@ type Item struct {
 	// source's root).
 	File string
 	Line int
-	// Origin is the uuid the item had where it came from (a journal
-	// line of `import jsonl`): a record of the agent with this uuid, or
-	// imported from it (FieldOriginUUID), is the item, already there.
-	Origin string
-	// Replaces are names (Names of other items) this item supersedes,
-	// resolved as Links are: kept where the target comes along.
-	Replaces []string
-	// ContentKey, when set, is what the item says independent of how it
-	// was written (ContentKeyObservation, ContentKeyRelation): a record of
-	// the agent with the same key is the item, already there (an export
-	// of the agent read back into it writes nothing).
-	ContentKey string
-	// Private: the item was private where it came from; it stays private
-	// whatever Options.Scope says (an import never shares what its
-	// source kept to one agent).
-	Private bool
 }
-
-// FieldOriginUUID is the metadata of a record `import jsonl` wrote: the
-// uuid of the record it copies, so that importing it again (or the
-// original back into its own agent) writes nothing.
-const FieldOriginUUID = "origin_uuid"
 
 // Problem is a part of the source that could not be parsed.
 type Problem struct {
@@ -273,14 +269,11 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("import: %w", err)
 		}
 	}
-	var shared []string
-	if opts.SharedJournals != nil && wantsShared(src) {
-		if shared, err = opts.SharedJournals(); err != nil {
-			return nil, fmt.Errorf("import: %w", err)
-		}
-	}
-	have, err := scanJournal(files, opts.Format, wantsContent(src), shared)
+	have, err := scanJournal(files, opts.Format)
 	if err != nil {
+		return nil, err
+	}
+	if err := scanRoundTrip(have, src, files, opts); err != nil {
 		return nil, err
 	}
 	plan := makePlan(src, opts, have, rep)
@@ -343,34 +336,17 @@ func count(rep *Report, r *journal.Record) {
 
 // existing is what the agent's journal already holds that Import needs.
 type existing struct {
+	rt       seenCopies          // what items with an Origin or a ContentKey find (roundtrip.go)
 	suffixes map[string]string   // the h<16 hex> part of every derived uuid → the uuid
 	byKey    map[string][]string // source.context of this format's records → uuids
 	retired  map[string]bool     // uuids some record supersedes
 	ts       map[string]time.Time
-	uuids    map[string]bool   // every uuid of the journal
-	origins  map[string]string // FieldOriginUUID → the uuid that copies it
-	content  map[string]string // ContentKey → a uuid saying it (when an item has a ContentKey)
-}
-
-// wantsContent says some item of src has a ContentKey.
-func wantsContent(src *Source) bool {
-	for i := range src.Items {
-		if src.Items[i].ContentKey != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // scanJournal reads every line of files (a line that does not parse is
 // the daemon's business, not the importer's).
-func scanJournal(files []string, format string, content bool, shared []string) (*existing, error) {
-	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{},
-		uuids: map[string]bool{}, origins: map[string]string{}, content: map[string]string{}}
-	var cs *contentScan
-	if content {
-		cs = newContentScan()
-	}
+func scanJournal(files []string, format string) (*existing, error) {
+	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{}}
 	imported := []byte(quote(format))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -391,13 +367,6 @@ func scanJournal(files []string, format string, content bool, shared []string) (
 			if s := derivedSuffix(r.UUID); s != "" {
 				ex.suffixes[s] = r.UUID
 			}
-			ex.uuids[r.UUID] = true
-			if o := extraString(&r, FieldOriginUUID); o != "" {
-				ex.origins[o] = r.UUID
-			}
-			if cs != nil {
-				cs.add(&r)
-			}
 			for _, id := range r.Supersedes {
 				ex.retired[id] = true
 			}
@@ -406,12 +375,6 @@ func scanJournal(files []string, format string, content bool, shared []string) (
 				ex.ts[r.UUID] = r.TS
 			}
 		}
-	}
-	if err := ex.scanShared(shared, cs); err != nil {
-		return nil, err
-	}
-	if cs != nil {
-		cs.keys(ex.content)
 	}
 	return ex, nil
 }
@@ -470,9 +433,6 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		it := &src.Items[i]
 		r := &it.Record
 		r.Agent, r.Scope = opts.Agent, opts.Scope
-		if it.Private {
-			r.Scope = journal.ScopePrivate
-		}
 		where := fmt.Sprintf("%s:%d", it.File, it.Line)
 		if r.TS.IsZero() {
 			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, "no time for this memory"})
@@ -482,7 +442,7 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, fmt.Sprintf("dated %s, more than a day ahead", r.TS.UTC().Format(time.RFC3339))})
 			continue
 		}
-		suffix := identity(opts.Format, it.Key, r.Scope, digest(it))
+		suffix := identity(opts.Format, it.Key, opts.Scope, digest(it))
 		if seen[suffix] {
 			rep.Skipped = append(rep.Skipped, Skip{Source: where, Reason: "duplicate of an earlier item of the source"})
 			continue
@@ -500,8 +460,9 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		// A new version of an edited keyed item is dated after the one
 		// it replaces, so the newer claim is the newer record.
 		prior, done := have.suffixes[x.suffix]
-		if !done {
-			prior, done = have.already(x.it)
+		if u, there := have.already(x.it); !done && there {
+			prior, done = u, true
+			have.suffixes[x.suffix] = u // planned as already imported
 		}
 		if x.it.Keyed && !done {
 			for _, old := range have.byKey[x.it.Key] {
@@ -575,6 +536,9 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 				r.Supersedes = append(r.Supersedes, id)
 			}
 		}
+		if it.Private {
+			r.Scope = journal.ScopePrivate
+		}
 		if it.Keyed {
 			for _, old := range have.byKey[it.Key] {
 				if old != r.UUID && !have.retired[old] && derivedSuffix(old) != x.suffix {
@@ -595,8 +559,7 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			continue
 		}
 		*r = back
-		_, there := have.already(it)
-		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == "" && !there})
+		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == ""})
 	}
 	return plan
 }

@@ -15,6 +15,11 @@ import (
 // by the uuid it carries (Item.Origin, jsonl) or by what it says
 // (Item.ContentKey, mcp-memory), and nothing is written for it.
 
+// FieldOriginUUID is the metadata of a record `import jsonl` wrote: the
+// uuid of the record it copies, so that importing it again (or the
+// original back into its own agent) writes nothing.
+const FieldOriginUUID = "origin_uuid"
+
 // FieldMCPEntityType and FieldMCPRelation are the metadata of a record
 // `import mcp-memory` wrote: the entity type of the entity it is an
 // observation of, and (for a relation) the relation itself, so that the
@@ -75,18 +80,68 @@ func extraString(r *journal.Record, field string) string {
 	return s
 }
 
-// already is the uuid of the agent's record that is it, when there is one.
+// seenCopies is what the records the agent sees (its own, and the shared
+// ones of other agents) say to items with an Origin or a ContentKey.
+type seenCopies struct {
+	uuids   map[string]bool   // every uuid
+	origins map[string]string // FieldOriginUUID → the uuid that copies it
+	content map[string]string // ContentKey → a uuid saying it
+}
+
+// scanRoundTrip fills have.rt when some item of src has an Origin or a
+// ContentKey: from the agent's own journals (files), every record; from
+// the other agents' (opts.SharedJournals), their shared records only.
+func scanRoundTrip(have *existing, src *Source, files []string, opts Options) error {
+	if !wantsShared(src) {
+		return nil
+	}
+	var shared []string
+	if opts.SharedJournals != nil {
+		var err error
+		if shared, err = opts.SharedJournals(); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+	}
+	var cs *contentScan
+	if wantsContent(src) {
+		cs = newContentScan()
+	}
+	have.rt = seenCopies{uuids: map[string]bool{}, origins: map[string]string{}, content: map[string]string{}}
+	if err := have.rt.scan(files, false, cs); err != nil {
+		return err
+	}
+	if err := have.rt.scan(shared, true, cs); err != nil {
+		return err
+	}
+	if cs != nil {
+		cs.keys(have.rt.content)
+	}
+	return nil
+}
+
+// wantsContent says some item of src has a ContentKey.
+func wantsContent(src *Source) bool {
+	for i := range src.Items {
+		if src.Items[i].ContentKey != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// already is the uuid of the record the agent sees that is it, when there
+// is one.
 func (ex *existing) already(it *Item) (string, bool) {
 	if it.Origin != "" {
-		if ex.uuids[it.Origin] {
+		if ex.rt.uuids[it.Origin] {
 			return it.Origin, true
 		}
-		if u, ok := ex.origins[it.Origin]; ok {
+		if u, ok := ex.rt.origins[it.Origin]; ok {
 			return u, true
 		}
 	}
 	if it.ContentKey != "" {
-		if u, ok := ex.content[it.ContentKey]; ok {
+		if u, ok := ex.rt.content[it.ContentKey]; ok {
 			return u, true
 		}
 	}
@@ -163,20 +218,19 @@ func wantsShared(src *Source) bool {
 	return false
 }
 
-// scanShared adds the shared records of files (other agents' journals)
-// to what the agent already has: their uuids, origins and (cs set) their
-// ContentKeys. Private records of other agents are never looked at
-// beyond their scope.
-func (ex *existing) scanShared(files []string, cs *contentScan) error {
+// scan adds the records of files (sharedOnly: their shared records;
+// private records of other agents are never looked at beyond their
+// scope): their uuids, origins and (cs set) their ContentKeys.
+func (sc *seenCopies) scan(files []string, sharedOnly bool, cs *contentScan) error {
 	for _, f := range files {
 		err := journal.EachLine(f, func(l journal.Line) error {
 			r := &l.Record
-			if l.Err != nil || r.Scope != journal.ScopeShared {
+			if l.Err != nil || (sharedOnly && r.Scope != journal.ScopeShared) {
 				return nil
 			}
-			ex.uuids[strings.Clone(r.UUID)] = true
+			sc.uuids[strings.Clone(r.UUID)] = true
 			if o := extraString(r, FieldOriginUUID); o != "" {
-				ex.origins[o] = strings.Clone(r.UUID)
+				sc.origins[o] = strings.Clone(r.UUID)
 			}
 			if cs != nil {
 				c := *r
