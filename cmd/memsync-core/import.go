@@ -81,10 +81,11 @@ func runImport(ctx context.Context, env *Env, args []string) int {
 	opts := importer.Options{
 		Format: format, Path: src, Agent: *agent, Scope: journal.Scope(*scope), SourceType: *sourceType,
 		Root: repo, JournalDir: journalDir(repo, *agent), Journals: func() ([]string, error) { return layout(repo).JournalFiles(*agent) },
-		SharedJournals: func() ([]string, error) { return otherJournals(repo, *agent) },
-		LockFile:       filepath.Join(localDir(repo), "import", *agent+".lock"),
-		DryRun:         *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
+		LockFile: filepath.Join(localDir(repo), "import", *agent+".lock"),
+		DryRun:   *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
 	}
+	// The shared memories A sees are already there for a round trip.
+	opts.SharedJournals = func() ([]string, error) { return otherJournals(repo, *agent) }
 	if f, ok := env.Stderr.(*os.File); ok && isTerminal(f) {
 		last := -1
 		opts.Progress = func(done, total int) {
