@@ -21,7 +21,8 @@ archive/ obs-YYYY-MM-DD-NNN.md), tiers (a memory/ directory of core/, working/,
 learning/), basic-memory (a folder of notes), mcp-memory (memory.jsonl), mem0
 (a Mem0 / OpenMemory export) or jsonl (memsync's own export, or journal files:
 each record re-owned to A, its old uuid kept as origin_uuid, links and
-supersedes rewritten to the copies of their targets). Every memory becomes one journal record written
+supersedes rewritten to the copies of their targets).
+Every memory becomes one journal record written
 as memsync append writes it, with a uuid derived from the source (its id, else
 its file and content): importing the same source again writes nothing, an
 edited source writes only what changed (an edited item with an id supersedes

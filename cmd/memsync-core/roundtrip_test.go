@@ -131,6 +131,17 @@ func TestRoundTripIsTheIdentity(t *testing.T) {
 		if got, want := memoriesOf(t, exportOf(t, repo, "carol", "jsonl")), memoriesOf(t, first); !slices.Equal(got, want) {
 			t.Errorf("carol's export differs:\n%s", strings.Join(got, "\n"))
 		}
+		// Into another repository: each memory once, the same memories.
+		other := initRepo(t, "alice")
+		if doc := importFile(t, other, "alice", "jsonl", first); doc.Imported != 6 || len(doc.Unresolved) != 0 {
+			t.Fatalf("into another repository: %+v", doc.Report)
+		}
+		if doc := importFile(t, other, "alice", "jsonl", first); doc.Imported != 0 {
+			t.Fatalf("into another repository again: imported %d", doc.Imported)
+		}
+		if got, want := memoriesOf(t, exportOf(t, other, "alice", "jsonl")), memoriesOf(t, first); !slices.Equal(got, want) {
+			t.Errorf("the other repository's export differs:\n%s", strings.Join(got, "\n"))
+		}
 	})
 
 	t.Run("markdown", func(t *testing.T) {
