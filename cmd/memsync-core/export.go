@@ -22,7 +22,9 @@ every record as its journal line (memsync's own records included: a backup);
 markdown and mcp-memory (the MCP memory server's memory.jsonl, which memsync
 import mcp-memory reads back) leave out what search leaves out by default
 (superseded memories, memories flagged wrong) and memsync's own records
-(feedback, promotions, compaction).`
+(feedback, promotions, compaction). An export imported back (memsync import
+jsonl or mcp-memory) into the same agent writes nothing, into another agent
+each memory once.`
 
 func runExport(ctx context.Context, env *Env, args []string) int {
 	c := newFlags(env, "export", "export --agent A --format markdown|mcp-memory|jsonl", exportDescription)

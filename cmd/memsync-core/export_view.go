@@ -115,24 +115,31 @@ func (ix *exportIndex) writeMarkdown(ctx context.Context, w *bufio.Writer, agent
 
 // writeMCP writes the mcp-memory export of the entries kept: each entity
 // (a record's first entity, else its uuid) in the order of its first
-// memory, its memories' texts as its observations, then each link between
-// two exported memories of different entities once.
+// memory, its type importer.MCPEntityType of that memory, its memories'
+// texts as its observations; then, in the order of the memories, each
+// relation once: a memory imported from a relation as that relation, and
+// each link between two exported memories of different entities.
 func (ix *exportIndex) writeMCP(ctx context.Context, w *bufio.Writer, kept []int32) error {
 	entityOf := make([]int32, len(ix.entries)) // entry → its entity's number + 1; 0: not exported
 	var names, types []string                  // each entity's name and the kind of its first memory
 	var members [][]int32                      // each entity's entries, oldest first
 	number := map[string]int32{}
+	isRelation := make([]bool, len(ix.entries)) // entry → a memory imported from a relation
 	for _, i := range kept {
 		rec, err := ix.record(ix.entries[i])
 		if err != nil {
 			return err
+		}
+		if _, ok := importer.MCPRelationOf(&rec); ok {
+			isRelation[i] = true
+			continue
 		}
 		name := importer.MCPEntityName(&rec)
 		e, ok := number[name]
 		if !ok {
 			e = int32(len(names))
 			number[name] = e
-			names, types, members = append(names, name), append(types, string(rec.Kind)), append(members, nil)
+			names, types, members = append(names, name), append(types, importer.MCPEntityType(&rec)), append(members, nil)
 		}
 		entityOf[i] = e + 1
 		members[e] = append(members[e], i)
@@ -159,15 +166,28 @@ func (ix *exportIndex) writeMCP(ctx context.Context, w *bufio.Writer, kept []int
 		}
 		members[e] = nil
 	}
-	type relation struct{ from, to int32 }
-	seen := map[relation]bool{}
+	seen := map[importer.MCPRelation]bool{}
+	emit := func(rel importer.MCPRelation) error {
+		if seen[rel] {
+			return nil
+		}
+		seen[rel] = true
+		return importer.WriteMCPRelationOf(w, rel)
+	}
 	for _, i := range kept {
-		if !ix.entries[i].names {
+		if !ix.entries[i].names && !isRelation[i] {
 			continue
 		}
 		rec, err := ix.record(ix.entries[i])
 		if err != nil {
 			return err
+		}
+		if isRelation[i] {
+			rel, _ := importer.MCPRelationOf(&rec)
+			if err := emit(rel); err != nil {
+				return err
+			}
+			continue
 		}
 		from := entityOf[i]
 		for _, l := range rec.Links {
@@ -175,11 +195,8 @@ func (ix *exportIndex) writeMCP(ctx context.Context, w *bufio.Writer, kept []int
 			if !ok || entityOf[j] == 0 || entityOf[j] == from {
 				continue
 			}
-			if rel := (relation{from, entityOf[j]}); !seen[rel] {
-				seen[rel] = true
-				if err := importer.WriteMCPRelation(w, names[from-1], names[entityOf[j]-1]); err != nil {
-					return err
-				}
+			if err := emit(importer.MCPRelation{From: names[from-1], To: names[entityOf[j]-1], RelationType: "links_to"}); err != nil {
+				return err
 			}
 		}
 	}

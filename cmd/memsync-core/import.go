@@ -18,8 +18,11 @@ import (
 const importDescription = `Bring memory kept elsewhere into agent A's journal. FORMAT is one of
 openclaw (a workspace: MEMORY.md and memory/YYYY-MM-DD.md), vault (vault/ and
 archive/ obs-YYYY-MM-DD-NNN.md), tiers (a memory/ directory of core/, working/,
-learning/), basic-memory (a folder of notes), mcp-memory (memory.jsonl) or mem0
-(a Mem0 / OpenMemory export). Every memory becomes one journal record written
+learning/), basic-memory (a folder of notes), mcp-memory (memory.jsonl), mem0
+(a Mem0 / OpenMemory export) or jsonl (memsync's own export, or journal files:
+each record re-owned to A, its old uuid kept as origin_uuid, links and
+supersedes rewritten to the copies of their targets).
+Every memory becomes one journal record written
 as memsync append writes it, with a uuid derived from the source (its id, else
 its file and content): importing the same source again writes nothing, an
 edited source writes only what changed (an edited item with an id supersedes
@@ -84,6 +87,8 @@ func runImport(ctx context.Context, env *Env, args []string) int {
 		Prune:    *prune,
 		DryRun:   *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
 	}
+	// The shared memories A sees are already there for a round trip.
+	opts.SharedJournals = func() ([]string, error) { return otherJournals(repo, *agent) }
 	if f, ok := env.Stderr.(*os.File); ok && isTerminal(f) {
 		last := -1
 		opts.Progress = func(done, total int) {
@@ -176,4 +181,26 @@ func printImport(w io.Writer, rep *importer.Report, asJSON bool) {
 	for _, f := range rep.Files {
 		fmt.Fprintf(w, "  wrote %s\n", f)
 	}
+}
+
+// otherJournals lists the journal files of every agent of repo but agent:
+// where the shared memories agent sees, not its own, are.
+func otherJournals(repo, agent string) ([]string, error) {
+	l := layout(repo)
+	agents, err := l.Agents()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range agents {
+		if a == agent {
+			continue
+		}
+		files, err := l.JournalFiles(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, files...)
+	}
+	return out, nil
 }

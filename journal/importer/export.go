@@ -22,9 +22,12 @@ var ExportFormats = []string{"markdown", "mcp-memory", "jsonl"}
 //	mcp-memory  the MCP memory server's memory.jsonl: the memories of
 //	            each record's first entity as one entity's observations
 //	            (a memory without an entity is an entity named by its
-//	            uuid), its type the kind of its first memory; each link
-//	            between two exported memories a relation "links_to". It
-//	            imports back with `memsync import mcp-memory`.
+//	            uuid), its type the entity type its first memory was
+//	            imported with, else that memory's kind; a memory imported
+//	            from a relation is that relation again, and each link
+//	            between memories of two entities a relation "links_to".
+//	            It imports back with `memsync import mcp-memory`, into
+//	            the same agent writing nothing.
 func Export(w io.Writer, format, agent string, recs []journal.Record) error {
 	bw := bufio.NewWriter(w)
 	switch format {
@@ -131,9 +134,14 @@ func WriteMCPEntity(w io.Writer, name, entityType string, obs func(yield func(ob
 // WriteMCPRelation writes one relation line of the mcp-memory export: a
 // link between the memories of two entities.
 func WriteMCPRelation(w io.Writer, from, to string) error {
+	return WriteMCPRelationOf(w, MCPRelation{From: from, To: to, RelationType: mcpLinksTo})
+}
+
+// WriteMCPRelationOf writes one relation line of the mcp-memory export.
+func WriteMCPRelationOf(w io.Writer, rel MCPRelation) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(mcpRelation{Type: "relation", From: from, To: to, RelationType: "links_to"})
+	return enc.Encode(mcpRelation{Type: "relation", From: rel.From, To: rel.To, RelationType: rel.RelationType})
 }
 
 // mcpRelation is a relation line of the mcp-memory export.
@@ -162,14 +170,14 @@ func exportMCP(w *bufio.Writer, recs []journal.Record) error {
 	entities := map[string]*entity{}
 	for i := range recs {
 		r := &recs[i]
-		name := r.UUID
-		if es := r.AllEntities(); len(es) > 0 {
-			name = es[0]
+		if _, ok := MCPRelationOf(r); ok {
+			continue
 		}
+		name := MCPEntityName(r)
 		nameOf[r.UUID] = name
 		e, ok := entities[name]
 		if !ok {
-			e = &entity{Type: "entity", Name: name, EntityType: string(r.Kind)}
+			e = &entity{Type: "entity", Name: name, EntityType: MCPEntityType(r)}
 			entities[name] = e
 			order = append(order, name)
 		}
@@ -185,12 +193,22 @@ func exportMCP(w *bufio.Writer, recs []journal.Record) error {
 	seen := map[relation]bool{}
 	for i := range recs {
 		r := &recs[i]
+		if mr, ok := MCPRelationOf(r); ok {
+			rel := relation{Type: "relation", From: mr.From, To: mr.To, RelationType: mr.RelationType}
+			if !seen[rel] {
+				seen[rel] = true
+				if err := enc.Encode(rel); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		for _, l := range r.Links {
 			to, ok := nameOf[l]
 			if !ok || to == nameOf[r.UUID] {
 				continue
 			}
-			rel := relation{Type: "relation", From: nameOf[r.UUID], To: to, RelationType: "links_to"}
+			rel := relation{Type: "relation", From: nameOf[r.UUID], To: to, RelationType: mcpLinksTo}
 			if !seen[rel] {
 				seen[rel] = true
 				if err := enc.Encode(rel); err != nil {

@@ -55,6 +55,23 @@ const (
 
 // Item is one memory of a source, as a parser reads it.
 type Item struct {
+	// Origin is the uuid the item had where it came from (a journal
+	// line of `import jsonl`): a record the agent sees with this uuid,
+	// or copied from it (FieldOriginUUID), is the item, already there.
+	Origin string
+	// Replaces are names (Names of other items) this item supersedes,
+	// resolved as Links are: kept where the target comes along.
+	Replaces []string
+	// ContentKey, when set, is what the item says independent of how it
+	// was written (ContentKeyObservation, ContentKeyRelation): a record
+	// the agent sees with the same key is the item, already there (an
+	// export of the agent read back into it writes nothing).
+	ContentKey string
+	// Private: the item was private where it came from; it stays private
+	// whatever Options.Scope says (an import never shares what its
+	// source kept to one agent).
+	Private bool
+
 	// Key is the item's identity in the source: its own id, or the file
 	// that is the memory, or (Keyed false) the file it was found in.
 	Key string
@@ -134,6 +151,7 @@ var formats = map[string]parser{
 	"tiers":        parseTiers,
 	"basic-memory": parseBasicMemory,
 	"mcp-memory":   parseMCPMemory,
+	"jsonl":        parseJSONL,
 	"mem0":         parseMem0,
 }
 
@@ -177,6 +195,13 @@ type Options struct {
 	// what is already imported is read from them. Import calls it once it
 	// holds LockFile.
 	Journals func() ([]string, error)
+	// SharedJournals, when set, lists the journal files of the other
+	// agents of the repository: their shared records, which the agent
+	// sees, are already there for an item with an Origin or a
+	// ContentKey (an export of the agent's view, shared memories
+	// included, read back into it writes nothing). Read only when the
+	// source has such items.
+	SharedJournals func() ([]string, error)
 	// LockFile is a host-local file Import holds locked for its run, so
 	// that two imports for one agent do not both write an item.
 	LockFile string
@@ -261,6 +286,9 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := scanRoundTrip(have, src, files, opts); err != nil {
+		return nil, err
+	}
 	plan := makePlan(src, opts, have, rep)
 	written := map[string]bool{}
 	if err := write(ctx, plan, opts, rep, written); err != nil {
@@ -325,6 +353,7 @@ func count(rep *Report, r *journal.Record) {
 
 // existing is what the agent's journal already holds that Import needs.
 type existing struct {
+	rt       seenCopies          // what items with an Origin or a ContentKey find (roundtrip.go)
 	suffixes map[string]string   // the h<16 hex> part of every derived uuid → the uuid
 	byKey    map[string][]string // source.context of this format's records → uuids
 	retired  map[string]bool     // uuids some record supersedes
@@ -480,6 +509,10 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 		// A new version of an edited keyed item is dated after the one
 		// it replaces, so the newer claim is the newer record.
 		prior, done := have.suffixes[x.suffix]
+		if u, there := have.already(x.it); !done && there {
+			prior, done = u, true
+			have.suffixes[x.suffix] = u // planned as already imported
+		}
 		if x.it.Keyed && !done {
 			for _, old := range have.byKey[x.it.Key] {
 				if t := have.ts[old]; !x.it.Record.TS.After(t) {
@@ -543,6 +576,19 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			if !slices.Contains(r.Links, id) {
 				r.Links = append(r.Links, id)
 			}
+		}
+		for _, l := range it.Replaces {
+			id, ok := byName[l]
+			if !ok || id == r.UUID {
+				rep.Unresolved = append(rep.Unresolved, Skip{Source: where, Reason: fmt.Sprintf("supersedes %q: not in the source", l)})
+				continue
+			}
+			if !slices.Contains(r.Supersedes, id) {
+				r.Supersedes = append(r.Supersedes, id)
+			}
+		}
+		if it.Private {
+			r.Scope = journal.ScopePrivate
 		}
 		if it.Keyed {
 			for _, old := range have.byKey[it.Key] {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -16,9 +17,17 @@ import (
 //	{"type":"relation","from":"...","to":"...","relationType":"..."}
 //
 // Every observation is a fact (identity: its entity and its text) with
-// the entity as entity and the entity type as tag; every relation is a
-// fact "from relation to" with both ends as entities. The file gives no
-// dates: records carry its modification time, not part of their identity.
+// the entity as entity, the entity type as tag and as mcp_entity_type
+// metadata; every relation is a fact "from relation to" with both ends as
+// entities and the relation as mcp_relation metadata, so that the
+// mcp-memory export writes the entity with its type and the relation as
+// a relation again. The file gives no dates: records carry its
+// modification time (a microsecond apart, in the file's order, so that
+// the export writes them back in that order), not part of their identity.
+// An item the agent already says (the same observation of the same
+// entity, the same relation, or a link between memories of the two
+// entities for links_to) is already imported: an export read back into
+// its own agent writes nothing.
 
 func parseMCPMemory(root string, out *Source) error {
 	root, ok := namedIn(root, []string{"memory.jsonl", "memory.json"}, out)
@@ -48,6 +57,8 @@ type mcpLine struct {
 
 // mcpMemoryFile reads one memory.jsonl.
 func mcpMemoryFile(f sourceFile, out *Source) {
+	seq := 0
+	next := func() time.Time { seq++; return f.mod.Add(time.Duration(seq-1) * time.Microsecond) }
 	for i, line := range strings.Split(f.data, "\n") {
 		n := i + 1
 		line = strings.TrimSpace(line)
@@ -79,11 +90,13 @@ func mcpMemoryFile(f sourceFile, out *Source) {
 				}
 				it := Item{Key: "entity:" + name, File: f.rel, Line: n, Undated: true}
 				r := &it.Record
-				r.TS, r.Kind, r.Text = f.mod, journal.KindFact, strings.TrimSpace(o)
+				r.TS, r.Kind, r.Text = next(), journal.KindFact, strings.TrimSpace(o)
 				r.Entities = []string{name}
 				if t := strings.TrimSpace(l.EntityType); t != "" {
 					r.Tags = []string{t}
+					r.Extra = map[string]json.RawMessage{FieldMCPEntityType: json.RawMessage(quote(t))}
 				}
+				it.ContentKey = ContentKeyObservation(name, r.Text)
 				out.Items = append(out.Items, it)
 			}
 		case "relation":
@@ -94,10 +107,13 @@ func mcpMemoryFile(f sourceFile, out *Source) {
 			}
 			it := Item{Key: "relation", File: f.rel, Line: n, Undated: true}
 			r := &it.Record
-			r.TS, r.Kind = f.mod, journal.KindFact
+			r.TS, r.Kind = next(), journal.KindFact
 			r.Text = from + " " + strings.ReplaceAll(rel, "_", " ") + " " + to
 			r.Entities = appendUnique([]string{from}, to)
 			r.Tags = []string{"relation", rel}
+			raw, _ := json.Marshal(MCPRelation{From: from, To: to, RelationType: rel})
+			r.Extra = map[string]json.RawMessage{FieldMCPRelation: raw}
+			it.ContentKey = ContentKeyRelation(from, to, rel)
 			out.Items = append(out.Items, it)
 		default:
 			out.problem(f.rel, n, "type %q is neither entity nor relation", l.Type)
