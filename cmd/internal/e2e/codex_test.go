@@ -165,7 +165,7 @@ func (w *world) codexHooks(codex string) []codexHook {
 // returns the codex to run.
 func codexSetup(t *testing.T, w *world) string {
 	t.Helper()
-	codex := filepath.Join(w.clients, "codex")
+	codex := w.codex
 	if err := os.WriteFile(filepath.Join(w.home, ".codex", "config.toml"), []byte(w.codexConfig()), 0o600); err != nil {
 		t.Fatal(err)
 	}
