@@ -159,6 +159,22 @@ func (w *world) codexHooks(codex string) []codexHook {
 	return nil
 }
 
+// codexSetup connects Codex to memsync as the README's "Connect your
+// agent" does (config.toml with the MCP server, memsync hook install
+// codex), wraps the hooks in the capture wrapper, trusts them, and
+// returns the codex to run.
+func codexSetup(t *testing.T, w *world) string {
+	t.Helper()
+	codex := w.codex
+	if err := os.WriteFile(filepath.Join(w.home, ".codex", "config.toml"), []byte(w.codexConfig()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.memsync("hook", "install", "codex", "--agent", agent, "--repo", w.repo, "--prompt")
+	w.wrapHooks(filepath.Join(w.home, ".codex", "hooks.json"))
+	w.trustCodexHooks(codex)
+	return codex
+}
+
 var threadStarted = regexp.MustCompile(`"thread_id"\s*:\s*"([^"]+)"`)
 
 // codexSession runs the first steps (all for 0) of one Codex session with `codex exec` and `codex exec
@@ -167,14 +183,7 @@ var threadStarted = regexp.MustCompile(`"thread_id"\s*:\s*"([^"]+)"`)
 // last prompt.
 func codexSession(t *testing.T, w *world, steps int) {
 	t.Helper()
-	codex := filepath.Join(w.clients, "codex")
-	cfg := filepath.Join(w.home, ".codex", "config.toml")
-	if err := os.WriteFile(cfg, []byte(w.codexConfig()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w.memsync("hook", "install", "codex", "--agent", agent, "--repo", w.repo, "--prompt")
-	w.wrapHooks(filepath.Join(w.home, ".codex", "hooks.json"))
-	w.trustCodexHooks(codex)
+	codex := codexSetup(t, w)
 	common := []string{"--skip-git-repo-check", "--json"}
 	w.api.setPhase("start")
 	out := w.run(w.project, "", codex, append([]string{"exec"}, append(common, databasePrompt)...)...)
@@ -239,13 +248,7 @@ func TestCodexExecKeepsAnswer(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "codex")
 	defer w.saveArtifacts("codex-exec")
-	codex := filepath.Join(w.clients, "codex")
-	if err := os.WriteFile(filepath.Join(w.home, ".codex", "config.toml"), []byte(w.codexConfig()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w.memsync("hook", "install", "codex", "--agent", agent, "--repo", w.repo, "--prompt")
-	w.wrapHooks(filepath.Join(w.home, ".codex", "hooks.json"))
-	w.trustCodexHooks(codex)
+	codex := codexSetup(t, w)
 	w.api.setPhase("exec")
 	out := w.run(w.project, "", codex, "exec", "--skip-git-repo-check", databasePrompt)
 	if got := strings.TrimSpace(out); got != databaseAnswer {

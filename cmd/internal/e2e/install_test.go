@@ -29,7 +29,7 @@ func TestInstallSkipsOnlyWhenRegistryUnreachable(t *testing.T) {
 }
 
 // TestLatestSkipsOnlyWhenRegistryUnreachable: resolving the latest Claude
-// Code against a registry on a dead loopback port asks the test to skip
+// Code or Codex against a registry on a dead loopback port asks the test to skip
 // and says why; it neither passes nor fails.
 func TestLatestSkipsOnlyWhenRegistryUnreachable(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -42,8 +42,13 @@ func TestLatestSkipsOnlyWhenRegistryUnreachable(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	t.Setenv("npm_config_registry", fmt.Sprintf("http://127.0.0.1:%d/", port))
-	claude, version, skip, err := installLatestClaudeIn(t.TempDir())
-	if err != nil || claude != "" || version != "" || !strings.Contains(skip, "the npm registry is unreachable") {
-		t.Fatalf("claude %q, version %q, skip %q, err %v; want a skip naming the unreachable registry", claude, version, skip, err)
+	for _, c := range []struct{ pkg, prefix, program string }{
+		{claudeLatestPackage, "claude-code-", "claude"},
+		{codexLatestPackage, "codex-", "codex"},
+	} {
+		bin, version, skip, err := installLatestIn(t.TempDir(), c.pkg, c.prefix, c.program)
+		if err != nil || bin != "" || version != "" || !strings.Contains(skip, "the npm registry is unreachable") {
+			t.Errorf("%s: bin %q, version %q, skip %q, err %v; want a skip naming the unreachable registry", c.pkg, bin, version, skip, err)
+		}
 	}
 }

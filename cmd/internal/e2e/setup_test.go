@@ -117,61 +117,81 @@ func installClientsIn(dir string) (bin, skip string, err error) {
 	return bin, "", nil
 }
 
-// claudeLatestPackage is the package whose newest version the registry
-// serves is tested beside the pinned one.
-const claudeLatestPackage = "@anthropic-ai/claude-code"
+// The packages whose newest versions the registry serves are tested
+// beside the pinned ones.
+const (
+	claudeLatestPackage = "@anthropic-ai/claude-code"
+	codexLatestPackage  = "@openai/codex"
+)
 
-var latestOnce struct {
+// latestClient is one client's latest version, installed once per test
+// binary.
+type latestClient struct {
 	sync.Once
-	claude, version, skip string
-	err                   error
+	bin, version, skip string
+	err                error
 }
 
-// latestClaude installs the newest Claude Code the registry serves, once
-// per test binary (see installLatestClaudeIn), and returns its claude and
-// version; an unreachable registry skips the test, saying so.
+var latestClaudeOnce, latestCodexOnce latestClient
+
+// latest installs the newest version of pkg the registry serves, once
+// (see installLatestIn), and returns its program name and version; an
+// unreachable registry skips the test, saying so.
+func (l *latestClient) latest(t *testing.T, pkg, dirPrefix, program string) (bin, version string) {
+	t.Helper()
+	l.Do(func() {
+		l.bin, l.version, l.skip, l.err = installLatestIn(clientsDir(t), pkg, dirPrefix, program)
+	})
+	if l.skip != "" {
+		t.Skip("SKIPPED, not passed: " + l.skip)
+	}
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	return l.bin, l.version
+}
+
+// latestClaude is the newest Claude Code the registry serves, installed.
 func latestClaude(t *testing.T) (claude, version string) {
 	t.Helper()
-	latestOnce.Do(func() {
-		latestOnce.claude, latestOnce.version, latestOnce.skip, latestOnce.err = installLatestClaudeIn(clientsDir(t))
-	})
-	if latestOnce.skip != "" {
-		t.Skip("SKIPPED, not passed: " + latestOnce.skip)
-	}
-	if latestOnce.err != nil {
-		t.Fatal(latestOnce.err)
-	}
-	return latestOnce.claude, latestOnce.version
+	return latestClaudeOnce.latest(t, claudeLatestPackage, "claude-code-", "claude")
 }
 
-// installLatestClaudeIn asks the registry for Claude Code's latest version
-// (npm view) and installs it into dir/claude-code-VERSION unless it is
-// there, removing the other claude-code-* directories (each is some 400
-// MB); it returns its claude and version, or why the test must skip (the
-// registry is unreachable), or the error.
-func installLatestClaudeIn(dir string) (claude, version, skip string, err error) {
+// latestCodex is the newest Codex the registry serves, installed.
+func latestCodex(t *testing.T) (codex, version string) {
+	t.Helper()
+	return latestCodexOnce.latest(t, codexLatestPackage, "codex-", "codex")
+}
+
+// installLatestIn asks the registry for pkg's latest version (npm view)
+// and installs it into dir/PREFIXVERSION unless it is there, removing the
+// other PREFIX* directories (a client is some 100 to 400 MB); it returns
+// the path of its program and its version, or why the test must skip
+// (the registry is unreachable), or the error.
+func installLatestIn(dir, pkg, dirPrefix, program string) (bin, version, skip string, err error) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		return "", "", "", fmt.Errorf("npm is not installed (Node.js 18 or later installs the clients): %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "npm", "view", claudeLatestPackage, "version", "--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=2000").Output()
+	out, err := exec.CommandContext(ctx, "npm", "view", pkg, "version", "--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=2000").Output()
 	version = strings.TrimSpace(string(out))
 	if err != nil || version == "" {
 		if perr := registryReachable(); perr != nil {
-			return "", "", "the npm registry is unreachable, so the latest Claude Code cannot be resolved: " + perr.Error(), nil
+			return "", "", "the npm registry is unreachable, so the latest " + pkg + " cannot be resolved: " + perr.Error(), nil
 		}
-		return "", "", "", fmt.Errorf("npm view %s version: %v: %q", claudeLatestPackage, err, out)
+		return "", "", "", fmt.Errorf("npm view %s version: %v: %q", pkg, err, out)
 	}
-	sub := filepath.Join(dir, "claude-code-"+version)
-	claude = filepath.Join(sub, "node_modules", ".bin", "claude")
-	if installedVersion(filepath.Join(sub, "node_modules", "@anthropic-ai", "claude-code")) == version {
-		return claude, version, "", nil
+	sub := filepath.Join(dir, dirPrefix+version)
+	bin = filepath.Join(sub, "node_modules", ".bin", program)
+	installed := filepath.Join(sub, "node_modules", filepath.FromSlash(pkg))
+	if installedVersion(installed) == version {
+		return bin, version, "", nil
 	}
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return "", "", "", err
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, "claude-code-*"))
+	old, _ := filepath.Glob(filepath.Join(dir, dirPrefix+"[0-9]*"))
 	for _, d := range old {
 		if d != sub {
 			os.RemoveAll(d)
@@ -179,19 +199,19 @@ func installLatestClaudeIn(dir string) (claude, version, skip string, err error)
 	}
 	ictx, icancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer icancel()
-	pkg := claudeLatestPackage + "@" + version
-	cmd := exec.CommandContext(ictx, "npm", "install", "--prefix", sub, "--no-audit", "--no-fund", "--save-exact", pkg)
+	at := pkg + "@" + version
+	cmd := exec.CommandContext(ictx, "npm", "install", "--prefix", sub, "--no-audit", "--no-fund", "--save-exact", at)
 	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		if registryReachable() != nil {
 			return "", "", "the npm registry became unreachable during npm install: " + string(out), nil
 		}
-		return "", "", "", fmt.Errorf("npm install %s: %v\n%s", pkg, err, out)
+		return "", "", "", fmt.Errorf("npm install %s: %v\n%s", at, err, out)
 	}
-	if got := installedVersion(filepath.Join(sub, "node_modules", "@anthropic-ai", "claude-code")); got != version {
-		return "", "", "", fmt.Errorf("npm installed %s %q, want %s", claudeLatestPackage, got, version)
+	if got := installedVersion(installed); got != version {
+		return "", "", "", fmt.Errorf("npm installed %s %q, want %s", pkg, got, version)
 	}
-	return claude, version, "", nil
+	return bin, version, "", nil
 }
 
 // claudeVersions are the Claude Code versions a test runs against: the
@@ -215,6 +235,31 @@ func claudeVersions(t *testing.T, test func(t *testing.T, w *world)) {
 			}
 			w.label = v
 			w.t.Logf("Claude Code %s", version)
+			test(t, w)
+		})
+	}
+}
+
+// codexVersions are the Codex versions a test runs against, as
+// claudeVersions: "pinned", and "latest" when the registry serves
+// another.
+func codexVersions(t *testing.T, test func(t *testing.T, w *world)) {
+	t.Helper()
+	for _, v := range []string{"pinned", "latest"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			codex, version := "", codexVersion
+			if v == "latest" {
+				if codex, version = latestCodex(t); version == codexVersion {
+					t.Skipf("the latest Codex is the pinned %s: the pinned subtest ran it", version)
+				}
+			}
+			w := newWorld(t, "codex")
+			if codex != "" {
+				w.codex = codex
+			}
+			w.label = v
+			w.t.Logf("Codex %s", version)
 			test(t, w)
 		})
 	}
@@ -293,7 +338,8 @@ type world struct {
 	bin     string // memsync's binaries
 	clients string // node_modules/.bin of the pinned clients
 	claude  string // the Claude Code the session runs: the pinned one unless a test picks another
-	label   string // which Claude Code: pinned or latest
+	codex   string // the Codex the session runs: the pinned one unless a test picks another
+	label   string // which client version: pinned or latest
 	api     *modelAPI
 	egress  *egressTrap
 	env     []string
@@ -309,7 +355,7 @@ func newWorld(t *testing.T, host string) *world {
 	root := t.TempDir()
 	w := &world{t: t, host: host, home: filepath.Join(root, "home"), repo: filepath.Join(root, "memory"),
 		project: filepath.Join(root, "webapp"), capture: filepath.Join(root, "capture"), bin: bin, clients: clients,
-		claude: filepath.Join(clients, "claude")}
+		claude: filepath.Join(clients, "claude"), codex: filepath.Join(clients, "codex")}
 	for _, d := range []string{w.home, w.project, w.capture, filepath.Join(w.home, ".config"), filepath.Join(w.home, ".cache"),
 		filepath.Join(w.home, ".local", "share"), filepath.Join(w.home, ".local", "state"), filepath.Join(w.home, ".codex")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
