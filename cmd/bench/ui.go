@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,7 +132,11 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	pages := []uiPage{{name: "fleet"}, {name: "fleet (status read)", cold: true}, {name: "agent"}, {name: "search", engine: rankAlone},
-		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet", engine: packetAlone}}
+		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet", engine: packetAlone},
+		{name: "timeline"}, {name: "timeline (review, by author)"}, {name: "queue"}, {name: "entities"}}
+	if o.uiPages != nil {
+		pages = slices.DeleteFunc(pages, func(p uiPage) bool { return !o.uiPages[p.name] })
+	}
 	for i := 0; i < uiRequests; i++ {
 		q := url.QueryEscape(queries[i].Text)
 		a := agents[i%len(agents)]
@@ -157,26 +162,60 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 				t = "/graph/entity/" + url.PathEscape(entityPool[rng.Intn(len(entityPool))])
 			case "packet":
 				t = "/packet?role=" + string(packet.Roles[i%len(packet.Roles)]) + "&goal=" + q + "&agent=" + a
+			case "timeline":
+				t = "/timeline"
+			case "timeline (review, by author)":
+				t = "/timeline?since=30d&status=review&author=" + a
+			case "queue":
+				t = "/queue"
+			case "entities":
+				t = "/entities"
 			}
 			pages[j].targets = append(pages[j].targets, as(i, t))
 		}
 	}
+	// Each server listens on loopback as `memsync ui` does and is asked
+	// over HTTP with the token, so each figure holds the whole request:
+	// the connection, the handler and the body read to its end.
+	urls := map[*webui.Server]string{}
+	for _, srv := range servers {
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		urls[srv] = hs.URL
+	}
+	client := &http.Client{Timeout: time.Minute}
 	serve := func(srv *webui.Server, target string) (float64, error) {
-		req := httptest.NewRequest("GET", target, nil).WithContext(ctx)
+		req, err := http.NewRequestWithContext(ctx, "GET", urls[srv]+target, nil)
+		if err != nil {
+			return 0, err
+		}
 		req.Header.Set("Authorization", "Bearer "+benchUIToken)
-		req.Host = "127.0.0.1:9470"
-		rec := httptest.NewRecorder()
 		start := time.Now()
-		srv.ServeHTTP(rec, req)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, fmt.Errorf("GET %s: %w", target, err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 		ms := float64(time.Since(start)) / float64(time.Millisecond)
+		if err != nil {
+			return 0, fmt.Errorf("GET %s: read body: %w", target, err)
+		}
 		// A memory an agent may not see is a 404 by design.
-		if rec.Code != http.StatusOK && !(rec.Code == http.StatusNotFound && strings.Contains(target, "as=")) {
-			return 0, fmt.Errorf("GET %s: %d", target, rec.Code)
+		if resp.StatusCode != http.StatusOK && !(resp.StatusCode == http.StatusNotFound && strings.Contains(target, "as=")) {
+			return 0, fmt.Errorf("GET %s: %d", target, resp.StatusCode)
 		}
 		return ms, nil
 	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile + "-ui.pprof")
+		if err != nil {
+			return fmt.Errorf("ui: %w", err)
+		}
+		defer stop()
+	}
 	b.logf("ui: load average before %s", loadAverage())
-	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, in-process through the handler; %s per page per run, half ?as=)\n\n",
+	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, over loopback HTTP with the token; %s per page per run, half ?as=)\n\n",
 		thousands(float64(o.searchCorpus)), plural(uiRequests, "request"))
 	fmt.Fprintln(w, "| page | store opened per request p50 / p95 ms | memsync ui (read-only store kept) p50 / p95 ms | run --ui (the daemon's graph) p50 / p95 ms | its engine call alone p50 / p95 ms (paired with run --ui) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
