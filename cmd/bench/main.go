@@ -73,9 +73,9 @@ type options struct {
 	recallOnly                           map[int]bool // --recall-only: the conversations' indices; nil: all
 	only                                 map[string]bool
 	uiPages                              map[string]bool // --ui-pages: the ui figure's pages; nil: all
-	vectors                              int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
-	vectorsModel                         string   // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
-	args                                 []string // the command line, for the report
+	vectors                              int             // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
+	vectorsModel                         string          // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
+	args                                 []string        // the command line, for the report
 }
 
 func main() {
