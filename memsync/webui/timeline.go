@@ -26,7 +26,7 @@ const (
 	// timelinePage is one List call's largest size while paging back in
 	// time, timelineFirstPage its first.
 	timelinePage      = 1000
-	timelineFirstPage = 250
+	timelineFirstPage = 32
 	// TimelineList is how many records the browsable list shows.
 	TimelineList = 100
 	// timelineScan bounds the records the list looks through (and
@@ -37,18 +37,28 @@ const (
 // window is the records of groups (and kinds, when given) with ts in
 // [since, until], newest first, at most max; bounded is true when max
 // stopped the read before since.
+func window(ctx context.Context, l memsync.Lister, groups []string, kinds []journal.Kind, since, until time.Time, max int) (out []memsync.Node, bounded bool, err error) {
+	out, bounded, _, err = windowOf(ctx, l, memsync.ListQuery{Groups: groups, Kinds: kinds, Until: until}, since, max)
+	return out, bounded, err
+}
+
+// windowOf is window for the records meeting q (its groups, kinds, core
+// and until; its limit is max), and next is the ts of the newest record
+// max left out (zero when not bounded).
 //
 // Each group is read on its own, newest first, in pages that grow from
-// timelineFirstPage to timelinePage, and the groups are merged: a List
-// over all the groups at once returns up to its limit from every group,
-// so paging that way decoded about as many records per group as the
-// window holds (at 100,000 memories over 4 groups a 5,000-record window
-// decoded over 20,000 nodes); this way it decodes the window plus at most
-// one page per group.
-func window(ctx context.Context, l memsync.Lister, groups []string, kinds []journal.Kind, since, until time.Time, max int) (out []memsync.Node, bounded bool, err error) {
+// about max over the groups to timelinePage, and the groups are merged:
+// a List over all the groups at once returns up to its limit from every
+// group, so paging that way decoded about as many records per group as
+// the window holds (at 100,000 memories over 5 groups a 5,000-record
+// window decoded over 20,000 nodes); this way it decodes the window plus
+// at most a page per group.
+func windowOf(ctx context.Context, l memsync.Lister, q memsync.ListQuery, since time.Time, most int) (out []memsync.Node, bounded bool, next time.Time, err error) {
+	groups := q.Groups
 	if len(groups) == 0 {
-		return nil, false, nil
+		return nil, false, time.Time{}, nil
 	}
+	until := q.Until
 	type cursor struct {
 		group string
 		buf   []memsync.Node
@@ -59,7 +69,9 @@ func window(ctx context.Context, l memsync.Lister, groups []string, kinds []jour
 	seen := map[string]bool{}
 	stuck := false
 	fill := func(c *cursor) error {
-		got, err := l.List(ctx, memsync.ListQuery{Groups: []string{c.group}, Kinds: kinds, Until: c.until, Limit: c.size})
+		gq := q
+		gq.Groups, gq.Until, gq.Limit = []string{c.group}, c.until, c.size
+		got, err := l.List(ctx, gq)
 		if err != nil {
 			return fmt.Errorf("list records of %s: %w", c.group, err)
 		}
@@ -85,7 +97,7 @@ func window(ctx context.Context, l memsync.Lister, groups []string, kinds []jour
 		c.size = min(c.size*4, timelinePage)
 		return nil
 	}
-	first := min(timelineFirstPage, max+1)
+	first := min(max(timelineFirstPage, (most+1)/len(groups)+1), timelinePage, most+1)
 	var cs []*cursor
 	for _, g := range groups {
 		if !slices.ContainsFunc(cs, func(c *cursor) bool { return c.group == g }) {
@@ -97,7 +109,7 @@ func window(ctx context.Context, l memsync.Lister, groups []string, kinds []jour
 		for _, c := range cs {
 			if len(c.buf) == 0 && !c.done {
 				if err := fill(c); err != nil {
-					return nil, false, err
+					return nil, false, time.Time{}, err
 				}
 			}
 			if len(c.buf) > 0 && (head == nil || memsync.NewerFirst(c.buf[0], head.buf[0]) < 0) {
@@ -105,14 +117,14 @@ func window(ctx context.Context, l memsync.Lister, groups []string, kinds []jour
 			}
 		}
 		if head == nil {
-			return out, stuck, nil
+			return out, stuck, time.Time{}, nil
 		}
 		n := head.buf[0]
 		if n.TS.Before(since) {
-			return out, false, nil
+			return out, false, time.Time{}, nil
 		}
-		if len(out) == max {
-			return out, true, nil
+		if len(out) == most {
+			return out, true, n.TS, nil
 		}
 		out = append(out, n)
 		head.buf = head.buf[1:]
@@ -309,9 +321,19 @@ func (s *Server) fleetTimeline(ctx context.Context, sr memsync.Searcher, v viewe
 	}
 	now := s.cfg.Now().UTC()
 	from := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -(days - 1))
-	nodes, bounded, err := window(ctx, l, v.groups(), nil, from, time.Time{}, TimelineMax)
-	if err != nil {
-		return timeline{}, err
+	var nodes []memsync.Node
+	var bounded bool
+	if days <= recentDays {
+		r, err := s.recentWindow(ctx, l, v)
+		if err != nil {
+			return timeline{}, err
+		}
+		nodes, bounded = r.since(from)
+	} else {
+		var err error
+		if nodes, bounded, err = window(ctx, l, v.groups(), nil, from, time.Time{}, TimelineMax); err != nil {
+			return timeline{}, err
+		}
 	}
 	return buildTimeline(nodes, v.Agents, days, now, bounded), nil
 }

@@ -102,3 +102,59 @@ func TestWindowMatchesOneList(t *testing.T) {
 		})
 	}
 }
+
+// TestRecentSinceIsTheNarrowerWindow: the pages that share one recent
+// window (recentWindow) cut it at their own since; recent.since returns
+// exactly what window reads for that since itself, bounded included
+// (including a since at which the bound cuts a run of equal ts, and one
+// at which the window's next record falls just outside).
+func TestRecentSinceIsTheNarrowerWindow(t *testing.T) {
+	ctx := context.Background()
+	g, err := embedded.Open(t.TempDir(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var mems []memsync.Memory
+	for i := range 1200 {
+		agent := []string{"alice", "bob"}[i%2]
+		scope := journal.ScopeShared
+		if i%3 == 0 {
+			scope = journal.ScopePrivate
+		}
+		mems = append(mems, memsync.Memory{Record: journal.Record{UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), Agent: agent,
+			Kind: journal.KindFact, Scope: scope, TS: now.Add(-time.Duration(i/4) * time.Hour), Text: fmt.Sprintf("record %d", i)},
+			Path: "agents/" + agent + "/memory/journal/2026-11-26.jsonl", Line: i + 1})
+	}
+	if _, err := g.Apply(ctx, mems); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	groups := []string{journal.SharedGroup, journal.PrivateGroup("alice"), journal.PrivateGroup("bob")}
+	const most = 600 // records 0..599: ts down to now-149h; record 600 is at now-150h
+	wide := now.Add(-1000 * time.Hour)
+	nodes, bounded, next, err := windowOf(ctx, g, memsync.ListQuery{Groups: groups}, wide, most)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recent{nodes: nodes, bounded: bounded, next: next}
+	for _, back := range []time.Duration{0, time.Hour, 90 * time.Minute, 149 * time.Hour, 150 * time.Hour, 151 * time.Hour, 1000 * time.Hour} {
+		since := now.Add(-back)
+		got, gotBounded := r.since(since)
+		want, wantBounded, err := window(ctx, g, groups, nil, since, time.Time{}, most)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gotBounded != wantBounded || len(got) != len(want) {
+			t.Fatalf("since now-%s: %d records bounded %v, want %d bounded %v", back, len(got), gotBounded, len(want), wantBounded)
+		}
+		for i := range want {
+			if got[i].UUID != want[i].UUID {
+				t.Fatalf("since now-%s: record %d %s, want %s", back, i, got[i].UUID, want[i].UUID)
+			}
+		}
+	}
+}
