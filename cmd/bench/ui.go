@@ -44,8 +44,9 @@ type uiPage struct {
 
 // measureUI is the ui figure: each page of the web view at the search
 // corpus's size (100,000 memories; the harness's corpus, written as
-// journals and projected into the embedded store), served in-process
-// through webui's real handler (httptest), p50/p95 per page, in turn with
+// journals and projected into the embedded store), served by webui's
+// real handler on loopback (httptest.NewServer) and asked over HTTP with
+// the token, p50/p95 per page, in turn with
 // the store opened read-only per request (as the read commands do), kept
 // open read-only (as `memsync ui` reads) and the daemon's own graph (as
 // `memsync run --ui` reads). Half the requests are the operator's, half
@@ -91,12 +92,21 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	kept := func(context.Context) webui.Reader { return webui.Reader{Searcher: ro} }
 	held := func(context.Context) webui.Reader { return webui.Reader{Searcher: g} }
 	servers := map[string]*webui.Server{}
-	for _, s := range []struct {
+	modes := []struct {
 		name string
 		open func(context.Context) webui.Reader
 		ttl  time.Duration
-	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}} {
-		srv, err := webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Token: benchUIToken, Now: func() time.Time { return now }})
+	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}}
+	newServer := func(mode string) (*webui.Server, error) {
+		for _, s := range modes {
+			if s.name == mode {
+				return webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Token: benchUIToken, Now: func() time.Time { return now }})
+			}
+		}
+		return nil, fmt.Errorf("ui: no mode %q", mode)
+	}
+	for _, s := range modes {
+		srv, err := newServer(s.name)
 		if err != nil {
 			return err
 		}
@@ -178,11 +188,15 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	// over HTTP with the token, so each figure holds the whole request:
 	// the connection, the handler and the body read to its end.
 	urls := map[*webui.Server]string{}
-	for _, srv := range servers {
+	listen := func(srv *webui.Server) func() {
 		hs := httptest.NewServer(srv)
-		defer hs.Close()
 		urls[srv] = hs.URL
+		return hs.Close
 	}
+	for _, srv := range servers {
+		defer listen(srv)()
+	}
+
 	client := &http.Client{Timeout: time.Minute}
 	serve := func(srv *webui.Server, target string) (float64, error) {
 		req, err := http.NewRequestWithContext(ctx, "GET", urls[srv]+target, nil)
@@ -207,6 +221,32 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		}
 		return ms, nil
 	}
+	// firstViews is the slowest first request of each viewer of a page on
+	// a new server of mode: the page read with every per-viewer summary
+	// cold (webui.SummaryTTL), as after a start or once a minute.
+	firstViews := func(mode string, targets []string) (float64, error) {
+		srv, err := newServer(mode)
+		if err != nil {
+			return 0, err
+		}
+		defer listen(srv)()
+		worst, viewers := 0.0, map[string]bool{}
+		for _, t := range targets {
+			u, err := url.Parse(t)
+			if err != nil {
+				return 0, err
+			}
+			if v := u.Query().Get("as"); !viewers[v] {
+				viewers[v] = true
+				ms, err := serve(srv, t)
+				if err != nil {
+					return 0, err
+				}
+				worst = max(worst, ms)
+			}
+		}
+		return worst, nil
+	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile + "-ui.pprof")
 		if err != nil {
@@ -215,7 +255,7 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		defer stop()
 	}
 	b.logf("ui: load average before %s", loadAverage())
-	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, over loopback HTTP with the token; %s per page per run, half ?as=)\n\n",
+	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, over loopback HTTP with the token; %s per page per run, half ?as=; in brackets the slowest first request of a viewer on a new server, every per-viewer summary cold)\n\n",
 		thousands(float64(o.searchCorpus)), plural(uiRequests, "request"))
 	fmt.Fprintln(w, "| page | store opened per request p50 / p95 ms | memsync ui (read-only store kept) p50 / p95 ms | run --ui (the daemon's graph) p50 / p95 ms | its engine call alone p50 / p95 ms (paired with run --ui) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
@@ -232,9 +272,25 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 					continue
 				}
 			}
-			// Warm the page (templates, page cache), then the runs.
-			if _, err := serve(srv, p.targets[0]); err != nil {
-				return fmt.Errorf("ui %s: %w", p.name, err)
+			cold := "–"
+			if !p.cold {
+				ms, err := firstViews(mode, p.targets)
+				if err != nil {
+					return fmt.Errorf("ui %s first views: %w", p.name, err)
+				}
+				cold = millis(ms)
+				b.logf("ui %s (%s) first view per viewer: max %s ms", p.name, mode, cold)
+			}
+			// Warm the page (templates, page cache) for every viewer,
+			// then the runs.
+			warmed := map[string]bool{}
+			for _, t := range p.targets {
+				if u, err := url.Parse(t); err == nil && !warmed[u.Query().Get("as")] {
+					warmed[u.Query().Get("as")] = true
+					if _, err := serve(srv, t); err != nil {
+						return fmt.Errorf("ui %s: %w", p.name, err)
+					}
+				}
 			}
 			var p50s, p95s, a50s, a95s []float64
 			for run := 0; run < o.runs; run++ {
@@ -262,7 +318,7 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 					b.logf("ui %s engine alone run %d: p50 %s ms, p95 %s ms", p.name, run+1, millis(percentile(eng, 50)), millis(percentile(eng, 95)))
 				}
 			}
-			cells = append(cells, millis(percentile(p50s, 50))+" / "+millis(percentile(p95s, 50)))
+			cells = append(cells, millis(percentile(p50s, 50))+" / "+millis(percentile(p95s, 50))+" (first view "+cold+")")
 			if paired {
 				alone = millis(percentile(a50s, 50)) + " / " + millis(percentile(a95s, 50))
 			}
