@@ -158,3 +158,61 @@ func TestRecentSinceIsTheNarrowerWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestRecentWindowMergesGroups: a viewer's recent window, merged from
+// the windows of its groups (kept once per group, shared by the viewers
+// that see it), is what window reads over the viewer's groups, bounded
+// included, for the operator and for an agent; the agent's never holds
+// another agent's private record.
+func TestRecentWindowMergesGroups(t *testing.T) {
+	ctx := context.Background()
+	g, err := embedded.Open(t.TempDir(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var mems []memsync.Memory
+	for i := range TimelineMax + 1500 {
+		agent := []string{"alice", "bob"}[i%2]
+		scope := journal.ScopeShared
+		if i%4 < 2 {
+			scope = journal.ScopePrivate
+		}
+		mems = append(mems, memsync.Memory{Record: journal.Record{UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), Agent: agent,
+			Kind: journal.KindFact, Scope: scope, TS: now.Add(-time.Duration(i/3) * 10 * time.Minute), Text: fmt.Sprintf("record %d", i)},
+			Path: "agents/" + agent + "/memory/journal/2026-11-26.jsonl", Line: i + 1})
+	}
+	if _, err := g.Apply(ctx, mems); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{cfg: Config{Now: func() time.Time { return now }}}
+	for _, v := range []viewer{{Agents: []string{"alice", "bob"}}, {As: "alice", Agents: []string{"alice", "bob"}}, {As: "bob", Agents: []string{"alice", "bob"}}} {
+		for _, back := range []time.Duration{recentDays * 24 * time.Hour, 30 * 24 * time.Hour, 5 * 24 * time.Hour, time.Hour} {
+			since := now.Add(-back)
+			r, err := s.recentWindow(ctx, g, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotBounded := r.since(since)
+			want, wantBounded, err := window(ctx, g, v.groups(), nil, since, time.Time{}, TimelineMax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotBounded != wantBounded || len(got) != len(want) {
+				t.Fatalf("as %q since now-%s: %d records bounded %v, want %d bounded %v", v.As, back, len(got), gotBounded, len(want), wantBounded)
+			}
+			for i := range want {
+				if got[i].UUID != want[i].UUID {
+					t.Fatalf("as %q since now-%s: record %d %s, want %s", v.As, back, i, got[i].UUID, want[i].UUID)
+				}
+				if !v.sees(got[i].Record.GroupID()) {
+					t.Fatalf("as %q: a record of %s", v.As, got[i].Record.GroupID())
+				}
+			}
+		}
+	}
+}
