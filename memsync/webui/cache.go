@@ -87,17 +87,16 @@ func (s *Server) cachedQueue(ctx context.Context, sr memsync.Searcher, p *page) 
 // chart and the queue's recent sections reach less far).
 const recentDays = entityDays
 
-// recentGroups bounds how many groups' recent windows are kept (each up
-// to TimelineMax records, one copy whichever viewers see the group).
-const recentGroups = 64
+// recentViewers bounds how many viewers' recent windows are kept (each
+// up to TimelineMax records).
+const recentViewers = 8
 
 // recent is the newest TimelineMax records of a viewer's groups of the
-// last recentDays, for the fleet page's chart and queue counts, the
-// timeline's chart, the queue's recent sections and the entity index:
-// each of them read the same records on its own (at 100,000 memories
-// about 150 ms each on a loaded host). It is merged from one window per
-// group, each read at most once per SummaryTTL and shared by every viewer
-// that sees the group (a viewer only ever merges its own groups).
+// last recentDays, read once for the fleet page's chart and queue
+// counts, the timeline's chart, the queue's recent sections and the
+// entity index, and reused for SummaryTTL: each of them read the same
+// records on its own (at 100,000 memories about 150 ms each on a loaded
+// host).
 type recent struct {
 	at      time.Time
 	nodes   []memsync.Node
@@ -122,57 +121,29 @@ func (r recent) since(t time.Time) ([]memsync.Node, bool) {
 	return r.nodes, r.bounded && !r.next.Before(t)
 }
 
-// merge is the newest most records of windows of distinct groups (each
-// newest first, each the newest most of its group), and the bound: a
-// record a group's window left out is older than that group's most
-// records, so never among the newest most of them all.
-func merge(windows []recent, most int) recent {
-	var out recent
-	for _, w := range windows {
-		out.nodes = append(out.nodes, w.nodes...)
-		if w.bounded {
-			out.bounded = true
-			if w.next.After(out.next) {
-				out.next = w.next
-			}
-		}
-	}
-	slices.SortFunc(out.nodes, memsync.NewerFirst)
-	if len(out.nodes) > most {
-		out.bounded = true
-		if ts := out.nodes[most].TS; ts.After(out.next) {
-			out.next = ts
-		}
-		out.nodes = out.nodes[:most:most]
-	}
-	return out
-}
-
-// recentWindow is the viewer's recent window, merged from its groups'.
+// recentWindow is the viewer's recent window, read at most once per
+// SummaryTTL.
 func (s *Server) recentWindow(ctx context.Context, l memsync.Lister, v viewer) (recent, error) {
+	key := viewerKey(v, "recent")
 	now := s.cfg.Now()
-	groups := slices.Compact(slices.Sorted(slices.Values(v.groups())))
-	windows := make([]recent, 0, len(groups))
-	for _, g := range groups {
-		s.recentMu.Lock()
-		r, ok := s.recents[g]
-		s.recentMu.Unlock()
-		if !ok || now.Sub(r.at) >= SummaryTTL || r.at.After(now) {
-			nodes, bounded, next, err := windowOf(ctx, l, memsync.ListQuery{Groups: []string{g}}, now.Add(-recentDays*score.Day), TimelineMax)
-			if err != nil {
-				return recent{}, err
-			}
-			r = recent{at: now, nodes: nodes, bounded: bounded, next: next}
-			s.recentMu.Lock()
-			if s.recents == nil || len(s.recents) >= recentGroups {
-				s.recents = map[string]recent{}
-			}
-			s.recents[g] = r
-			s.recentMu.Unlock()
-		}
-		windows = append(windows, r)
+	s.recentMu.Lock()
+	r, ok := s.recents[key]
+	s.recentMu.Unlock()
+	if ok && now.Sub(r.at) < SummaryTTL && !r.at.After(now) {
+		return r, nil
 	}
-	return merge(windows, TimelineMax), nil
+	nodes, bounded, next, err := windowOf(ctx, l, memsync.ListQuery{Groups: v.groups()}, now.Add(-recentDays*score.Day), TimelineMax)
+	if err != nil {
+		return recent{}, err
+	}
+	r = recent{at: now, nodes: nodes, bounded: bounded, next: next}
+	s.recentMu.Lock()
+	if s.recents == nil || len(s.recents) >= recentViewers {
+		s.recents = map[string]recent{}
+	}
+	s.recents[key] = r
+	s.recentMu.Unlock()
+	return r, nil
 }
 
 // forget drops every cached summary and window, so that the next page

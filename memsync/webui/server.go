@@ -158,7 +158,7 @@ type Server struct {
 	fleetBusy bool // a background read is under way
 
 	sums summaries // charts and queue counts per viewer (SummaryTTL)
-	// recents are the groups' recent windows (SummaryTTL), under recentMu.
+	// recents are the viewers' recent windows (SummaryTTL), under recentMu.
 	recentMu sync.Mutex
 	recents  map[string]recent
 }
