@@ -72,9 +72,10 @@ type options struct {
 	recallSessions                       bool         // the recall figure's records carry LoCoMo's session ids
 	recallOnly                           map[int]bool // --recall-only: the conversations' indices; nil: all
 	only                                 map[string]bool
-	vectors                              int      // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
-	vectorsModel                         string   // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
-	args                                 []string // the command line, for the report
+	uiPages                              map[string]bool // --ui-pages: the ui figure's pages; nil: all
+	vectors                              int             // dimensions of the hashing test embedder the graphs embed with; 0: lexical only
+	vectorsModel                         string          // the graphs' embedder: test (the hashing one, --vectors dims), none, default or a model's path
+	args                                 []string        // the command line, for the report
 }
 
 func main() {
@@ -164,6 +165,13 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&sizes, "sizes", "", "sizes in one flag: `key=n,...` with keys records, naive, search, rebuild, agents, idle")
 	fs.IntVar(&o.vectors, "vectors", 0, "embed every memory and search hybrid with the hashing test embedder (memsynctest) of `N` dimensions: the cost of vectors at the real model's size, not its quality; 0: lexical only")
 	fs.StringVar(&o.vectorsModel, "vectors-model", "test", "the `model` the graphs embed with: test (the hashing test embedder of --vectors dimensions), none, default (the built-in model) or a model's path")
+	fs.Func("ui-pages", "the ui figure's pages only (comma-separated names from its table: fleet,agent,search,memory,graph,packet,timeline,queue,entities...)", func(v string) error {
+		o.uiPages = map[string]bool{}
+		for _, p := range strings.Split(v, ",") {
+			o.uiPages[strings.TrimSpace(p)] = true
+		}
+		return nil
+	})
 	fs.StringVar(&only, "only", "", "run only these figures (comma-separated): "+strings.Join(figures, ","))
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./cmd/bench [--quick] [--runs N] [--out FILE] [--neo4j-uri URI] [sizes]\n\n"+

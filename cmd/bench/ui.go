@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,8 +44,9 @@ type uiPage struct {
 
 // measureUI is the ui figure: each page of the web view at the search
 // corpus's size (100,000 memories; the harness's corpus, written as
-// journals and projected into the embedded store), served in-process
-// through webui's real handler (httptest), p50/p95 per page, in turn with
+// journals and projected into the embedded store), served by webui's
+// real handler on loopback (httptest.NewServer) and asked over HTTP with
+// the token, p50/p95 per page, in turn with
 // the store opened read-only per request (as the read commands do), kept
 // open read-only (as `memsync ui` reads) and the daemon's own graph (as
 // `memsync run --ui` reads). Half the requests are the operator's, half
@@ -90,12 +92,21 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	kept := func(context.Context) webui.Reader { return webui.Reader{Searcher: ro} }
 	held := func(context.Context) webui.Reader { return webui.Reader{Searcher: g} }
 	servers := map[string]*webui.Server{}
-	for _, s := range []struct {
+	modes := []struct {
 		name string
 		open func(context.Context) webui.Reader
 		ttl  time.Duration
-	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}} {
-		srv, err := webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Token: benchUIToken, Now: func() time.Time { return now }})
+	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}}
+	newServer := func(mode string) (*webui.Server, error) {
+		for _, s := range modes {
+			if s.name == mode {
+				return webui.New(webui.Config{Repo: root, Open: s.open, Fleet: fleet, FleetTTL: s.ttl, Token: benchUIToken, Now: func() time.Time { return now }})
+			}
+		}
+		return nil, fmt.Errorf("ui: no mode %q", mode)
+	}
+	for _, s := range modes {
+		srv, err := newServer(s.name)
 		if err != nil {
 			return err
 		}
@@ -131,7 +142,11 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	pages := []uiPage{{name: "fleet"}, {name: "fleet (status read)", cold: true}, {name: "agent"}, {name: "search", engine: rankAlone},
-		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet", engine: packetAlone}}
+		{name: "memory"}, {name: "graph"}, {name: "graph entity"}, {name: "packet", engine: packetAlone},
+		{name: "timeline"}, {name: "timeline (review, by author)"}, {name: "queue"}, {name: "entities"}}
+	if o.uiPages != nil {
+		pages = slices.DeleteFunc(pages, func(p uiPage) bool { return !o.uiPages[p.name] })
+	}
 	for i := 0; i < uiRequests; i++ {
 		q := url.QueryEscape(queries[i].Text)
 		a := agents[i%len(agents)]
@@ -157,26 +172,90 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 				t = "/graph/entity/" + url.PathEscape(entityPool[rng.Intn(len(entityPool))])
 			case "packet":
 				t = "/packet?role=" + string(packet.Roles[i%len(packet.Roles)]) + "&goal=" + q + "&agent=" + a
+			case "timeline":
+				t = "/timeline"
+			case "timeline (review, by author)":
+				t = "/timeline?since=30d&status=review&author=" + a
+			case "queue":
+				t = "/queue"
+			case "entities":
+				t = "/entities"
 			}
 			pages[j].targets = append(pages[j].targets, as(i, t))
 		}
 	}
+	// Each server listens on loopback as `memsync ui` does and is asked
+	// over HTTP with the token, so each figure holds the whole request:
+	// the connection, the handler and the body read to its end.
+	urls := map[*webui.Server]string{}
+	listen := func(srv *webui.Server) func() {
+		hs := httptest.NewServer(srv)
+		urls[srv] = hs.URL
+		return hs.Close
+	}
+	for _, srv := range servers {
+		defer listen(srv)()
+	}
+
+	client := &http.Client{Timeout: time.Minute}
 	serve := func(srv *webui.Server, target string) (float64, error) {
-		req := httptest.NewRequest("GET", target, nil).WithContext(ctx)
+		req, err := http.NewRequestWithContext(ctx, "GET", urls[srv]+target, nil)
+		if err != nil {
+			return 0, err
+		}
 		req.Header.Set("Authorization", "Bearer "+benchUIToken)
-		req.Host = "127.0.0.1:9470"
-		rec := httptest.NewRecorder()
 		start := time.Now()
-		srv.ServeHTTP(rec, req)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, fmt.Errorf("GET %s: %w", target, err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 		ms := float64(time.Since(start)) / float64(time.Millisecond)
+		if err != nil {
+			return 0, fmt.Errorf("GET %s: read body: %w", target, err)
+		}
 		// A memory an agent may not see is a 404 by design.
-		if rec.Code != http.StatusOK && !(rec.Code == http.StatusNotFound && strings.Contains(target, "as=")) {
-			return 0, fmt.Errorf("GET %s: %d", target, rec.Code)
+		if resp.StatusCode != http.StatusOK && !(resp.StatusCode == http.StatusNotFound && strings.Contains(target, "as=")) {
+			return 0, fmt.Errorf("GET %s: %d", target, resp.StatusCode)
 		}
 		return ms, nil
 	}
+	// firstViews is the slowest first request of each viewer of a page on
+	// a new server of mode: the page read with every per-viewer summary
+	// cold (webui.SummaryTTL), as after a start or once a minute.
+	firstViews := func(mode string, targets []string) (float64, error) {
+		srv, err := newServer(mode)
+		if err != nil {
+			return 0, err
+		}
+		defer listen(srv)()
+		worst, viewers := 0.0, map[string]bool{}
+		for _, t := range targets {
+			u, err := url.Parse(t)
+			if err != nil {
+				return 0, err
+			}
+			if v := u.Query().Get("as"); !viewers[v] {
+				viewers[v] = true
+				ms, err := serve(srv, t)
+				if err != nil {
+					return 0, err
+				}
+				worst = max(worst, ms)
+			}
+		}
+		return worst, nil
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile + "-ui.pprof")
+		if err != nil {
+			return fmt.Errorf("ui: %w", err)
+		}
+		defer stop()
+	}
 	b.logf("ui: load average before %s", loadAverage())
-	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, in-process through the handler; %s per page per run, half ?as=)\n\n",
+	fmt.Fprintf(w, "\n### ui: each page at %s memories (embedded store, over loopback HTTP with the token; %s per page per run, half ?as=; in brackets the slowest first request of a viewer on a new server, every per-viewer summary cold)\n\n",
 		thousands(float64(o.searchCorpus)), plural(uiRequests, "request"))
 	fmt.Fprintln(w, "| page | store opened per request p50 / p95 ms | memsync ui (read-only store kept) p50 / p95 ms | run --ui (the daemon's graph) p50 / p95 ms | its engine call alone p50 / p95 ms (paired with run --ui) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
@@ -193,9 +272,25 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 					continue
 				}
 			}
-			// Warm the page (templates, page cache), then the runs.
-			if _, err := serve(srv, p.targets[0]); err != nil {
-				return fmt.Errorf("ui %s: %w", p.name, err)
+			cold := "–"
+			if !p.cold {
+				ms, err := firstViews(mode, p.targets)
+				if err != nil {
+					return fmt.Errorf("ui %s first views: %w", p.name, err)
+				}
+				cold = millis(ms)
+				b.logf("ui %s (%s) first view per viewer: max %s ms", p.name, mode, cold)
+			}
+			// Warm the page (templates, page cache) for every viewer,
+			// then the runs.
+			warmed := map[string]bool{}
+			for _, t := range p.targets {
+				if u, err := url.Parse(t); err == nil && !warmed[u.Query().Get("as")] {
+					warmed[u.Query().Get("as")] = true
+					if _, err := serve(srv, t); err != nil {
+						return fmt.Errorf("ui %s: %w", p.name, err)
+					}
+				}
 			}
 			var p50s, p95s, a50s, a95s []float64
 			for run := 0; run < o.runs; run++ {
@@ -223,7 +318,7 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 					b.logf("ui %s engine alone run %d: p50 %s ms, p95 %s ms", p.name, run+1, millis(percentile(eng, 50)), millis(percentile(eng, 95)))
 				}
 			}
-			cells = append(cells, millis(percentile(p50s, 50))+" / "+millis(percentile(p95s, 50)))
+			cells = append(cells, millis(percentile(p50s, 50))+" / "+millis(percentile(p95s, 50))+" (first view "+cold+")")
 			if paired {
 				alone = millis(percentile(a50s, 50)) + " / " + millis(percentile(a95s, 50))
 			}

@@ -56,10 +56,11 @@ func (s *Server) entitiesPage(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return fmt.Errorf("%T cannot list memories", sr)
 		}
-		nodes, bounded, err := window(ctx, l, v.groups(), nil, s.cfg.Now().Add(-entityDays*score.Day), time.Time{}, TimelineMax)
+		r, err := s.recentWindow(ctx, l, v)
 		if err != nil {
 			return err
 		}
+		nodes, bounded := r.since(s.cfg.Now().Add(-entityDays * score.Day))
 		body.Records = len(nodes)
 		body.Bound = fmt.Sprintf("the entities the records of the last %d days mention (%d records)", entityDays, len(nodes))
 		if bounded {

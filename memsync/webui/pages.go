@@ -703,6 +703,9 @@ func (s *Server) flag(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, v, err)
 		return
 	}
+	// The flag changes counts and the queue once projected: read them
+	// afresh from then on rather than from what was cached before it.
+	s.forget()
 	http.Redirect(w, r, urlAs(v.As, "/memory/"+url.PathEscape(uuid), "flagged", value, "by", by, "record", res.Record.UUID), http.StatusSeeOther)
 }
 

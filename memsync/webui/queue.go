@@ -75,27 +75,53 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 			}
 		}
 	}
-	core, err := l.List(ctx, memsync.ListQuery{Groups: groups, Core: true, Limit: queueCore})
-	if err != nil {
-		return queue{}, fmt.Errorf("list core memories: %w", err)
+	list := func(what string, q memsync.ListQuery, most int) ([]memsync.Node, error) {
+		q.Groups = groups
+		ns, _, _, err := windowOf(ctx, l, q, time.Time{}, most)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", what, err)
+		}
+		return ns, nil
 	}
-	older, err := l.List(ctx, memsync.ListQuery{Groups: groups, Until: now.Add(-agentOlderThan), Limit: queueOlder})
-	if err != nil {
-		return queue{}, fmt.Errorf("list older memories: %w", err)
-	}
-	decisions, err := l.List(ctx, memsync.ListQuery{Groups: groups, Kinds: []journal.Kind{journal.KindDecision}, Until: now.Add(-score.FollowUpAfter), Limit: queueDecisions})
-	if err != nil {
-		return queue{}, fmt.Errorf("list decisions: %w", err)
-	}
-	recent, bounded, err := window(ctx, l, groups, nil, now.Add(-queueRecentDays*score.Day), time.Time{}, TimelineMax)
+	core, err := list("core memories", memsync.ListQuery{Core: true}, queueCore)
 	if err != nil {
 		return queue{}, err
 	}
-	// Of the recent records only the candidates are scored: the ones
-	// naming a conflict, the low-confidence learning records, promotions.
-	recent = slices.DeleteFunc(recent, func(n memsync.Node) bool {
+	older, err := list("older memories", memsync.ListQuery{Until: now.Add(-agentOlderThan)}, queueOlder)
+	if err != nil {
+		return queue{}, err
+	}
+	decisions, err := list("decisions", memsync.ListQuery{Kinds: []journal.Kind{journal.KindDecision}, Until: now.Add(-score.FollowUpAfter)}, queueDecisions)
+	if err != nil {
+		return queue{}, err
+	}
+	// The recent records are the viewer's recent window (read once per
+	// SummaryTTL); of them only the candidates are scored: the ones
+	// naming a conflict, the low-confidence learning records, promotions,
+	// each read afresh, so that its supersession and importance are the
+	// store's now.
+	rw, err := s.recentWindow(ctx, l, p.v)
+	if err != nil {
+		return queue{}, err
+	}
+	recent, bounded := rw.since(now.Add(-queueRecentDays * score.Day))
+	recent = slices.DeleteFunc(slices.Clone(recent), func(n memsync.Node) bool {
 		return len(n.ConflictsWith) == 0 && !(n.Tier == "learning" && n.Confidence == "low") && n.Kind != journal.KindPromotion
 	})
+	if len(recent) > 0 {
+		ids := make([]string, len(recent))
+		for i, n := range recent {
+			ids[i] = n.UUID
+		}
+		fresh, err := sr.Get(ctx, ids)
+		if err != nil {
+			return queue{}, fmt.Errorf("read the recent candidates: %w", err)
+		}
+		recent = slices.DeleteFunc(recent, func(n memsync.Node) bool { _, ok := fresh[n.UUID]; return !ok })
+		for i := range recent {
+			recent[i] = fresh[recent[i].UUID]
+		}
+	}
 	addAll(core)
 	addAll(older)
 	addAll(decisions)

@@ -158,6 +158,9 @@ type Server struct {
 	fleetBusy bool // a background read is under way
 
 	sums summaries // charts and queue counts per viewer (SummaryTTL)
+	// recents are the viewers' recent windows (SummaryTTL), under recentMu.
+	recentMu sync.Mutex
+	recents  map[string]recent
 }
 
 // FleetStale is how old a fleet status may be and still be answered while

@@ -23,8 +23,10 @@ const (
 	// TimelineMax is how many records, newest first, the chart counts at
 	// most; a window holding more says so (Bounded).
 	TimelineMax = 5000
-	// timelinePage is one List call's size while paging back in time.
-	timelinePage = 1000
+	// timelinePage is one List call's largest size while paging back in
+	// time, timelineFirstPage its first.
+	timelinePage      = 1000
+	timelineFirstPage = 32
 	// TimelineList is how many records the browsable list shows.
 	TimelineList = 100
 	// timelineScan bounds the records the list looks through (and
@@ -36,15 +38,42 @@ const (
 // [since, until], newest first, at most max; bounded is true when max
 // stopped the read before since.
 func window(ctx context.Context, l memsync.Lister, groups []string, kinds []journal.Kind, since, until time.Time, max int) (out []memsync.Node, bounded bool, err error) {
+	out, bounded, _, err = windowOf(ctx, l, memsync.ListQuery{Groups: groups, Kinds: kinds, Until: until}, since, max)
+	return out, bounded, err
+}
+
+// windowOf is window for the records meeting q (its groups, kinds, core
+// and until; its limit is max), and next is the ts of the newest record
+// max left out (zero when not bounded).
+//
+// Each group is read on its own, newest first, in pages that grow from
+// about max over the groups to timelinePage, and the groups are merged:
+// a List over all the groups at once returns up to its limit from every
+// group, so paging that way decoded about as many records per group as
+// the window holds (at 100,000 memories over 5 groups a 5,000-record
+// window decoded over 20,000 nodes); this way it decodes the window plus
+// at most a page per group.
+func windowOf(ctx context.Context, l memsync.Lister, q memsync.ListQuery, since time.Time, most int) (out []memsync.Node, bounded bool, next time.Time, err error) {
+	groups := q.Groups
 	if len(groups) == 0 {
-		return nil, false, nil
+		return nil, false, time.Time{}, nil
+	}
+	until := q.Until
+	type cursor struct {
+		group string
+		buf   []memsync.Node
+		until time.Time
+		size  int
+		done  bool
 	}
 	seen := map[string]bool{}
-	for {
-		size := min(timelinePage, max-len(out)+1)
-		got, err := l.List(ctx, memsync.ListQuery{Groups: groups, Kinds: kinds, Until: until, Limit: size})
+	stuck := false
+	fill := func(c *cursor) error {
+		gq := q
+		gq.Groups, gq.Until, gq.Limit = []string{c.group}, c.until, c.size
+		got, err := l.List(ctx, gq)
 		if err != nil {
-			return nil, false, fmt.Errorf("list records: %w", err)
+			return fmt.Errorf("list records of %s: %w", c.group, err)
 		}
 		fresh := 0
 		for _, n := range got {
@@ -53,20 +82,52 @@ func window(ctx context.Context, l memsync.Lister, groups []string, kinds []jour
 			}
 			seen[n.UUID] = true
 			fresh++
-			if n.TS.Before(since) {
-				return out, false, nil
-			}
-			if len(out) == max {
-				return out, true, nil
-			}
-			out = append(out, n)
+			c.buf = append(c.buf, n)
 		}
-		if len(got) < size || fresh == 0 {
-			// The store has no more (or a page all of one ts: Until is
-			// inclusive, so the read can go no further back).
-			return out, fresh == 0 && len(got) == size, nil
+		switch {
+		case len(got) < c.size:
+			c.done = true // the group has no more
+		case fresh == 0:
+			// A page all of one ts: Until is inclusive, so the read can
+			// go no further back.
+			c.done, stuck = true, true
+		default:
+			c.until = got[len(got)-1].TS
 		}
-		until = got[len(got)-1].TS
+		c.size = min(c.size*4, timelinePage)
+		return nil
+	}
+	first := min(max(timelineFirstPage, (most+1)/len(groups)+1), timelinePage, most+1)
+	var cs []*cursor
+	for _, g := range groups {
+		if !slices.ContainsFunc(cs, func(c *cursor) bool { return c.group == g }) {
+			cs = append(cs, &cursor{group: g, until: until, size: first})
+		}
+	}
+	for {
+		var head *cursor
+		for _, c := range cs {
+			if len(c.buf) == 0 && !c.done {
+				if err := fill(c); err != nil {
+					return nil, false, time.Time{}, err
+				}
+			}
+			if len(c.buf) > 0 && (head == nil || memsync.NewerFirst(c.buf[0], head.buf[0]) < 0) {
+				head = c
+			}
+		}
+		if head == nil {
+			return out, stuck, time.Time{}, nil
+		}
+		n := head.buf[0]
+		if n.TS.Before(since) {
+			return out, false, time.Time{}, nil
+		}
+		if len(out) == most {
+			return out, true, n.TS, nil
+		}
+		out = append(out, n)
+		head.buf = head.buf[1:]
 	}
 }
 
@@ -260,9 +321,19 @@ func (s *Server) fleetTimeline(ctx context.Context, sr memsync.Searcher, v viewe
 	}
 	now := s.cfg.Now().UTC()
 	from := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -(days - 1))
-	nodes, bounded, err := window(ctx, l, v.groups(), nil, from, time.Time{}, TimelineMax)
-	if err != nil {
-		return timeline{}, err
+	var nodes []memsync.Node
+	var bounded bool
+	if days <= recentDays {
+		r, err := s.recentWindow(ctx, l, v)
+		if err != nil {
+			return timeline{}, err
+		}
+		nodes, bounded = r.since(from)
+	} else {
+		var err error
+		if nodes, bounded, err = window(ctx, l, v.groups(), nil, from, time.Time{}, TimelineMax); err != nil {
+			return timeline{}, err
+		}
 	}
 	return buildTimeline(nodes, v.Agents, days, now, bounded), nil
 }
@@ -329,11 +400,18 @@ func (s *Server) timelinePage(w http.ResponseWriter, r *http.Request) {
 				return g != journal.SharedGroup && g != journal.PrivateGroup(body.Author)
 			})
 		}
-		nodes, bounded, err := window(ctx, sr.(memsync.Lister), groups, kinds, since, time.Time{}, timelineScan)
+		// With no status or author to filter by, the list is the window's
+		// newest TimelineList records: one more tells whether there are
+		// more, and nothing past them needs reading or scoring.
+		scan := timelineScan
+		if body.Status == "" && body.Author == "" {
+			scan = TimelineList + 1
+		}
+		nodes, bounded, err := window(ctx, sr.(memsync.Lister), groups, kinds, since, time.Time{}, scan)
 		if err != nil {
 			return err
 		}
-		body.Scanned, body.ListBounded = len(nodes), bounded
+		body.Scanned, body.ListBounded = len(nodes), bounded && scan == timelineScan
 		nodes = slices.DeleteFunc(nodes, func(n memsync.Node) bool { return body.Author != "" && n.Agent != body.Author })
 		if body.Status == "" && len(nodes) > TimelineList {
 			nodes, body.More = nodes[:TimelineList], true

@@ -228,3 +228,33 @@ func TestGraphEdgeTypesAndLegend(t *testing.T) {
 		t.Errorf("an inline style (the CSP refuses it)")
 	}
 }
+
+// TestQueueAfterFlagReadsAfresh: the queue's recent sections come from a
+// window read once per SummaryTTL; a flag through the view drops it, so
+// the queue after a flag holds what the store holds then. Fails when the
+// flag leaves the cached window in place (the record added since stays
+// out of the queue until the TTL passes).
+func TestQueueAfterFlagReadsAfresh(t *testing.T) {
+	r := newRig(t, "")
+	learning := func() bool {
+		_, s, _ := strings.Cut(r.get("/queue").Body.String(), `<section class="queue" id="learning">`)
+		return strings.Contains(s, `data-uuid="`+r.ids["late"]+`"`)
+	}
+	r.ids["late"] = "none yet"
+	if learning() {
+		t.Fatal("the queue holds a record not written yet")
+	}
+	r.add("late", journal.Record{Agent: "alice", Kind: journal.KindObservation, Scope: journal.ScopeShared, TS: r.now.Add(-time.Hour),
+		Text: "maybe the cache warms too late", Tier: "learning", Confidence: "low"})
+	r.sync()
+	if learning() {
+		t.Log("the queue read the new record within SummaryTTL (no cached window)")
+	}
+	uuid := r.ids["shared"]
+	if w := r.do("POST", "/memory/"+uuid+"/flag", url.Values{"flag": {"verified"}, "by": {"Ann"}, "csrf": {r.csrf(uuid)}}, nil); w.Code != http.StatusSeeOther {
+		t.Fatalf("flag: %d", w.Code)
+	}
+	if !learning() {
+		t.Error("after a flag the queue still lacks the low-confidence record written before it")
+	}
+}
