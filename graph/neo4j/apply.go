@@ -426,6 +426,12 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 		}
 	}
 	res.Mismatched = sortedUnique(res.Mismatched)
+	if slot, _ := g.buildSlot(); g.graphiti && slot < 0 {
+		// A rebuild projects the Graphiti shape once, at FinishRebuild.
+		if err := g.projectGraphiti(ctx, graphitiAffected(rows)); err != nil {
+			return res, err
+		}
+	}
 	g.lg.Debug("applied batch", zap.Int("records", len(batch)), zap.Int("mismatched", len(res.Mismatched)),
 		zap.Duration("took", time.Since(start)))
 	if len(res.Mismatched) > 0 {

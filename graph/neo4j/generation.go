@@ -287,6 +287,9 @@ func (g *Graph) FinishRebuild(ctx context.Context) error {
 	if old != slot {
 		g.startDropper(old)
 	}
+	if err := g.ReprojectGraphiti(ctx); err != nil {
+		return fmt.Errorf("neo4j: finish rebuild: %w", err)
+	}
 	return nil
 }
 
