@@ -2,6 +2,8 @@ package neo4j_test
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/memsync/memsync/graph/neo4j"
@@ -215,4 +217,31 @@ func TestGraphitiGroup(t *testing.T) {
 			t.Errorf("GraphitiGroup(%q) = %q, %v; want %q, %v", c.in, got, p, c.want, c.private)
 		}
 	}
+}
+
+// FuzzGraphitiGroup: every memsync group maps to a group id graphiti-core
+// accepts (^[a-zA-Z0-9_-]+$), private exactly when it is not the shared
+// group, and two agents' groups never map onto the shared one.
+func FuzzGraphitiGroup(f *testing.F) {
+	for _, s := range []string{journal.SharedGroup, "AGENT:planner", "AGENT:", "AGENT:é/ü", "AGENT:memsync"} {
+		f.Add(s)
+	}
+	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+	f.Fuzz(func(t *testing.T, group string) {
+		id, private := neo4j.GraphitiGroup(group)
+		if !valid.MatchString(id) {
+			t.Fatalf("GraphitiGroup(%q) = %q: not a Graphiti group id", group, id)
+		}
+		if private != (group != journal.SharedGroup) {
+			t.Fatalf("GraphitiGroup(%q): private %v", group, private)
+		}
+		if private && (id == neo4j.GraphitiSharedGroup || !strings.HasPrefix(id, neo4j.GraphitiPrivatePrefix)) {
+			t.Fatalf("GraphitiGroup(%q) = %q: a private group outside AGENT_", group, id)
+		}
+		// A valid agent name maps to itself, so two agents never share a
+		// Graphiti group.
+		if name, ok := strings.CutPrefix(group, "AGENT:"); ok && journal.ValidAgent(name) && id != "AGENT_"+name {
+			t.Fatalf("GraphitiGroup(%q) = %q, want AGENT_%s", group, id, name)
+		}
+	})
 }
