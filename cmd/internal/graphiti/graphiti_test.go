@@ -175,7 +175,8 @@ func probe(t *testing.T, py, mode string, spec map[string]any) observed {
 // graphiti-core's BM25 search, which finds each group's memories when
 // asked for that group and none of another's; retrieve_episodes lists the
 // shared group in time order; the superseded memory's fact carries
-// invalid_at; an episode graphiti-core saved itself survives a rebuild.
+// invalid_at; an episode graphiti-core saved itself survives a rebuild; a
+// rebuild without --graphiti-private leaves no private group to read.
 func TestGraphitiCoreReadsProjection(t *testing.T) {
 	py := graphitiPython(t)
 	neo4jtest.Open(t) // the cross-process lock on the test server, and a clean graph
@@ -266,6 +267,18 @@ func TestGraphitiCoreReadsProjection(t *testing.T) {
 	}
 	if got, _ := o.Foreign.([]any); len(got) != 1 {
 		t.Errorf("graphiti-core's own episode after two rebuilds: %v, want it intact", o.Foreign)
+	}
+
+	// Without the second opt-in, a rebuild takes the private groups out:
+	// asking graphiti-core for them by id finds nothing.
+	memsyncCmd(t, bin, "rebuild", "--yes", "--repo", repo, "--graph", "neo4j", "--graphiti")
+	private := []search{{"zebra", []string{"AGENT_bob"}}, {"kiwi", []string{"AGENT_alice"}}, {"postgres", []string{"memsync"}}}
+	o = probe(t, py, "check", map[string]any{"searches": private, "episode_groups": []string{"AGENT_bob", "AGENT_alice"}, "foreign": foreign})
+	if len(o.Searches) != 3 || len(o.Searches[0].Facts)+len(o.Searches[0].Nodes)+len(o.Searches[1].Facts)+len(o.Searches[1].Nodes) != 0 || len(o.Episodes) != 0 {
+		t.Errorf("private groups readable through graphiti-core without --graphiti-private: %+v", o)
+	}
+	if len(o.Searches) == 3 && len(o.Searches[2].Facts) == 0 {
+		t.Errorf("the shared group is gone too: %+v", o.Searches[2])
 	}
 	cleanForeign(t, py, foreign)
 }
