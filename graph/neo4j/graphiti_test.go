@@ -245,3 +245,26 @@ func FuzzGraphitiGroup(f *testing.F) {
 		}
 	})
 }
+
+// TestGraphitiFailureKeepsProjection: an entity Graphiti wrote itself
+// under the name memsync's shape needs in the same group breaks memsync's
+// (group_id, name) key, so the shape's write fails; memsync's own
+// projection of the batch is written all the same, and the foreign entity
+// is left as it was.
+func TestGraphitiFailureKeepsProjection(t *testing.T) {
+	g := neo4jtest.OpenWith(t, func(c *neo4j.Config) { c.Graphiti = true })
+	ctx := context.Background()
+	exec := cypher(t)
+	exec("CREATE (:Entity {uuid: 'foreign-pg', name: 'postgres', group_id: 'memsync', summary: 'graphiti wrote this', created_at: datetime()})")
+	if _, err := g.Apply(ctx, graphitiBatch()); err != nil {
+		t.Fatalf("Apply failed with the Graphiti shape's write: %v", err)
+	}
+	nodes, err := g.Get(ctx, []string{"g_old", "g_new", "g_link"})
+	if err != nil || len(nodes) != 3 {
+		t.Fatalf("memsync's projection: %d of 3 memories (%v)", len(nodes), err)
+	}
+	if got := exec("MATCH (e:Entity {uuid: 'foreign-pg'}) RETURN e.summary, e.memsync_owned"); len(got) != 1 || got[0].Values[0] != "graphiti wrote this" || got[0].Values[1] != nil {
+		t.Fatalf("foreign entity: %v, want it untouched", got)
+	}
+	exec("MATCH (e:Entity {uuid: 'foreign-pg'}) DETACH DELETE e")
+}
