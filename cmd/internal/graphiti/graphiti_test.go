@@ -171,7 +171,8 @@ func probe(t *testing.T, py, mode string, spec map[string]any) observed {
 }
 
 // TestGraphitiCoreReadsProjection: a repository seeded with the memsync
-// binary and rebuilt with --graphiti --graphiti-private is read by
+// binary and projected by sync --once --graphiti --graphiti-private, then
+// rebuilt with them, is read by
 // graphiti-core's BM25 search, which finds each group's memories when
 // asked for that group and none of another's; retrieve_episodes lists the
 // shared group in time order; the superseded memory's fact carries
@@ -189,9 +190,16 @@ func TestGraphitiCoreReadsProjection(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	memsyncCmd(t, bin, "append", "--repo", repo, "--agent", "alice", "--kind", "decision", "alice keeps the kiwi recipe private")
 	memsyncCmd(t, bin, "append", "--repo", repo, "--agent", "bob", "--kind", "decision", "bob plans the zebra launch")
+	// The first projection is incremental (sync, as the daemon projects),
+	// the later ones rebuilds.
+	memsyncCmd(t, bin, "sync", "--once", "--repo", repo, "--graph", "neo4j", "--graphiti", "--graphiti-private")
 	rebuild := []string{"rebuild", "--yes", "--repo", repo, "--graph", "neo4j", "--graphiti", "--graphiti-private"}
-	memsyncCmd(t, bin, rebuild...)
 
+	afterSync := probe(t, py, "check", map[string]any{"searches": []search{{"zebra", []string{"AGENT_bob"}}, {"postgres", []string{"memsync"}}},
+		"episode_groups": []string{"memsync"}, "foreign": "none"})
+	if len(afterSync.Searches) != 2 || len(afterSync.Searches[0].Facts) == 0 || len(afterSync.Searches[1].Facts) < 2 || len(afterSync.Episodes) != 2 {
+		t.Fatalf("after sync --once --graphiti --graphiti-private, graphiti-core read: %+v", afterSync)
+	}
 	foreign, _ := probe(t, py, "write", map[string]any{}).Foreign.(string)
 	if foreign == "" {
 		t.Fatal("graphiti-core saved no episode")
@@ -266,7 +274,7 @@ func TestGraphitiCoreReadsProjection(t *testing.T) {
 		t.Errorf("episodes of memsync %v, want %v in time order", eps, want)
 	}
 	if got, _ := o.Foreign.([]any); len(got) != 1 {
-		t.Errorf("graphiti-core's own episode after two rebuilds: %v, want it intact", o.Foreign)
+		t.Errorf("graphiti-core's own episode after a rebuild: %v, want it intact", o.Foreign)
 	}
 
 	// Without the second opt-in, a rebuild takes the private groups out:
