@@ -60,6 +60,8 @@ var graphitiSchema = []string{
 	"CREATE FULLTEXT INDEX edge_name_and_fact IF NOT EXISTS FOR ()-[e:RELATES_TO]-() ON EACH [e.name, e.fact, e.group_id]",
 	"CREATE INDEX memsync_graphiti_episodic_uuid IF NOT EXISTS FOR (e:Episodic) ON (e.uuid)",
 	"CREATE INDEX memsync_graphiti_entity_uuid IF NOT EXISTS FOR (n:Entity) ON (n.uuid)",
+	"CREATE INDEX memsync_graphiti_episodic_group IF NOT EXISTS FOR (e:Episodic) ON (e.group_id)",
+	"CREATE INDEX memsync_graphiti_entity_group IF NOT EXISTS FOR (n:Entity) ON (n.group_id)",
 }
 
 // GraphitiGroup maps a memsync group to its Graphiti group_id, which
@@ -160,8 +162,13 @@ WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n`
 	graphitiSweepRels = `
 MATCH ()-[r:MENTIONS|RELATES_TO]->() WHERE r.memsync_owned = true AND coalesce(r.memsync_pass, '') <> $pass
 WITH r LIMIT $limit DELETE r RETURN count(*) AS n`
-	graphitiSweepPrivate = `
-MATCH (n) WHERE (n:Episodic OR n:Entity) AND n.memsync_owned = true AND n.group_id STARTS WITH 'AGENT_'
+	// The private sweeps run at every open with the shape on: each seeks
+	// the group_id index of its label (graphitiSchema) instead of scanning.
+	graphitiSweepPrivateEpisodes = `
+MATCH (n:Episodic) WHERE n.group_id STARTS WITH 'AGENT_' AND n.memsync_owned = true
+WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n`
+	graphitiSweepPrivateEntities = `
+MATCH (n:Entity) WHERE n.group_id STARTS WITH 'AGENT_' AND n.memsync_owned = true
 WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n`
 )
 
@@ -337,9 +344,13 @@ func (g *Graph) openGraphiti(ctx context.Context) error {
 		}
 	}
 	if !g.graphitiPrivate {
-		n, err := g.rawChunks(ctx, graphitiSweepPrivate, map[string]any{"limit": int64(dropChunk)})
-		if err != nil {
-			return fmt.Errorf("delete private groups from the Graphiti shape: %w", err)
+		n := int64(0)
+		for _, stmt := range []string{graphitiSweepPrivateEpisodes, graphitiSweepPrivateEntities} {
+			k, err := g.rawChunks(ctx, stmt, map[string]any{"limit": int64(dropChunk)})
+			if err != nil {
+				return fmt.Errorf("delete private groups from the Graphiti shape: %w", err)
+			}
+			n += k
 		}
 		if n > 0 {
 			g.lg.Info("graphiti: private groups removed (graphiti_private is off)", zap.Int64("nodes", n))
