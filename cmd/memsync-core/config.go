@@ -52,3 +52,6 @@ func resolveEmbedder(env *Env, spec string) (memsync.Embedder, error) {
 
 // addGraphFlags registers --graph and the --neo4j-* flags bound to c.
 func addGraphFlags(fs *flag.FlagSet, c *Config) { cmdline.AddGraphFlags(fs, &c.Config) }
+
+// addGraphitiFlags registers --graphiti and --graphiti-private bound to c.
+func addGraphitiFlags(fs *flag.FlagSet, c *Config) { cmdline.AddGraphitiFlags(fs, &c.Config) }

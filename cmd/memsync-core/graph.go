@@ -32,7 +32,8 @@ func openGraph(ctx context.Context, cfg *Config, repo string, lg *zap.Logger) (m
 		}
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		g, err := neo4j.Open(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database, Embedder: cfg.emb}, lg)
+		g, err := neo4j.Open(octx, neo4j.Config{URI: cfg.Neo4j.URI, User: user, Password: pw, Database: cfg.Neo4j.Database, Embedder: cfg.emb,
+			Graphiti: cfg.Neo4j.Graphiti, GraphitiPrivate: cfg.Neo4j.GraphitiPrivate}, lg)
 		if err != nil {
 			return nil, err
 		}

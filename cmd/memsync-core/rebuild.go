@@ -43,6 +43,7 @@ type rebuildJSON struct {
 
 func runRebuild(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "rebuild", "rebuild [--from-history] --yes [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", rebuildDescription)
+	addGraphitiFlags(fs.FlagSet, &fs.cfg)
 	fromHistory := fs.Bool("from-history", false, "also recover records from every commit reachable from HEAD")
 	yes := fs.Bool("yes", false, "really drop and rebuild the projection")
 	asJSON := fs.Bool("json", false, "print one JSON document")

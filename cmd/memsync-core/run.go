@@ -50,6 +50,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	remote := fs.String("remote", "", "git remote `NAME` to commit, fetch, merge and push every sync.interval (else sync.remote; SPEC §12)")
 	var cfg Config
 	addGraphFlags(fs.FlagSet, &cfg)
+	addGraphitiFlags(fs.FlagSet, &cfg)
 	if _, code, done := fs.parse(args); done {
 		return code
 	}

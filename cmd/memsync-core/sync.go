@@ -17,6 +17,7 @@ projects everything already.`
 
 func runSync(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "sync", "sync --once [--repo DIR] [--graph embedded|neo4j] [flags]", syncDescription)
+	addGraphitiFlags(fs.FlagSet, &fs.cfg)
 	once := fs.Bool("once", true, "one pass, then exit (the only mode: --once=false is refused; memsync run keeps going)")
 	repo, _, code, done := fs.load(args)
 	if done {

@@ -426,6 +426,19 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 		}
 	}
 	res.Mismatched = sortedUnique(res.Mismatched)
+	if slot, _ := g.buildSlot(); g.graphiti && slot < 0 {
+		// A rebuild projects the Graphiti shape once, at FinishRebuild.
+		// Unavailable: the batch is retried as a whole (Apply is
+		// idempotent). Any other failure of the derived shape (a node
+		// Graphiti wrote that breaks memsync's entity key, say) must not
+		// stop memsync's own projection: it is logged, and a rebuild
+		// writes the shape afresh.
+		if err := g.projectGraphiti(ctx, graphitiAffected(rows)); errors.Is(err, memsync.ErrUnavailable) {
+			return res, err
+		} else if err != nil {
+			g.lg.Error("graphiti shape not written for this batch; memsync's projection is; memsync rebuild writes it again", zap.Error(err))
+		}
+	}
 	g.lg.Debug("applied batch", zap.Int("records", len(batch)), zap.Int("mismatched", len(res.Mismatched)),
 		zap.Duration("took", time.Since(start)))
 	if len(res.Mismatched) > 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/graph/graphtest"
+	"github.com/memsync/memsync/graph/neo4j"
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
@@ -90,4 +91,38 @@ func BenchmarkSearch(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+// BenchmarkApplyGraphiti is BenchmarkApply with the Graphiti shape off and
+// on (shared group only, and with private groups), and a full
+// ReprojectGraphiti of the projected corpus (what a rebuild adds).
+func BenchmarkApplyGraphiti(b *testing.B) {
+	corpus := graphtest.Corpus(42, benchRecords())
+	batch := benchBatch()
+	for _, c := range []struct {
+		name           string
+		graphiti, priv bool
+	}{{"off", false, false}, {"shared", true, false}, {"private", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			g := neo4jtest.OpenWith(b, func(cfg *neo4j.Config) { cfg.Graphiti, cfg.GraphitiPrivate = c.graphiti, c.priv })
+			var elapsed, reproject time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				if err := g.Drop(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				applyAll(b, g, corpus, batch)
+				elapsed += time.Since(start)
+				start = time.Now()
+				if err := g.ReprojectGraphiti(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				reproject += time.Since(start)
+			}
+			b.ReportMetric(float64(len(corpus)*b.N)/elapsed.Seconds(), "records/s")
+			b.ReportMetric(reproject.Seconds()/float64(b.N), "reproject-s")
+		})
+	}
 }

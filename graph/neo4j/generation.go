@@ -287,6 +287,11 @@ func (g *Graph) FinishRebuild(ctx context.Context) error {
 	if old != slot {
 		g.startDropper(old)
 	}
+	// The generation is switched: a failure of the derived Graphiti shape
+	// is logged, not returned, so the rebuild is not taken for failed.
+	if err := g.ReprojectGraphiti(ctx); err != nil {
+		g.lg.Error("graphiti shape not rebuilt; memsync's generation is", zap.Error(err))
+	}
 	return nil
 }
 

@@ -121,6 +121,12 @@ type Config struct {
 	// before the error is returned as memsync.ErrUnavailable; 0 keeps the
 	// driver's default (30s).
 	MaxRetryTime time.Duration
+
+	// Graphiti turns on the Graphiti-shaped projection beside memsync's
+	// own (graphiti.go, docs/design/graphiti.md): the shared group only,
+	// unless GraphitiPrivate also projects every agent's private group.
+	Graphiti        bool
+	GraphitiPrivate bool
 }
 
 // Graph is a memsync.Graph stored in Neo4j. It is safe for concurrent use.
@@ -140,6 +146,11 @@ type Graph struct {
 	build    *build             // the rebuild in progress in this process; nil if none
 	dropStop context.CancelFunc // stops the background drop of an old generation
 	dropDone chan struct{}      // closed when it is over; nil if none ran
+
+	// The Graphiti shape (graphiti.go).
+	graphiti        bool
+	graphitiPrivate bool
+	pass            string // the id this process's incremental projections carry
 }
 
 var _ memsync.Graph = (*Graph)(nil)
@@ -170,6 +181,9 @@ func Open(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, error) {
 	g.identity = "neo4j:" + hostPort + "/" + db
 	if err := g.createSchema(ctx); err != nil {
 		return fail("create schema on", err)
+	}
+	if err := g.openGraphiti(ctx); err != nil {
+		return fail("set up the Graphiti shape on", err)
 	}
 	if err := g.upgradeRetirement(ctx); err != nil {
 		return fail("upgrade supersession on", err)
@@ -218,7 +232,8 @@ func newGraph(cfg Config, lg *zap.Logger) (*Graph, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("neo4j: create driver for %s: %w", hostPort, err)
 	}
-	g := &Graph{driver: drv, database: cfg.Database, lg: lg}
+	g := &Graph{driver: drv, database: cfg.Database, lg: lg,
+		graphiti: cfg.Graphiti, graphitiPrivate: cfg.Graphiti && cfg.GraphitiPrivate, pass: newPass()}
 	if memsync.Embeds(cfg.Embedder) {
 		g.emb = cfg.Embedder
 	}

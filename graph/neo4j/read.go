@@ -53,7 +53,10 @@ RETURN m.agent AS agent, count(*) AS n`
 // the time they go.
 var dropQueries = []string{
 	"MATCH (n:Memory) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
-	"MATCH (n:Entity) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+	// memsync's entities have no uuid; Graphiti's (its own, and the
+	// Graphiti shape's, graphiti.go) always have one and share the label
+	// of slot 0: they are not memsync's to drop here.
+	"MATCH (n:Entity) WHERE n.uuid IS NULL WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
 	"MATCH (n:Agent) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
 }
 
@@ -82,6 +85,9 @@ func (g *Graph) Drop(ctx context.Context) error {
 	}
 	if err := g.write(ctx, setGenerationQuery, map[string]any{"key": generationKey, "id": gen}); err != nil {
 		return wrap("drop: mark generation", err)
+	}
+	if err := g.ReprojectGraphiti(ctx); err != nil {
+		return fmt.Errorf("neo4j: drop: %w", err)
 	}
 	g.lg.Info("neo4j graph dropped", zap.String("identity", g.identity), zap.Int64("nodes", total), zap.String("generation", gen))
 	return nil

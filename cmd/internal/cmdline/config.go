@@ -48,6 +48,13 @@ type Neo4jConfig struct {
 	User         string `yaml:"user"`
 	Database     string `yaml:"database"`      // empty: the server's default database
 	PasswordFile string `yaml:"password_file"` // first line is the password
+	// Graphiti adds the Graphiti-shaped projection of the shared group
+	// (docs/design/graphiti.md): graphiti-core's search, retrieve_episodes
+	// and the Graphiti MCP server read memsync's memories.
+	Graphiti bool `yaml:"graphiti"`
+	// GraphitiPrivate also projects every agent's private group as
+	// AGENT_<name>: any Graphiti client given that id reads it.
+	GraphitiPrivate bool `yaml:"graphiti_private"`
 }
 
 // AppendConfig tunes memsync append.
@@ -443,6 +450,17 @@ func (c *Config) applyEnv(getenv func(string) string) {
 			*e.dst = v
 		}
 	}
+	for _, e := range []struct {
+		name string
+		dst  *bool
+	}{
+		{"MEMSYNC_GRAPHITI", &c.Neo4j.Graphiti},
+		{"MEMSYNC_GRAPHITI_PRIVATE", &c.Neo4j.GraphitiPrivate},
+	} {
+		if v, err := strconv.ParseBool(getenv(e.name)); err == nil {
+			*e.dst = v
+		}
+	}
 }
 
 // configValue is a flag bound to a Config field; LoadConfig re-applies it
@@ -495,6 +513,13 @@ func AddGraphFlags(fs *flag.FlagSet, c *Config) {
 	fs.Var(&configValue{stringField{&c.Neo4j.Database}}, "neo4j-database", "Neo4j `database` (default: the server's; env MEMSYNC_NEO4J_DATABASE)")
 }
 
+// AddGraphitiFlags registers --graphiti and --graphiti-private bound to c:
+// the commands that write the projection (run, sync, rebuild) take them.
+func AddGraphitiFlags(fs *flag.FlagSet, c *Config) {
+	fs.Var(&configValue{boolField{&c.Neo4j.Graphiti}}, "graphiti", "on Neo4j, also project the shared group in Graphiti's shape, for graphiti-core and its MCP server (neo4j.graphiti; env MEMSYNC_GRAPHITI)")
+	fs.Var(&configValue{boolField{&c.Neo4j.GraphitiPrivate}}, "graphiti-private", "with --graphiti, also project every agent's private group as AGENT_<name>, readable by any Graphiti client given that id (neo4j.graphiti_private; env MEMSYNC_GRAPHITI_PRIVATE)")
+}
+
 // DefaultConfigYAML is the memsync.yaml that init writes: every option,
 // commented out, at its default.
 const DefaultConfigYAML = `# memsync configuration. Every option is shown commented out at its default.
@@ -516,6 +541,8 @@ const DefaultConfigYAML = `# memsync configuration. Every option is shown commen
 #   password_file: ""      # file whose first line is the password (MEMSYNC_NEO4J_PASSWORD_FILE)
 #   # The password itself is never written here and has no flag:
 #   # set MEMSYNC_NEO4J_PASSWORD or use password_file.
+#   graphiti: false        # also project in Graphiti's shape (MEMSYNC_GRAPHITI, --graphiti)
+#   graphiti_private: false # with graphiti, private groups too, as AGENT_<name> (MEMSYNC_GRAPHITI_PRIVATE, --graphiti-private)
 
 # append:
 #   fsync: true            # fsync every appended line; false trades power-cut safety for speed

@@ -25,6 +25,7 @@ func load(t *testing.T, yaml string, env map[string]string, args ...string) (Con
 	var cfg Config
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	AddGraphFlags(fs, &cfg)
+	AddGraphitiFlags(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -267,5 +268,39 @@ func TestMetricsAddr(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("MetricsAddr(%q) = %q, %v; want %q ok=%t", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestConfigGraphiti: neo4j.graphiti and neo4j.graphiti_private come from
+// the file, MEMSYNC_GRAPHITI(_PRIVATE) and --graphiti(-private), in that
+// order of precedence; a value that is not a boolean in the environment is
+// ignored.
+func TestConfigGraphiti(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		yaml          string
+		env           map[string]string
+		args          []string
+		graphiti, prv bool
+	}{
+		{"default off", "", nil, nil, false, false},
+		{"file", "neo4j:\n  graphiti: true\n  graphiti_private: true\n", nil, nil, true, true},
+		{"env", "", map[string]string{"MEMSYNC_GRAPHITI": "1"}, nil, true, false},
+		{"env private", "", map[string]string{"MEMSYNC_GRAPHITI": "true", "MEMSYNC_GRAPHITI_PRIVATE": "1"}, nil, true, true},
+		{"env over file", "neo4j:\n  graphiti: true\n", map[string]string{"MEMSYNC_GRAPHITI": "0"}, nil, false, false},
+		{"env not a bool", "", map[string]string{"MEMSYNC_GRAPHITI": "yes please"}, nil, false, false},
+		{"flag", "", nil, []string{"--graphiti"}, true, false},
+		{"flag over env", "", map[string]string{"MEMSYNC_GRAPHITI": "1"}, []string{"--graphiti=false"}, false, false},
+		{"flags", "", nil, []string{"--graphiti", "--graphiti-private"}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := load(t, c.yaml, c.env, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Neo4j.Graphiti != c.graphiti || cfg.Neo4j.GraphitiPrivate != c.prv {
+				t.Fatalf("graphiti %v, graphiti_private %v; want %v, %v", cfg.Neo4j.Graphiti, cfg.Neo4j.GraphitiPrivate, c.graphiti, c.prv)
+			}
+		})
 	}
 }
