@@ -19,8 +19,7 @@ import (
 // reads never hard-fail. A read that fails on the graph answers from the
 // journals the same way (read.Read). Close releases it.
 func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer) *read.Reader {
-	journals := offline.NewJournals(layout(repo))
-	journals.Embedder = cfg.emb
+	journals := readJournals(cfg, repo)
 	note := func(err error) {
 		fmt.Fprintf(stderr, "memsync %s: graph unavailable (%v); answering offline from the journals%s\n", cmd, oneLineErr(err), offlineVectors(cfg))
 	}
@@ -56,6 +55,14 @@ func openReader(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Wr
 	}
 	note(err)
 	return read.Offline(journals, err.Error()+offlineVectors(cfg))
+}
+
+// readJournals is the offline reader every door falls back on: the
+// repository's journals, read once, embedded with the configured model.
+func readJournals(cfg *Config, repo string) offline.Journals {
+	j := offline.NewJournals(layout(repo))
+	j.Embedder = cfg.emb
+	return j
 }
 
 // offlineVectors is what the offline note says of vector recall: nothing

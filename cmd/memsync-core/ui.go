@@ -25,7 +25,6 @@ import (
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
-	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/webui"
 )
 
@@ -338,13 +337,10 @@ func (h *heldGraph) close() {
 	}
 }
 
-// uiJournals is the offline reader, as the CLI's reads make it.
+// uiJournals makes the offline reader per request, as openReader makes
+// it for every door (readJournals).
 func uiJournals(cfg *Config, repo string) func() memsync.Searcher {
-	return func() memsync.Searcher {
-		j := offline.NewJournals(layout(repo))
-		j.Embedder = cfg.emb
-		return j
-	}
+	return func() memsync.Searcher { return readJournals(cfg, repo) }
 }
 
 // newUIServer wires the web view to this repository: reads through open
