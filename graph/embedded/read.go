@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/recall"
 )
 
 // nodeCols are the columns scanNode reads, in order.
@@ -156,27 +158,27 @@ const sqlNodesByID = `SELECT ` + nodeCols + `, m.id FROM ` + nodeFrom + `
 
 // sqlNeighbours finds, for each source in the JSON list ?1 ([agent,
 // session, ts, uuid] each; session "" for one that names none), the ids of
-// the memories of the same agent and session nearest to it in time: b1, b2 before (nearest first), a1, a2
-// after, among those the search may return (the filters of sqlSearch: ?2
-// to ?5). The turns table's key orders them; each neighbour is one seek.
+// the memories of the same agent and session nearest to it in time, up to
+// two before and two after (comma-separated, in no promised order), among
+// those the search may return (the filters of sqlSearch: ?2 to ?5). The
+// turns table's key orders them: each side is one seek and a short walk.
 var sqlNeighbours = `WITH src AS (
 		SELECT key AS k, value ->> 0 AS agent, value ->> 1 AS session, value ->> 2 AS ts, value ->> 3 AS uuid
 		FROM json_each(?1))
-	SELECT k,` + neighbourCol(`<`, `DESC`, 0) + `,` + neighbourCol(`<`, `DESC`, 1) + `,` +
-	neighbourCol(`>`, `ASC`, 0) + `,` + neighbourCol(`>`, `ASC`, 1) + `
+	SELECT k,` + neighbourCol(`<`, `DESC`) + `,` + neighbourCol(`>`, `ASC`) + `
 	FROM src`
 
-// neighbourCol is the sqlNeighbours column of the neighbour at offset on
-// the side of cmp.
-func neighbourCol(cmp, order string, offset int) string {
-	return `(SELECT t.id FROM search.turns AS t CROSS JOIN memories AS m ON m.id = t.id
+// neighbourCol is the sqlNeighbours column of the neighbours on the side
+// of cmp.
+func neighbourCol(cmp, order string) string {
+	return `(SELECT group_concat(id) FROM (SELECT t.id AS id FROM search.turns AS t CROSS JOIN memories AS m ON m.id = t.id
 		WHERE t.agent = src.agent AND t.session = src.session
 		  AND (t.ts ` + cmp + ` src.ts OR t.ts = src.ts AND t.uuid ` + cmp + ` src.uuid)
 		  AND m.group_id IN (SELECT value FROM json_each(?2))
 		  AND (?3 OR NOT EXISTS (SELECT 1 FROM superseded AS x WHERE x.id = m.id))
 		  AND (?4 IS NULL OR m.kind IN (SELECT value FROM json_each(?4)))
 		  AND (?5 IS NULL OR m.ts >= ?5)
-		ORDER BY t.ts ` + order + `, t.uuid ` + order + ` LIMIT 1 OFFSET ` + strconv.Itoa(offset) + `)`
+		ORDER BY t.ts ` + order + `, t.uuid ` + order + ` LIMIT ` + strconv.Itoa(recall.Window) + `))`
 }
 
 // A search of this store is memsync.Search(ctx, g, q): the one recipe
@@ -505,25 +507,26 @@ func (g *Graph) neighbours(ctx context.Context, sources []memsync.Node, f filter
 	if err != nil {
 		return nil, g.wrap("search: neighbours", err)
 	}
-	type side struct{ before, after [2]sql.NullInt64 }
+	type side struct{ before, after []int64 }
 	found := make([]side, len(sources))
 	var ids []int64
 	for rows.Next() {
 		var k int
-		var s side
-		if err := rows.Scan(&k, &s.before[0], &s.before[1], &s.after[0], &s.after[1]); err != nil {
+		var before, after sql.NullString
+		if err := rows.Scan(&k, &before, &after); err != nil {
 			rows.Close()
 			return nil, g.wrap("search: neighbours", err)
 		}
 		if k < 0 || k >= len(found) {
 			continue
 		}
-		found[k] = s
-		for _, v := range append(s.before[:], s.after[:]...) {
-			if v.Valid {
-				ids = append(ids, v.Int64)
-			}
+		s := side{before: parseIDs(before.String), after: parseIDs(after.String)}
+		if s.before == nil && before.String != "" || s.after == nil && after.String != "" {
+			rows.Close()
+			return nil, g.wrap("search: neighbours", fmt.Errorf("ids %q, %q", before.String, after.String))
 		}
+		found[k] = s
+		ids = append(append(ids, s.before...), s.after...)
 	}
 	err = rows.Err()
 	rows.Close()
@@ -534,18 +537,25 @@ func (g *Graph) neighbours(ctx context.Context, sources []memsync.Node, f filter
 	if err := g.readNodes(ctx, ids, nodes); err != nil {
 		return nil, err
 	}
-	pick := func(vs [2]sql.NullInt64) []memsync.Node {
+	// Nearest first on each side: later before earlier before the source,
+	// earlier before later after it (ties by uuid, as the turns key).
+	pick := func(vs []int64, nearer func(a, b memsync.Node) bool) []memsync.Node {
 		var out []memsync.Node
 		for _, v := range vs {
-			if n, ok := nodes[v.Int64]; v.Valid && ok {
+			if n, ok := nodes[v]; ok {
 				out = append(out, n)
 			}
 		}
+		sort.Slice(out, func(i, j int) bool { return nearer(out[i], out[j]) })
 		return out
 	}
+	earlier := func(a, b memsync.Node) bool {
+		return a.TS.Before(b.TS) || a.TS.Equal(b.TS) && a.UUID < b.UUID
+	}
+	later := func(a, b memsync.Node) bool { return earlier(b, a) }
 	out := make([]memsync.Beside, 0, len(sources))
 	for k, s := range found {
-		out = append(out, memsync.Beside{From: sources[k].UUID, Before: pick(s.before), After: pick(s.after)})
+		out = append(out, memsync.Beside{From: sources[k].UUID, Before: pick(s.before, later), After: pick(s.after, earlier)})
 	}
 	return out, nil
 }
@@ -655,4 +665,21 @@ func (g *Graph) eachHash(rows *sql.Rows, err error, fn func(uuid, hash string) e
 		return g.wrap("hashes", err)
 	}
 	return nil
+}
+
+// parseIDs reads a comma-separated list of ids (sqlNeighbours' columns):
+// nil for "" or for anything else than ids.
+func parseIDs(s string) []int64 {
+	if s == "" {
+		return nil
+	}
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil
+		}
+		out = append(out, id)
+	}
+	return out
 }
