@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -520,10 +519,13 @@ func (g *Graph) neighbours(ctx context.Context, sources []memsync.Node, f filter
 		if k < 0 || k >= len(found) {
 			continue
 		}
-		s := side{before: parseIDs(before.String), after: parseIDs(after.String)}
-		if s.before == nil && before.String != "" || s.after == nil && after.String != "" {
+		var s side
+		var errB, errA error
+		s.before, errB = parseIDs(before.String)
+		s.after, errA = parseIDs(after.String)
+		if err := cmp.Or(errB, errA); err != nil {
 			rows.Close()
-			return nil, g.wrap("search: neighbours", fmt.Errorf("ids %q, %q", before.String, after.String))
+			return nil, g.wrap("search: neighbours", err)
 		}
 		found[k] = s
 		ids = append(append(ids, s.before...), s.after...)
@@ -537,25 +539,23 @@ func (g *Graph) neighbours(ctx context.Context, sources []memsync.Node, f filter
 	if err := g.readNodes(ctx, ids, nodes); err != nil {
 		return nil, err
 	}
-	// Nearest first on each side: later before earlier before the source,
-	// earlier before later after it (ties by uuid, as the turns key).
-	pick := func(vs []int64, nearer func(a, b memsync.Node) bool) []memsync.Node {
+	// Nearest first on each side, in the turns key's order (ts, then uuid):
+	// dir -1 before the source, +1 after it.
+	pick := func(vs []int64, dir int) []memsync.Node {
 		var out []memsync.Node
 		for _, v := range vs {
 			if n, ok := nodes[v]; ok {
 				out = append(out, n)
 			}
 		}
-		sort.Slice(out, func(i, j int) bool { return nearer(out[i], out[j]) })
+		slices.SortFunc(out, func(a, b memsync.Node) int {
+			return dir * cmp.Or(a.TS.Compare(b.TS), strings.Compare(a.UUID, b.UUID))
+		})
 		return out
 	}
-	earlier := func(a, b memsync.Node) bool {
-		return a.TS.Before(b.TS) || a.TS.Equal(b.TS) && a.UUID < b.UUID
-	}
-	later := func(a, b memsync.Node) bool { return earlier(b, a) }
 	out := make([]memsync.Beside, 0, len(sources))
 	for k, s := range found {
-		out = append(out, memsync.Beside{From: sources[k].UUID, Before: pick(s.before, later), After: pick(s.after, earlier)})
+		out = append(out, memsync.Beside{From: sources[k].UUID, Before: pick(s.before, -1), After: pick(s.after, 1)})
 	}
 	return out, nil
 }
@@ -667,19 +667,19 @@ func (g *Graph) eachHash(rows *sql.Rows, err error, fn func(uuid, hash string) e
 	return nil
 }
 
-// parseIDs reads a comma-separated list of ids (sqlNeighbours' columns):
-// nil for "" or for anything else than ids.
-func parseIDs(s string) []int64 {
+// parseIDs reads a comma-separated list of ids (sqlNeighbours' columns;
+// "" is none).
+func parseIDs(s string) ([]int64, error) {
 	if s == "" {
-		return nil
+		return nil, nil
 	}
 	var out []int64
 	for _, f := range strings.Split(s, ",") {
 		id, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
-			return nil
+			return nil, fmt.Errorf("neighbour ids %q: %w", s, err)
 		}
 		out = append(out, id)
 	}
-	return out
+	return out, nil
 }
