@@ -540,3 +540,45 @@ SET m.rest = $rest, m.tags = $tags, m.why = $why, m.max_age = $maxAge, m.source_
 		}
 	}
 }
+
+// TestHoldsTerm: a fulltext hit counts only if the node, as it is now,
+// holds a query term in its terms or keywords, as whole words (the
+// index, eventually consistent and keyed by reused node ids, answered
+// with nodes of other words under load).
+func TestHoldsTerm(t *testing.T) {
+	cfg := neo4jtest.Config(t)
+	ctx := context.Background()
+	auth := neo4jdrv.NoAuth()
+	if cfg.User != "" {
+		auth = neo4jdrv.BasicAuth(cfg.User, cfg.Password, "")
+	}
+	d, err := neo4jdrv.NewDriverWithContext(cfg.URI, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	for _, tc := range []struct {
+		terms, keywords any
+		query           []string
+		want            bool
+	}{
+		{"keep postgr as is", nil, []string{"postgr", "bill"}, true},
+		{"upgrad webhook depend", "bill", []string{"postgr", "bill"}, true},
+		{"feedback", nil, []string{"postgr", "bill"}, false},
+		{"postgresql tune", nil, []string{"postgr"}, false},
+		{"the walrus feeder", nil, []string{"walrus feeder"}, true},
+		{"the feeder walrus", nil, []string{"walrus feeder"}, false},
+		{nil, nil, []string{"postgr"}, false},
+		{"postgr", nil, nil, false},
+	} {
+		res, err := neo4jdrv.ExecuteQuery(ctx, d, "WITH $node AS node RETURN "+neo4j.HoldsTerm,
+			map[string]any{"node": map[string]any{"terms": tc.terms, "keywords": tc.keywords}, "padded": neo4j.PaddedTerms(tc.query)},
+			neo4jdrv.EagerResultTransformer, neo4jdrv.ExecuteQueryWithDatabase(cfg.Database))
+		if err != nil {
+			t.Fatalf("holdsTerm: %v", err)
+		}
+		if got, _ := res.Records[0].Values[0].(bool); got != tc.want {
+			t.Errorf("holdsTerm(terms %v, keywords %v, query %q) = %v, want %v", tc.terms, tc.keywords, tc.query, got, tc.want)
+		}
+	}
+}

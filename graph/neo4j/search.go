@@ -15,7 +15,8 @@ import (
 
 // searchQuery asks the fulltext index for its top $k candidates and returns,
 // in one row, how many there were, the lowest score among them and the ones
-// that pass the reader's filters. Search widens k until the answer is exact.
+// that pass the reader's filters and hold a query term (holdsTerm). Search
+// widens k until the answer is exact.
 const searchQuery = `
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH count(*) AS n, min(score) AS lowest,
@@ -24,8 +25,29 @@ WITH count(*) AS n, min(score) AS lowest,
       AND ($all OR node.invalid_at IS NULL)
       AND (size($kinds) = 0 OR node.kind IN $kinds)
       AND ($since IS NULL OR node.ts >= $since)
+      AND ` + holdsTerm + `
     THEN [node.uuid, score, node.ts, node.session] END) AS hits
 RETURN n, lowest, hits`
+
+// holdsTerm is true when node's terms or keywords, as the node holds them
+// now, contain one of $padded (the query's terms, each between spaces:
+// paddedTerms). The fulltext index is eventually consistent and keyed by
+// internal node ids, which the server reuses: under load (CI, a drop then
+// a rebuild) it answered a query with nodes whose words it had indexed
+// for a deleted node of the same id, scored above every true match. A
+// hit the node does not bear out is no hit.
+const holdsTerm = `any(t IN $padded WHERE (' ' + coalesce(node.terms, '') + ' ') CONTAINS t
+        OR (' ' + coalesce(node.keywords, '') + ' ') CONTAINS t)`
+
+// paddedTerms is terms as holdsTerm takes them: the index's whitespace
+// analyzer matches a quoted term as those words, side by side.
+func paddedTerms(terms []string) []string {
+	out := make([]string, len(terms))
+	for i, t := range terms {
+		out[i] = " " + t + " "
+	}
+	return out
+}
 
 // awaitTextIndex waits until the fulltext index holds every transaction
 // committed before it was called (the index is eventually consistent: see
@@ -117,6 +139,7 @@ func (g *Graph) Lexical(ctx context.Context, terms []string, f memsync.Filter, p
 	ctx = withPin(ctx)
 	params := searchParams(f)
 	params["query"] = luceneQuery(terms)
+	params["padded"] = paddedTerms(terms)
 	s := g.session(ctx, neo4jdrv.AccessModeRead)
 	defer s.Close(ctx)
 	var found []candidate
