@@ -21,7 +21,9 @@ archive/ obs-YYYY-MM-DD-NNN.md), tiers (a memory/ directory of core/, working/,
 learning/), basic-memory (a folder of notes), mcp-memory (memory.jsonl), mem0
 (a Mem0 / OpenMemory export) or jsonl (memsync's own export, or journal files:
 each record re-owned to A, its old uuid kept as origin_uuid, links and
-supersedes rewritten to the copies of their targets).
+supersedes rewritten to the copies of their targets; a record another agent
+kept private is skipped, and reported, unless --include-private moves it,
+private to A).
 Every memory becomes one journal record written
 as memsync append writes it, with a uuid derived from the source (its id, else
 its file and content): importing the same source again writes nothing, an
@@ -39,12 +41,13 @@ type importJSON struct {
 }
 
 func runImport(ctx context.Context, env *Env, args []string) int {
-	c := newFlags(env, "import", "import FORMAT PATH --agent A [--scope S] [--source-type T] [--prune] [--dry-run] [--json]", importDescription)
+	c := newFlags(env, "import", "import FORMAT PATH --agent A [--scope S] [--source-type T] [--prune] [--include-private] [--dry-run] [--json]", importDescription)
 	repoFlag := addRepoFlag(c)
 	agent := c.String("agent", "", "the agent `A` whose journal receives the memories (required)")
 	scope := c.String("scope", "private", "`S`: private (only A sees them) or shared (every agent does)")
 	sourceType := c.String("source-type", "read", "source.type of the records, a `type`: read (default) or told, experienced, observed, inferred")
 	prune := c.Bool("prune", false, "also retire earlier imports of this format whose items the source no longer holds (for a source that is all you imported in this format and scope)")
+	includePrivate := c.Bool("include-private", false, "jsonl: also import the records another agent kept private, private to A (moving an agent under a new name); without it they are skipped and reported")
 	dryRun := c.Bool("dry-run", false, "parse and report, write nothing")
 	asJSON := c.Bool("json", false, "print one JSON document")
 	positional, code, done := c.parse(args)
@@ -84,8 +87,8 @@ func runImport(ctx context.Context, env *Env, args []string) int {
 		Format: format, Path: src, Agent: *agent, Scope: journal.Scope(*scope), SourceType: *sourceType,
 		Root: repo, JournalDir: journalDir(repo, *agent), Journals: func() ([]string, error) { return layout(repo).JournalFiles(*agent) },
 		LockFile: filepath.Join(localDir(repo), "import", *agent+".lock"),
-		Prune:    *prune,
-		DryRun:   *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
+		Prune:    *prune, IncludePrivate: *includePrivate,
+		DryRun: *dryRun, NoSync: !cfg.Append.FSync, Now: env.Now,
 	}
 	// The shared memories A sees are already there for a round trip.
 	opts.SharedJournals = func() ([]string, error) { return otherJournals(repo, *agent) }
@@ -155,7 +158,11 @@ func printImport(w io.Writer, rep *importer.Report, asJSON bool) {
 		fmt.Fprintf(w, " (superseding %d earlier versions)", rep.Superseded)
 	}
 	if rep.Retired > 0 {
-		fmt.Fprintf(w, "; retired %d removed from the source", rep.Retired)
+		retire := "retired"
+		if rep.DryRun {
+			retire = "would retire"
+		}
+		fmt.Fprintf(w, "; %s %d removed from the source", retire, rep.Retired)
 	}
 	fmt.Fprintf(w, "; skipped %d; could not parse %d\n", len(rep.Skipped), len(rep.Unparsable))
 	reasons := skippedByReason(rep)

@@ -20,9 +20,9 @@ func TestImportFollowsEditsAndRemovals(t *testing.T) {
 	note := filepath.Join(src, "coffee-brewing-methods.md")
 	repo := initRepo(t, "a")
 	iv := invocation{now: time.Now()}
-	imp := func(step string, want string) {
+	imp := func(step string, want string, flags ...string) {
 		t.Helper()
-		r := iv.run(t, "import", "basic-memory", src, "--agent", "a", "--repo", repo)
+		r := iv.run(t, append([]string{"import", "basic-memory", src, "--agent", "a", "--repo", repo}, flags...)...)
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Fatalf("%s: exit %d, want %q in\n%s%s", step, r.code, want, r.stdout, r.stderr)
 		}
@@ -44,7 +44,8 @@ func TestImportFollowsEditsAndRemovals(t *testing.T) {
 	if err := os.WriteFile(note, []byte(removed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	imp("after a removal", "retired 1 removed from the source")
+	imp("a dry run after a removal", "would import 0 memories; would retire 1 removed from the source", "--dry-run")
+	imp("after a removal", "imported 0 memories; retired 1 removed from the source")
 	imp("once more", "imported 0 memories; skipped")
 
 	if r := iv.run(t, "sync", "--once", "--repo", repo); r.code != 0 {

@@ -47,7 +47,7 @@ func exportOf(t *testing.T, repo, agent, format string) string {
 	return r.stdout
 }
 
-func importFile(t *testing.T, repo, agent, format, data string) importJSON {
+func importFile(t *testing.T, repo, agent, format, data string, flags ...string) importJSON {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "export."+strings.ReplaceAll(format, "-", "")+".jsonl")
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
@@ -59,7 +59,7 @@ func importFile(t *testing.T, repo, agent, format, data string) importJSON {
 	if err := os.Chtimes(path, when, when); err != nil {
 		t.Fatal(err)
 	}
-	r := cli(t, "import", "--repo", repo, "--agent", agent, "--json", format, path)
+	r := cli(t, append(append([]string{"import", "--repo", repo, "--agent", agent, "--json"}, flags...), format, path)...)
 	if r.code != 0 {
 		t.Fatalf("import %s into %s: %d %s %s", format, agent, r.code, r.stdout, r.stderr)
 	}
@@ -83,11 +83,16 @@ func TestRoundTripIsTheIdentity(t *testing.T) {
 		if doc := importFile(t, repo, "alice", "jsonl", first); doc.Imported != 0 {
 			t.Fatalf("back into alice: imported %d, want 0 (%+v)", doc.Imported, doc.Skipped)
 		}
-		doc := importFile(t, repo, "bob", "jsonl", first)
+		// Alice's memories are private: bob gets none of them unless
+		// the operator moves them (--include-private), and is told so.
+		if doc := importFile(t, repo, "bob", "jsonl", first); doc.Imported != 0 || doc.SkippedByReason[importer.SkipOthersPrivate] != 6 {
+			t.Fatalf("alice's private export into bob without --include-private: %+v", doc.Report)
+		}
+		doc := importFile(t, repo, "bob", "jsonl", first, "--include-private")
 		if doc.Imported != 6 || doc.Superseded != 1 || len(doc.Unresolved) != 0 || len(doc.Unparsable) != 0 {
 			t.Fatalf("into bob: %+v", doc.Report)
 		}
-		if again := importFile(t, repo, "bob", "jsonl", first); again.Imported != 0 {
+		if again := importFile(t, repo, "bob", "jsonl", first, "--include-private"); again.Imported != 0 {
 			t.Fatalf("into bob again: imported %d, want 0", again.Imported)
 		}
 		bob := importedRecords(t, repo, "bob")
@@ -122,10 +127,10 @@ func TestRoundTripIsTheIdentity(t *testing.T) {
 		}
 		// A copy of a copy is the original: carol gets each once, and
 		// alice's own export into carol then writes nothing.
-		if doc := importFile(t, repo, "carol", "jsonl", second); doc.Imported != 6 {
+		if doc := importFile(t, repo, "carol", "jsonl", second, "--include-private"); doc.Imported != 6 {
 			t.Fatalf("bob's export into carol: %+v", doc.Report)
 		}
-		if doc := importFile(t, repo, "carol", "jsonl", first); doc.Imported != 0 {
+		if doc := importFile(t, repo, "carol", "jsonl", first, "--include-private"); doc.Imported != 0 {
 			t.Fatalf("alice's export into carol after bob's: imported %d, want 0", doc.Imported)
 		}
 		if got, want := memoriesOf(t, exportOf(t, repo, "carol", "jsonl")), memoriesOf(t, first); !slices.Equal(got, want) {

@@ -71,6 +71,10 @@ type Item struct {
 	// whatever Options.Scope says (an import never shares what its
 	// source kept to one agent).
 	Private bool
+	// Owner, when set, is the agent whose record the item was (jsonl): a
+	// private item of another agent than the importing one is not
+	// imported unless Options.IncludePrivate says so.
+	Owner string
 
 	// Key is the item's identity in the source: its own id, or the file
 	// that is the memory, or (Keyed false) the file it was found in.
@@ -216,6 +220,11 @@ type Options struct {
 	// retirements): for a source that is the whole of what was imported
 	// in this format and scope.
 	Prune bool
+	// IncludePrivate imports items another agent kept private (Item.Owner)
+	// too, private to the importing agent: moving an agent under a new
+	// name. Without it they are skipped (SkipOthersPrivate): an import
+	// never hands one agent what another kept to itself.
+	IncludePrivate bool
 	// Progress, when set, is called after each record is decided
 	// (written or skipped), with how many of total are done.
 	Progress func(done, total int)
@@ -240,6 +249,10 @@ type Report struct {
 // SkipAlreadyImported is the reason of an item whose record is in the
 // journal already.
 const SkipAlreadyImported = "already imported"
+
+// SkipOthersPrivate is the reason of an item private to another agent,
+// left out without Options.IncludePrivate.
+const SkipOthersPrivate = "private to another agent: not imported (--include-private moves it, private to the importing agent)"
 
 // planned is one record to write.
 type planned struct {
@@ -466,6 +479,10 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 			if it.Keyed {
 				removed = append(removed, it)
 			}
+			continue
+		}
+		if it.Private && it.Owner != "" && it.Owner != opts.Agent && !opts.IncludePrivate {
+			rep.Skipped = append(rep.Skipped, Skip{Source: where + " (" + it.Owner + ")", Reason: SkipOthersPrivate})
 			continue
 		}
 		if r.TS.IsZero() {

@@ -68,6 +68,7 @@ func TestImportCancelledMidwayCompletesOnRerun(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			src := fixture(format)
 			whole := repoFor(t, format, src)
+			whole.IncludePrivate = true // the jsonl fixture is alice's, private
 			if _, err := importNow(context.Background(), whole); err != nil {
 				t.Fatal(err)
 			}
@@ -77,6 +78,7 @@ func TestImportCancelledMidwayCompletesOnRerun(t *testing.T) {
 			}
 			for stopAt := 1; stopAt < len(want); stopAt++ {
 				opts := repoFor(t, format, src)
+				opts.IncludePrivate = true
 				ctx, cancel := context.WithCancel(context.Background())
 				opts.Progress = func(done, total int) {
 					if done == stopAt {

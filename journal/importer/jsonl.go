@@ -26,7 +26,9 @@ import (
 // nothing. Links and supersedes name the new uuids of their targets where
 // the targets come along (a link to a record not in the source is
 // reported and left out). A private record stays private, whatever
-// --scope says: an import never shares what one agent kept to itself.
+// --scope says: an import never shares what one agent kept to itself;
+// and a record private to another agent than the importing one is left
+// out, reported, unless the import moves it (Options.IncludePrivate).
 // memsync's own records (feedback, promotions,
 // compaction) are skipped: a flag is a person's word through memsync,
 // never imported (SPEC §7). A declared importance is left behind.
@@ -170,7 +172,7 @@ func jsonlRecord(line []byte, rel string, n int, out *Source) {
 		return
 	}
 	it := Item{Key: "uuid:" + rec.UUID, Names: []string{rec.UUID}, Origin: rec.UUID, File: rel, Line: n,
-		Links: rec.Links, Replaces: rec.Supersedes, Private: rec.Scope != journal.ScopeShared}
+		Links: rec.Links, Replaces: rec.Supersedes, Private: rec.Scope != journal.ScopeShared, Owner: rec.Agent}
 	if o := extraString(&rec, FieldOriginUUID); o != "" {
 		// A copy of a copy is the original.
 		it.Origin = o

@@ -21,6 +21,7 @@ import (
 // uuid kept as origin_uuid; a second import writes nothing.
 func TestImportJSONLReownsAndRemaps(t *testing.T) {
 	opts := repoFor(t, "jsonl", fixture("jsonl"))
+	opts.IncludePrivate = true // moving alice into a
 	rep, err := importNow(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +97,7 @@ func TestImportJSONLStaysInItsSource(t *testing.T) {
 			src := t.TempDir()
 			tc.make(t, src)
 			opts := repoFor(t, "jsonl", src)
+			opts.IncludePrivate = true
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			rep, err := importNow(ctx, opts)
@@ -138,6 +140,7 @@ func FuzzJSONLLines(f *testing.F) {
 func TestImportJSONLNeverSharesAPrivateRecord(t *testing.T) {
 	opts := repoFor(t, "jsonl", fixture("jsonl"))
 	opts.Scope = journal.ScopeShared
+	opts.IncludePrivate = true
 	if _, err := importNow(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -153,5 +156,49 @@ func TestImportJSONLNeverSharesAPrivateRecord(t *testing.T) {
 		if r.Scope != want {
 			t.Errorf("%s (%q): scope %s, want %s", r.UUID, r.Text, r.Scope, want)
 		}
+	}
+}
+
+// TestImportJSONLLeavesAnothersPrivate: alice's journal imported into a
+// without IncludePrivate brings only what alice shared: her private
+// records are skipped, each reported with its owner, and the shared
+// decision's link to one of them is reported and left out; her own
+// private records read back into alice herself are hers to import.
+func TestImportJSONLLeavesAnothersPrivate(t *testing.T) {
+	for _, tc := range []struct {
+		name, agent       string
+		include           bool
+		imported, private int
+	}{
+		{"another agent", "a", false, 1, 2},
+		{"another agent, moved", "a", true, 3, 0},
+		{"the agent itself", "alice", false, 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := repoFor(t, "jsonl", fixture("jsonl"))
+			opts.Agent, opts.IncludePrivate = tc.agent, tc.include
+			opts.JournalDir = filepath.Join(opts.Root, "agents", tc.agent, "memory", "journal")
+			rep, err := importNow(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			private := 0
+			for _, s := range rep.Skipped {
+				if s.Reason == SkipOthersPrivate {
+					private++
+					if !strings.Contains(s.Source, "(alice)") {
+						t.Errorf("skip %q does not name the owner", s.Source)
+					}
+				}
+			}
+			if rep.Imported != tc.imported || private != tc.private {
+				t.Fatalf("imported %d, skipped as private %d; want %d, %d: %+v", rep.Imported, private, tc.imported, tc.private, rep)
+			}
+			for _, l := range lines(t, opts) {
+				if !tc.include && tc.agent != "alice" && strings.Contains(l, "Postgres") {
+					t.Errorf("alice's private memory reached %s: %s", tc.agent, l)
+				}
+			}
+		})
 	}
 }
