@@ -33,6 +33,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -406,7 +407,7 @@ func kept(views map[string]*view, fn func(*entry)) {
 }
 
 // originals reads the originals of the promotions the views kept: a
-// promotion stands only while its original does (memsync.FollowOriginal).
+// promotion stands only while its original does (read.FollowOriginal).
 func originals(ctx context.Context, g memsync.Graph, views map[string]*view) (map[string]score.Memory, error) {
 	var ids []string
 	kept(views, func(e *entry) {
@@ -488,7 +489,7 @@ func (wk *walked) score(e *entry, clock time.Time) *scoredEntry {
 	wk.stats.evaluated++
 	r := score.Evaluate(e.mem, wk.events[e.uuid], clock)
 	if o, ok := wk.originals[e.original]; ok && e.original != "" {
-		r = memsync.FollowOriginal(r, score.Evaluate(o, wk.events[e.original], clock))
+		r = read.FollowOriginal(r, score.Evaluate(o, wk.events[e.original], clock))
 	}
 	s := &scoredEntry{entry: e, res: r, clock: clock}
 	e.scored = s

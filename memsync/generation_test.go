@@ -16,6 +16,7 @@ import (
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	readpath "github.com/memsync/memsync/memsync/read"
 )
 
 // TestRebuildOnASharedGraphIsNoticed is issue 25 §5: two hosts project
@@ -180,7 +181,7 @@ func TestRebuildOverAFullGraphKeepsAnswering(t *testing.T) {
 		default:
 			out = append(out, fmt.Sprintf("Stats counted %d memories", st.Memories))
 		}
-		hits, err := memsync.Search(ctx, reader, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 20})
+		hits, err := readpath.Search(ctx, reader, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 20})
 		if err != nil {
 			t.Error(err)
 			return []string{"error"}

@@ -171,7 +171,7 @@ type Graph interface {
 	// Get returns the projected memories among uuids (absent ones are left out).
 	Get(ctx context.Context, uuids []string) (map[string]Node, error)
 	// Retriever gives the primitives of the one search recipe: a
-	// search is memsync.Search(ctx, graph, q).
+	// search is read.Search(ctx, graph, q).
 	Retriever
 	// Incoming returns, in any order, every projected record that names
 	// one of uuids through LINKS_TO, SUPPORTS or CONFLICTS_WITH, whatever

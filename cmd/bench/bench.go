@@ -59,7 +59,7 @@ type column struct {
 	model                             modelCost // issue 27: the built-in model against lexical-only, same run (embedded)
 	latP50, latP99, latMax, latRate   series    // ms, ms, ms, records/s
 	searchP50, searchP95              series    // ms
-	rankP50, rankP95                  series    // ms: search through memsync.Rank
+	rankP50, rankP95                  series    // ms: search through read.Rank
 	packetP50, packetP95              series    // ms: packet.BuildPacket in process
 	packetCmdP50, packetCmdP95        series    // ms: `memsync packet --json`, the built binary
 	searchCmdP50, searchCmdP95        series    // ms: `memsync search --json`, the built binary

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // rebuildResult is one `memsync rebuild` run.
@@ -133,7 +134,7 @@ func scoreEverything(ctx context.Context, b *backend, repo string) (float64, int
 		if len(chunk) == 0 {
 			return nil
 		}
-		if _, err := memsync.ScoreNodes(ctx, g, chunk, nil, memsync.Present(now)); err != nil {
+		if _, err := read.ScoreNodes(ctx, g, chunk, nil, memsync.Present(now)); err != nil {
 			return err
 		}
 		scored += len(chunk)

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/memsync"
+
 	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 )
 
@@ -60,7 +62,7 @@ func TestRecallSweep(t *testing.T) {
 		for ci, rc := range cases {
 			sc := newRecallScores()
 			for _, q := range rc.questions {
-				hits, err := memsync.Search(context.Background(), offline.Journals{Layout: memsync.Layout{Root: roots[ci]}}, recallQuery(q.text))
+				hits, err := read.Search(context.Background(), offline.Journals{Layout: memsync.Layout{Root: roots[ci]}}, recallQuery(q.text))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -30,6 +30,7 @@ import (
 	"github.com/memsync/memsync/memsync/embed"
 	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/packet"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // offlineURI is a Bolt address where no server listens: the offline door
@@ -343,7 +344,7 @@ func projectAndDiagnose(ctx context.Context, g memsync.Graph, rc *recallCase, ro
 		return fmt.Errorf("projected %d turns, rejected %d, want %d and 0", rep.Projected, rep.Rejected, len(rc.records))
 	}
 	for _, q := range rc.questions {
-		hits, err := memsync.Search(ctx, g, recallQuery(q.text))
+		hits, err := read.Search(ctx, g, recallQuery(q.text))
 		if err != nil {
 			return fmt.Errorf("Graph.Search %q: %w", q.text, err)
 		}

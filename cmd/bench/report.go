@@ -93,7 +93,7 @@ func (b *bench) table() (string, []check) {
 		{figure: fmt.Sprintf("`memsync append` wall time per call p50 (%d execs of the built binary, fsync on, surprise gate on over %d recent records), ms", o.appendCalls, gateRecent)},
 		{figure: fmt.Sprintf("search p50 / p95 at %s memories (Graph.Search, %d queries of 1–3 corpus words, groups CONSTELLATION + AGENT:<agent>), ms",
 			thousands(float64(o.searchCorpus)), o.searchQueries)},
-		{figure: fmt.Sprintf("search p50 / p95 with ranking at %s memories (memsync.Rank: the same queries, the best max(100, limit) lexical candidates, their signals, score.Evaluate, the blend; as of the newest record), ms",
+		{figure: fmt.Sprintf("search p50 / p95 with ranking at %s memories (read.Rank: the same queries, the best max(100, limit) lexical candidates, their signals, score.Evaluate, the blend; as of the newest record), ms",
 			thousands(float64(o.searchCorpus)))},
 		{figure: fmt.Sprintf("working-memory packet p50 / p95 at %s memories (packet.BuildPacket in process: one lexical pool, the lists, signals, score.Evaluate, routing; the same queries as goals, the four roles in turn, a task each), ms",
 			thousands(float64(o.searchCorpus)))},

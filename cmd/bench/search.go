@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/memsync"
+
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // loadCorpus applies mems to g in engine-sized batches.
@@ -26,7 +28,7 @@ func searchLatencies(ctx context.Context, g memsync.Graph, queries []memsync.Sea
 	hits := 0
 	for i, q := range queries {
 		start := time.Now()
-		h, err := memsync.Search(ctx, g, q)
+		h, err := read.Search(ctx, g, q)
 		out[i] = float64(time.Since(start)) / float64(time.Millisecond)
 		if err != nil {
 			return nil, 0, fmt.Errorf("search %q: %w", q.Text, err)
@@ -36,14 +38,14 @@ func searchLatencies(ctx context.Context, g memsync.Graph, queries []memsync.Sea
 	return out, hits, nil
 }
 
-// rankLatencies runs every query once through memsync.Rank (the lexical
+// rankLatencies runs every query once through read.Rank (the lexical
 // candidates, their signals, score.Evaluate, the blend) as of asOf, and
 // returns each one's latency in ms.
 func rankLatencies(ctx context.Context, g memsync.Graph, queries []memsync.SearchQuery, asOf time.Time) ([]float64, error) {
 	out := make([]float64, len(queries))
 	for i, q := range queries {
 		start := time.Now()
-		_, err := memsync.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(asOf)})
+		_, err := read.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(asOf)})
 		out[i] = float64(time.Since(start)) / float64(time.Millisecond)
 		if err != nil {
 			return nil, fmt.Errorf("ranked search %q: %w", q.Text, err)

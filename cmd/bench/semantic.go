@@ -26,6 +26,7 @@ import (
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/embed"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/surprise"
 )
 
@@ -225,7 +226,7 @@ func memsyncLexical(ctx context.Context, rc *recallCase) (lexicalFunc, func(), e
 	return func(q string) ([]string, []float64, error) {
 		query := recallQuery(q)
 		query.Limit = fusionDepth
-		hits, err := memsync.Search(ctx, g, query)
+		hits, err := read.Search(ctx, g, query)
 		if err != nil {
 			return nil, nil, fmt.Errorf("Graph.Search %q: %w", q, err)
 		}

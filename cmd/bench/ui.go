@@ -20,6 +20,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/packet"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/webui"
 )
 
@@ -134,7 +135,7 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 	}
 	rankAlone := func(ctx context.Context, i int) error {
 		q := memsync.SearchQuery{Text: queries[i].Text, Groups: groups(i), Limit: 20}
-		_, err := memsync.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(now)})
+		_, err := read.Rank(ctx, g, memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(now)})
 		return err
 	}
 	packetAlone := func(ctx context.Context, i int) error {

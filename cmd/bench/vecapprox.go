@@ -10,6 +10,7 @@ import (
 
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // vectorSearchSetter is a graph whose vector search can be told to score
@@ -52,7 +53,7 @@ func (b *bench) measureVectorApprox(ctx context.Context, be *backend, g memsync.
 		lat[m] = make([]float64, len(queries))
 	}
 	for _, q := range queries[:min(20, len(queries))] { // warm the lexical-only reader
-		if _, err := memsync.Search(ctx, lex, q); err != nil {
+		if _, err := read.Search(ctx, lex, q); err != nil {
 			return fmt.Errorf("search %q: %w", q.Text, err)
 		}
 	}
@@ -68,7 +69,7 @@ func (b *bench) measureVectorApprox(ctx context.Context, be *backend, g memsync.
 				s.SetVectorSearch(1, approxBudgets[m-2])
 			}
 			start := time.Now()
-			hits, err := memsync.Search(ctx, sg, q)
+			hits, err := read.Search(ctx, sg, q)
 			lat[m][i] = float64(time.Since(start)) / float64(time.Millisecond)
 			if err != nil {
 				return fmt.Errorf("search %q: %w", q.Text, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	core "github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // memsyncBinary is the installed pair (front and core, see buildBinary):
@@ -241,7 +242,7 @@ func TestDaemonSurvivesKill9(t *testing.T) {
 			for _, a := range agents {
 				groups = append(groups, journal.PrivateGroup(a))
 			}
-			hits, err := core.Search(context.Background(), g, core.SearchQuery{Text: "crash", Groups: groups, All: true, Limit: 2 * len(agents) * perAgent})
+			hits, err := read.Search(context.Background(), g, core.SearchQuery{Text: "crash", Groups: groups, All: true, Limit: 2 * len(agents) * perAgent})
 			seen := map[string]bool{}
 			for _, h := range hits {
 				seen[h.UUID] = true

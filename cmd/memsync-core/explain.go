@@ -86,7 +86,7 @@ func runExplain(ctx context.Context, env *Env, args []string) int {
 	}
 	groups := journal.ReaderGroups(*agent)
 	s, isOffline, reached, err := explainMemory(ctx, &c.cfg, repo, "explain", env.Stderr, positional[0], groups, clock)
-	if errors.Is(err, memsync.ErrNotVisible) {
+	if errors.Is(err, read.ErrNotVisible) {
 		return c.notFound(positional[0], *agent)
 	}
 	if err != nil {
@@ -120,8 +120,8 @@ func explainMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io
 	defer r.Close()
 	reached = !r.Offline
 	s, err = read.ReadMissing(ctx, r, func(src memsync.Searcher) (memsync.Scored, error) {
-		return memsync.Explain(ctx, src, uuid, groups, clock)
-	}, func(_ memsync.Scored, err error) bool { return errors.Is(err, memsync.ErrNotVisible) })
+		return read.Explain(ctx, src, uuid, groups, clock)
+	}, func(_ memsync.Scored, err error) bool { return errors.Is(err, read.ErrNotVisible) })
 	return s, r.Offline, reached, err
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/memsync/memsync/journal/importer"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // writeJournal appends recs to agent's journal file day as canonical lines.
@@ -153,7 +154,7 @@ func exportInMemory(t *testing.T, repo, agent, format string, now time.Time) str
 		t.Fatal(err)
 	}
 	slices.Reverse(nodes)
-	scored, err := memsync.ScoreNodes(ctx, journals, nodes, groups, memsync.Present(now))
+	scored, err := read.ScoreNodes(ctx, journals, nodes, groups, memsync.Present(now))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/journal/importer"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // exportChunk is how many memories of the view are scored at once: the
@@ -19,7 +20,7 @@ const exportChunk = 512
 // exportView writes the markdown or mcp-memory export of agent's view:
 // the memories it may see, oldest first, without what search leaves out
 // by default (superseded memories, memories flagged wrong: the scoring
-// rule of memsync.ScoreNodes, over the offline path's records) and
+// rule of read.ScoreNodes, over the offline path's records) and
 // memsync's own records (feedback, promotions, compaction). Memory holds
 // an index of the journals (where each record is, and which records name
 // which), not the records (issue 51 §6): they are scored a chunk at a
@@ -51,7 +52,7 @@ func exportView(ctx context.Context, repo, agent, format string, now time.Time, 
 			}
 			nodes = append(nodes, n)
 		}
-		scored, err := memsync.ScoreNodes(ctx, ix, nodes, groups, clock)
+		scored, err := read.ScoreNodes(ctx, ix, nodes, groups, clock)
 		if err != nil {
 			return err
 		}
@@ -315,7 +316,7 @@ func (ix *exportIndex) Incoming(ctx context.Context, uuids []string) ([]memsync.
 		if err != nil {
 			return nil, err
 		}
-		refs = append(refs, memsync.References(src, want)...)
+		refs = append(refs, read.References(src, want)...)
 	}
 	return refs, nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memsync/memsync/journal"
-	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // outcomeIn is the record_outcome tool's input: append --result.
@@ -104,7 +104,7 @@ func (b *mcpAgent) visible(ctx context.Context, ids []string) error {
 			return err
 		}
 		if !found || !slices.Contains(b.groups(), n.Record.GroupID()) {
-			return fmt.Errorf("%s: %w", id, memsync.ErrNotVisible)
+			return fmt.Errorf("%s: %w", id, read.ErrNotVisible)
 		}
 	}
 	return nil

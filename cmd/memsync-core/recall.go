@@ -10,7 +10,7 @@ import (
 )
 
 // recall is ranked search for the doors agents use (hooks, MCP): the graph
-// when it answers, else the journals, ranked by memsync.Rank at now as the
+// when it answers, else the journals, ranked by read.Rank at now as the
 // search command ranks. cmd names the command in the note openReader
 // writes on stderr when it answers offline.
 func recall(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, q memsync.SearchQuery, now time.Time) (hits []memsync.Ranked, isOffline bool, reason string, err error) {
@@ -21,7 +21,7 @@ func recall(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer
 	return hits, r.Offline, r.Reason, err
 }
 
-// rank is memsync.Rank through r: the graph, else the journals.
+// rank is read.Rank through r: the graph, else the journals.
 func rank(ctx context.Context, r *read.Reader, rq memsync.RankQuery) ([]memsync.Ranked, error) {
-	return read.Read(ctx, r, func(s memsync.Searcher) ([]memsync.Ranked, error) { return memsync.Rank(ctx, s, rq) })
+	return read.Read(ctx, r, func(s memsync.Searcher) ([]memsync.Ranked, error) { return read.Rank(ctx, s, rq) })
 }

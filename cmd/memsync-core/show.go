@@ -16,6 +16,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -132,7 +133,7 @@ func runShow(ctx context.Context, env *Env, args []string) int {
 		if sc.Result.Status == score.Superseded {
 			doc.InvalidAt, doc.ReplacedBy = sc.InvalidAt.UTC().Format(time.RFC3339Nano), sc.ReplacedBy
 		}
-	case errors.Is(serr, memsync.ErrNotVisible):
+	case errors.Is(serr, read.ErrNotVisible):
 		// Dated after --as-of: the record is shown, its status is not yet.
 		doc.Importance, doc.Status = nil, "not yet written at --as-of"
 	default:

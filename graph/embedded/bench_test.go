@@ -10,6 +10,7 @@ import (
 	"github.com/memsync/memsync/graph/graphtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 const (
@@ -116,7 +117,7 @@ func benchSearch(b *testing.B, queries []string) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start, startCPU := time.Now(), threadCPU()
-		if _, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups}); err != nil {
+		if _, err := read.Search(ctx, g, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

@@ -18,6 +18,7 @@ import (
 	"github.com/memsync/memsync/graph/graphtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 func openTest(t testing.TB) *Graph {
@@ -78,7 +79,7 @@ func TestQueryNeverSyntax(t *testing.T) {
 		{"cafe naive", "c"},
 		{"日本語*", "c"},
 	} {
-		hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: tc.in, Groups: []string{journal.SharedGroup}})
+		hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: tc.in, Groups: []string{journal.SharedGroup}})
 		if err != nil || len(hits) == 0 || hits[0].UUID != tc.want {
 			t.Errorf("Search(%q) = %v, %v; want %s first", tc.in, hits, err, tc.want)
 		}
@@ -91,18 +92,18 @@ func TestSearchOddWords(t *testing.T) {
 	g := openTest(t)
 	apply(t, g, mem("a", 1, "x² ½ Ⅻ ǅ e\u0301 ﬁ"))
 	for _, q := range []string{"x²", "½", "Ⅻ", "ǅ", "e\u0301", "\u0301", "ﬁ", "fi", `""""`, "a\x00b"} {
-		if _, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}}); err != nil {
+		if _, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}}); err != nil {
 			t.Errorf("Search(%q): %v", q, err)
 		}
 	}
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "e", Groups: []string{journal.SharedGroup}})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "e", Groups: []string{journal.SharedGroup}})
 	if err != nil || len(hits) != 1 {
 		t.Errorf("diacritics removed: %v, %v", hits, err)
 	}
 	// Words after a NUL byte are indexed too.
 	apply(t, g, mem("nul", 2, "before \x00 afterwards <&> \u2028 end"))
 	for _, q := range []string{"afterwards", "end"} {
-		hits, err = memsync.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
+		hits, err = read.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
 		if hits = lexicalHits(hits); err != nil || len(hits) != 1 || hits[0].UUID != "nul" {
 			t.Errorf("Search(%q) = %v, %v", q, hits, err)
 		}
@@ -112,14 +113,14 @@ func TestSearchOddWords(t *testing.T) {
 func TestStemming(t *testing.T) {
 	g := openTest(t)
 	apply(t, g, mem("a", 1, "we deployed the release"), mem("b", 2, "nothing here"))
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "deploying", Groups: []string{journal.SharedGroup}})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "deploying", Groups: []string{journal.SharedGroup}})
 	if hits = lexicalHits(hits); err != nil || len(hits) != 1 || hits[0].UUID != "a" {
 		t.Fatalf("porter stemming: %v, %v", hits, err)
 	}
 	// Entity names and tags are indexed too.
 	apply(t, g, mem("c", 3, "see the page", func(r *journal.Record) { r.Entities = []string{"Globex"}; r.Tags = []string{"billing"} }))
 	for _, q := range []string{"globex", "billing"} {
-		hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
+		hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
 		if hits = lexicalHits(hits); err != nil || len(hits) != 1 || hits[0].UUID != "c" {
 			t.Errorf("Search(%q) = %v, %v", q, hits, err)
 		}
@@ -129,7 +130,7 @@ func TestStemming(t *testing.T) {
 func TestSearchTiesNewestFirst(t *testing.T) {
 	g := openTest(t)
 	apply(t, g, mem("b", 1, "same words"), mem("a", 1, "same words"), mem("c", 5, "same words"))
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "words", Groups: []string{journal.SharedGroup}})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "words", Groups: []string{journal.SharedGroup}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 20; i++ {
-				if _, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "deploy cache", Groups: []string{journal.SharedGroup}}); err != nil {
+				if _, err := read.Search(ctx, g, memsync.SearchQuery{Text: "deploy cache", Groups: []string{journal.SharedGroup}}); err != nil {
 					t.Error(err)
 				}
 				if err := g.Walk(ctx, func(memsync.Node) error { return nil }); err != nil {
@@ -537,11 +538,11 @@ func testMigrate(t *testing.T, fixture string) {
 	for _, q := range []string{"deploy", "kafka lag", "database migration rollback", "@Shaun"} {
 		for _, agent := range []string{"alice", "bob"} {
 			sq := memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup, journal.PrivateGroup(agent)}, Limit: 20, All: true}
-			got, err := memsync.Search(context.Background(), migrated, sq)
+			got, err := read.Search(context.Background(), migrated, sq)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := memsync.Search(context.Background(), fresh, sq)
+			want, err := read.Search(context.Background(), fresh, sq)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -588,7 +589,7 @@ func testMigrate(t *testing.T, fixture string) {
 	}
 	// Writes go on where the migrated file left off.
 	apply(t, migrated, mem("after", 1, "xylophone written after the migration"))
-	if hits, err := memsync.Search(context.Background(), migrated, memsync.SearchQuery{Text: "xylophone", Groups: []string{journal.SharedGroup}}); err != nil || len(hits) != 1 {
+	if hits, err := read.Search(context.Background(), migrated, memsync.SearchQuery{Text: "xylophone", Groups: []string{journal.SharedGroup}}); err != nil || len(hits) != 1 {
 		t.Fatalf("search after migration: %v, %v", hits, err)
 	}
 }
@@ -623,12 +624,12 @@ func TestSearchOddGroups(t *testing.T) {
 	g := openTest(t)
 	apply(t, g, mem("shared", 1, "zebra crossing"), mem("priv", 2, "zebra private", func(r *journal.Record) { r.Scope = journal.ScopePrivate }))
 	for _, grp := range []string{`"`, `grp : (`, "\x00", "\xff\xfe", `AGENT:alice" OR "x`, "CONSTELLATION ", "constellation", "AGENT:*", ""} {
-		hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "zebra", Groups: []string{grp}, All: true})
+		hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "zebra", Groups: []string{grp}, All: true})
 		if err != nil || len(hits) != 0 {
 			t.Errorf("Search as group %q = %v, %v; want nothing", grp, hits, err)
 		}
 	}
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "zebra", Groups: []string{"\x00", journal.PrivateGroup("alice")}})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "zebra", Groups: []string{"\x00", journal.PrivateGroup("alice")}})
 	if err != nil || len(hits) != 1 || hits[0].UUID != "priv" {
 		t.Errorf("Search as alice = %v, %v; want priv", hits, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memsync/memsync/graph/graphtest"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // TestHybridConformance: the embedded store passes the hybrid cases
@@ -23,7 +24,7 @@ func TestHybridConformance(t *testing.T) {
 	if os.Getenv("MEMSYNC_HYBRID_GOLDEN") != "" {
 		// Prints graphtest.HybridTop10 .
 		for _, q := range graphtest.HybridQueries {
-			hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: graphtest.HybridGroups, Limit: 10})
+			hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: q, Groups: graphtest.HybridGroups, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +37,7 @@ func TestHybridConformance(t *testing.T) {
 		return
 	}
 	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
-		hits, err := memsync.Search(context.Background(), g, q)
+		hits, err := read.Search(context.Background(), g, q)
 		if err != nil {
 			t.Fatal(err)
 		}

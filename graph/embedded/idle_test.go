@@ -11,6 +11,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // After IdleRelease without writes the store gives its caches back and
@@ -22,7 +23,7 @@ func TestIdleReleaseKeepsWorking(t *testing.T) {
 	apply(t, g, mem("mem_1", 1, "the first #note"))
 	time.Sleep(IdleRelease + 500*time.Millisecond)
 	apply(t, g, mem("mem_2", 2, "the second #note"))
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "note", Groups: []string{journal.PrivateGroup("alice"), journal.SharedGroup}})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "note", Groups: []string{journal.PrivateGroup("alice"), journal.SharedGroup}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestIdleCheckpointsTheWALs(t *testing.T) {
 		batch = append(batch, mem(fmt.Sprintf("mem_%04d", i), i, fmt.Sprintf("note %d about the idle checkpoint", i)))
 	}
 	apply(t, g, batch...)
-	if _, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "idle", Groups: []string{journal.SharedGroup}}); err != nil {
+	if _, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "idle", Groups: []string{journal.SharedGroup}}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Dir(g.Path())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // found lists the uuids a shared search for text finds, sorted.
@@ -40,7 +41,7 @@ func found(t *testing.T, g *Graph, text string) []string {
 // the index holds, and the test memories, seconds apart, are an episode).
 func searchIDs(t *testing.T, g *Graph, q memsync.SearchQuery) []string {
 	t.Helper()
-	hits, err := memsync.Search(context.Background(), g, q)
+	hits, err := read.Search(context.Background(), g, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func TestSearchFileOfVersion1Rebuilt(t *testing.T) {
 	db.Close()
 
 	g = reopen(t, dir)
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "cafe", Groups: []string{journal.SharedGroup}})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "cafe", Groups: []string{journal.SharedGroup}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 )
 
@@ -129,13 +130,13 @@ func TestLexicalTopSettles(t *testing.T) {
 func TestLexicalEmpty(t *testing.T) {
 	g := openTest(t)
 	for _, text := range []string{"alpha", "alpha zeta"} {
-		hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}})
+		hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}})
 		if err != nil || len(hits) != 0 {
 			t.Fatalf("Search(%q) on an empty store = %v, %v; want nothing, no error", text, hits, err)
 		}
 	}
 	apply(t, g, mem("p", 1, "alpha zeta", func(r *journal.Record) { r.Scope = journal.ScopePrivate }))
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: "alpha", Groups: []string{journal.SharedGroup}})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: "alpha", Groups: []string{journal.SharedGroup}})
 	if err != nil || len(hits) != 0 {
 		t.Fatalf("Search of the shared group, only a private memory stored = %v, %v; want nothing", hits, err)
 	}
@@ -168,7 +169,7 @@ func TestFilterIndexDropped(t *testing.T) {
 		{memsync.SearchQuery{Text: "zebra", Groups: []string{journal.SharedGroup}, Kinds: []journal.Kind{journal.KindDecision}}, []string{"b"}},
 		{memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("alice")}}, nil},
 	} {
-		hits, err := memsync.Search(ctx, g, tc.q)
+		hits, err := read.Search(ctx, g, tc.q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,12 +212,12 @@ func TestGroupNumbersReadPerTransaction(t *testing.T) {
 	}
 	db.Close()
 	apply(t, g, mem("a2", 3, "zebra of alice again", private("alice")))
-	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("alice")}})
+	hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("alice")}})
 	// a1, no longer in the emptied index, may join as a2's episode neighbour.
 	if hits = lexicalHits(hits); err != nil || len(hits) != 1 || hits[0].UUID != "a2" {
 		t.Fatalf("Search as alice = %v, %v; want a2", hits, err)
 	}
-	hits, err = memsync.Search(ctx, g, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("bob")}})
+	hits, err = read.Search(ctx, g, memsync.SearchQuery{Text: "zebra", Groups: []string{journal.PrivateGroup("bob")}})
 	if err != nil || len(hits) != 0 {
 		t.Fatalf("Search as bob = %v, %v; want nothing (the index was emptied)", hits, err)
 	}

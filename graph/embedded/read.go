@@ -180,7 +180,7 @@ func neighbourCol(cmp, order string) string {
 		ORDER BY t.ts ` + order + `, t.uuid ` + order + ` LIMIT ` + strconv.Itoa(recall.Window) + `))`
 }
 
-// A search of this store is memsync.Search(ctx, g, q): the one recipe
+// A search of this store is read.Search(ctx, g, q): the one recipe
 // over the primitives below (memsync.Retriever): the recall.PoolSize best
 // bm25 matches of any term, and the neighbours in their session of the
 // strongest. Query text is never read as query syntax.

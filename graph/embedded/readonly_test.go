@@ -14,6 +14,7 @@ import (
 	"github.com/memsync/memsync/graph/graphtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // fileSums is the content of every file of the store in dir but the
@@ -80,7 +81,7 @@ func TestOpenReadOnly(t *testing.T) {
 			if got := graphtest.Dump(t, r); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Error("the read-only Graph reads another store than the writer's")
 			}
-			hits, err := memsync.Search(ctx, r, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
+			hits, err := read.Search(ctx, r, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
 			if err != nil || len(hits) == 0 || hits[0].UUID != "m-kestrel" {
 				t.Errorf("Search = %v, %v; want m-kestrel first", hits, err)
 			}

@@ -10,7 +10,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/memsync/memsync/memsync"
+
 	"github.com/memsync/memsync/memsync/memsynctest"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // TestSeenFilter: the uuids Apply skips looking up (seen.go) are only
@@ -135,7 +137,7 @@ func TestSeenFilterAfterDrop(t *testing.T) {
 	if st.Memories != len(batch) {
 		t.Fatalf("%d memories, want %d", st.Memories, len(batch))
 	}
-	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "memory number", Limit: 1000, Groups: []string{"CONSTELLATION"}})
+	hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: "memory number", Limit: 1000, Groups: []string{"CONSTELLATION"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +234,7 @@ func TestKilledRebuildWithFilter(t *testing.T) {
 	if st, err = g.Stats(ctx); err != nil || st.Memories < n {
 		t.Fatalf("after projecting again: %+v, %v", st, err)
 	}
-	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "rebuilt memory", Limit: 2 * st.Memories, Groups: []string{"CONSTELLATION"}})
+	hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: "rebuilt memory", Limit: 2 * st.Memories, Groups: []string{"CONSTELLATION"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/memsync/memsync/memsync"
+
 	"github.com/memsync/memsync/memsync/memsynctest"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // The vectors live in the vector log beside the search file (search
@@ -259,7 +261,7 @@ func TestKilledProjectionVectors(t *testing.T) {
 	if covered != st.Memories || orphans != 0 || twice != 0 || others != 0 {
 		t.Fatalf("%d of %d memories with a vector, %d orphans, %d twice, %d of another version", covered, st.Memories, orphans, twice, others)
 	}
-	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "postgresql", Limit: 10, Groups: []string{"CONSTELLATION"}})
+	hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: "postgresql", Limit: 10, Groups: []string{"CONSTELLATION"}})
 	if err != nil {
 		t.Fatal(err)
 	}

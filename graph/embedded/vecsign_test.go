@@ -13,6 +13,7 @@ import (
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/embed"
 	"github.com/memsync/memsync/memsync/memsynctest"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // pooledCorpus is n deterministic unit vectors of dim dimensions made as
@@ -247,7 +248,7 @@ func TestSignCodesGroupScoping(t *testing.T) {
 		{"bob", "bob", "alice"},
 	} {
 		groups := []string{journal.SharedGroup, journal.PrivateGroup(tc.agent)}
-		hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: query, Groups: groups, Limit: 10})
+		hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: query, Groups: groups, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/embed"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // BenchmarkApplyVectors is BenchmarkApply's projection, 100,000 records
@@ -79,7 +80,7 @@ func BenchmarkColdVectorSearch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := memsync.Search(ctx, ro, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups, Limit: 10}); err != nil {
+		if _, err := read.Search(ctx, ro, memsync.SearchQuery{Text: queries[i%len(queries)], Groups: groups, Limit: 10}); err != nil {
 			b.Fatal(err)
 		}
 		ro.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/embed"
 	"github.com/memsync/memsync/memsync/memsynctest"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 )
 
@@ -32,7 +33,7 @@ func vectorRows(t *testing.T, g *Graph) map[string]int {
 
 func search(t *testing.T, g *Graph, text string) []memsync.Hit {
 	t.Helper()
-	hits, err := memsync.Search(context.Background(), g, memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, Limit: 10})
+	hits, err := read.Search(context.Background(), g, memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

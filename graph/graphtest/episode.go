@@ -8,6 +8,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 )
 
@@ -113,7 +114,7 @@ func testEpisodes(t *testing.T, g memsync.Graph) {
 	apply(t, g, EpisodeCorpus()...)
 	RunEpisodes(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
 		t.Helper()
-		hits, err := memsync.Search(ctx(t), g, q)
+		hits, err := read.Search(ctx(t), g, q)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q.Text, err)
 		}

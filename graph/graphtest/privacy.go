@@ -10,6 +10,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -67,7 +68,7 @@ func ScoreAt(t *testing.T, r memsync.SignalReader, uuid string, groups []string,
 	}
 	var out []string
 	for _, at := range clocks {
-		scored, err := memsync.ScoreNodes(ctx(t), r, []memsync.Node{n}, groups, memsync.AsOf(at))
+		scored, err := read.ScoreNodes(ctx(t), r, []memsync.Node{n}, groups, memsync.AsOf(at))
 		if err != nil {
 			t.Fatalf("ScoreNodes: %v", err)
 		}

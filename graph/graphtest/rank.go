@@ -13,6 +13,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 )
 
@@ -114,7 +115,7 @@ func RankCorpus(seed int64) []memsync.Memory {
 }
 
 // RunRanking checks SPEC §7's ranking on s (a graph or the offline path,
-// holding RankCorpus(seed)) through memsync.Rank, the path every door
+// holding RankCorpus(seed)) through read.Rank, the path every door
 // takes: of two hits, one holding every query term the other holds and
 // more ranks first; the printed factors multiply into the score; every
 // matching memory that is not retired is found, archived ones included;
@@ -129,7 +130,7 @@ func RunRanking(t *testing.T, s memsync.Searcher, seed int64) {
 		for _, all := range []bool{false, true} {
 			rq := memsync.RankQuery{SearchQuery: memsync.SearchQuery{Text: text, Groups: []string{journal.SharedGroup}, Limit: 100, All: all},
 				Clock: memsync.AsOf(RankClock)}
-			hits, err := memsync.Rank(context.Background(), s, rq)
+			hits, err := read.Rank(context.Background(), s, rq)
 			if err != nil {
 				t.Fatalf("Rank(%q): %v", text, err)
 			}
@@ -181,7 +182,7 @@ func RunRanking(t *testing.T, s memsync.Searcher, seed int64) {
 				all2 := rq
 				all2.All = true
 				found := false
-				hs, _ := memsync.Rank(context.Background(), s, all2)
+				hs, _ := read.Rank(context.Background(), s, all2)
 				for _, h := range hs {
 					if h.UUID == id {
 						found = true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // Searcher answers a search: a graph's Search, or the offline path over
@@ -142,7 +143,7 @@ func testRecall(t *testing.T, g memsync.Graph) {
 	apply(t, g, RecallCorpus()...)
 	RunRecall(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
 		t.Helper()
-		hits, err := memsync.Search(ctx(t), g, q)
+		hits, err := read.Search(ctx(t), g, q)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q.Text, err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // RecipeGroups are the groups the recipe cases read as: agent a's.
@@ -103,14 +104,14 @@ var RecipeCases = []struct {
 }
 
 // RunRecipe runs the recipe cases against s (over RecipeCorpus) through
-// memsync.Rank, as search prints them: each case's first hits, what it
+// read.Rank, as search prints them: each case's first hits, what it
 // must not return, scores that never rise down the list, and the terms a
 // hit holds counted wherever the lexical score counts them.
 func RunRecipe(t *testing.T, s memsync.Searcher) {
 	for _, c := range RecipeCases {
 		t.Run(c.Name, func(t *testing.T) {
 			q := memsync.RankQuery{SearchQuery: memsync.SearchQuery{Text: c.Query, Groups: RecipeGroups, All: c.All}, Clock: RecipeClock}
-			hits, err := memsync.Rank(context.Background(), s, q)
+			hits, err := read.Rank(context.Background(), s, q)
 			if err != nil {
 				t.Fatalf("Rank(%q): %v", c.Query, err)
 			}
@@ -145,7 +146,7 @@ func RecipeTop10(t *testing.T, s memsync.Searcher) []string {
 	var out []string
 	for _, c := range RecipeCases {
 		q := memsync.RankQuery{SearchQuery: memsync.SearchQuery{Text: c.Query, Groups: RecipeGroups, All: c.All}, Clock: RecipeClock}
-		hits, err := memsync.Rank(context.Background(), s, q)
+		hits, err := read.Rank(context.Background(), s, q)
 		if err != nil {
 			t.Fatalf("Rank(%q): %v", c.Query, err)
 		}

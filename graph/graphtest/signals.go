@@ -12,6 +12,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // SignalCorpus is Corpus(seed, n) plus the records that move importance
@@ -120,7 +121,7 @@ func (o *Oracle) Incoming(_ context.Context, uuids []string) ([]memsync.Referenc
 	}
 	var out []memsync.Reference
 	for _, n := range o.nodes {
-		out = append(out, memsync.References(n, want)...)
+		out = append(out, read.References(n, want)...)
 	}
 	return out, nil
 }
@@ -149,7 +150,7 @@ func Scores(t testing.TB, r memsync.SignalReader, corpus []memsync.Memory) []str
 	}
 	var out []string
 	for _, clock := range ScoreClocks {
-		scored, err := memsync.ScoreNodes(context.Background(), r, list, []string{journal.SharedGroup}, memsync.AsOf(clock))
+		scored, err := read.ScoreNodes(context.Background(), r, list, []string{journal.SharedGroup}, memsync.AsOf(clock))
 		if err != nil {
 			t.Fatalf("ScoreNodes: %v", err)
 		}

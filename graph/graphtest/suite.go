@@ -14,6 +14,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // Open returns a fresh, empty graph and registers its Close with t.Cleanup.
@@ -160,7 +161,7 @@ func get(t *testing.T, g memsync.Graph, uuid string) memsync.Node {
 
 func search(t *testing.T, g memsync.Graph, q memsync.SearchQuery) []string {
 	t.Helper()
-	hits, err := memsync.Search(ctx(t), g, q)
+	hits, err := read.Search(ctx(t), g, q)
 	if err != nil {
 		t.Fatalf("Search(%q): %v", q.Text, err)
 	}
@@ -663,7 +664,7 @@ func testHostileText(t *testing.T, g memsync.Graph) {
 	}
 	// The other hits are h4's episode neighbours (the same agent's
 	// sessionless records, seconds apart), holding no query term.
-	if hits, err := memsync.Search(ctx(t), g, memsync.SearchQuery{Text: "日本語", Groups: groups("x")}); err != nil || len(hits) == 0 || hits[0].UUID != "h4" || lexicalHits(hits) != 1 {
+	if hits, err := read.Search(ctx(t), g, memsync.SearchQuery{Text: "日本語", Groups: groups("x")}); err != nil || len(hits) == 0 || hits[0].UUID != "h4" || lexicalHits(hits) != 1 {
 		t.Errorf("unicode search = %v, %v: want h4, and only its neighbours beside it", ids, err)
 	}
 }
@@ -677,7 +678,7 @@ var HostileQueries = []string{
 func testHostileQueries(t *testing.T, g memsync.Graph) {
 	apply(t, g, mem("q1", "alice", 1, "foo bar baz", shared))
 	for _, q := range HostileQueries {
-		if _, err := memsync.Search(ctx(t), g, memsync.SearchQuery{Text: q, Groups: groups("alice")}); err != nil {
+		if _, err := read.Search(ctx(t), g, memsync.SearchQuery{Text: q, Groups: groups("alice")}); err != nil {
 			t.Errorf("Search(%q): %v", q, err)
 		}
 	}
@@ -691,7 +692,7 @@ func testRanking(t *testing.T, g memsync.Graph) {
 		mem("weak", "alice", 1, "the kafka cluster was restarted during lunch while everyone discussed many other unrelated topics", shared),
 		mem("strong", "alice", 2, "kafka consumer lag: kafka partitions rebalanced, kafka lag recovered", shared),
 		mem("none", "alice", 3, "postgres vacuum settings", shared))
-	hits, err := memsync.Search(ctx(t), g, memsync.SearchQuery{Text: "kafka lag", Groups: groups("bob")})
+	hits, err := read.Search(ctx(t), g, memsync.SearchQuery{Text: "kafka lag", Groups: groups("bob")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // benchRecords is the corpus size; MEMSYNC_BENCH_RECORDS overrides it.
@@ -78,7 +79,7 @@ func BenchmarkSearch(b *testing.B) {
 			Groups: []string{journal.SharedGroup, journal.PrivateGroup(agents[rng.Intn(len(agents))])},
 		}
 		start := time.Now()
-		hits, err := memsync.Search(ctx, g, q)
+		hits, err := read.Search(ctx, g, q)
 		lat = append(lat, time.Since(start))
 		if err != nil {
 			b.Fatal(err)

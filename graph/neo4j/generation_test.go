@@ -16,6 +16,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/memsynctest"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // Every Drop marks the graph with a new generation, one marker node even
@@ -82,7 +83,7 @@ func generationSeen(t *testing.T, g *neo4j.Graph, sizes map[string]int) string {
 		t.Error(err)
 		return ""
 	}
-	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 50})
+	hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: "alpaca note", Groups: []string{journal.SharedGroup}, Limit: 50})
 	if err != nil {
 		t.Error(err)
 		return ""

@@ -16,6 +16,7 @@ import (
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 func TestConformance(t *testing.T) {
@@ -175,7 +176,7 @@ func TestSearchWidensUnderGroupFilter(t *testing.T) {
 	if _, err := g.Apply(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "needle", Groups: []string{journal.PrivateGroup("alice")}, Limit: 2})
+	hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: "needle", Groups: []string{journal.PrivateGroup("alice")}, Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestTextIndexUpgraded(t *testing.T) {
 	if _, err := g2.Apply(ctx, []memsync.Memory{rec("after", 2, "zanzibar after the upgrade")}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := memsync.Search(ctx, g, memsync.SearchQuery{Text: "zanzibar", Groups: []string{journal.SharedGroup}})
+	hits, err := read.Search(ctx, g, memsync.SearchQuery{Text: "zanzibar", Groups: []string{journal.SharedGroup}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestLegacyTextIndexReplaced(t *testing.T) {
 		t.Fatalf("the legacy index is still there")
 	}
 	for _, q := range []string{"joining zanzibar", "volunteer"} {
-		hits, err := memsync.Search(ctx, g2, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
+		hits, err := read.Search(ctx, g2, memsync.SearchQuery{Text: q, Groups: []string{journal.SharedGroup}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +306,7 @@ func TestSearchSeesEveryCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, reader := range []*neo4j.Graph{g, other} {
-			hits, err := memsync.Search(ctx, reader, memsync.SearchQuery{Text: word, Groups: []string{journal.SharedGroup}})
+			hits, err := read.Search(ctx, reader, memsync.SearchQuery{Text: word, Groups: []string{journal.SharedGroup}})
 			if err != nil {
 				t.Fatal(err)
 			}

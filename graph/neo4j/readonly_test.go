@@ -10,6 +10,7 @@ import (
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // TestOpenReadOnly: a read-only open reads what the writer applied, also
@@ -36,7 +37,7 @@ func TestOpenReadOnly(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Errorf("Get = %v, %v; want r-1 and r-2", got, err)
 	}
-	hits, err := memsync.Search(ctx, r, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
+	hits, err := read.Search(ctx, r, memsync.SearchQuery{Text: "kestrel canary", Groups: []string{journal.SharedGroup}})
 	if err != nil || len(hits) == 0 || hits[0].UUID != "r-1" {
 		t.Errorf("Search = %v, %v; want r-1 first", hits, err)
 	}

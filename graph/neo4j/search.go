@@ -92,7 +92,7 @@ CALL {
 RETURN src, before, after`
 }
 
-// A search of this graph is memsync.Search(ctx, g, q): the one recipe
+// A search of this graph is read.Search(ctx, g, q): the one recipe
 // over the primitives below (memsync.Retriever): the recall.PoolSize best
 // fulltext matches of any term, and the neighbours in their session of
 // the strongest. Nothing a user types acts as index query syntax.

@@ -11,6 +11,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/memsynctest"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 func withEmbedder(e memsync.Embedder) func(*neo4j.Config) {
@@ -29,7 +30,7 @@ func TestHybridConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
-		hits, err := memsync.Search(ctx, g, q)
+		hits, err := read.Search(ctx, g, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +64,7 @@ func TestVectorsReembedOnNewModel(t *testing.T) {
 	if err := g2.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := memsync.Search(ctx, g2, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
+	hits, err := read.Search(ctx, g2, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestVectorsReembedOnNewModel(t *testing.T) {
 	if err := g2.SetEmbeddingVersion(ctx, "h-photo", v1.Version()); err != nil {
 		t.Fatal(err)
 	}
-	hits, err = memsync.Search(ctx, g2, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
+	hits, err = read.Search(ctx, g2, memsync.SearchQuery{Text: "photography", Groups: []string{journal.SharedGroup}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

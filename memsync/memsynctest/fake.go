@@ -11,6 +11,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // Graph is an in-memory memsync.Graph for unit tests: it keeps nodes by uuid
@@ -182,7 +183,7 @@ func (g *Graph) Incoming(_ context.Context, uuids []string) ([]memsync.Reference
 	}
 	var out []memsync.Reference
 	for _, n := range g.nodes {
-		out = append(out, memsync.References(n, want)...)
+		out = append(out, read.References(n, want)...)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // NewJournals returns Journals for one request that lists several times
@@ -136,7 +137,7 @@ func (m *memo) incoming(uuids []string) []memsync.Reference {
 	}
 	var refs []memsync.Reference
 	for _, src := range m.nodes {
-		refs = append(refs, memsync.References(src, want)...)
+		refs = append(refs, read.References(src, want)...)
 	}
 	return refs
 }

@@ -11,7 +11,7 @@
 // are those of the records the reader may see, so scores reveal nothing
 // about other groups. The best recall.PoolSize records and the neighbours
 // of the strongest are then ranked by the one search recipe
-// (memsync.Search: Journals is its memsync.Retriever, one journal read per
+// (read.Search: Journals is its memsync.Retriever, one journal read per
 // search through OpenSearch), as the graph ranks them; ties rank newest
 // first, then by uuid.
 //
@@ -53,6 +53,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 )
 
@@ -156,10 +157,10 @@ func Search(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery) (
 }
 
 // SearchWith is Search, hybrid with vector recall when emb is set (see
-// the package documentation, Vectors): the one recipe (memsync.Search)
+// the package documentation, Vectors): the one recipe (read.Search)
 // over the journals (Journals.OpenSearch).
 func SearchWith(ctx context.Context, layout memsync.Layout, q memsync.SearchQuery, emb memsync.Embedder) ([]memsync.Hit, error) {
-	return memsync.Search(ctx, Journals{Layout: layout, Embedder: emb}, q)
+	return read.Search(ctx, Journals{Layout: layout, Embedder: emb}, q)
 }
 
 // OpenSearch reads every journal once for the search of q (memsync.SearchOpener):

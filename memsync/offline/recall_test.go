@@ -7,6 +7,7 @@ import (
 	"github.com/memsync/memsync/graph/graphtest"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // TestRecallCases: the offline path passes the recall cases the graph
@@ -51,7 +52,7 @@ func TestHybridCases(t *testing.T) {
 	j := Journals{Layout: writeJournals(t, t.TempDir(), recs...), Embedder: graphtest.HybridEmbedder()}
 	graphtest.RunHybrid(t, func(t *testing.T, q memsync.SearchQuery) []memsync.Hit {
 		t.Helper()
-		hits, err := memsync.Search(context.Background(), j, q)
+		hits, err := read.Search(context.Background(), j, q)
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q.Text, err)
 		}

@@ -8,11 +8,12 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // Journals reads memories and their signals straight from the journals, for
 // scoring and explain when the graph cannot be reached. It is a
-// memsync.Searcher, so ranking goes through memsync.Rank exactly as it does
+// memsync.Searcher, so ranking goes through read.Rank exactly as it does
 // over a graph.
 type Journals struct {
 	Layout memsync.Layout
@@ -112,7 +113,7 @@ func (j Journals) scan(ctx context.Context, uuids []string) (map[string]memsync.
 	}
 	var refs []memsync.Reference
 	for _, src := range sources {
-		refs = append(refs, memsync.References(src, want)...)
+		refs = append(refs, read.References(src, want)...)
 		for _, id := range src.Record.Supersedes {
 			n, ok := nodes[id]
 			if !ok {

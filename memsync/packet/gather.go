@@ -8,12 +8,13 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	readpath "github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
 // How many candidates each source gives (stage one's pool).
 const (
-	lexicalPool   = memsync.PoolSize
+	lexicalPool   = readpath.PoolSize
 	scopedLimit   = 30
 	durableLimit  = 20
 	recentLimit   = 15
@@ -39,7 +40,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 	// Neo4j's full-text search widen its top-k again and again. Build
 	// routes by kind; the lists below bring each class's durable and
 	// newest memories.
-	hits, err := memsync.Search(ctx, r, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPool, All: true})
+	hits, err := readpath.Search(ctx, r, memsync.SearchQuery{Text: text, Groups: groups, Limit: lexicalPool, All: true})
 	if err != nil {
 		return nil, fmt.Errorf("packet: recall: %w", err)
 	}
@@ -114,7 +115,7 @@ func Gather(ctx context.Context, r memsync.Searcher, req Request) ([]memsync.Sco
 			}
 		}
 	}
-	scored, err := memsync.ScoreNodes(ctx, r, keep, groups, req.Clock())
+	scored, err := readpath.ScoreNodes(ctx, r, keep, groups, req.Clock())
 	if err != nil {
 		return nil, fmt.Errorf("packet: score candidates: %w", err)
 	}

@@ -2,7 +2,7 @@
 // context one step of an agent needs, routed by the step's role, instead of
 // a flat top-k. Build is a pure, deterministic function of the candidate
 // memories (scored by SPEC §7's one rule, memsync/score, through
-// memsync.ScoreNodes), the request and the clock; Gather collects the
+// read.ScoreNodes), the request and the clock; Gather collects the
 // candidates from any memsync.Searcher (both graphs and the offline path),
 // so every reader feeds the same function and gets the same packet.
 //

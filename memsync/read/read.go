@@ -1,8 +1,16 @@
 // Package read is the one read path every door takes (the search, list,
 // packet, explain and show commands, the hooks, the MCP server, the web
 // view): the graph when it answers, else the journals, ranked and
-// filtered by the same engine functions either way. A door opens a Reader
-// and asks it; it never carries its own graph-else-journals fallback.
+// filtered by the same functions either way. A door opens a Reader and
+// asks it; it never carries its own graph-else-journals fallback.
+//
+// Those functions are here too: the one search recipe (Search) over a
+// backend's memsync.Retriever primitives, scoring at a clock
+// (ScoreNodes, Explain, History, with a promotion following its original,
+// FollowOriginal) over a memsync.SignalReader, and ranking (Rank), which
+// blends the two. The engine (package memsync) owns the interfaces and
+// types they read and return, so that a backend implements them without
+// importing this package.
 package read
 
 import (

@@ -2,7 +2,7 @@
 // understood and how a lexical index's hits, and the memories next to the
 // strongest of them, are fused into one order. The embedded store, Neo4j
 // and the offline path each find candidates their own way (the
-// primitives of memsync.Retriever) and the one recipe, memsync.Search,
+// primitives of memsync.Retriever) and the one recipe, read.Search,
 // calls Hybrid, so every path ranks the same candidates the same way.
 //
 // # The rule

@@ -745,7 +745,7 @@ const (
 //
 // Relevance is the hit's lexical score (package recall) over the best of
 // the candidates, in (0, 1]; the other factors refine it. Order is 1 from
-// Blend; ranking (memsync.Rank) lowers it when its two rules hold a hit
+// Blend; ranking (read.Rank) lowers it when its two rules hold a hit
 // below one that scores less — a memory holding more of the query's
 // terms (the superset-of-terms property), or, for a session neighbour,
 // the hit that brought it in (recall.OrderFrom) —: the hit then scores

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/memsync"
+
+	readpath "github.com/memsync/memsync/memsync/read"
 )
 
 // Graph page bounds: the drawing stays readable and the reads few.
@@ -315,7 +317,7 @@ func (s *Server) entityGraphPage(w http.ResponseWriter, r *http.Request) {
 		key := "entity:" + name
 		nb.nodes[key] = &gnode{Entity: name, Label: short(name, 28), Hop: 0, Href: p.entityHref(name)}
 		nb.order = append(nb.order, key)
-		hits, err := memsync.Search(ctx, sr, memsync.SearchQuery{Text: name, Groups: v.groups(), Limit: graphEntityN, All: true})
+		hits, err := readpath.Search(ctx, sr, memsync.SearchQuery{Text: name, Groups: v.groups(), Limit: graphEntityN, All: true})
 		if err != nil {
 			return fmt.Errorf("recall %q: %w", name, err)
 		}
@@ -366,7 +368,7 @@ type chartMark struct {
 	Confidence float64
 }
 
-// historyChart draws points (memsync.History) on a time axis.
+// historyChart draws points (read.History) on a time axis.
 func historyChart(points []memsync.HistoryPoint) chart {
 	c := chart{Width: 640, Height: 200}
 	if len(points) == 0 {

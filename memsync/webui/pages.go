@@ -14,6 +14,7 @@ import (
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/feedback"
 	"github.com/memsync/memsync/memsync/packet"
+	readpath "github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 	"github.com/memsync/memsync/memsync/score"
 )
@@ -243,7 +244,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 			promoted = promoted[:agentPromotions]
 		}
 		lists = append(lists, promoted)
-		scored, err := memsync.ScoreNodes(ctx, sr, all, groups, clock)
+		scored, err := readpath.ScoreNodes(ctx, sr, all, groups, clock)
 		if err != nil {
 			return err
 		}
@@ -361,7 +362,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	if body.Status != "" {
 		// A status filter looks through the whole candidate pool.
 		rq.All = body.Status != string(score.Active) && body.Status != string(score.Review)
-		rq.Limit = memsync.PoolSize
+		rq.Limit = readpath.PoolSize
 	}
 	if strings.TrimSpace(body.Q) != "" && body.Err == "" {
 		body.Ran = true
@@ -370,7 +371,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		defer rd.close()
 		var hits []memsync.Ranked
 		err := rd.do(ctx, func(sr memsync.Searcher) (err error) {
-			hits, err = memsync.Rank(ctx, sr, rq)
+			hits, err = readpath.Rank(ctx, sr, rq)
 			return err
 		})
 		if err != nil {
@@ -454,17 +455,17 @@ func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
 	var sc memsync.Scored
 	var points []memsync.HistoryPoint
 	history := func(sr memsync.Searcher) (err error) {
-		sc, points, err = memsync.History(ctx, sr, uuid, v.groups(), clock)
+		sc, points, err = readpath.History(ctx, sr, uuid, v.groups(), clock)
 		return err
 	}
 	err := rd.do(ctx, history)
-	if errors.Is(err, memsync.ErrNotVisible) && !rd.Offline {
+	if errors.Is(err, readpath.ErrNotVisible) && !rd.Offline {
 		// Not projected yet: the journals have it (as show and explain do).
 		rd.close()
 		rd.Reader = Reader{Searcher: s.cfg.Journals(), Offline: true, Reason: "not projected yet: read from the journals"}
 		err = history(rd.Searcher)
 	}
-	if errors.Is(err, memsync.ErrNotVisible) {
+	if errors.Is(err, readpath.ErrNotVisible) {
 		s.notFound(w, r, "no such memory: "+uuid)
 		return
 	}

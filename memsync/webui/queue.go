@@ -10,6 +10,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	readpath "github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -145,7 +146,7 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 			all = append(all, n)
 		}
 	}
-	scored, err := memsync.ScoreNodes(ctx, sr, all, groups, clock)
+	scored, err := readpath.ScoreNodes(ctx, sr, all, groups, clock)
 	if err != nil {
 		return queue{}, err
 	}

@@ -1,5 +1,5 @@
 // Package webui is memsync's web view: HTTP handlers and their templates,
-// reading through the engine's read functions (memsync.Rank, Explain,
+// reading through the read path's functions (package read: Rank, Explain,
 // History, packet.BuildPacket, the Listers) exactly as the CLI does, and
 // journaling flags through package feedback as `memsync flag` does. It
 // holds no rule of its own: what a viewer may see is journal.Sees, what
@@ -38,6 +38,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
+	readpath "github.com/memsync/memsync/memsync/read"
 )
 
 //go:embed templates/*.html static/*
@@ -370,7 +371,7 @@ func (rd *read) do(ctx context.Context, fn func(memsync.Searcher) error) error {
 	if err == nil && !rd.Offline && rd.Check != nil {
 		err = rd.Check()
 	}
-	if err == nil || rd.Offline || ctx.Err() != nil || errors.Is(err, memsync.ErrNotVisible) {
+	if err == nil || rd.Offline || ctx.Err() != nil || errors.Is(err, readpath.ErrNotVisible) {
 		return err
 	}
 	rd.s.lg.Warn("graph read failed: answering from the journals", zap.Error(err))

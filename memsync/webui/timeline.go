@@ -10,6 +10,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	readpath "github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -416,7 +417,7 @@ func (s *Server) timelinePage(w http.ResponseWriter, r *http.Request) {
 		if body.Status == "" && len(nodes) > TimelineList {
 			nodes, body.More = nodes[:TimelineList], true
 		}
-		scored, err := memsync.ScoreNodes(ctx, sr, nodes, v.groups(), memsync.Present(now))
+		scored, err := readpath.ScoreNodes(ctx, sr, nodes, v.groups(), memsync.Present(now))
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package memsync
+package read
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -49,7 +50,7 @@ func FollowOriginal(promo, original score.Result) score.Result {
 // ScoreNodes evaluates any memory (one level: an original is never
 // followed further). A promotion whose original is not there keeps its
 // own result.
-func followOriginals(ctx context.Context, r SignalReader, scored map[string]Scored, groups []string, clock Clock) error {
+func followOriginals(ctx context.Context, r memsync.SignalReader, scored map[string]memsync.Scored, groups []string, clock memsync.Clock) error {
 	promos := map[string][]string{} // original -> its promotions among scored
 	var ids []string
 	for id, s := range scored {
@@ -70,7 +71,7 @@ func followOriginals(ctx context.Context, r SignalReader, scored map[string]Scor
 	if err != nil {
 		return fmt.Errorf("read the originals of %d promotions: %w", len(ids), err)
 	}
-	originals := make([]Node, 0, len(got))
+	originals := make([]memsync.Node, 0, len(got))
 	for _, id := range ids {
 		if n, ok := got[id]; ok {
 			originals = append(originals, n)

@@ -1,4 +1,4 @@
-package memsync_test
+package read_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 )
 
 // fakeRetriever gives the recipe fixed primitives: lexical hits, and
@@ -48,11 +49,11 @@ func TestSearchRecipe(t *testing.T) {
 		{From: "gone", After: []memsync.Node{node("n2", "s", "coffee", 41)}},
 	}
 	groups := []string{journal.SharedGroup}
-	hits, err := memsync.Search(context.Background(), r, memsync.SearchQuery{Text: "kafka lag", Groups: groups})
+	hits, err := read.Search(context.Background(), r, memsync.SearchQuery{Text: "kafka lag", Groups: groups})
 	if err != nil || len(hits) != memsync.DefaultSearchLimit {
 		t.Fatalf("Search = %d hits, %v; want %d", len(hits), err, memsync.DefaultSearchLimit)
 	}
-	all, err := memsync.Search(context.Background(), r, memsync.SearchQuery{Text: "kafka lag", Groups: groups, Limit: 100})
+	all, err := read.Search(context.Background(), r, memsync.SearchQuery{Text: "kafka lag", Groups: groups, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestSearchRecipe(t *testing.T) {
 			t.Errorf("%s holds %+v, want both terms in its text", h.UUID, h.Fields)
 		}
 	}
-	if hits, err := memsync.Search(context.Background(), r, memsync.SearchQuery{Text: "the", Groups: groups}); err != nil || hits != nil {
+	if hits, err := read.Search(context.Background(), r, memsync.SearchQuery{Text: "the", Groups: groups}); err != nil || hits != nil {
 		t.Errorf("a query of stopwords = %v, %v; want nothing", hits, err)
 	}
 }

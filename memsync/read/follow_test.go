@@ -1,10 +1,10 @@
-package memsync_test
+package read_test
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/score"
 )
 
@@ -22,13 +22,13 @@ func TestFollowOriginal(t *testing.T) {
 	}{
 		{"active original", score.Result{Status: score.Active}, score.Active, false, 0.8, ""},
 		{"original for review", score.Result{Status: score.Review}, score.Active, false, 0.8, ""},
-		{"superseded original", score.Result{Status: score.Superseded}, score.Superseded, false, 0.8, memsync.RetiredSuperseded},
-		{"original flagged wrong", score.Result{Status: score.Archived, FlaggedWrong: true}, score.Archived, true, 0, memsync.RetiredWrong},
-		{"archived original", score.Result{Status: score.Archived}, score.Archived, false, 0.8, memsync.RetiredArchived},
-		{"superseded and flagged wrong", score.Result{Status: score.Superseded, FlaggedWrong: true}, score.Superseded, false, 0.8, memsync.RetiredSuperseded},
+		{"superseded original", score.Result{Status: score.Superseded}, score.Superseded, false, 0.8, read.RetiredSuperseded},
+		{"original flagged wrong", score.Result{Status: score.Archived, FlaggedWrong: true}, score.Archived, true, 0, read.RetiredWrong},
+		{"archived original", score.Result{Status: score.Archived}, score.Archived, false, 0.8, read.RetiredArchived},
+		{"superseded and flagged wrong", score.Result{Status: score.Superseded, FlaggedWrong: true}, score.Superseded, false, 0.8, read.RetiredSuperseded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := memsync.FollowOriginal(own, tc.original)
+			got := read.FollowOriginal(own, tc.original)
 			if got.Status != tc.status || got.FlaggedWrong != tc.wrong || got.Importance != tc.imp {
 				t.Fatalf("FollowOriginal = %+v, want status %s, wrong %v, importance %v", got, tc.status, tc.wrong, tc.imp)
 			}
