@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memsync/memsync/memsync/realtools"
 )
 
 // OpenClaw's release needs Node >= 24.16; Debian's is 20, so the test
@@ -22,30 +24,8 @@ const (
 // extra PATH entries first; it returns the install's node_modules.
 func npmInstall(t *testing.T, pkg, version string, path ...string) string {
 	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: the test needs it to install " + pkg)
-	}
-	dir := filepath.Join(sourcesCache(t), "npm-"+pkg+"-"+version)
-	mods := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
-		return mods
-	}
-	os.RemoveAll(dir)
-	must(t, os.MkdirAll(dir, 0o755))
-	start := time.Now()
-	cmd := exec.Command(npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error", pkg+"@"+version)
-	cmd.Env = withPath(path...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if ping, pingErr := exec.Command(npm, "ping").CombinedOutput(); pingErr != nil {
-			t.Skipf("the npm registry is unreachable (npm ping: %v, %s): the test needs it once, to install %s@%s",
-				pingErr, strings.TrimSpace(string(ping)), pkg, version)
-		}
-		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
-	}
-	t.Logf("installed %s@%s in %s", pkg, version, time.Since(start).Round(time.Second))
-	must(t, os.WriteFile(filepath.Join(dir, ".installed"), nil, 0o644))
-	return mods
+	dir := realtools.NPM(t, filepath.Join(sourcesCache(t), "npm-"+pkg+"-"+version), withPath(path...), pkg+"@"+version)
+	return filepath.Join(dir, "node_modules")
 }
 
 // withPath is the environment with dirs put first on PATH.

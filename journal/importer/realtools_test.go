@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/realtools"
 )
 
 // The importers against the tools that write their formats, each pinned
@@ -87,43 +86,7 @@ func python(t *testing.T, minor int) string {
 // in the cache (made once); it returns its bin directory.
 func venv(t *testing.T, py, pkg, version string) string {
 	t.Helper()
-	dir := filepath.Join(sourcesCache(t), "py-"+pkg+"-"+version)
-	bin := filepath.Join(dir, "bin")
-	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
-		return bin
-	}
-	os.RemoveAll(dir)
-	if out, err := exec.Command(py, "-m", "venv", dir).CombinedOutput(); err != nil {
-		t.Fatalf("%s -m venv: %v\n%s", py, err, out)
-	}
-	start := time.Now()
-	out, err := exec.Command(filepath.Join(bin, "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", pkg+"=="+version).CombinedOutput()
-	if err != nil {
-		index := os.Getenv("PIP_INDEX_URL")
-		if index == "" {
-			index = "https://pypi.org/simple/"
-		}
-		if reachErr := reachableURL(index); reachErr != nil {
-			t.Skipf("the Python package index %s is unreachable (%v): the test needs it once, to install %s==%s", index, reachErr, pkg, version)
-		}
-		t.Fatalf("pip install %s==%s: %v\n%s", pkg, version, err, out)
-	}
-	t.Logf("installed %s==%s in %s", pkg, version, time.Since(start).Round(time.Second))
-	must(t, os.WriteFile(filepath.Join(dir, ".installed"), nil, 0o644))
-	return bin
-}
-
-func reachableURL(url string) error {
-	client := &http.Client{Timeout: 15 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 500 {
-		return errors.New(resp.Status)
-	}
-	return nil
+	return filepath.Dir(realtools.Venv(t, py, filepath.Join(sourcesCache(t), "py-"+pkg+"-"+version), pkg+"=="+version))
 }
 
 // activeRecords is every record of opts' agent no record supersedes,

@@ -8,9 +8,7 @@ package graphiti
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/graph/neo4j/neo4jtest"
+	"github.com/memsync/memsync/memsync/realtools"
 )
 
 // graphitiVersion is the graphiti-core the test reads with: the newest of
@@ -51,44 +50,8 @@ func graphitiPython(t *testing.T) string {
 	if err != nil {
 		t.Skip("python3 is not installed: the graphiti-core test needs it")
 	}
-	venv := filepath.Join(cacheDir(t), "graphiti-core-"+graphitiVersion)
-	bin := filepath.Join(venv, "bin", "python")
-	if _, err := os.Stat(filepath.Join(venv, ".installed")); err == nil {
-		return bin
-	}
-	os.RemoveAll(venv)
-	if out, err := exec.Command(py, "-m", "venv", venv).CombinedOutput(); err != nil {
-		t.Fatalf("python3 -m venv: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, "-m", "pip", "install", "--disable-pip-version-check", "-q", "graphiti-core=="+graphitiVersion, "httpx=="+httpxVersion).CombinedOutput()
-	if err != nil {
-		index := os.Getenv("PIP_INDEX_URL")
-		if index == "" {
-			index = "https://pypi.org/simple/"
-		}
-		if reachErr := reachable(index); reachErr != nil {
-			t.Skipf("the Python package index %s is unreachable (%v): this test needs it once, to install graphiti-core==%s", index, reachErr, graphitiVersion)
-		}
-		t.Fatalf("pip install graphiti-core==%s: %v\n%s", graphitiVersion, err, out)
-	}
-	if err := os.WriteFile(filepath.Join(venv, ".installed"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// reachable is nil when url answers an HTTP GET at all.
-func reachable(url string) error {
-	client := &http.Client{Timeout: 15 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 500 {
-		return errors.New(resp.Status)
-	}
-	return nil
+	return realtools.Venv(t, py, filepath.Join(cacheDir(t), "graphiti-core-"+graphitiVersion),
+		"graphiti-core=="+graphitiVersion, "httpx=="+httpxVersion)
 }
 
 // buildMemsync compiles memsync and memsync-core into one directory.

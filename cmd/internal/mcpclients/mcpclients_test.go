@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/journal"
+	"github.com/memsync/memsync/memsync/realtools"
 )
 
 // The clients, pinned. Inspector 0.21.2 is the last release of the line
@@ -338,71 +337,14 @@ func pythonClient(t *testing.T) string {
 	if err != nil {
 		t.Skip("python3 is not installed: the Python MCP SDK test needs it")
 	}
-	venv := filepath.Join(cacheDir(t), "py-mcp-"+pythonMCPVersion)
-	bin := filepath.Join(venv, "bin", "python")
-	if _, err := os.Stat(filepath.Join(venv, ".installed")); err == nil {
-		return bin
-	}
-	os.RemoveAll(venv)
-	if out, err := exec.Command(py, "-m", "venv", venv).CombinedOutput(); err != nil {
-		t.Fatalf("python3 -m venv: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, "-m", "pip", "install", "--disable-pip-version-check", "-q", "mcp=="+pythonMCPVersion).CombinedOutput()
-	if err != nil {
-		index := os.Getenv("PIP_INDEX_URL")
-		if index == "" {
-			index = "https://pypi.org/simple/"
-		}
-		if reachErr := reachable(index); reachErr != nil {
-			t.Skipf("the Python package index %s is unreachable (%v): the Python MCP SDK test needs it once, to install mcp==%s", index, reachErr, pythonMCPVersion)
-		}
-		t.Fatalf("pip install mcp==%s: %v\n%s", pythonMCPVersion, err, out)
-	}
-	if err := os.WriteFile(filepath.Join(venv, ".installed"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return realtools.Venv(t, py, filepath.Join(cacheDir(t), "py-mcp-"+pythonMCPVersion), "mcp=="+pythonMCPVersion)
 }
 
 // inspectorClient is the MCP Inspector's launcher, npm-installed into
 // the cache (once).
 func inspectorClient(t *testing.T) string {
 	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: the MCP Inspector test needs Node and npm")
-	}
-	dir := filepath.Join(cacheDir(t), "inspector-"+inspectorVersion)
-	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
-	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
-		return bin
-	}
-	os.RemoveAll(dir)
-	out, err := exec.Command(npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error",
-		"@modelcontextprotocol/inspector@"+inspectorVersion).CombinedOutput()
-	if err != nil {
-		if ping, pingErr := exec.Command(npm, "ping").CombinedOutput(); pingErr != nil {
-			t.Skipf("the npm registry is unreachable (npm ping: %v, %s): the MCP Inspector test needs it once, to install @modelcontextprotocol/inspector@%s",
-				pingErr, strings.TrimSpace(string(ping)), inspectorVersion)
-		}
-		t.Fatalf("npm install @modelcontextprotocol/inspector@%s: %v\n%s", inspectorVersion, err, out)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".installed"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// reachable is nil when url answers an HTTP GET at all.
-func reachable(url string) error {
-	client := &http.Client{Timeout: 15 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 500 {
-		return errors.New(resp.Status)
-	}
-	return nil
+	dir := realtools.NPM(t, filepath.Join(cacheDir(t), "inspector-"+inspectorVersion), nil,
+		"@modelcontextprotocol/inspector@"+inspectorVersion)
+	return filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
 }
