@@ -222,3 +222,33 @@ func TestGroupNumbersReadPerTransaction(t *testing.T) {
 		t.Fatalf("Search as bob = %v, %v; want nothing (the index was emptied)", hits, err)
 	}
 }
+
+// TestScoreAcc: sums by id across pages, first-scored order kept, ids
+// far apart (and a negative one) on pages of their own.
+func TestScoreAcc(t *testing.T) {
+	var a scoreAcc
+	adds := []struct {
+		id   int64
+		part float64
+	}{{5, 1}, {1030, 2}, {5, 0.5}, {1 << 40, 3}, {-7, 4}, {1030, 1}, {6, 0.25}}
+	want := map[int64]float64{}
+	var order []int64
+	for _, x := range adds {
+		if _, ok := want[x.id]; !ok {
+			order = append(order, x.id)
+		}
+		want[x.id] += x.part
+		a.add(x.id, x.part)
+	}
+	if !slices.Equal(a.order, order) {
+		t.Fatalf("order %v, want %v", a.order, order)
+	}
+	for id, w := range want {
+		if got := a.get(id); got != w {
+			t.Errorf("get(%d) = %v, want %v", id, got, w)
+		}
+	}
+	if got := a.get(7); got != 0 {
+		t.Errorf("get of an id never added = %v", got)
+	}
+}

@@ -532,12 +532,14 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 		return nil, err
 	}
 	avgdl := float64(tokens) / float64(rows)
-	see := make(map[uint32]bool, len(visible))
+	var see []bool // by group number
 	for _, o := range visible {
+		if int(o) >= len(see) {
+			see = append(see, make([]bool, int(o)+1-len(see))...)
+		}
 		see[o] = true
 	}
-	acc := map[int64]float64{}
-	var order []int64
+	var acc scoreAcc
 	for _, t := range terms {
 		if t == lexEmptyTerm {
 			continue
@@ -550,25 +552,80 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 		for _, l := range lists {
 			r := postings.NewReader(l)
 			for p, ok := r.Next(); ok; p, ok = r.Next() {
-				if !see[p.Group] {
+				if int(p.Group) >= len(see) || !see[p.Group] {
 					continue
 				}
-				s, seen := acc[p.ID]
-				if !seen {
-					order = append(order, p.ID)
-				}
-				acc[p.ID] = s + postings.Part(idf, p.Freq, p.Length, avgdl)
+				acc.add(p.ID, postings.Part(idf, p.Freq, p.Length, avgdl))
 			}
 			if err := r.Err(); err != nil {
 				return nil, fmt.Errorf("term %q: %w", t, err)
 			}
 		}
 	}
-	out := make([]lexHit, len(order))
-	for i, id := range order {
-		out[i] = lexHit{id: id, rank: -acc[id]}
+	out := make([]lexHit, len(acc.order))
+	for i, id := range acc.order {
+		out[i] = lexHit{id: id, rank: -acc.get(id)}
 	}
 	return out, nil
+}
+
+// scoreAcc sums each memory's bm25 parts, term after term, and keeps the
+// memories in the order they were first scored. The sums live in pages of
+// accPageIDs ids, found through a map once per page a list enters: a list's
+// ids increase, so a posting costs an index, not a map operation (the
+// map it replaces was most of a long query's time).
+type scoreAcc struct {
+	pages    map[uint64]*accPage
+	lastKey  uint64
+	lastPage *accPage
+	order    []int64
+}
+
+// accPageIDs is how many consecutive ids one page of a scoreAcc holds.
+const accPageIDs = 1024
+
+type accPage struct {
+	sum  [accPageIDs]float64
+	seen [accPageIDs / 64]uint64
+}
+
+func (a *scoreAcc) page(id int64, create bool) *accPage {
+	key := uint64(id) / accPageIDs
+	if a.lastPage != nil && key == a.lastKey {
+		return a.lastPage
+	}
+	p := a.pages[key]
+	if p == nil {
+		if !create {
+			return nil
+		}
+		if a.pages == nil {
+			a.pages = map[uint64]*accPage{}
+		}
+		p = new(accPage)
+		a.pages[key] = p
+	}
+	a.lastKey, a.lastPage = key, p
+	return p
+}
+
+// add adds part to id's sum.
+func (a *scoreAcc) add(id int64, part float64) {
+	p := a.page(id, true)
+	i := uint64(id) % accPageIDs
+	if p.seen[i/64]&(1<<(i%64)) == 0 {
+		p.seen[i/64] |= 1 << (i % 64)
+		a.order = append(a.order, id)
+	}
+	p.sum[i] += part
+}
+
+// get is id's sum (0 if never added).
+func (a *scoreAcc) get(id int64) float64 {
+	if p := a.page(id, false); p != nil {
+		return p.sum[uint64(id)%accPageIDs]
+	}
+	return 0
 }
 
 // lexLists reads term's lists, one per live segment holding it, and the
