@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,14 +177,14 @@ func printExplain(env *Env, r explainResult, unprojected bool) {
 	// ("observation" and "(time not shown)" are wider than most).
 	tsWidth, kindWidth := 0, 0
 	for _, e := range r.Events {
-		tsWidth, kindWidth = max(tsWidth, len(cmpOr(e.TS, "(time not shown)"))), max(kindWidth, len(e.Kind))
+		tsWidth, kindWidth = max(tsWidth, len(cmp.Or(e.TS, "(time not shown)"))), max(kindWidth, len(e.Kind))
 	}
 	for _, e := range r.Events {
 		id := e.UUID
 		if id == "" && e.Kind != "decay" {
 			id = "(not visible to this agent)"
 		}
-		fmt.Fprintf(w, "   %-*s  %-*s  %s  %s\n", tsWidth, cmpOr(e.TS, "(time not shown)"), kindWidth, e.Kind, e.Effect, id)
+		fmt.Fprintf(w, "   %-*s  %-*s  %s  %s\n", tsWidth, cmp.Or(e.TS, "(time not shown)"), kindWidth, e.Kind, e.Effect, id)
 	}
 	fmt.Fprintln(w, "confidence:")
 	for _, b := range r.Basis {

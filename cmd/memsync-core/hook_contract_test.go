@@ -3,14 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/memsync/memsync/cmd/internal/hooks"
 )
 
 // hookPayload is a payload in the shape host sends for event, as captured
@@ -129,7 +129,7 @@ func stopReminderIn(host string, a hookAnswer) string {
 // the resume (the context twice).
 func TestHookContract(t *testing.T) {
 	repo := hookRepo(t)
-	for _, host := range hookHosts {
+	for _, host := range hooks.Hosts() {
 		t.Run(host, func(t *testing.T) {
 			session := "contract-" + host
 			command := "memsync append --agent planner --session " + session
@@ -143,10 +143,10 @@ func TestHookContract(t *testing.T) {
 						!strings.Contains(a.context, "Use #postgres for the billing service database") {
 						t.Fatalf("no session context: %q", a.raw)
 					}
-					if n := utf8.RuneCountInString(a.context); n > hookContextBudget(host) {
-						t.Fatalf("context of %d characters, over %s's budget %d", n, host, hookContextBudget(host))
+					if n := utf8.RuneCountInString(a.context); n > hooks.ContextBudget(host) {
+						t.Fatalf("context of %d characters, over %s's budget %d", n, host, hooks.ContextBudget(host))
 					}
-					if strings.Contains(a.context, reminderMarker) {
+					if strings.Contains(a.context, hooks.ReminderMarker) {
 						t.Fatalf("the reminder at startup: %s", a.context)
 					}
 				}},
@@ -158,7 +158,7 @@ func TestHookContract(t *testing.T) {
 				// in a fresh session).
 				{"prompt the start answered", "UserPromptSubmit", map[string]any{"prompt": "Which database do we use for the billing service?"}, wantNothing},
 				{"first stop", "Stop", nil, func(t *testing.T, a hookAnswer) {
-					if r := stopReminderIn(host, a); !strings.HasPrefix(r, reminderMarker) || !strings.Contains(r, command) {
+					if r := stopReminderIn(host, a); !strings.HasPrefix(r, hooks.ReminderMarker) || !strings.Contains(r, command) {
 						t.Fatalf("want the reminder as %s's Stop answer carrying %q, got %q", host, command, a.raw)
 					}
 				}},
@@ -169,7 +169,7 @@ func TestHookContract(t *testing.T) {
 						wantNothing(t, a)
 						return
 					}
-					if a.raw != compactSummaryNote+"\n" {
+					if a.raw != hooks.CompactSummaryNote+"\n" {
 						t.Fatalf("Claude Code's PreCompact: want the summarizer note as plain text, got %q", a.raw)
 					}
 				}},
@@ -177,7 +177,7 @@ func TestHookContract(t *testing.T) {
 					if !strings.Contains(a.context, "Always write the failing test first") {
 						t.Fatalf("no context after the compaction: %q", a.raw)
 					}
-					if strings.Contains(a.context, reminderMarker) {
+					if strings.Contains(a.context, hooks.ReminderMarker) {
 						t.Fatalf("a second reminder after the compaction: %s", a.context)
 					}
 				}},
@@ -212,7 +212,7 @@ func TestHookReminderOnce(t *testing.T) {
 			t.Fatalf("append: %v\n%s", err, out)
 		}
 	}
-	for _, host := range hookHosts {
+	for _, host := range hooks.Hosts() {
 		for _, tc := range []struct {
 			name  string
 			steps func(t *testing.T, run func(event string, extra map[string]any) hookAnswer, session string)
@@ -230,11 +230,11 @@ func TestHookReminderOnce(t *testing.T) {
 			{"compaction before the first stop", func(t *testing.T, run func(string, map[string]any) hookAnswer, session string) {
 				run("SessionStart", nil)
 				a := run("SessionStart", map[string]any{"source": "compact"})
-				if strings.Count(a.context, reminderMarker) != 1 || !strings.Contains(a.context, "--session "+session) {
+				if strings.Count(a.context, hooks.ReminderMarker) != 1 || !strings.Contains(a.context, "--session "+session) {
 					t.Fatalf("want the reminder once after the compaction: %q", a.raw)
 				}
-				if n := utf8.RuneCountInString(a.context); n > hookContextBudget(host) {
-					t.Fatalf("context and reminder of %d characters, over %d", n, hookContextBudget(host))
+				if n := utf8.RuneCountInString(a.context); n > hooks.ContextBudget(host) {
+					t.Fatalf("context and reminder of %d characters, over %d", n, hooks.ContextBudget(host))
 				}
 				wantNothing(t, run("Stop", nil))
 			}},
@@ -268,44 +268,6 @@ func TestHookReminderOnce(t *testing.T) {
 	}
 }
 
-// TestHookPayloadShapes: every shape the real hosts send decodes, nulls
-// and unknown fields included.
-func TestHookPayloadShapes(t *testing.T) {
-	for _, tc := range []struct {
-		name, payload string
-		want          hookInput
-	}{
-		{"claude-code PreCompact without permission_mode, custom_instructions null",
-			`{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/w","hook_event_name":"PreCompact","trigger":"auto","custom_instructions":null}`,
-			hookInput{SessionID: "s", TranscriptPath: "/t.jsonl", Cwd: "/w", HookEventName: "PreCompact", Trigger: "auto"}},
-		{"claude-code UserPromptSubmit with prompt_id",
-			`{"session_id":"s","cwd":"/w","permission_mode":"acceptEdits","hook_event_name":"UserPromptSubmit","prompt":"hi there","prompt_id":"p-1"}`,
-			hookInput{SessionID: "s", Cwd: "/w", PermissionMode: "acceptEdits", HookEventName: "UserPromptSubmit", Prompt: "hi there", PromptID: "p-1"}},
-		{"claude-code Stop with last_assistant_message",
-			`{"session_id":"s","cwd":"/w","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"Done."}`,
-			hookInput{SessionID: "s", Cwd: "/w", HookEventName: "Stop", StopHookActive: true, LastMessage: "Done."}},
-		{"claude-code SessionEnd reason other",
-			`{"session_id":"s","cwd":"/w","hook_event_name":"SessionEnd","reason":"other"}`,
-			hookInput{SessionID: "s", Cwd: "/w", HookEventName: "SessionEnd", Reason: "other"}},
-		{"codex SessionStart, transcript_path null",
-			`{"session_id":"s","transcript_path":null,"cwd":"/w","hook_event_name":"SessionStart","model":"gpt-5.5","permission_mode":"default","source":"resume"}`,
-			hookInput{SessionID: "s", Cwd: "/w", HookEventName: "SessionStart", Model: "gpt-5.5", PermissionMode: "default", Source: "resume"}},
-		{"codex Stop, last_assistant_message null",
-			`{"session_id":"s","turn_id":"t","cwd":"/w","hook_event_name":"Stop","model":"m","permission_mode":"default","stop_hook_active":false,"last_assistant_message":null}`,
-			hookInput{SessionID: "s", TurnID: "t", Cwd: "/w", HookEventName: "Stop", Model: "m", PermissionMode: "default"}},
-		{"codex SessionEnd",
-			`{"session_id":"s","transcript_path":null,"cwd":"/w","hook_event_name":"SessionEnd","model":"m","reason":"other","extra":{"x":1}}`,
-			hookInput{SessionID: "s", Cwd: "/w", HookEventName: "SessionEnd", Model: "m", Reason: "other"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := readHookInput(t.Context(), strings.NewReader(tc.payload))
-			if err != nil || got != tc.want {
-				t.Fatalf("got %+v %v, want %+v", got, err, tc.want)
-			}
-		})
-	}
-}
-
 // TestHookSessionStateConcurrent: hooks of two sessions running at once
 // each keep their own state whole (the reminder once per session).
 func TestHookSessionStateConcurrent(t *testing.T) {
@@ -328,7 +290,7 @@ func TestHookSessionStateConcurrent(t *testing.T) {
 	blocks := map[string]int{}
 	for range 2 * n {
 		r := <-results
-		if strings.Contains(r.a.raw, reminderMarker) {
+		if strings.Contains(r.a.raw, hooks.ReminderMarker) {
 			blocks[r.session]++
 		}
 	}
@@ -339,117 +301,11 @@ func TestHookSessionStateConcurrent(t *testing.T) {
 		if blocks[s] == 0 {
 			t.Errorf("session %s never reminded", s)
 		}
-		st, known, err := loadHookSession(layout(repo), "planner", s)
+		st, known, err := hooks.LoadState(layout(repo), "planner", s)
 		if err != nil || !known || !st.Reminded || st.Session != s {
 			t.Errorf("session %s state %+v known %v err %v", s, st, known, err)
 		}
 		wantNothing(t, runHookEvent(t, repo, "claude-code", "Stop", hookPayload("claude-code", "Stop", s, nil)))
-	}
-}
-
-// TestPruneHookSessions: the state of old sessions and of all but the
-// newest maxHookSessions goes; the current session's stays.
-func TestPruneHookSessions(t *testing.T) {
-	l := layout(t.TempDir())
-	now := time.Now()
-	save := func(session string, age time.Duration) {
-		st := hookSession{Session: session, Started: now}
-		if err := saveHookSession(l, "planner", &st, now); err != nil {
-			t.Fatal(err)
-		}
-		mod := now.Add(-age)
-		if err := os.Chtimes(hookStateFile(l, "planner", session), mod, mod); err != nil {
-			t.Fatal(err)
-		}
-	}
-	save("old", hookSessionMaxAge+time.Hour)
-	save("current", hookSessionMaxAge+2*time.Hour) // old too, but the hook's own
-	for i := range maxHookSessions + 5 {
-		save("s"+strings.Repeat("x", i), time.Duration(i)*time.Minute)
-	}
-	pruneHookSessions(l, "planner", "current", now)
-	files, _ := filepath.Glob(filepath.Join(hookStateDir(l, "planner"), "session-*.json"))
-	if len(files) != maxHookSessions+1 {
-		t.Fatalf("%d state files left, want %d", len(files), maxHookSessions+1)
-	}
-	for session, want := range map[string]bool{"old": false, "current": true, "s": true, "s" + strings.Repeat("x", maxHookSessions+4): false} {
-		if _, err := os.Stat(hookStateFile(l, "planner", session)); (err == nil) != want {
-			t.Errorf("%s: kept %v, want %v", session, err == nil, want)
-		}
-	}
-}
-
-// TestPromptRelevance: the threshold a memory must pass to be offered with
-// a prompt.
-func TestPromptRelevance(t *testing.T) {
-	for _, tc := range []struct {
-		prompt, memory string
-		want           bool
-	}{
-		{"Tell me a joke about cats", "Use #postgres for the billing service database", false},
-		{"Tell me a joke about cats", "The office cat is called Miso", true}, // one of two significant terms (joke, cat) is enough
-		{"Which database do we use for the billing service?", "Use #postgres for the billing service database", true},
-		{"Which database do we use for the billing service?", "Follow up on the #billing migration with @Mira", false}, // one of three
-		{"Which database do we use for the billing service?", "Always write the failing test first", false},
-		{"deploying the billing services", "Deploys happen on Tuesdays; the billing service deploys last", true},
-		{"cats?", "Our cat knows the deploy schedule", true},
-		{"hello, can you help me?", "Always write the failing test first", false}, // no significant term
-		{"", "anything", false},
-	} {
-		got := newPromptRelevance(tc.prompt).relevant(tc.memory)
-		if got != tc.want {
-			t.Errorf("%q on %q: relevant %v, want %v (terms %v)", tc.prompt, tc.memory, got, tc.want, significantTerms(tc.prompt))
-		}
-	}
-}
-
-// TestSessionJournaled: what counts as the session having journaled, read
-// from the agent's newest journal files only.
-func TestSessionJournaled(t *testing.T) {
-	start := time.Date(2026, 11, 24, 9, 0, 0, 500, time.UTC)
-	line := func(agent, ts, session string) string {
-		s := `{"uuid":"u","ts":"` + ts + `","agent":"` + agent + `","kind":"fact","scope":"private","text":"x"`
-		if session != "" {
-			s += `,"session":"` + session + `"`
-		}
-		return s + "}\n"
-	}
-	for _, tc := range []struct {
-		name  string
-		files map[string]string // journal file name → lines
-		start time.Time
-		want  bool
-	}{
-		{"nothing journaled", nil, start, false},
-		{"only records before the start", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T08:59:59.999Z", "")}, start, false},
-		{"a record since the start", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T09:00:01Z", "")}, start, true},
-		{"a record of the session from before its recorded start", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T08:00:00Z", "sess")}, start, true},
-		{"another agent's record since the start", map[string]string{"2026-11-24.jsonl": line("critic", "2026-11-24T09:30:00Z", "sess")}, start, false},
-		{"the next day's file", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T08:00:00Z", ""), "2026-11-25.jsonl": line("planner", "2026-11-25T00:10:00Z", "")}, start, true},
-		{"only the newest files are read", map[string]string{"2026-11-20.jsonl": line("planner", "2026-11-20T08:00:00Z", "sess"),
-			"2026-11-21.jsonl": line("planner", "2026-11-21T08:00:00Z", ""), "2026-11-22.jsonl": line("planner", "2026-11-22T08:00:00Z", "")}, start, false},
-		{"a record since the start, then a few with earlier explicit stamps", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T09:10:00Z", "") +
-			strings.Repeat(line("planner", "2026-01-01T00:00:00Z", ""), 3)}, start, true},
-		{"the session's record before many older lines", map[string]string{"2026-11-24.jsonl": line("planner", "2026-11-24T08:00:00Z", "sess") +
-			strings.Repeat(line("planner", "2026-11-24T08:30:00Z", ""), 3*olderRun)}, start, true},
-		{"an unfinished last line", map[string]string{"2026-11-24.jsonl": `{"ts":"2026-11-24T09:30:00Z","agent":"planner","session":"se`}, start, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := layout(t.TempDir())
-			dir := l.JournalDir("planner")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for name, data := range tc.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := sessionJournaled(l, "planner", "sess", tc.start)
-			if err != nil || got != tc.want {
-				t.Fatalf("journaled %v %v, want %v", got, err, tc.want)
-			}
-		})
 	}
 }
 
@@ -468,15 +324,15 @@ func TestHookContextBudgets(t *testing.T) {
 			t.Fatalf("append: %v\n%s", err, out)
 		}
 	}
-	for _, host := range hookHosts {
-		maxRunes, maxBytes := hookContextLimits(host)
+	for _, host := range hooks.Hosts() {
+		maxRunes, maxBytes := hooks.ContextLimits(host)
 		for _, source := range []string{"startup", "compact"} {
 			t.Run(host+"/"+source, func(t *testing.T) {
 				a := runHookEvent(t, repo, host, "SessionStart", hookPayload(host, "SessionStart", "budget-"+host+"-"+source, map[string]any{"source": source}))
 				if n := utf8.RuneCountInString(a.context); n > maxRunes || len(a.context) > maxBytes || n < maxRunes/2 {
 					t.Fatalf("context of %d characters, %d bytes (limits %d, %d)", n, len(a.context), maxRunes, maxBytes)
 				}
-				if source == "compact" && !strings.HasSuffix(a.context, journalReminder("planner", "budget-"+host+"-"+source)+"\n") {
+				if source == "compact" && !strings.HasSuffix(a.context, hooks.JournalReminder("planner", "budget-"+host+"-"+source)+"\n") {
 					t.Fatalf("the reminder is not whole at the end:\n%s", a.context[max(0, len(a.context)-600):])
 				}
 			})
@@ -490,7 +346,7 @@ func TestHookContextBudgets(t *testing.T) {
 func TestHookPromptNotRepeated(t *testing.T) {
 	repo := hookRepo(t)
 	const prompt = "Where is the follow up on the billing migration with Mira?"
-	for _, host := range hookHosts {
+	for _, host := range hooks.Hosts() {
 		t.Run(host, func(t *testing.T) {
 			fresh := runHookEvent(t, repo, host, "UserPromptSubmit", hookPayload(host, "UserPromptSubmit", "fresh-"+host, map[string]any{"prompt": prompt}))
 			if !strings.Contains(fresh.context, "#billing migration") {
@@ -532,7 +388,7 @@ func TestHookPromptSelectedIsShown(t *testing.T) {
 	repo := hookRepo(t)
 	corePref := uuidOf(t, repo, "planner", "Always write the failing test first")
 	const prompt = "Which database do we use for the billing service? Follow up on the billing migration with Mira"
-	for _, host := range hookHosts {
+	for _, host := range hooks.Hosts() {
 		t.Run(host, func(t *testing.T) {
 			for _, session := range []string{"fresh-" + host, "started-" + host} {
 				if strings.HasPrefix(session, "started-") {
@@ -549,4 +405,10 @@ func TestHookPromptSelectedIsShown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hookSpecific is a hook's hookSpecificOutput as the hosts read it.
+type hookSpecific struct {
+	HookEventName     string `json:"hookEventName"`
+	AdditionalContext string `json:"additionalContext"`
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
+	"github.com/memsync/memsync/cmd/internal/hooks"
 	"github.com/memsync/memsync/journal"
 )
 
@@ -239,12 +241,12 @@ func memsyncExecutable() (string, error) {
 func hookCommands(exe, host string, events []string, agent, repo string) map[string]string {
 	out := map[string]string{}
 	for _, ev := range events {
-		cmd := shellQuote(exe) + " hook " + host + " " + ev
+		cmd := cmdline.ShellQuote(exe) + " hook " + host + " " + ev
 		if agent != "" {
-			cmd += " --agent " + shellQuote(agent)
+			cmd += " --agent " + cmdline.ShellQuote(agent)
 		}
 		if repo != "" {
-			cmd += " --repo " + shellQuote(repo)
+			cmd += " --repo " + cmdline.ShellQuote(repo)
 		}
 		out[ev] = cmd
 	}
@@ -266,14 +268,14 @@ func mergeHooks(settings []byte, host string, commands map[string]string) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	hooks, err := parseObject(top.vals["hooks"])
+	byEvent, err := parseObject(top.vals["hooks"])
 	if err != nil {
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
 	mine := ownHook(host)
-	for _, ev := range slices.Clone(hooks.keys) {
+	for _, ev := range slices.Clone(byEvent.keys) {
 		var groups []json.RawMessage
-		if err := json.Unmarshal(hooks.vals[ev], &groups); err != nil {
+		if err := json.Unmarshal(byEvent.vals[ev], &groups); err != nil {
 			return nil, fmt.Errorf("hooks.%s: not a list: %w", ev, err)
 		}
 		kept := groups[:0]
@@ -287,18 +289,18 @@ func mergeHooks(settings []byte, host string, commands map[string]string) ([]byt
 			}
 		}
 		if len(kept) == 0 && commands[ev] == "" {
-			hooks.remove(ev)
+			byEvent.remove(ev)
 			continue
 		}
-		hooks.set(ev, mustJSON(kept))
+		byEvent.set(ev, mustJSON(kept))
 	}
-	for _, ev := range hookEvents { // a stable order for new events
+	for _, ev := range hooks.Events() { // a stable order for new events
 		cmd := commands[ev]
 		if cmd == "" {
 			continue
 		}
 		var groups []json.RawMessage
-		if raw, ok := hooks.vals[ev]; ok {
+		if raw, ok := byEvent.vals[ev]; ok {
 			_ = json.Unmarshal(raw, &groups)
 		}
 		group := map[string]any{"hooks": []map[string]any{{"type": "command", "command": cmd, "timeout": hookTimeout(ev)}}}
@@ -306,9 +308,9 @@ func mergeHooks(settings []byte, host string, commands map[string]string) ([]byt
 			group["matcher"] = m
 		}
 		groups = append(groups, mustJSON(group))
-		hooks.set(ev, mustJSON(groups))
+		byEvent.set(ev, mustJSON(groups))
 	}
-	top.set("hooks", hooks.marshal())
+	top.set("hooks", byEvent.marshal())
 	var out bytes.Buffer
 	if err := json.Indent(&out, top.marshal(), "", "  "); err != nil {
 		return nil, err

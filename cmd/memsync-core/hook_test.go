@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
+	"github.com/memsync/memsync/cmd/internal/hooks"
 	"github.com/memsync/memsync/memsync/packet"
 )
 
@@ -100,9 +103,9 @@ func uuidOf(t *testing.T, repo, agent, text string) string {
 func TestHookRecordedPayloads(t *testing.T) {
 	repo := hookRepo(t)
 	l := layout(repo)
-	sessions := sessionsFile(l, "planner")
+	sessions := hooks.SessionsFile(l, "planner")
 	corePref, decision := uuidOf(t, repo, "planner", "Always write the failing test first"), uuidOf(t, repo, "planner", "Use #postgres")
-	for _, host := range hookHosts {
+	for _, host := range hooks.Hosts() {
 		files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "hooks", host, "*.json"))
 		if err != nil || len(files) < 4 {
 			t.Fatalf("%s: recorded payloads: %v %v", host, files, err)
@@ -113,13 +116,13 @@ func TestHookRecordedPayloads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				in, err := readHookInput(t.Context(), bytes.NewReader(payload))
-				if err != nil || !contains(hookEvents, in.HookEventName) || in.SessionID == "" {
+				in, err := hooks.ReadInput(t.Context(), bytes.NewReader(payload))
+				if err != nil || !slices.Contains(hooks.Events(), in.HookEventName) || in.SessionID == "" {
 					t.Fatalf("payload %s: %v %+v", file, err, in)
 				}
 				event := in.HookEventName
 				// Each payload is the first event of its session.
-				os.RemoveAll(hookStateDir(l, "planner"))
+				os.RemoveAll(hooks.StateDir(l, "planner"))
 				os.Remove(sessions)
 				r := runHookBinary(t, payload, nil, "hook", host, event, "--repo", repo, "--agent", "planner")
 				if r.code != 0 || r.took >= time.Second {
@@ -146,8 +149,8 @@ func TestHookRecordedPayloads(t *testing.T) {
 						t.Fatalf("not the hookSpecificOutput envelope: %q", r.stdout)
 					}
 					ctx := out.HookSpecificOutput.AdditionalContext
-					if n := utf8.RuneCountInString(ctx); n == 0 || n > hookContextBudget(host) {
-						t.Fatalf("additionalContext of %d characters (%s's budget %d)", n, host, hookContextBudget(host))
+					if n := utf8.RuneCountInString(ctx); n == 0 || n > hooks.ContextBudget(host) {
+						t.Fatalf("additionalContext of %d characters (%s's budget %d)", n, host, hooks.ContextBudget(host))
 					}
 					// The prompt's executor packet holds the decision it
 					// asks about; the session's planner packet holds the
@@ -191,11 +194,11 @@ func TestHookRecordedPayloads(t *testing.T) {
 					} else if out.Decision != "block" {
 						reminder = ""
 					}
-					if !isJSON || !strings.Contains(reminder, "memsync append --agent planner --session "+shellQuote(in.SessionID)) {
+					if !isJSON || !strings.Contains(reminder, "memsync append --agent planner --session "+cmdline.ShellQuote(in.SessionID)) {
 						t.Fatalf("no journaling reminder in %s's Stop answer: %q", host, r.stdout)
 					}
 				case "PreCompact":
-					if want := map[string]string{"claude-code": compactSummaryNote + "\n", "codex": ""}[host]; r.stdout != want {
+					if want := map[string]string{"claude-code": hooks.CompactSummaryNote + "\n", "codex": ""}[host]; r.stdout != want {
 						t.Fatalf("PreCompact printed %q, want %q", r.stdout, want)
 					}
 				case "SessionEnd":
@@ -210,7 +213,7 @@ func TestHookRecordedPayloads(t *testing.T) {
 					}
 					return
 				}
-				var ev sessionEvent
+				var ev hooks.SessionEvent
 				if err := json.Unmarshal(added, &ev); err != nil || ev.Event != event || ev.Session != in.SessionID || ev.Host != host {
 					t.Fatalf("session boundary %q: %v", added, err)
 				}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memsync/memsync/cmd/internal/hooks"
 )
 
 // runHookEventEnv is runHookEvent with env added to the hook's
@@ -95,12 +97,12 @@ func TestHookUnattendedSession(t *testing.T) {
 					if !strings.Contains(a.context, "Always write the failing test first") {
 						t.Fatalf("no session context: %q", a.raw)
 					}
-					reminders += strings.Count(a.context, reminderMarker)
+					reminders += strings.Count(a.context, hooks.ReminderMarker)
 				} else {
 					// A resumed session memsync never answered: the host's
 					// SessionStart is not hooked for resume.
 					a := run("UserPromptSubmit", map[string]any{"prompt": "Tell me a joke about cats"})
-					reminders += strings.Count(a.context, reminderMarker)
+					reminders += strings.Count(a.context, hooks.ReminderMarker)
 					if reminders == 1 && strings.Contains(a.context, "# Working memory") {
 						t.Fatalf("an unrelated prompt got memories with the reminder: %q", a.raw)
 					}
@@ -112,7 +114,7 @@ func TestHookUnattendedSession(t *testing.T) {
 					t.Fatalf("unattended, the reminder came %d times with the context, want 1", reminders)
 				}
 				a := run("UserPromptSubmit", map[string]any{"prompt": "Which database do we use for the billing service?"})
-				if strings.Contains(a.context, reminderMarker) {
+				if strings.Contains(a.context, hooks.ReminderMarker) {
 					t.Fatalf("the reminder again with the next prompt: %q", a.raw)
 				}
 				stop := run("Stop", nil)
@@ -120,27 +122,11 @@ func TestHookUnattendedSession(t *testing.T) {
 					wantNothing(t, stop)
 					return
 				}
-				if r := stopReminderIn(h.host, stop); !strings.HasPrefix(r, reminderMarker) {
+				if r := stopReminderIn(h.host, stop); !strings.HasPrefix(r, hooks.ReminderMarker) {
 					t.Fatalf("attended, no reminder at Stop in %s's shape: %q", h.host, stop.raw)
 				}
 				wantNothing(t, run("Stop", nil))
 			})
 		}
-	}
-}
-
-// TestCodexSessionSource reads the source of a rollout's session_meta,
-// and nothing from a file that does not begin with one.
-func TestCodexSessionSource(t *testing.T) {
-	for _, tc := range []struct{ source, want string }{{`"exec"`, "exec"}, {`"cli"`, "cli"}, {`{"subagent":"review"}`, ""}} {
-		got, err := codexSessionSource(codexRollout(t, tc.source))
-		if err != nil || got != tc.want {
-			t.Errorf("source %s: got %q, %v; want %q", tc.source, got, err, tc.want)
-		}
-	}
-	other := filepath.Join(t.TempDir(), "x.jsonl")
-	os.WriteFile(other, []byte(`{"type":"response_item"}`+"\n"), 0o644)
-	if got, err := codexSessionSource(other); got != "" || err != nil {
-		t.Errorf("no session_meta: got %q, %v", got, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/memsync/memsync/cmd/internal/cmdline"
+	"github.com/memsync/memsync/cmd/internal/hooks"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
@@ -317,7 +318,7 @@ func addContextTool(s *mcp.Server, b *mcpAgent) {
 		// model structured content when there is some would wrap it in
 		// JSON, and there is nothing in it for a program to pick out.
 		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, any, error) {
-			text, err := sessionContext(ctx, b.cfg, b.repo, b.agent, in.Session, "", b.env.Stderr, b.env.Now())
+			text, err := hooks.SessionContext(ctx, agentTarget(b.cfg, b.repo, b.agent, b.env.Stderr), in.Session, "", b.env.Stderr, b.env.Now())
 			if err != nil {
 				return nil, nil, err
 			}

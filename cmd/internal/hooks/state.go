@@ -1,4 +1,4 @@
-package main
+package hooks
 
 import (
 	"bytes"
@@ -18,13 +18,13 @@ import (
 	"github.com/memsync/memsync/memsync"
 )
 
-// hookSession is what the hooks remember of one session of an agent: when
+// State is what the hooks remember of one session of an agent: when
 // it began, whether its SessionStart was answered, which memories it was
 // given, whether it was reminded to journal. One small JSON file per
 // session in the agent's host-local sync/hooks/ directory, replaced
 // atomically: hooks of two sessions never write the same file, and a hook
 // killed mid-write leaves the previous state whole.
-type hookSession struct {
+type State struct {
 	Session  string    `json:"session"`
 	Host     string    `json:"host,omitempty"`
 	Started  time.Time `json:"started"`            // the first event memsync saw of the session
@@ -37,36 +37,37 @@ type hookSession struct {
 // Bounds of the hooks' per-session state.
 const (
 	maxInjectedPerSession = 2000                // uuids remembered per session (the oldest drop first)
-	maxHookSessions       = 200                 // session files kept per agent
-	hookSessionMaxAge     = 30 * 24 * time.Hour // files not touched for this long are pruned
-	maxHookStateBytes     = 1 << 20             // a larger state file is not read (it is not ours)
+	maxStates             = 200                 // session files kept per agent
+	stateMaxAge           = 30 * 24 * time.Hour // files not touched for this long are pruned
+	maxStateBytes         = 1 << 20             // a larger state file is not read (it is not ours)
 )
 
-// hookStateDir holds agent's per-session hook state.
-func hookStateDir(l memsync.Layout, agent string) string {
+// StateDir is the directory of agent's per-session hook state: one State
+// file per session, in the agent's host-local sync/.
+func StateDir(l memsync.Layout, agent string) string {
 	return filepath.Join(l.SyncDir(agent), "hooks")
 }
 
-// hookStateFile is session's state file: a hash of the session id, so
+// stateFile is session's state file: a hash of the session id, so
 // that any id a host sends is a safe file name.
-func hookStateFile(l memsync.Layout, agent, session string) string {
+func stateFile(l memsync.Layout, agent, session string) string {
 	sum := sha256.Sum256([]byte(session))
-	return filepath.Join(hookStateDir(l, agent), "session-"+hex.EncodeToString(sum[:12])+".json")
+	return filepath.Join(StateDir(l, agent), "session-"+hex.EncodeToString(sum[:12])+".json")
 }
 
-// hookSessionLockFile is beside session's state: its flock orders the hooks
-// of one session (hookSessionLock).
-func hookSessionLockFile(l memsync.Layout, agent, session string) string {
-	return strings.TrimSuffix(hookStateFile(l, agent, session), ".json") + ".lock"
+// stateLockFile is beside session's state: its flock orders the hooks
+// of one session (lockState).
+func stateLockFile(l memsync.Layout, agent, session string) string {
+	return strings.TrimSuffix(stateFile(l, agent, session), ".json") + ".lock"
 }
 
-// lockHookSession holds session's lock until the returned function is
+// lockState holds session's lock until the returned function is
 // called: two events of one session at once (two Stop hooks) load, change
 // and save its state one after the other, so the second sees what the
 // first saved and the reminder is given once. Hooks of other sessions do
 // not wait. The lock is journal.LockDir's flock, on a file of its own.
-func lockHookSession(l memsync.Layout, agent, session string) (func(), error) {
-	path := hookSessionLockFile(l, agent, session)
+func lockState(l memsync.Layout, agent, session string) (func(), error) {
+	path := stateLockFile(l, agent, session)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock the session's hook state: %w", err)
 	}
@@ -82,11 +83,12 @@ func lockHookSession(l memsync.Layout, agent, session string) (func(), error) {
 	return func() { held.Close() }, nil
 }
 
-// loadHookSession reads session's state; a session memsync never saw is a
-// fresh state, not an error.
-func loadHookSession(l memsync.Layout, agent, session string) (hookSession, bool, error) {
-	st := hookSession{Session: session}
-	f, err := os.Open(hookStateFile(l, agent, session))
+// LoadState reads agent's state of session; known is false for a session
+// memsync never saw (or a file it did not write), whose state is fresh:
+// that is not an error.
+func LoadState(l memsync.Layout, agent, session string) (st State, known bool, err error) {
+	st = State{Session: session}
+	f, err := os.Open(stateFile(l, agent, session))
 	if errors.Is(err, os.ErrNotExist) {
 		return st, false, nil
 	}
@@ -94,20 +96,20 @@ func loadHookSession(l memsync.Layout, agent, session string) (hookSession, bool
 		return st, false, fmt.Errorf("read the session's hook state: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxHookStateBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
 	if err != nil {
 		return st, false, fmt.Errorf("read the session's hook state: %w", err)
 	}
-	if len(data) > maxHookStateBytes || json.Unmarshal(data, &st) != nil || st.Session != session {
+	if len(data) > maxStateBytes || json.Unmarshal(data, &st) != nil || st.Session != session {
 		// Not a state memsync wrote for this session: start afresh (it is
 		// replaced on the next save).
-		return hookSession{Session: session}, false, nil
+		return State{Session: session}, false, nil
 	}
 	return st, true, nil
 }
 
-// saveHookSession replaces session's state atomically.
-func saveHookSession(l memsync.Layout, agent string, st *hookSession, now time.Time) error {
+// saveState replaces session's state atomically.
+func saveState(l memsync.Layout, agent string, st *State, now time.Time) error {
 	if len(st.Injected) > maxInjectedPerSession {
 		st.Injected = slices.Clone(st.Injected[len(st.Injected)-maxInjectedPerSession:])
 	}
@@ -116,7 +118,7 @@ func saveHookSession(l memsync.Layout, agent string, st *hookSession, now time.T
 	if err != nil {
 		return err
 	}
-	path := hookStateFile(l, agent, st.Session)
+	path := stateFile(l, agent, st.Session)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save the session's hook state: %w", err)
 	}
@@ -127,10 +129,10 @@ func saveHookSession(l memsync.Layout, agent string, st *hookSession, now time.T
 }
 
 // injected reports whether the session was given uuid.
-func (st *hookSession) injected(uuid string) bool { return slices.Contains(st.Injected, uuid) }
+func (st *State) injected(uuid string) bool { return slices.Contains(st.Injected, uuid) }
 
 // addInjected remembers that the session was given uuids.
-func (st *hookSession) addInjected(uuids []string) {
+func (st *State) addInjected(uuids []string) {
 	for _, u := range uuids {
 		if u != "" && !st.injected(u) {
 			st.Injected = append(st.Injected, u)
@@ -138,12 +140,12 @@ func (st *hookSession) addInjected(uuids []string) {
 	}
 }
 
-// pruneHookSessions removes the state of agent's sessions untouched for
-// hookSessionMaxAge, and of all but the maxHookSessions newest; keep is
+// pruneStates removes the state of agent's sessions untouched for
+// stateMaxAge, and of all but the maxStates newest; keep is
 // never removed. Errors are ignored: pruning is housekeeping, and a file
 // another hook removed meanwhile is already gone.
-func pruneHookSessions(l memsync.Layout, agent, keep string, now time.Time) {
-	dir := hookStateDir(l, agent)
+func pruneStates(l memsync.Layout, agent, keep string, now time.Time) {
+	dir := StateDir(l, agent)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -164,12 +166,12 @@ func pruneHookSessions(l memsync.Layout, agent, keep string, now time.Time) {
 		files = append(files, file{e.Name(), info.ModTime()})
 	}
 	slices.SortFunc(files, func(a, b file) int { return b.mod.Compare(a.mod) }) // newest first
-	keepName := filepath.Base(hookStateFile(l, agent, keep))
+	keepName := filepath.Base(stateFile(l, agent, keep))
 	for i, f := range files {
 		if f.name == keepName {
 			continue
 		}
-		if i >= maxHookSessions || now.Sub(f.mod) > hookSessionMaxAge {
+		if i >= maxStates || now.Sub(f.mod) > stateMaxAge {
 			os.Remove(filepath.Join(dir, f.name))
 			os.Remove(filepath.Join(dir, strings.TrimSuffix(f.name, ".json")+".lock"))
 		}
@@ -181,7 +183,7 @@ func pruneHookSessions(l memsync.Layout, agent, keep string, now time.Time) {
 // a zero time when the session is not in the file. Only lines that name
 // the session are decoded.
 func sessionStartedAt(l memsync.Layout, agent, session string) (start time.Time, answered bool) {
-	data, err := os.ReadFile(sessionsFile(l, agent))
+	data, err := os.ReadFile(SessionsFile(l, agent))
 	if err != nil {
 		return time.Time{}, false
 	}
@@ -190,7 +192,7 @@ func sessionStartedAt(l memsync.Layout, agent, session string) (start time.Time,
 		if !bytes.Contains(line, id) {
 			continue
 		}
-		var ev sessionEvent
+		var ev SessionEvent
 		if json.Unmarshal(line, &ev) != nil || ev.Session != session {
 			continue
 		}

@@ -1,7 +1,7 @@
-package main
+package hooks
 
 // What each host does with a hook's answer, as found in its own code or
-// docs (issue 26). The contract memsync keeps is in answerHook below.
+// docs (issue 26). The contract memsync keeps is in answer below.
 //
 // Claude Code (2.1.x; https://code.claude.com/docs/en/hooks):
 //   - SessionStart and UserPromptSubmit: hookSpecificOutput.additionalContext
@@ -65,6 +65,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 )
 
 // Context budgets per host, in characters: under Claude Code's 10,000
@@ -76,17 +78,17 @@ const (
 	codexMaxContextBytes = 9600
 )
 
-// hookContextBudget is how many characters of context host takes whole.
-func hookContextBudget(host string) int {
+// ContextBudget is how many characters of context host takes whole.
+func ContextBudget(host string) int {
 	if host == "codex" {
 		return codexContextRunes
 	}
 	return claudeContextRunes
 }
 
-// hookContextLimits are host's limits on one context: characters, and
+// ContextLimits are host's limits on one context: characters, and
 // bytes (Codex counts tokens as bytes/4).
-func hookContextLimits(host string) (maxRunes, maxBytes int) {
+func ContextLimits(host string) (maxRunes, maxBytes int) {
 	if host == "codex" {
 		return codexContextRunes, codexMaxContextBytes
 	}
@@ -96,7 +98,7 @@ func hookContextLimits(host string) (maxRunes, maxBytes int) {
 // fitContext cuts text to host's limits at a line boundary, leaving room
 // for a tail of reserve that follows it.
 func fitContext(host, text, reserve string) string {
-	maxRunes, maxBytes := hookContextLimits(host)
+	maxRunes, maxBytes := ContextLimits(host)
 	maxRunes -= utf8.RuneCountInString(reserve)
 	maxBytes -= len(reserve)
 	if utf8.RuneCountInString(text) <= maxRunes && len(text) <= maxBytes {
@@ -116,29 +118,29 @@ func fitContext(host, text, reserve string) string {
 
 func splitLines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }
 
-// reminderMarker begins the journaling reminder, so that it can be told
+// ReminderMarker begins the journaling reminder, so that it can be told
 // from the journaling hint at session start.
-const reminderMarker = "memsync reminder (once per session):"
+const ReminderMarker = "memsync reminder (once per session):"
 
-// journalReminder is the reminder the model gets once per session: the
+// JournalReminder is the reminder the model gets once per session: the
 // exact command for this agent and session.
-func journalReminder(agent, session string) string {
+func JournalReminder(agent, session string) string {
 	s := ""
 	if session != "" {
-		s = " --session " + shellQuote(session)
+		s = " --session " + cmdline.ShellQuote(session)
 	}
 	return fmt.Sprintf("%s before you finish, journal what this session decided, learned or corrected that is worth keeping, "+
 		"one memory per command: `memsync append --agent %s%s --kind decision|preference|procedure|fact|observation|task "+
 		"[--scope shared] [--why WHY] \"TEXT\"` (or the MCP tool remember). If nothing is worth keeping, just finish; "+
-		"you will not be asked again.", reminderMarker, agent, s)
+		"you will not be asked again.", ReminderMarker, agent, s)
 }
 
-// compactSummaryNote is Claude Code's PreCompact answer: plain text for
+// CompactSummaryNote is Claude Code's PreCompact answer: plain text for
 // the compaction summarizer.
-const compactSummaryNote = "memsync: keep in the summary every decision (with its reason), preference, procedure, correction " +
+const CompactSummaryNote = "memsync: keep in the summary every decision (with its reason), preference, procedure, correction " +
 	"and outcome of this session that is not journaled yet, so that it can still be journaled after the compaction."
 
-// answerHook answers one event of a session by the contract of issue 26:
+// answer answers one event of a session by the contract of issue 26:
 //
 //  1. SessionStart (startup, clear, compact, or resume of a session not
 //     answered before): the session context, fitted to the host's
@@ -160,9 +162,9 @@ const compactSummaryNote = "memsync: keep in the summary every decision (with it
 //
 // State is saved before an answer that depends on it is printed; when it
 // cannot be saved, the reminder is left out (never risk repeating it).
-func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, event string, in hookInput) (*hookOutput, string, error) {
-	l := layout(repo)
-	now := env.Now()
+func answer(ctx context.Context, d Deps, t Target, host, event string, in Input) (*output, string, error) {
+	l, agent := t.Layout, t.Agent
+	now := d.Now()
 	var notes []string
 	note := func(s string) {
 		if s != "" {
@@ -171,16 +173,16 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 	}
 	joined := func() string { return strings.Join(notes, "; ") }
 	stateful := in.SessionID != ""
-	st, known, err := hookSession{}, false, error(nil)
+	st, known, err := State{}, false, error(nil)
 	if stateful {
 		// Held from load to the last save: the session's events change
 		// its state one at a time.
-		unlock, lerr := lockHookSession(l, agent, in.SessionID)
+		unlock, lerr := lockState(l, agent, in.SessionID)
 		if lerr != nil {
 			return nil, "", lerr
 		}
 		defer unlock()
-		if st, known, err = loadHookSession(l, agent, in.SessionID); err != nil {
+		if st, known, err = LoadState(l, agent, in.SessionID); err != nil {
 			return nil, "", err
 		}
 		if !known {
@@ -196,7 +198,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		if !stateful {
 			return false
 		}
-		if err := saveHookSession(l, agent, &st, now); err != nil {
+		if err := saveState(l, agent, &st, now); err != nil {
 			note(err.Error())
 			return false
 		}
@@ -208,7 +210,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 	unattended := false
 	if stateful && (event == "SessionStart" || event == "UserPromptSubmit" || event == "Stop") {
 		why := ""
-		unattended, why = unattendedSession(env, host, in)
+		unattended, why = unattendedSession(d.Getenv, host, in)
 		note(why)
 	}
 	// remind is the reminder to add to the session's context, "" when
@@ -222,7 +224,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		if done {
 			return ""
 		}
-		return "\n" + journalReminder(agent, in.SessionID) + "\n"
+		return "\n" + JournalReminder(agent, in.SessionID) + "\n"
 	}
 
 	switch event {
@@ -236,8 +238,8 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		if stateful && (in.Source == "compact" || unattended) && !st.Reminded {
 			reminder = remind()
 		}
-		budget := hookContextBudget(host) - utf8.RuneCountInString(reminder)
-		text, shown, err := sessionContextWithin(ctx, cfg, repo, agent, in.SessionID, in.Cwd, env.Stderr, now, budget)
+		budget := ContextBudget(host) - utf8.RuneCountInString(reminder)
+		text, shown, err := sessionContextWithin(ctx, t, in.SessionID, in.Cwd, d.Stderr, now, budget)
 		if err != nil {
 			return nil, joined(), err
 		}
@@ -255,7 +257,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		}
 		note(recordBoundary(l, agent, host, event, in, now))
 		if stateful {
-			pruneHookSessions(l, agent, in.SessionID, now)
+			pruneStates(l, agent, in.SessionID, now)
 		}
 		return contextOutput(event, text+reminder), joined(), nil
 
@@ -264,7 +266,7 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		offer := func(uuid, text string) bool {
 			return !st.injected(uuid) && rel.relevant(text)
 		}
-		text, shown, err := promptContext(ctx, cfg, repo, agent, in.SessionID, in.Prompt, env.Stderr, now, offer)
+		text, shown, err := promptContext(ctx, t, in.SessionID, in.Prompt, d.Stderr, now, offer)
 		if err != nil {
 			return nil, joined(), err
 		}
@@ -310,12 +312,12 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 		}
 		in.Reason = "reminded"
 		note(recordBoundary(l, agent, host, event, in, now))
-		return stopReminder(host, journalReminder(agent, in.SessionID)), joined(), nil
+		return stopReminder(host, JournalReminder(agent, in.SessionID)), joined(), nil
 
 	case "PreCompact":
 		note(recordBoundary(l, agent, host, event, in, now))
 		if host == "claude-code" {
-			return &hookOutput{plain: compactSummaryNote}, joined(), nil
+			return &output{plain: CompactSummaryNote}, joined(), nil
 		}
 		return nil, joined(), nil
 
@@ -334,11 +336,11 @@ func answerHook(ctx context.Context, env *Env, cfg *Config, repo, agent, host, e
 // feedback": twice in the model's context). Codex (0.171) has no such
 // output: its block-with-reason is the only Stop answer that reaches the
 // model, as one continuation prompt.
-func stopReminder(host, reminder string) *hookOutput {
+func stopReminder(host, reminder string) *output {
 	if host == "claude-code" {
 		return contextOutput("Stop", reminder)
 	}
-	return &hookOutput{Decision: "block", Reason: reminder}
+	return &output{Decision: "block", Reason: reminder}
 }
 
 // unattendedEntrypoints are the values of CLAUDE_CODE_ENTRYPOINT, which
@@ -364,9 +366,9 @@ const maxSessionMetaBytes = 1 << 20
 // or "vscode" for its interactive front ends. What cannot be told (no
 // variable, no rollout yet) is attended, the host's usual case; why is a
 // note for stderr when the rollout could not be read.
-func unattendedSession(env *Env, host string, in hookInput) (unattended bool, why string) {
+func unattendedSession(getenv func(string) string, host string, in Input) (unattended bool, why string) {
 	if host == "claude-code" {
-		return slices.Contains(unattendedEntrypoints, env.Getenv("CLAUDE_CODE_ENTRYPOINT")), ""
+		return slices.Contains(unattendedEntrypoints, getenv("CLAUDE_CODE_ENTRYPOINT")), ""
 	}
 	if in.TranscriptPath == "" {
 		return false, ""

@@ -1,4 +1,4 @@
-package main
+package hooks
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/packet"
@@ -21,7 +22,7 @@ import (
 
 // maxInjectRunes caps what the session context holds when no host asks
 // for less (the MCP tool session_context); hooks fit it to their host's
-// budget (hookContextBudget).
+// budget (ContextBudget).
 const maxInjectRunes = 9500
 
 // maxItemRunes cuts one memory's text in injected context.
@@ -34,7 +35,7 @@ const (
 )
 
 // sessionPacketBudget is how long a hook's packet may take before the
-// hook answers without it (the hook's whole budget is hookBudget).
+// hook answers without it (the hook's whole budget is answerBudget).
 const sessionPacketBudget = 450 * time.Millisecond
 
 // packetMargin is what a hook keeps of its budget after a packet gives up,
@@ -158,7 +159,7 @@ func cutRunes(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// sessionContext is what agent starts session (in directory cwd) with, in
+// SessionContext is what agent starts session (in directory cwd) with, in
 // at most maxInjectRunes characters: a planner packet for the session
 // (SPEC §8, built as the packet command builds it: the graph, else the
 // journals; it carries the first of the core tier), then the rest of the
@@ -172,16 +173,17 @@ func cutRunes(s string, n int) string {
 //
 // This is the one place that decides what a session starts with: the
 // SessionStart hook and the MCP tool session_context both call it.
-func sessionContext(ctx context.Context, cfg *Config, repo, agent, session, cwd string, stderr io.Writer, now time.Time) (string, error) {
-	text, _, err := sessionContextWithin(ctx, cfg, repo, agent, session, cwd, stderr, now, maxInjectRunes)
+func SessionContext(ctx context.Context, t Target, session, cwd string, stderr io.Writer, now time.Time) (string, error) {
+	text, _, err := sessionContextWithin(ctx, t, session, cwd, stderr, now, maxInjectRunes)
 	return text, err
 }
 
-// sessionContextWithin is sessionContext in at most limit characters; it
+// sessionContextWithin is SessionContext in at most limit characters; it
 // also returns the uuids of the memories the context shows (a hook
 // remembers them, so that no prompt of the session repeats them).
-func sessionContextWithin(ctx context.Context, cfg *Config, repo, agent, session, cwd string, stderr io.Writer, now time.Time, limit int) (string, []string, error) {
-	core, tasks, recent, retired, err := scanForContext(ctx, layout(repo), agent)
+func sessionContextWithin(ctx context.Context, t Target, session, cwd string, stderr io.Writer, now time.Time, limit int) (string, []string, error) {
+	agent := t.Agent
+	core, tasks, recent, retired, err := scanForContext(ctx, t.Layout, agent)
 	if err != nil {
 		return "", nil, fmt.Errorf("read %s's journals: %w", agent, err)
 	}
@@ -202,7 +204,7 @@ func sessionContextWithin(ctx context.Context, cfg *Config, repo, agent, session
 
 	goal := sessionGoal(agent, cwd, live(slices.Clone(tasks), maxFollowUps), live(slices.Clone(recent), 0))
 	pctx, cancel := packetContext(ctx)
-	p, perr := readPacket(pctx, cfg, repo, "hook", stderr, packet.Request{Role: packet.Planner, Agent: agent,
+	p, perr := buildPacket(pctx, t, packet.Request{Role: packet.Planner, Agent: agent,
 		Goal: goal, Session: session, AsOf: now.UTC()})
 	cancel()
 
@@ -251,7 +253,7 @@ func packetUUIDs(p packet.Packet) map[string]bool {
 	return in
 }
 
-// scanForContext reads what sessionContext needs from agent's journals
+// scanForContext reads what SessionContext needs from agent's journals
 // without decoding every line, so that a session starts fast however long
 // the journals: a cheap byte test picks the lines that may be core, a task
 // or a supersession; every possible supersession is decoded (it retires
@@ -354,7 +356,7 @@ func scanForContext(ctx context.Context, layout memsync.Layout, agent string) (c
 func rememberHint(agent, session string) string {
 	s := ""
 	if session != "" {
-		s = " --session " + shellQuote(session)
+		s = " --session " + cmdline.ShellQuote(session)
 	}
 	return fmt.Sprintf("Journal what is worth keeping (decisions with why, preferences, procedures, outcomes, corrections) with "+
 		"`memsync append --agent %s%s --kind K [--scope shared] [--why W] \"TEXT\"` or the MCP tool remember.", agent, s)
@@ -424,17 +426,6 @@ func memoryLine(m memsync.Memory) string {
 		line += " — why: " + strings.Join(strings.Fields(m.Why), " ")
 	}
 	return line
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == '=' ||
-			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // retiredSet is, per superseded uuid, the groups of the agent's records
