@@ -104,7 +104,8 @@ func gather(ctx context.Context, r memsync.Retriever, q memsync.SearchQuery) (*c
 	}
 	for i := range c.cands {
 		n := c.nodes[c.cands[i].UUID]
-		c.cands[i].Timed = recall.Timed(n.Text)
+		// Only a "when" query reads it (recall.Rank's time boost).
+		c.cands[i].Timed = rq.When && recall.Timed(n.Text)
 		if c.cands[i].Lexical > 0 {
 			c.cands[i].Fields = recall.MatchFields(rq, n.Text, n.Tags, n.Record.Entities)
 			c.cands[i].Match = c.cands[i].Fields.All()
