@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
-	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/packet"
-	"github.com/memsync/memsync/memsync/read"
 )
 
 const packetDescription = `A working-memory packet (SPEC §8): the few hard constraints, procedures,
@@ -108,11 +105,5 @@ func runPacket(ctx context.Context, env *Env, args []string) int {
 func readPacket(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, req packet.Request) (packet.Packet, error) {
 	r := openReader(ctx, cfg, repo, cmd, stderr)
 	defer r.Close()
-	p, err := read.ReadUnless(ctx, r, func(s memsync.Searcher) (packet.Packet, error) { return packet.BuildPacket(ctx, s, req) },
-		func(err error) bool { return errors.Is(err, packet.ErrUnknownRole) })
-	if err != nil {
-		return packet.Packet{}, err
-	}
-	p.Offline, p.OfflineReason = r.Offline, r.Reason
-	return p, nil
+	return packet.FromReader(ctx, r, req)
 }

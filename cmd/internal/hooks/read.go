@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -17,13 +16,7 @@ import (
 func buildPacket(ctx context.Context, t Target, req packet.Request) (packet.Packet, error) {
 	r := t.Open(ctx)
 	defer r.Close()
-	p, err := read.ReadUnless(ctx, r, func(s memsync.Searcher) (packet.Packet, error) { return packet.BuildPacket(ctx, s, req) },
-		func(err error) bool { return errors.Is(err, packet.ErrUnknownRole) })
-	if err != nil {
-		return packet.Packet{}, err
-	}
-	p.Offline, p.OfflineReason = r.Offline, r.Reason
-	return p, nil
+	return packet.FromReader(ctx, r, req)
 }
 
 // recall is ranked search through t's read path (read.Rank at now), as

@@ -370,6 +370,7 @@ type contextBuilder struct {
 	shown       []string // uuids of the memories written by section
 }
 
+// line writes s and a newline if they fit in what is left of the limit.
 func (b *contextBuilder) line(s string) bool {
 	n := utf8.RuneCountInString(s) + 1
 	if b.used+n > b.limit {
@@ -382,17 +383,7 @@ func (b *contextBuilder) line(s string) bool {
 }
 
 // text writes a block of lines whole if it fits.
-func (b *contextBuilder) text(s string) bool {
-	s = strings.TrimRight(s, "\n")
-	n := utf8.RuneCountInString(s) + 1
-	if b.used+n > b.limit {
-		return false
-	}
-	b.WriteString(s)
-	b.WriteByte('\n')
-	b.used += n
-	return true
-}
+func (b *contextBuilder) text(s string) bool { return b.line(strings.TrimRight(s, "\n")) }
 
 func (b *contextBuilder) section(title string, ms []memsync.Memory) {
 	if len(ms) == 0 {
