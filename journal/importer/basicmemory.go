@@ -108,7 +108,7 @@ func noteFile(f sourceFile, out *Source) {
 			r.Tags = appendUnique([]string{strings.ToLower(category)}, hashtags(text)...)
 			r.Entities = []string{title}
 			obs.Links = wikiLinks(text)
-			out.Items = append(out.Items, obs)
+			out.Items = append(out.Items, &obs)
 			continue
 		}
 		if m := relationLine.FindStringSubmatch(line); m != nil {
@@ -122,5 +122,5 @@ func noteFile(f sourceFile, out *Source) {
 		}
 	}
 	nr.Text = strings.Join(prose, "\n")
-	out.Items = append(out.Items, note)
+	out.Items = append(out.Items, &note)
 }

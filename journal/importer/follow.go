@@ -96,8 +96,8 @@ func retirements(src *Source, opts Options, have *existing, removed []*Item, rep
 		return nil
 	}
 	present, groups := map[string]bool{}, map[string]bool{}
-	for i := range src.Items {
-		if it := &src.Items[i]; it.Keyed && !it.Removed {
+	for _, it := range src.Items {
+		if it.Keyed && !it.Removed {
 			present[it.Key] = true
 			if g := f.group(it.Key); g != "" {
 				groups[g] = true

@@ -180,8 +180,8 @@ func TestUnkeyedImportsAreRecognised(t *testing.T) {
 				if err := keyed(root, out); err != nil {
 					return err
 				}
-				for i := range out.Items {
-					if it := &out.Items[i]; it.LegacyKey != "" {
+				for _, it := range out.Items {
+					if it.LegacyKey != "" {
 						it.Key, it.Keyed, it.LegacyKey = it.LegacyKey, false, ""
 					}
 				}

@@ -131,7 +131,7 @@ type Skip struct {
 // Source is what a parser read: the items, what it left out and what it
 // could not parse.
 type Source struct {
-	Items      []Item
+	Items      []*Item
 	Skipped    []Skip
 	Unparsable []Problem
 }
@@ -345,6 +345,8 @@ func write(ctx context.Context, plan []planned, opts Options, rep *Report, writt
 				rep.Files = append(rep.Files, filepath.ToSlash(rel))
 			}
 		}
+		// Decided: what it held can go (memory shrinks as the import goes).
+		p.rec = journal.Record{}
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(plan))
 		}
@@ -470,8 +472,7 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 	var items []ided
 	seen := map[string]bool{}
 	var removed []*Item
-	for i := range src.Items {
-		it := &src.Items[i]
+	for _, it := range src.Items {
 		r := &it.Record
 		r.Agent, r.Scope = opts.Agent, opts.Scope
 		where := fmt.Sprintf("%s:%d", it.File, it.Line)
