@@ -78,24 +78,24 @@ func (b *bench) measureUI(ctx context.Context, w io.Writer) error {
 		rep, err := memsync.Status(ctx, root, g, "embedded", now)
 		return webui.Fleet{Report: rep}, err
 	}
-	perRequest := func(ctx context.Context) webui.Reader {
+	perRequest := func(ctx context.Context) *read.Reader {
 		rg, err := embedded.OpenReadOnly(dir, zap.NewNop())
 		if err != nil {
-			return webui.Reader{Searcher: g, Reason: err.Error()}
+			return read.New(g, nil, nil)
 		}
-		return webui.Reader{Searcher: rg, Close: func() { rg.Close() }}
+		return read.New(rg, nil, func() { rg.Close() })
 	}
 	ro, err := embedded.OpenReadOnly(dir, zap.NewNop())
 	if err != nil {
 		return fmt.Errorf("ui: open read-only: %w", err)
 	}
 	defer ro.Close()
-	kept := func(context.Context) webui.Reader { return webui.Reader{Searcher: ro} }
-	held := func(context.Context) webui.Reader { return webui.Reader{Searcher: g} }
+	kept := func(context.Context) *read.Reader { return read.New(ro, nil, nil) }
+	held := func(context.Context) *read.Reader { return read.New(g, nil, nil) }
 	servers := map[string]*webui.Server{}
 	modes := []struct {
 		name string
-		open func(context.Context) webui.Reader
+		open func(context.Context) *read.Reader
 		ttl  time.Duration
 	}{{"open per request", perRequest, 0}, {"ui", kept, 0}, {"run --ui", held, 0}, {"ui cold", kept, -1}}
 	newServer := func(mode string) (*webui.Server, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/consolidate"
 	"github.com/memsync/memsync/memsync/metrics"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/webui"
 )
 
@@ -238,7 +239,11 @@ func runDaemon(ctx context.Context, env *Env, repo string, cfg *Config, compact 
 	if ui.addr != "" {
 		// The web view reads the daemon's own graph; a failure to serve
 		// it is logged and never stops the projection.
-		srv, err := newUIServer(env, repo, cfg, ui.token, lg, func(context.Context) webui.Reader { return webui.Reader{Searcher: g} }, g)
+		srv, err := newUIServer(env, repo, cfg, ui.token, lg, func(context.Context) *read.Reader {
+			r := read.New(g, nil, nil) // the daemon's graph: never closed by a request
+			r.Graph, r.Suffix = cfg.graph(), offlineVectors(cfg)
+			return r
+		}, g)
 		if err != nil {
 			return false, err
 		}

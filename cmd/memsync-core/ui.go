@@ -25,6 +25,7 @@ import (
 	"github.com/memsync/memsync/graph/embedded"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/webui"
 )
 
@@ -276,7 +277,7 @@ func (h *heldGraph) storeFile() os.FileInfo {
 	return st
 }
 
-func (h *heldGraph) reader(ctx context.Context) webui.Reader {
+func (h *heldGraph) reader(ctx context.Context) *read.Reader {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := embeddedRebuilding(h.cfg, h.repo); err != nil {
@@ -285,7 +286,7 @@ func (h *heldGraph) reader(ctx context.Context) webui.Reader {
 		if h.cur != nil {
 			h.retire(h.cur)
 		}
-		return webui.Reader{Searcher: uiJournals(h.cfg, h.repo)(), Offline: true, Reason: err.Error() + offlineVectors(h.cfg)}
+		return read.Offline(uiJournals(h.cfg, h.repo)(), err.Error()+offlineVectors(h.cfg))
 	}
 	if c := h.cur; c != nil {
 		st := h.storeFile()
@@ -299,14 +300,16 @@ func (h *heldGraph) reader(ctx context.Context) webui.Reader {
 		r := openReader(ctx, h.cfg, h.repo, "ui", io.Discard)
 		if r.Offline {
 			// Not kept: the next request tries the graph again.
-			return webui.Reader{Searcher: r.From, Offline: true, Reason: r.Reason, Close: r.Close}
+			return r
 		}
 		h.cur = &heldRef{r: r.From, close: r.Close, st: st, at: time.Now()}
 	}
 	c := h.cur
 	c.refs++
-	return webui.Reader{Searcher: c.r, Close: func() { h.release(c) },
-		Check: func() error { return embeddedRebuilding(h.cfg, h.repo) }}
+	r := read.New(c.r, uiJournals(h.cfg, h.repo)(), func() { h.release(c) })
+	r.Graph, r.Suffix = h.cfg.graph(), offlineVectors(h.cfg)
+	r.Check = func() error { return embeddedRebuilding(h.cfg, h.repo) }
+	return r
 }
 
 // retire stops handing c out; it closes once no request holds it.
@@ -347,7 +350,7 @@ func uiJournals(cfg *Config, repo string) func() memsync.Searcher {
 // (the graph, else the journals), the fleet through memsync.Status (on
 // daemon's graph g when the daemon serves it, else a graph opened per
 // status), commits through git blame.
-func newUIServer(env *Env, repo string, cfg *Config, token string, lg *zap.Logger, open func(context.Context) webui.Reader, g memsync.Graph) (*webui.Server, error) {
+func newUIServer(env *Env, repo string, cfg *Config, token string, lg *zap.Logger, open func(context.Context) *read.Reader, g memsync.Graph) (*webui.Server, error) {
 	fleet := func(ctx context.Context) (webui.Fleet, error) {
 		sg := g
 		if sg == nil {

@@ -175,8 +175,8 @@ func TestUIHeldGraphFollowsTheStore(t *testing.T) {
 	h := &heldGraph{cfg: &cfg, repo: repo, lg: zap.NewNop()}
 	defer h.close()
 	r1, r2 := h.reader(context.Background()), h.reader(context.Background())
-	if r1.Offline || r1.Searcher != r2.Searcher {
-		t.Fatalf("two requests on the same store: %T %T (offline %v), want one open graph", r1.Searcher, r2.Searcher, r1.Offline)
+	if r1.Offline || r1.From != r2.From {
+		t.Fatalf("two requests on the same store: %T %T (offline %v), want one open graph", r1.From, r2.From, r1.Offline)
 	}
 	// Replace the store's file, as a rebuild does.
 	db := filepath.Join(layout(repo).LocalDir(), "graph.db")
@@ -191,16 +191,16 @@ func TestUIHeldGraphFollowsTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	r3 := h.reader(context.Background())
-	if r3.Searcher == r1.Searcher {
+	if r3.From == r1.From {
 		t.Fatal("the store was replaced, the old graph still served")
 	}
 	// The old one still answers the requests that hold it.
-	if _, err := r1.Get(context.Background(), []string{"mem_probe"}); err != nil {
+	if _, err := r1.From.Get(context.Background(), []string{"mem_probe"}); err != nil {
 		t.Fatalf("a request's graph closed under it: %v", err)
 	}
 	r1.Close()
 	r2.Close()
-	if _, err := r1.Get(context.Background(), []string{"mem_probe"}); err == nil {
+	if _, err := r1.From.Get(context.Background(), []string{"mem_probe"}); err == nil {
 		t.Error("the replaced graph is still open after its last request")
 	}
 	r3.Close()
@@ -243,9 +243,7 @@ func TestUIReadsTheJournalsDuringARebuild(t *testing.T) {
 	if !during.Offline || !strings.Contains(during.Reason, "memsync rebuild") {
 		t.Errorf("during a rebuild: offline %v, reason %q", during.Offline, during.Reason)
 	}
-	if during.Close != nil {
-		during.Close()
-	}
+	during.Close()
 	lock.Release()
 	after := h.reader(context.Background())
 	defer after.Close()

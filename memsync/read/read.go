@@ -105,7 +105,14 @@ func ReadUnless[T any](ctx context.Context, r *Reader, ask func(memsync.Searcher
 // projected an append yet). r is then Offline, its reason saying so, and
 // Note is not told: nothing failed.
 func ReadMissing[T any](ctx context.Context, r *Reader, ask func(memsync.Searcher) (T, error), missing func(T, error) bool) (T, error) {
-	v, err := Read(ctx, r, ask)
+	return ReadMissingUnless(ctx, r, ask, nil, missing)
+}
+
+// ReadMissingUnless is ReadMissing over ReadUnless: an error final says
+// is the answer's does not send the read to the journals as a failure,
+// though missing may still (a memory the graph does not show yet).
+func ReadMissingUnless[T any](ctx context.Context, r *Reader, ask func(memsync.Searcher) (T, error), final func(error) bool, missing func(T, error) bool) (T, error) {
+	v, err := ReadUnless(ctx, r, ask, final)
 	if r.Offline || r.Journals == nil || !missing(v, err) {
 		return v, err
 	}

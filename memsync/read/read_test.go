@@ -89,6 +89,44 @@ func TestReadMissing(t *testing.T) {
 	}
 }
 
+// TestReadMissingUnless: an error that is the answer's (a memory the
+// reader may not see, as the web view's history asks) is no failure, and
+// no note, yet it may say the graph lacks the memory: the journals are
+// asked then, as for a memory not projected yet.
+func TestReadMissingUnless(t *testing.T) {
+	graph, journals := &source{name: "graph"}, &source{name: "journals"}
+	notVisible := errors.New("not visible")
+	for _, tc := range []struct {
+		name        string
+		missing     bool // missing says the graph lacks it
+		want        string
+		wantErr     error
+		wantOffline bool
+	}{
+		{name: "not visible, and not missing: the answer stands", wantErr: notVisible},
+		{name: "not visible in the graph: the journals are asked", missing: true, want: "journals", wantOffline: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(graph, journals, nil)
+			r.Graph = "embedded"
+			r.Note = func(error) { t.Fatal("an answer's own error is no failure") }
+			got, err := ReadMissingUnless(context.Background(), r, func(s memsync.Searcher) (string, error) {
+				if s.(*source) == graph {
+					return "", notVisible
+				}
+				return "journals", nil
+			}, func(err error) bool { return errors.Is(err, notVisible) },
+				func(_ string, err error) bool { return tc.missing && errors.Is(err, notVisible) })
+			if !errors.Is(err, tc.wantErr) || got != tc.want || r.Offline != tc.wantOffline {
+				t.Fatalf("got %q, %v (offline %v); want %q, %v (offline %v)", got, err, r.Offline, tc.want, tc.wantErr, tc.wantOffline)
+			}
+			if tc.wantOffline && !strings.Contains(r.Reason, "not projected") {
+				t.Fatalf("reason %q", r.Reason)
+			}
+		})
+	}
+}
+
 func TestCloseOnce(t *testing.T) {
 	n := 0
 	r := New(&source{}, &source{}, func() { n++ })

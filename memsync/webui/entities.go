@@ -109,7 +109,7 @@ func (s *Server) entitiesPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, v, err)
 		return
 	}
-	p.Source, p.Reason = rd.source(), rd.Reason
+	p.Source, p.Reason = rd.source()
 	p.Body = body
 	s.render(w, http.StatusOK, p)
 }

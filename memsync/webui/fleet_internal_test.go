@@ -2,6 +2,7 @@ package webui
 
 import (
 	"context"
+	readpath "github.com/memsync/memsync/memsync/read"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestFleetStatusNeverWaitsOnARefresh(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	s, err := New(Config{Repo: t.TempDir(), Now: clock, FleetTTL: 5 * time.Second, Token: "t",
-		Open: func(context.Context) Reader { return Reader{} },
+		Open: func(context.Context) *readpath.Reader { return readpath.New(nil, nil, nil) },
 		Fleet: func(ctx context.Context) (Fleet, error) {
 			mu.Lock()
 			reads++

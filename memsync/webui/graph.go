@@ -280,12 +280,8 @@ func (s *Server) graphPage(w http.ResponseWriter, r *http.Request) {
 		body.Center, body.Title = uuid, short(n.Text, 80)
 		return nil
 	}
-	err := rd.do(ctx, build)
-	if err == nil && !found && !rd.Offline {
-		rd.close()
-		rd.Reader = Reader{Searcher: s.cfg.Journals(), Offline: true, Reason: "not projected yet: read from the journals"}
-		err = build(rd.Searcher)
-	}
+	// Not projected yet: the journals have it.
+	err := rd.doMissing(ctx, build, func(err error) bool { return err == nil && !found })
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
@@ -294,7 +290,7 @@ func (s *Server) graphPage(w http.ResponseWriter, r *http.Request) {
 		s.notFound(w, r, "no such memory: "+uuid)
 		return
 	}
-	p.Source, p.Reason = rd.source(), rd.Reason
+	p.Source, p.Reason = rd.source()
 	p.Body = body
 	s.render(w, http.StatusOK, p)
 }
@@ -346,7 +342,7 @@ func (s *Server) entityGraphPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, v, err)
 		return
 	}
-	p.Source, p.Reason = rd.source(), rd.Reason
+	p.Source, p.Reason = rd.source()
 	p.Body = body
 	s.render(w, http.StatusOK, p)
 }

@@ -300,7 +300,7 @@ func (s *Server) agentPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, v, err)
 		return
 	}
-	p.Source, p.Reason = rd.source(), rd.Reason
+	p.Source, p.Reason = rd.source()
 	p.Body = body
 	s.render(w, http.StatusOK, p)
 }
@@ -378,7 +378,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, v, err)
 			return
 		}
-		p.Source, p.Reason = rd.source(), rd.Reason
+		p.Source, p.Reason = rd.source()
 		for _, h := range hits {
 			if !statusMatches(body.Status, h.Result) {
 				continue
@@ -458,13 +458,8 @@ func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
 		sc, points, err = readpath.History(ctx, sr, uuid, v.groups(), clock)
 		return err
 	}
-	err := rd.do(ctx, history)
-	if errors.Is(err, readpath.ErrNotVisible) && !rd.Offline {
-		// Not projected yet: the journals have it (as show and explain do).
-		rd.close()
-		rd.Reader = Reader{Searcher: s.cfg.Journals(), Offline: true, Reason: "not projected yet: read from the journals"}
-		err = history(rd.Searcher)
-	}
+	// Not projected yet: the journals have it (as show and explain do).
+	err := rd.doMissing(ctx, history, notVisible)
 	if errors.Is(err, readpath.ErrNotVisible) {
 		s.notFound(w, r, "no such memory: "+uuid)
 		return
@@ -474,7 +469,7 @@ func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.newPage(r, "memory", "memory "+uuid, v)
-	p.Source, p.Reason = rd.source(), rd.Reason
+	p.Source, p.Reason = rd.source()
 	rec := sc.Record
 	body := memoryBody{Mem: p.scored(&sc), Record: &rec, Why: rec.Why, Tags: strings.Join(rec.Tags, ", "),
 		Path: sc.Path, Line: sc.Line, Tier: rec.Tier, MaxAge: sc.Result.MaxAgeLabel, Basis: sc.Result.Basis,
@@ -680,12 +675,7 @@ func (s *Server) flag(w http.ResponseWriter, r *http.Request) {
 		n, found = got[uuid]
 		return err
 	}
-	err := rd.do(ctx, find)
-	if err == nil && !found && !rd.Offline {
-		rd.close()
-		rd.Reader = Reader{Searcher: s.cfg.Journals(), Offline: true}
-		err = find(rd.Searcher)
-	}
+	err := rd.doMissing(ctx, find, func(err error) bool { return err == nil && !found })
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
@@ -778,7 +768,7 @@ func (s *Server) packetPage(w http.ResponseWriter, r *http.Request) {
 				s.fail(w, r, v, err)
 				return
 			}
-			p.Source, p.Reason = rd.source(), rd.Reason
+			p.Source, p.Reason = rd.source()
 			body.Built, body.Candidates = true, pk.Candidates
 			for _, sec := range []struct {
 				name  string

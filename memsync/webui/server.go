@@ -44,20 +44,6 @@ import (
 //go:embed templates/*.html static/*
 var assets embed.FS
 
-// Reader is one request's read path: the graph, or the journals when the
-// graph cannot be reached (Offline, with the Reason).
-type Reader struct {
-	memsync.Searcher
-	Offline bool
-	Reason  string
-	// Close releases the reader; nil means nothing to release.
-	Close func()
-	// Check, when set, is asked after the graph answered: an error (a
-	// rebuild began meanwhile) sends the request to the journals as a
-	// failed read does. nil: the answer stands.
-	Check func() error
-}
-
 // Fleet is what the fleet page shows of the repository: memsync.Status's
 // report and the git exchange's state (nil without a remote).
 type Fleet struct {
@@ -81,7 +67,7 @@ type Config struct {
 	// Repo is the repository's root.
 	Repo string
 	// Open returns a request's reader: the graph, else the journals.
-	Open func(ctx context.Context) Reader
+	Open func(ctx context.Context) *readpath.Reader
 	// Journals is the offline reader a request falls back on when the
 	// graph fails while answering, or lacks a memory not projected yet;
 	// nil means offline.NewJournals over Repo.
@@ -353,45 +339,49 @@ func (s *Server) viewerOf(r *http.Request) (viewer, error) {
 // open returns the request's reader and a function that falls back on
 // the journals when the graph fails while answering.
 func (s *Server) open(ctx context.Context) *read {
-	rd := s.cfg.Open(ctx)
-	return &read{Reader: rd, s: s}
+	r := s.cfg.Open(ctx)
+	if r == nil {
+		r = readpath.Offline(s.cfg.Journals(), "no graph")
+	}
+	if !r.Offline && r.Journals == nil {
+		r.Journals = s.cfg.Journals()
+	}
+	r.Note = func(err error) { s.lg.Warn("graph read failed: answering from the journals", zap.Error(err)) }
+	return &read{r: r}
 }
 
-// read is one request's reader, switching to the journals once if the
-// graph fails.
+// read is one request's read path (memsync/read's Reader): the graph,
+// else the journals, as every door reads.
 type read struct {
-	Reader
-	s *Server
+	r *readpath.Reader
 }
 
-// do runs fn on the reader; a graph error (not the request's own end)
-// runs it again on the journals, as the CLI's reads never hard-fail.
+// notVisible is an answer, not a failure: the journals would give it too.
+func notVisible(err error) bool { return errors.Is(err, readpath.ErrNotVisible) }
+
+// do runs fn on the reader; a graph error (not the request's own end, not
+// a memory the reader may not see) runs it again on the journals.
 func (rd *read) do(ctx context.Context, fn func(memsync.Searcher) error) error {
-	err := fn(rd.Searcher)
-	if err == nil && !rd.Offline && rd.Check != nil {
-		err = rd.Check()
-	}
-	if err == nil || rd.Offline || ctx.Err() != nil || errors.Is(err, readpath.ErrNotVisible) {
-		return err
-	}
-	rd.s.lg.Warn("graph read failed: answering from the journals", zap.Error(err))
-	rd.close()
-	rd.Reader = Reader{Searcher: rd.s.cfg.Journals(), Offline: true, Reason: "graph: " + err.Error()}
-	return fn(rd.Searcher)
+	_, err := readpath.ReadUnless(ctx, rd.r, func(sr memsync.Searcher) (struct{}, error) { return struct{}{}, fn(sr) }, notVisible)
+	return err
 }
 
-func (rd *read) close() {
-	if rd.Close != nil {
-		rd.Close()
-		rd.Close = nil
-	}
+// doMissing is do, and then, when missing says the graph's answer lacks
+// what was asked (not projected yet), fn again on the journals.
+func (rd *read) doMissing(ctx context.Context, fn func(memsync.Searcher) error, missing func(error) bool) error {
+	_, err := readpath.ReadMissingUnless(ctx, rd.r, func(sr memsync.Searcher) (struct{}, error) { return struct{}{}, fn(sr) },
+		notVisible, func(_ struct{}, err error) bool { return missing(err) })
+	return err
 }
 
-func (rd *read) source() string {
-	if rd.Offline {
-		return "journals"
+func (rd *read) close() { rd.r.Close() }
+
+// source names what answered, and reason why the journals did.
+func (rd *read) source() (string, string) {
+	if rd.r.Offline {
+		return "journals", rd.r.Reason
 	}
-	return "graph"
+	return "graph", ""
 }
 
 // fleetStatus is the fleet's status, read at most once per FleetTTL.

@@ -438,7 +438,7 @@ func (s *Server) timelinePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, v, err)
 		return
 	}
-	p.Source, p.Reason = rd.source(), rd.Reason
+	p.Source, p.Reason = rd.source()
 	p.Body = body
 	s.render(w, http.StatusOK, p)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"github.com/memsync/memsync/memsync/read"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -92,7 +93,7 @@ func newRigToken(t *testing.T, token string, edit func(*webui.Config)) *rig {
 	r.sync()
 	cfg := webui.Config{
 		Repo: r.repo, Token: token, Now: r.clock,
-		Open: func(context.Context) webui.Reader { return webui.Reader{Searcher: g} },
+		Open: func(context.Context) *read.Reader { r := read.New(g, nil, nil); r.Graph = "embedded"; return r },
 		Fleet: func(ctx context.Context) (webui.Fleet, error) {
 			rep, err := memsync.Status(ctx, r.repo, g, "embedded", r.now)
 			return webui.Fleet{Report: rep}, err
@@ -569,7 +570,7 @@ func TestHistoryChartFollowsEvents(t *testing.T) {
 // a token (New refuses an empty one), and a loopback request without it,
 // to the operator's view or to ?as=A, gets 401 saying how to get in.
 func TestNoTokenNoView(t *testing.T) {
-	if _, err := webui.New(webui.Config{Repo: t.TempDir(), Open: func(context.Context) webui.Reader { return webui.Reader{} }}); !errors.Is(err, webui.ErrNoToken) {
+	if _, err := webui.New(webui.Config{Repo: t.TempDir(), Open: func(context.Context) *read.Reader { return read.New(nil, nil, nil) }}); !errors.Is(err, webui.ErrNoToken) {
 		t.Fatalf("New without a token: %v, want ErrNoToken", err)
 	}
 	r := newRig(t, "")
