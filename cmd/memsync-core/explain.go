@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/read"
@@ -27,32 +28,12 @@ the graph cannot be reached, the answer comes from the journals; when it
 answers while journal records (feedback, outcomes, support among them) wait
 to be projected, a note on stderr says how many.`
 
-// explainEvent is one event as explain --json prints it.
-type explainEvent struct {
-	UUID   string `json:"uuid"`
-	TS     string `json:"ts"`
-	Kind   string `json:"kind"`
-	Effect string `json:"effect"`
-}
-
-// explainResult is the document explain --json prints (SPEC §5).
-type explainResult struct {
-	UUID       string         `json:"uuid"`
-	Agent      string         `json:"agent"`
-	Kind       string         `json:"kind"`
-	TS         string         `json:"ts"`
-	Text       string         `json:"text"`
-	Importance float64        `json:"importance"`
-	Confidence float64        `json:"confidence"`
-	Status     string         `json:"status"`
-	Tier       string         `json:"tier"`
-	MaxAge     string         `json:"max_age"`
-	ReplacedBy string         `json:"replaced_by,omitempty"`
-	AsOf       string         `json:"as_of"`
-	Offline    bool           `json:"offline"`
-	Basis      []string       `json:"basis"`
-	Events     []explainEvent `json:"events"`
-}
+// explainEvent and explainResult are explain --json's document
+// (cmdline.ExplainResult, which the MCP server's explain tool reads too).
+type (
+	explainEvent  = cmdline.ExplainEvent
+	explainResult = cmdline.ExplainResult
+)
 
 func runExplain(ctx context.Context, env *Env, args []string) int {
 	c := newRepoCmd(env, "explain", "explain UUID --agent A [--as-of T] [--json] [--repo DIR] [flags]", explainDescription)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync/feedback"
 )
@@ -20,13 +21,9 @@ to see the memory (shared, or its own); it is shared when the memory is. An
 unknown or invisible uuid writes nothing and exits 3 (not found); not
 exactly one flag writes nothing and exits 2.`
 
-// flagResult is the document flag --json prints.
-type flagResult struct {
-	UUID     string `json:"uuid"`
-	Target   string `json:"target"`
-	Feedback string `json:"feedback"`
-	Path     string `json:"path"`
-}
+// flagResult is the document flag --json prints (cmdline.FlagResult,
+// which the MCP server's flag tool reads too).
+type flagResult = cmdline.FlagResult
 
 func runFlag(ctx context.Context, env *Env, args []string) int {
 	c := newRepoCmd(env, "flag", "flag UUID --important|--wrong|--verified|--unimportant [--by NAME] [--note TEXT] [--agent A] [--json]", flagDescription)

@@ -17,6 +17,33 @@ import (
 	"github.com/memsync/memsync/journal"
 )
 
+// rememberOut is the structured content of remember, record_outcome and
+// support, as a client reads it.
+type rememberOut struct {
+	UUID     string   `json:"uuid"`
+	Path     string   `json:"path"`
+	Skipped  bool     `json:"skipped"`
+	Reason   string   `json:"reason"`
+	Surprise *float64 `json:"surprise"`
+}
+
+// mcpSearchOut is the search tool's structured content, as a client
+// reads it.
+type mcpSearchOut struct {
+	Offline bool   `json:"offline"`
+	Reason  string `json:"offline_reason"`
+	Results []struct {
+		UUID       string  `json:"uuid"`
+		Agent      string  `json:"agent"`
+		Kind       string  `json:"kind"`
+		TS         string  `json:"ts"`
+		Text       string  `json:"text"`
+		Score      float64 `json:"score"`
+		Status     string  `json:"status"`
+		ReplacedBy string  `json:"replaced_by"`
+	} `json:"results"`
+}
+
 // mcpSession starts the built `memsync mcp --agent planner` and connects
 // the SDK's own client to it over stdio.
 func mcpSession(t *testing.T, repo string, env ...string) *mcp.ClientSession {

@@ -51,6 +51,16 @@ type jsonProp struct {
 	Items     *jsonProp `json:"items"`
 }
 
+// The bounds the MCP tools publish in their schemas and hold every call
+// to, as a client sees them.
+const (
+	mcpMaxLimit = 50    // search results
+	mcpMaxText  = 16000 // characters of a memory's text
+	mcpMaxQuery = 1000  // characters of a search query
+	mcpMaxGoal  = 2000  // characters of a packet goal
+	mcpMaxItems = 50    // items of any list field
+)
+
 // TestMCPSchemaEnumsAndBounds: every enum a tool takes is the journal's
 // (or the packet's) own list, every integer has its range, and every
 // string and list field a bound.
@@ -306,4 +316,13 @@ func TestMCPTextResults(t *testing.T) {
 			t.Errorf("%s: structured content %v", tc.tool, res.StructuredContent)
 		}
 	}
+}
+
+// kindNames is kinds as the strings of a schema's enum.
+func kindNames(kinds []journal.Kind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = string(k)
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
+	"github.com/memsync/memsync/memsync/read"
 	recallrule "github.com/memsync/memsync/memsync/recall"
 	"github.com/memsync/memsync/memsync/score"
 )
@@ -377,4 +378,9 @@ func rankPart(rank int, what string, v float64) string {
 		return "(not found)"
 	}
 	return fmt.Sprintf("rank %d (%s %.4g)", rank, what, v)
+}
+
+// rank is read.Rank through r: the graph, else the journals.
+func rank(ctx context.Context, r *read.Reader, rq memsync.RankQuery) ([]memsync.Ranked, error) {
+	return read.Read(ctx, r, func(s memsync.Searcher) ([]memsync.Ranked, error) { return read.Rank(ctx, s, rq) })
 }

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/offline"
 	"github.com/memsync/memsync/memsync/read"
@@ -89,17 +90,9 @@ func parseClock(s string, now time.Time) (memsync.Clock, error) {
 	return memsync.AsOf(t), nil
 }
 
-// parseAsOf reads --as-of: an RFC 3339 time; empty means now.
-func parseAsOf(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return now.UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time (e.g. 2026-11-20T09:00:00Z)", s)
-	}
-	return t.UTC(), nil
-}
+// parseAsOf reads --as-of: an RFC 3339 time; empty means now
+// (cmdline.ParseAsOf).
+func parseAsOf(s string, now time.Time) (time.Time, error) { return cmdline.ParseAsOf(s, now) }
 
 // findMemory looks uuid up in the graph and, when the graph cannot be
 // reached or has not projected it yet (the daemon may lag behind an
@@ -107,14 +100,7 @@ func parseAsOf(s string, now time.Time) (time.Time, error) {
 func findMemory(ctx context.Context, cfg *Config, repo, cmd string, stderr io.Writer, uuid string) (memsync.Node, bool, error) {
 	r := openReader(ctx, cfg, repo, cmd, stderr)
 	defer r.Close()
-	nodes, err := read.ReadMissing(ctx, r, func(s memsync.Searcher) (map[string]memsync.Node, error) {
-		return s.Get(ctx, []string{uuid})
-	}, func(nodes map[string]memsync.Node, err error) bool { _, ok := nodes[uuid]; return err == nil && !ok })
-	if err != nil {
-		return memsync.Node{}, false, fmt.Errorf("read %s: %w", uuid, err)
-	}
-	n, ok := nodes[uuid]
-	return n, ok, nil
+	return read.Find(ctx, r, uuid)
 }
 
 // promotions is the engine's OnSignals for the daemon and sync: it

@@ -120,3 +120,17 @@ func ReadMissingUnless[T any](ctx context.Context, r *Reader, ask func(memsync.S
 	r.Reason = "not projected into the " + r.Graph + " graph yet: read from the journals" + r.Suffix
 	return ask(r.Journals)
 }
+
+// Find is the memory uuid through r: the graph, and the journals when the
+// graph cannot answer or has not projected it yet (ReadMissing); found is
+// false when neither holds it.
+func Find(ctx context.Context, r *Reader, uuid string) (n memsync.Node, found bool, err error) {
+	nodes, err := ReadMissing(ctx, r, func(s memsync.Searcher) (map[string]memsync.Node, error) {
+		return s.Get(ctx, []string{uuid})
+	}, func(nodes map[string]memsync.Node, err error) bool { _, ok := nodes[uuid]; return err == nil && !ok })
+	if err != nil {
+		return memsync.Node{}, false, fmt.Errorf("read %s: %w", uuid, err)
+	}
+	n, found = nodes[uuid]
+	return n, found, nil
+}

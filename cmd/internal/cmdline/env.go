@@ -2,7 +2,8 @@
 // binaries: the process environment a command runs in, flag sets with
 // memsync's usage conventions, repository and configuration resolution
 // (DefaultConfig, memsync.yaml, MEMSYNC_* environment, flags), the command
-// list with its dispatcher, and the append command.
+// list with its dispatcher, the append command, and the --json documents
+// of the commands another door reads (explain, flag).
 //
 // The small front binary (cmd/memsync) links
 // this package to run `memsync append` itself, so it must stay light: it

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/memsync/memsync/cmd/internal/cmdline"
 	"github.com/memsync/memsync/memsync/surprise"
 )
 
@@ -62,7 +63,7 @@ func rememberText(res rememberOut) string {
 }
 
 // explainText is explain's answer in a few lines.
-func explainText(res explainResult) string {
+func explainText(res cmdline.ExplainResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s by %s): importance %.2f, confidence %.2f, status %s", res.UUID, res.Kind, res.Agent,
 		res.Importance, res.Confidence, res.Status)

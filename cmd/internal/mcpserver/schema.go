@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -221,7 +221,7 @@ func (r fieldRule) checkString(s string) error {
 // checkCalls is the server's middleware that checks every tools/call
 // against the called tool's rules before the SDK decodes it: a call that
 // breaks one is a tool error naming the field and what it may hold.
-func (b *mcpAgent) checkCalls(next mcp.MethodHandler) mcp.MethodHandler {
+func (b *server) checkCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
 			if rules, ok := b.rules[call.Params.Name]; ok {
@@ -238,7 +238,7 @@ func (b *mcpAgent) checkCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 // addTool is mcp.AddTool with In's schema made from rules, which the
 // server also checks every call against.
-func addTool[In, Out any](s *mcp.Server, b *mcpAgent, t *mcp.Tool, rules toolRules, h mcp.ToolHandlerFor[In, Out]) {
+func addTool[In, Out any](s *mcp.Server, b *server, t *mcp.Tool, rules toolRules, h mcp.ToolHandlerFor[In, Out]) {
 	schema, all := inputSchema[In](rules)
 	t.InputSchema = schema
 	b.rules[t.Name] = all

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type outcomeIn struct {
 	Task      string   `json:"task,omitempty" jsonschema:"task id, for task-scoped recall"`
 }
 
-func addOutcomeTool(s *mcp.Server, b *mcpAgent) {
+func addOutcomeTool(s *mcp.Server, b *server) {
 	addTool(s, b, &mcp.Tool{Name: "record_outcome", Title: "Record an outcome",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
 		Description: "Record how decisions this agent may see turned out: an outcome memory in this agent's journal " +
@@ -40,7 +40,7 @@ func addOutcomeTool(s *mcp.Server, b *mcpAgent) {
 			if err := b.visible(ctx, in.Decisions); err != nil {
 				return nil, rememberOut{}, err
 			}
-			args := []string{"--agent=" + b.agent, "--json", "--kind=outcome", "--result=" + in.Result}
+			args := []string{"--agent=" + b.d.Agent, "--json", "--kind=outcome", "--result=" + in.Result}
 			for _, id := range in.Decisions {
 				args = append(args, "--link="+id)
 			}
@@ -60,7 +60,7 @@ type supportIn struct {
 	Task       string   `json:"task,omitempty" jsonschema:"task id, for task-scoped recall"`
 }
 
-func addSupportTool(s *mcp.Server, b *mcpAgent) {
+func addSupportTool(s *mcp.Server, b *server) {
 	addTool(s, b, &mcp.Tool{Name: "support", Title: "Support a memory",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool), OpenWorldHint: new(bool)},
 		Description: "Record later evidence for memories this agent may see: a new memory in this agent's journal " +
@@ -82,7 +82,7 @@ func addSupportTool(s *mcp.Server, b *mcpAgent) {
 			if err := b.visible(ctx, in.Supports); err != nil {
 				return nil, rememberOut{}, err
 			}
-			args := []string{"--agent=" + b.agent, "--json", "--kind=" + kind}
+			args := []string{"--agent=" + b.d.Agent, "--json", "--kind=" + kind}
 			for _, id := range in.Supports {
 				args = append(args, "--supports="+id)
 			}
@@ -94,12 +94,12 @@ func addSupportTool(s *mcp.Server, b *mcpAgent) {
 // visible is nil when b's agent may see every memory of ids (shared, or
 // its own), else the error an unknown uuid gets: a tool call learns
 // nothing of a memory its agent cannot see, not even that it exists.
-func (b *mcpAgent) visible(ctx context.Context, ids []string) error {
+func (b *server) visible(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		if !journal.ValidUUID(id) {
 			return fmt.Errorf("%q is not a valid uuid", id)
 		}
-		n, found, err := findMemory(ctx, b.cfg, b.repo, "mcp", b.env.Stderr, id)
+		n, found, err := b.findMemory(ctx, id)
 		if err != nil {
 			return err
 		}
