@@ -251,4 +251,18 @@ func TestScoreAcc(t *testing.T) {
 	if got := a.get(7); got != 0 {
 		t.Errorf("get of an id never added = %v", got)
 	}
+	// Released pages come back zeroed to the next search.
+	a.release()
+	var b scoreAcc
+	defer b.release()
+	for _, x := range adds {
+		b.add(x.id, 0)
+	}
+	b.add(5, 1)
+	if got := b.get(5); got != 1 {
+		t.Errorf("after a release, get(5) = %v, want 1", got)
+	}
+	if got := b.get(1030); got != 0 {
+		t.Errorf("after a release, a reused page holds %v", got)
+	}
 }

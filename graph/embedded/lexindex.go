@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/memsync/memsync/graph/embedded/postings"
 )
@@ -540,6 +541,7 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 		see[o] = true
 	}
 	var acc scoreAcc
+	defer acc.release()
 	for _, t := range terms {
 		if t == lexEmptyTerm {
 			continue
@@ -602,11 +604,24 @@ func (a *scoreAcc) page(id int64, create bool) *accPage {
 		if a.pages == nil {
 			a.pages = map[uint64]*accPage{}
 		}
-		p = new(accPage)
+		p = accPages.Get().(*accPage)
 		a.pages[key] = p
 	}
 	a.lastKey, a.lastPage = key, p
 	return p
+}
+
+// accPages are pages no scoreAcc holds, zeroed: a search allocates none
+// once the process has searched before.
+var accPages = sync.Pool{New: func() any { return new(accPage) }}
+
+// release gives a's pages back, zeroed; a is empty after it.
+func (a *scoreAcc) release() {
+	for _, p := range a.pages {
+		*p = accPage{}
+		accPages.Put(p)
+	}
+	*a = scoreAcc{}
 }
 
 // add adds part to id's sum.
