@@ -61,8 +61,10 @@ var months = map[string]time.Month{
 // year: "21 May, 2023", "May 21 2023", "8th December, 2023"), else a month
 // (with a year or not: "August 2023", "in December"), else a year. "may"
 // counts as a month only beside a day or a year (it is mostly a verb).
-func ParseSpan(text string) Span {
-	w := analysis.Words(text)
+func ParseSpan(text string) Span { return spanOf(analysis.Words(text)) }
+
+// spanOf is ParseSpan of the text whose words (analysis.Words) are w.
+func spanOf(w []string) Span {
 	year := func(i int) int {
 		if i < 0 || i >= len(w) || len(w[i]) != 4 || !allDigits(w[i]) {
 			return 0

@@ -94,9 +94,11 @@ type Query struct {
 // ParseQuery analyzes text. A query whose words are all stopwords has no
 // terms: it finds nothing, and is not an error.
 func ParseQuery(text string) Query {
-	q := Query{Terms: analysis.QueryTerms(text), Span: ParseSpan(text)}
+	// Every analysis first, then the date words: the text is read once.
+	words := analysis.Words(text)
+	q := Query{Terms: analysis.QueryTerms(text)}
 	q.Words = make([]string, len(q.Terms))
-	for _, w := range analysis.Words(text) {
+	for _, w := range words {
 		if whenWords[w] {
 			q.When = true
 		}
@@ -106,6 +108,7 @@ func ParseQuery(text string) Query {
 			}
 		}
 	}
+	q.Span = spanOf(words)
 	return q
 }
 
