@@ -223,8 +223,8 @@ func TestGroupNumbersReadPerTransaction(t *testing.T) {
 	}
 }
 
-// TestScoreAcc: sums by id across pages, first-scored order kept, ids
-// far apart (and a negative one) on pages of their own.
+// TestScoreAcc: sums by id, first-scored order kept, ids far apart and
+// a negative one too; a released accumulator starts empty.
 func TestScoreAcc(t *testing.T) {
 	var a scoreAcc
 	adds := []struct {
@@ -251,7 +251,7 @@ func TestScoreAcc(t *testing.T) {
 	if got := a.get(7); got != 0 {
 		t.Errorf("get of an id never added = %v", got)
 	}
-	// Released pages come back zeroed to the next search.
+	// After a release, the next search starts from nothing.
 	a.release()
 	var b scoreAcc
 	defer b.release()
@@ -263,6 +263,6 @@ func TestScoreAcc(t *testing.T) {
 		t.Errorf("after a release, get(5) = %v, want 1", got)
 	}
 	if got := b.get(1030); got != 0 {
-		t.Errorf("after a release, a reused page holds %v", got)
+		t.Errorf("after a release, get(1030) = %v", got)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/memsync/memsync/graph/embedded/postings"
 )
@@ -572,76 +571,32 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 }
 
 // scoreAcc sums each memory's bm25 parts, term after term, and keeps the
-// memories in the order they were first scored. The sums live in pages of
-// accPageIDs ids, found through a map once per page a list enters: a list's
-// ids increase, so a posting costs an index, not a map operation (the
-// map it replaces was most of a long query's time).
+// memories in the order they were first scored. A map, sized by what it
+// holds: pages of consecutive ids (tried) cost every search of a fresh
+// process megabytes of new memory at 1M memories, whatever few ids its
+// terms touch, and the commands are fresh processes.
 type scoreAcc struct {
-	pages    map[uint64]*accPage
-	lastKey  uint64
-	lastPage *accPage
-	order    []int64
-}
-
-// accPageIDs is how many consecutive ids one page of a scoreAcc holds.
-const accPageIDs = 1024
-
-type accPage struct {
-	sum  [accPageIDs]float64
-	seen [accPageIDs / 64]uint64
-}
-
-func (a *scoreAcc) page(id int64, create bool) *accPage {
-	key := uint64(id) / accPageIDs
-	if a.lastPage != nil && key == a.lastKey {
-		return a.lastPage
-	}
-	p := a.pages[key]
-	if p == nil {
-		if !create {
-			return nil
-		}
-		if a.pages == nil {
-			a.pages = map[uint64]*accPage{}
-		}
-		p = accPages.Get().(*accPage)
-		a.pages[key] = p
-	}
-	a.lastKey, a.lastPage = key, p
-	return p
-}
-
-// accPages are pages no scoreAcc holds, zeroed: a search allocates none
-// once the process has searched before.
-var accPages = sync.Pool{New: func() any { return new(accPage) }}
-
-// release gives a's pages back, zeroed; a is empty after it.
-func (a *scoreAcc) release() {
-	for _, p := range a.pages {
-		*p = accPage{}
-		accPages.Put(p)
-	}
-	*a = scoreAcc{}
+	sums  map[int64]float64
+	order []int64
 }
 
 // add adds part to id's sum.
 func (a *scoreAcc) add(id int64, part float64) {
-	p := a.page(id, true)
-	i := uint64(id) % accPageIDs
-	if p.seen[i/64]&(1<<(i%64)) == 0 {
-		p.seen[i/64] |= 1 << (i % 64)
+	if a.sums == nil {
+		a.sums = map[int64]float64{}
+	}
+	s, seen := a.sums[id]
+	if !seen {
 		a.order = append(a.order, id)
 	}
-	p.sum[i] += part
+	a.sums[id] = s + part
 }
 
 // get is id's sum (0 if never added).
-func (a *scoreAcc) get(id int64) float64 {
-	if p := a.page(id, false); p != nil {
-		return p.sum[uint64(id)%accPageIDs]
-	}
-	return 0
-}
+func (a *scoreAcc) get(id int64) float64 { return a.sums[id] }
+
+// release lets a's sums go; a is empty after it.
+func (a *scoreAcc) release() { *a = scoreAcc{} }
 
 // lexLists reads term's lists, one per live segment holding it, and the
 // memories that hold it.
