@@ -195,7 +195,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	rq := memsync.RankQuery{SearchQuery: q, Clock: clock}
 	r := openReader(ctx, &cfg, repo, "search", env.Stderr)
 	defer r.Close()
-	hits, err := rank(ctx, r, rq)
+	hits, err := read.RankFrom(ctx, r, rq)
 	if err != nil {
 		if r.Offline {
 			return fs.fail("offline search: %v", err)
@@ -378,9 +378,4 @@ func rankPart(rank int, what string, v float64) string {
 		return "(not found)"
 	}
 	return fmt.Sprintf("rank %d (%s %.4g)", rank, what, v)
-}
-
-// rank is read.Rank through r: the graph, else the journals.
-func rank(ctx context.Context, r *read.Reader, rq memsync.RankQuery) ([]memsync.Ranked, error) {
-	return read.Read(ctx, r, func(s memsync.Searcher) ([]memsync.Ranked, error) { return read.Rank(ctx, s, rq) })
 }

@@ -539,8 +539,8 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 		}
 		see[o] = true
 	}
-	var acc scoreAcc
-	defer acc.release()
+	acc := map[int64]float64{}
+	var order []int64
 	for _, t := range terms {
 		if t == lexEmptyTerm {
 			continue
@@ -556,47 +556,23 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 				if int(p.Group) >= len(see) || !see[p.Group] {
 					continue
 				}
-				acc.add(p.ID, postings.Part(idf, p.Freq, p.Length, avgdl))
+				s, seen := acc[p.ID]
+				if !seen {
+					order = append(order, p.ID)
+				}
+				acc[p.ID] = s + postings.Part(idf, p.Freq, p.Length, avgdl)
 			}
 			if err := r.Err(); err != nil {
 				return nil, fmt.Errorf("term %q: %w", t, err)
 			}
 		}
 	}
-	out := make([]lexHit, len(acc.order))
-	for i, id := range acc.order {
-		out[i] = lexHit{id: id, rank: -acc.get(id)}
+	out := make([]lexHit, len(order))
+	for i, id := range order {
+		out[i] = lexHit{id: id, rank: -acc[id]}
 	}
 	return out, nil
 }
-
-// scoreAcc sums each memory's bm25 parts, term after term, and keeps the
-// memories in the order they were first scored. A map, sized by what it
-// holds: pages of consecutive ids (tried) cost every search of a fresh
-// process megabytes of new memory at 1M memories, whatever few ids its
-// terms touch, and the commands are fresh processes.
-type scoreAcc struct {
-	sums  map[int64]float64
-	order []int64
-}
-
-// add adds part to id's sum.
-func (a *scoreAcc) add(id int64, part float64) {
-	if a.sums == nil {
-		a.sums = map[int64]float64{}
-	}
-	s, seen := a.sums[id]
-	if !seen {
-		a.order = append(a.order, id)
-	}
-	a.sums[id] = s + part
-}
-
-// get is id's sum (0 if never added).
-func (a *scoreAcc) get(id int64) float64 { return a.sums[id] }
-
-// release lets a's sums go; a is empty after it.
-func (a *scoreAcc) release() { *a = scoreAcc{} }
 
 // lexLists reads term's lists, one per live segment holding it, and the
 // memories that hold it.

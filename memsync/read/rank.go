@@ -116,3 +116,9 @@ func setScore(r *memsync.Ranked, v float64) {
 		r.Score = v
 	}
 }
+
+// RankFrom is Rank through r: the graph, else the journals (Read). It is
+// how the search command, the hooks and the MCP server rank.
+func RankFrom(ctx context.Context, r *Reader, q memsync.RankQuery) ([]memsync.Ranked, error) {
+	return Read(ctx, r, func(s memsync.Searcher) ([]memsync.Ranked, error) { return Rank(ctx, s, q) })
+}

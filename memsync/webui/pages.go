@@ -668,14 +668,7 @@ func (s *Server) flag(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	rd := s.open(ctx)
 	defer rd.close()
-	var n memsync.Node
-	found := false
-	find := func(sr memsync.Searcher) error {
-		got, err := sr.Get(ctx, []string{uuid})
-		n, found = got[uuid]
-		return err
-	}
-	err := rd.doMissing(ctx, find, func(err error) bool { return err == nil && !found })
+	n, found, err := readpath.Find(ctx, rd.r, uuid)
 	if err != nil {
 		s.fail(w, r, v, err)
 		return

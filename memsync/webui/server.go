@@ -336,8 +336,9 @@ func (s *Server) viewerOf(r *http.Request) (viewer, error) {
 	return v, nil
 }
 
-// open returns the request's reader and a function that falls back on
-// the journals when the graph fails while answering.
+// open returns the request's reader: the configured opener's, falling
+// back on the journals (Config.Journals) when the graph fails while
+// answering, the fallback logged.
 func (s *Server) open(ctx context.Context) *read {
 	r := s.cfg.Open(ctx)
 	if r == nil {

@@ -25,7 +25,7 @@ func recall(ctx context.Context, t Target, q memsync.SearchQuery, now time.Time)
 	rq := memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(now)}
 	r := t.Open(ctx)
 	defer r.Close()
-	return read.Read(ctx, r, func(s memsync.Searcher) ([]memsync.Ranked, error) { return read.Rank(ctx, s, rq) })
+	return read.RankFrom(ctx, r, rq)
 }
 
 // oneLineErr is err's message on one line.

@@ -15,7 +15,7 @@ func (b *server) recall(ctx context.Context, q memsync.SearchQuery) (hits []mems
 	rq := memsync.RankQuery{SearchQuery: q, Clock: memsync.Present(b.d.Now())}
 	r := b.d.Open(ctx)
 	defer r.Close()
-	hits, err = read.Read(ctx, r, func(s memsync.Searcher) ([]memsync.Ranked, error) { return read.Rank(ctx, s, rq) })
+	hits, err = read.RankFrom(ctx, r, rq)
 	return hits, r.Offline, r.Reason, err
 }
 
