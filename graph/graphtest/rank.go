@@ -13,6 +13,7 @@ import (
 
 	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/analysis"
 	"github.com/memsync/memsync/memsync/read"
 	"github.com/memsync/memsync/memsync/recall"
 )
@@ -134,7 +135,7 @@ func RunRanking(t *testing.T, s memsync.Searcher, seed int64) {
 			if err != nil {
 				t.Fatalf("Rank(%q): %v", text, err)
 			}
-			held := func(h memsync.Ranked) uint64 { return recall.Matched(q, h.Text) }
+			held := func(h memsync.Ranked) uint64 { return analysis.Holds(q.Terms, h.Text) }
 			archived, seen := 0, map[string]bool{}
 			for i, h := range hits {
 				seen[h.UUID] = true
@@ -173,7 +174,7 @@ func RunRanking(t *testing.T, s memsync.Searcher, seed int64) {
 				}
 			}
 			for id, r := range corpus {
-				if !strings.HasPrefix(id, "rk_") || recall.Matched(q, r.Text) == 0 || seen[id] {
+				if !strings.HasPrefix(id, "rk_") || analysis.Holds(q.Terms, r.Text) == 0 || seen[id] {
 					continue
 				}
 				if all {

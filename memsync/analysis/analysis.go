@@ -134,6 +134,25 @@ func QueryTerms(text string) []string {
 	return out
 }
 
+// Holds is the set of terms that texts hold, analyzed as the lexical
+// indexes analyze them (Terms): bit i for terms[i], of the first 64 (a
+// query has at most MaxQueryTerms). Over a memory's text it is which query
+// terms the text says; over its tags or entities, which they name.
+func Holds(terms []string, texts ...string) uint64 {
+	terms = terms[:min(len(terms), 64)]
+	var m uint64
+	for _, text := range texts {
+		for _, t := range Terms(text) {
+			for i, qt := range terms {
+				if t == qt {
+					m |= 1 << i
+				}
+			}
+		}
+	}
+	return m
+}
+
 // Text is the analyzed form of text as one string: its terms joined by
 // single spaces. Indexes that store it split it on spaces and nothing else
 // (Neo4j's whitespace analyzer, SQLite's ascii tokenizer on lowercase terms).

@@ -144,3 +144,26 @@ func BenchmarkText(b *testing.B) {
 		buf = AppendText(buf[:0], text)
 	}
 }
+
+// TestHolds: which of a query's terms texts hold, analyzed as the indexes
+// analyze them (stems fold "adopted" into "adopt", case folds away), over
+// one text or several (a memory's tags).
+func TestHolds(t *testing.T) {
+	terms := QueryTerms("When did Caroline adopt the dogs?")
+	for _, tc := range []struct {
+		texts []string
+		want  uint64
+	}{
+		{[]string{"Caroline: we adopted a dog last week!"}, 0b111},
+		{[]string{"Melanie: dogs are great"}, 0b100},
+		{[]string{"Caroline: hi"}, 0b001},
+		{[]string{"nothing here"}, 0},
+		{[]string{"CAROLINE", "adoption", "dog"}, 0b111},
+		{[]string{"CAROLINE", "dog"}, 0b101},
+		{nil, 0},
+	} {
+		if got := Holds(terms, tc.texts...); got != tc.want {
+			t.Errorf("Holds(%q) = %b, want %b", tc.texts, got, tc.want)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package read
 
 import (
-	"context"
-	"fmt"
 	"slices"
 
 	"github.com/memsync/memsync/journal"
@@ -44,49 +42,23 @@ func FollowOriginal(promo, original score.Result) score.Result {
 	return promo
 }
 
-// followOriginals applies FollowOriginal to every promotion in scored
-// (the form memsync writes, journal.PromotionOriginal): its original is
-// read from r and evaluated at the clock from its own signals, the same way
-// ScoreNodes evaluates any memory (one level: an original is never
-// followed further). A promotion whose original is not there keeps its
+// followOriginals is scored's results for nodes, each promotion among them
+// under FollowOriginal with its original's result in scored (evaluated
+// from its own signals at the same clock, as ScoreNodes evaluates any
+// memory; one level: an original is never followed further). scored holds
+// the originals that withOriginals added; they are left out unless nodes
+// asked for them. A promotion whose original is not in scored keeps its
 // own result.
-func followOriginals(ctx context.Context, r memsync.SignalReader, scored map[string]memsync.Scored, groups []string, clock memsync.Clock) error {
-	promos := map[string][]string{} // original -> its promotions among scored
-	var ids []string
-	for id, s := range scored {
-		orig, ok := journal.PromotionOriginal(&s.Record)
-		if !ok {
-			continue
+func followOriginals(nodes []memsync.Node, scored map[string]memsync.Scored) map[string]memsync.Scored {
+	out := make(map[string]memsync.Scored, len(nodes))
+	for _, n := range nodes {
+		s := scored[n.UUID]
+		if orig, ok := journal.PromotionOriginal(&s.Record); ok {
+			if o, ok := scored[orig]; ok {
+				s.Result = FollowOriginal(s.Result, o.Result)
+			}
 		}
-		if _, seen := promos[orig]; !seen {
-			ids = append(ids, orig)
-		}
-		promos[orig] = append(promos[orig], id)
+		out[n.UUID] = s
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	slices.Sort(ids)
-	got, err := r.Get(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("read the originals of %d promotions: %w", len(ids), err)
-	}
-	originals := make([]memsync.Node, 0, len(got))
-	for _, id := range ids {
-		if n, ok := got[id]; ok {
-			originals = append(originals, n)
-		}
-	}
-	evaluated, err := scoreNodes(ctx, r, originals, groups, clock)
-	if err != nil {
-		return fmt.Errorf("evaluate the originals of %d promotions: %w", len(ids), err)
-	}
-	for orig, o := range evaluated {
-		for _, id := range promos[orig] {
-			s := scored[id]
-			s.Result = FollowOriginal(s.Result, o.Result)
-			scored[id] = s
-		}
-	}
-	return nil
+	return out
 }

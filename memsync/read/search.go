@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/memsync/memsync/memsync"
+	"github.com/memsync/memsync/memsync/analysis"
 	"github.com/memsync/memsync/memsync/recall"
 )
 
@@ -107,7 +108,11 @@ func gather(ctx context.Context, r memsync.Retriever, q memsync.SearchQuery) (*c
 		// Only a "when" query reads it (recall.Rank's time boost).
 		c.cands[i].Timed = rq.When && recall.Timed(n.Text)
 		if c.cands[i].Lexical > 0 {
-			c.cands[i].Fields = recall.MatchFields(rq, n.Text, n.Tags, n.Record.Entities)
+			c.cands[i].Fields = recall.Fields{
+				Text:     analysis.Holds(rq.Terms, n.Text),
+				Tags:     analysis.Holds(rq.Terms, n.Tags...),
+				Entities: analysis.Holds(rq.Terms, n.Record.Entities...),
+			}
 			c.cands[i].Match = c.cands[i].Fields.All()
 		}
 	}

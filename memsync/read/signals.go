@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/memsync/memsync/journal"
 	"github.com/memsync/memsync/memsync"
 	"github.com/memsync/memsync/memsync/score"
 )
@@ -38,14 +39,49 @@ func References(n memsync.Node, want map[string]bool) []memsync.Reference {
 // names it. A promotion stands only while its original does
 // (FollowOriginal).
 func ScoreNodes(ctx context.Context, r memsync.SignalReader, nodes []memsync.Node, groups []string, clock memsync.Clock) (map[string]memsync.Scored, error) {
-	out, err := scoreNodes(ctx, r, nodes, groups, clock)
+	all, err := withOriginals(ctx, r, nodes)
 	if err != nil {
 		return nil, err
 	}
-	if err := followOriginals(ctx, r, out, groups, clock); err != nil {
+	scored, err := scoreNodes(ctx, r, all, groups, clock)
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return followOriginals(nodes, scored), nil
+}
+
+// withOriginals is nodes and, after them, the originals of the promotions
+// among them (the form memsync writes, journal.PromotionOriginal) that
+// nodes do not hold, read from r in uuid order: one scoring of them all
+// gives followOriginals what it needs, from one read of their signals.
+// An original that is not there is left out.
+func withOriginals(ctx context.Context, r memsync.SignalReader, nodes []memsync.Node) ([]memsync.Node, error) {
+	have := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		have[n.UUID] = true
+	}
+	var ids []string
+	for _, n := range nodes {
+		if orig, ok := journal.PromotionOriginal(&n.Record); ok && !have[orig] {
+			have[orig] = true
+			ids = append(ids, orig)
+		}
+	}
+	if len(ids) == 0 {
+		return nodes, nil
+	}
+	slices.Sort(ids)
+	got, err := r.Get(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the originals of %d promotions: %w", len(ids), err)
+	}
+	all := slices.Clip(nodes)
+	for _, id := range ids {
+		if n, ok := got[id]; ok {
+			all = append(all, n)
+		}
+	}
+	return all, nil
 }
 
 // scoreNodes is ScoreNodes without following promotions' originals.

@@ -167,7 +167,7 @@ type Candidate struct {
 	Lexical float64
 	Timed   bool   // Timed(text)
 	Match   uint64 // Fields.All(): the query terms it holds in any field the lexical score counts
-	Fields  Fields // where it holds them (MatchFields); zero Fields with Match set: all in its text
+	Fields  Fields // where it holds them (analysis.Holds of each field); zero Fields with Match set: all in its text
 }
 
 // Fields is where a memory holds the query's terms, one bit per term as
@@ -188,19 +188,6 @@ func (f Fields) metaOnly() uint64 { return (f.Tags | f.Entities) &^ f.Text }
 // weight the lexical indexes give those fields. So a memory that says a
 // term beats one only tagged with it, at equal importance.
 const MetaCover = 0.5
-
-// MatchFields is where a memory with text, tags and declared entities
-// holds q's terms (analysis.Terms of each, as the indexes analyze them).
-func MatchFields(q Query, text string, tags, entities []string) Fields {
-	f := Fields{Text: Matched(q, text)}
-	for _, t := range tags {
-		f.Tags |= Matched(q, t)
-	}
-	for _, e := range entities {
-		f.Entities |= Matched(q, e)
-	}
-	return f
-}
 
 // Describe names the query terms match holds and where, as explain
 // prints them: "text: postgres; tag: billing".
@@ -427,20 +414,6 @@ func Links(from string, before, after []string) []Link {
 		}
 	}
 	return out
-}
-
-// Matched is the set of q's terms that text holds: bit i for q.Terms[i]
-// (a query has at most analysis.MaxQueryTerms = 64 terms).
-func Matched(q Query, text string) uint64 {
-	var m uint64
-	for _, t := range analysis.Terms(text) {
-		for i, qt := range q.Terms[:min(len(q.Terms), 64)] {
-			if t == qt {
-				m |= 1 << i
-			}
-		}
-	}
-	return m
 }
 
 // Cover is, for each lexical hit of cands whose Match is known, the share

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memsync/memsync/memsync/analysis"
 )
 
 func TestParseQuery(t *testing.T) {
@@ -95,20 +97,6 @@ func TestRank(t *testing.T) {
 	}
 }
 
-func TestMatched(t *testing.T) {
-	q := ParseQuery("When did Caroline adopt the dogs?")
-	for text, want := range map[string]uint64{
-		"Caroline: we adopted a dog last week!": 0b111,
-		"Melanie: dogs are great":               0b100,
-		"Caroline: hi":                          0b001,
-		"nothing here":                          0,
-	} {
-		if got := Matched(q, text); got != want {
-			t.Errorf("Matched(%q) = %b, want %b", text, got, want)
-		}
-	}
-}
-
 func TestCover(t *testing.T) {
 	q := Query{Terms: []string{"x", "y"}}
 	cov := Cover(q, []Candidate{
@@ -177,9 +165,12 @@ func TestOrderKeepsSupersets(t *testing.T) {
 // is held is named by query word.
 func TestFieldsCountInTheCover(t *testing.T) {
 	q := ParseQuery("postgres billing")
-	said := MatchFields(q, "Keep postgres as is", nil, nil)
-	tagged := MatchFields(q, "Upgrade webhooks dependencies", []string{"billing"}, nil)
-	ent := MatchFields(q, "nothing here", nil, []string{"Billing"})
+	fields := func(text string, tags, entities []string) Fields {
+		return Fields{Text: analysis.Holds(q.Terms, text), Tags: analysis.Holds(q.Terms, tags...), Entities: analysis.Holds(q.Terms, entities...)}
+	}
+	said := fields("Keep postgres as is", nil, nil)
+	tagged := fields("Upgrade webhooks dependencies", []string{"billing"}, nil)
+	ent := fields("nothing here", nil, []string{"Billing"})
 	for _, c := range []struct {
 		f     Fields
 		match uint64
@@ -188,7 +179,7 @@ func TestFieldsCountInTheCover(t *testing.T) {
 		{said, 0b01, "text: postgres"},
 		{tagged, 0b10, "tag: billing"},
 		{ent, 0b10, "entity: billing"},
-		{MatchFields(q, "billing", []string{"billing", "postgres"}, nil), 0b11, "text: billing; tag: postgres"},
+		{fields("billing", []string{"billing", "postgres"}, nil), 0b11, "text: billing; tag: postgres"},
 	} {
 		if c.f.All() != c.match || c.f.Describe(q) != c.says {
 			t.Errorf("%+v: holds %b (%q), want %b (%q)", c.f, c.f.All(), c.f.Describe(q), c.match, c.says)
