@@ -72,10 +72,12 @@ const (
 
 var lexBlocksTable = &table{name: "lex_blocks", cols: 3, head: `INSERT INTO lex_blocks (seg, first, block)`}
 
-// sqlLexBlockOf reads, for each live segment, the block that may hold ?1.
+// sqlLexBlockOf reads, for each live segment, the block that may hold ?1,
+// in the order of the segments' ids (they never overlap): a term's lists
+// one after the other are its postings in id order.
 const sqlLexBlockOf = `SELECT (SELECT b.block FROM search.lex_blocks AS b
 		WHERE b.seg = s.seg AND b.first <= ?1 ORDER BY b.first DESC LIMIT 1)
-	FROM search.lex_segments AS s`
+	FROM search.lex_segments AS s ORDER BY s.first`
 
 const (
 	sqlLexStatsAdd = `INSERT INTO lex_stats (one, rows, tokens) VALUES (1, ?1, ?2)
@@ -516,19 +518,8 @@ type lexHit struct {
 // each term's part added in the query's order. It reads through q (one
 // read transaction).
 func lexScores(ctx context.Context, q querier, visible []uint32, terms []string) ([]lexHit, error) {
-	var rows, tokens int64
-	rs, err := q.QueryContext(ctx, `SELECT rows, tokens FROM search.lex_stats`)
-	if err != nil {
-		return nil, err
-	}
-	for rs.Next() {
-		if err := rs.Scan(&rows, &tokens); err != nil {
-			rs.Close()
-			return nil, err
-		}
-	}
-	rs.Close()
-	if err := rs.Err(); err != nil || rows <= 0 {
+	rows, tokens, err := lexStats(ctx, q)
+	if err != nil || rows <= 0 {
 		return nil, err
 	}
 	avgdl := float64(tokens) / float64(rows)
@@ -539,8 +530,10 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 		}
 		see[o] = true
 	}
-	acc := map[int64]float64{}
-	var order []int64
+	var (
+		streams []*termStream
+		most    int64 // the most postings of one term: about the hits
+	)
 	for _, t := range terms {
 		if t == lexEmptyTerm {
 			continue
@@ -549,29 +542,94 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 		if err != nil {
 			return nil, err
 		}
-		idf := postings.IDF(rows, hits)
-		for _, l := range lists {
-			r := postings.NewReader(l)
-			for p, ok := r.Next(); ok; p, ok = r.Next() {
-				if int(p.Group) >= len(see) || !see[p.Group] {
-					continue
-				}
-				s, seen := acc[p.ID]
-				if !seen {
-					order = append(order, p.ID)
-				}
-				acc[p.ID] = s + postings.Part(idf, p.Freq, p.Length, avgdl)
-			}
-			if err := r.Err(); err != nil {
-				return nil, fmt.Errorf("term %q: %w", t, err)
+		st := &termStream{term: t, idf: postings.IDF(rows, hits), lists: lists, see: see}
+		if err := st.next(); err != nil {
+			return nil, err
+		}
+		streams = append(streams, st)
+		most = max(most, hits)
+	}
+	// The terms' postings merged by id: each memory's parts are added in
+	// the query's order, as they come.
+	out := make([]lexHit, 0, most)
+	for {
+		id := int64(-1)
+		for _, st := range streams {
+			if st.ok && (id < 0 || st.cur.ID < id) {
+				id = st.cur.ID
 			}
 		}
+		if id < 0 {
+			return out, nil
+		}
+		var s float64
+		for _, st := range streams {
+			if st.ok && st.cur.ID == id {
+				s += postings.Part(st.idf, st.cur.Freq, st.cur.Length, avgdl)
+				if err := st.next(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, lexHit{id: id, rank: -s})
 	}
-	out := make([]lexHit, len(order))
-	for i, id := range order {
-		out[i] = lexHit{id: id, rank: -acc[id]}
+}
+
+// termStream reads one term's lists, one after the other (in id order:
+// sqlLexBlockOf), keeping the postings of the groups see holds.
+type termStream struct {
+	term  string
+	idf   float64
+	lists [][]byte
+	see   []bool
+	r     *postings.Reader
+	cur   postings.Posting
+	ok    bool // cur is a posting; false at the end
+}
+
+// next moves to the term's next visible posting.
+func (st *termStream) next() error {
+	for {
+		if st.r != nil {
+			for p, ok := st.r.Next(); ok; p, ok = st.r.Next() {
+				if int(p.Group) < len(st.see) && st.see[p.Group] {
+					st.cur, st.ok = p, true
+					return nil
+				}
+			}
+			if err := st.r.Err(); err != nil {
+				st.ok = false
+				return fmt.Errorf("term %q: %w", st.term, err)
+			}
+		}
+		if len(st.lists) == 0 {
+			st.ok = false
+			return nil
+		}
+		st.r, st.lists = postings.NewReader(st.lists[0]), st.lists[1:]
 	}
-	return out, nil
+}
+
+// lexStats is bm25's collection figures: the memories indexed (every
+// group's) and their tokens in all.
+func lexStats(ctx context.Context, q querier) (rows, tokens int64, err error) {
+	rs, err := q.QueryContext(ctx, `SELECT rows, tokens FROM search.lex_stats`)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		if err := rs.Scan(&rows, &tokens); err != nil {
+			return 0, 0, err
+		}
+	}
+	return rows, tokens, rs.Err()
+}
+
+// lexRows is the memories the index holds, every group's.
+func lexRows(ctx context.Context, q querier) (int64, error) {
+	rows, _, err := lexStats(ctx, q)
+	return rows, err
 }
 
 // lexLists reads term's lists, one per live segment holding it, and the

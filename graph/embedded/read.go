@@ -328,13 +328,8 @@ const (
 // lexicalTerms returns the best pool matches of any of terms that f lets
 // through, best first: by bm25 (lexScores), then newest first, then uuid.
 // Every match of the reader's groups is scored (the postings hold all bm25
-// needs); only the best are tested against the filters, and they are kept
-// when they settle the answer: when every match was tested, or when pool
-// of them passed the filters and the pool-th ranks strictly better than the
-// worst match tested (every match not tested ranks at best equal to that
-// one, so none could enter the pool or tie with its last member).
-// Otherwise more are tested. The index and the memories are read in one
-// read transaction.
+// needs); only the best are tested against the filters (lexicalLevels).
+// The index and the memories are read in one read transaction.
 func (g *Graph) lexicalTerms(ctx context.Context, terms []string, f filter, pool int) ([]candidate, error) {
 	tx, err := g.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -352,12 +347,11 @@ func (g *Graph) lexicalTerms(ctx context.Context, terms []string, f filter, pool
 	if err != nil {
 		return nil, g.wrap("search: postings", err)
 	}
-	for fetch := pool * topFetch; ; fetch *= topGrowth {
-		out, settled, err := g.lexicalTop(ctx, tx, hits, f, pool, fetch)
-		if err != nil || settled {
-			return out, err
-		}
+	pass, err := g.lexicalLevels(ctx, tx, hits, f, pool)
+	if err != nil {
+		return nil, err
 	}
+	return g.candidates(pass)
 }
 
 // lexVisible is the numbers of the groups of the JSON list groups.
@@ -385,74 +379,27 @@ type querier interface {
 }
 
 // lexicalTop tests the fetch best of hits against f, and returns the
-// best pool that pass and whether they settle the answer (lexicalTerms).
+// best pool that pass and whether they settle the answer: when every
+// match was tested, or when pool of them passed and the pool-th ranks
+// strictly better than the worst match tested (every match not tested
+// ranks at best equal to that one). It is what lexicalLevels must equal
+// when fetch covers every match.
 func (g *Graph) lexicalTop(ctx context.Context, db querier, hits []lexHit, f filter, pool, fetch int) ([]candidate, bool, error) {
 	best := lexBest(hits, fetch)
 	if len(best) == 0 {
 		return nil, true, nil
 	}
-	rankOf := make(map[int64]float64, len(best))
-	ids := make([]int64, len(best))
-	for i, h := range best {
-		ids[i] = h.id
-		rankOf[h.id] = h.rank
-	}
-	list, err := json.Marshal(ids)
+	pass, err := g.passing(ctx, db, best, f)
 	if err != nil {
-		return nil, false, fmt.Errorf("embedded: search: %w", err)
+		return nil, false, err
 	}
-	rows, err := db.QueryContext(ctx, sqlLexFilter, string(list), f.groups, f.all, f.kinds, f.since)
-	if err != nil {
-		return nil, false, g.wrap("search", err)
-	}
-	defer rows.Close()
-	type hit struct {
-		c    candidate
-		rank float64
-		ts   string
-	}
-	var pass []hit
-	for rows.Next() {
-		var (
-			h  hit
-			ok bool
-		)
-		if err := rows.Scan(&h.c.id, &h.ts, &h.c.uuid, &ok); err != nil {
-			return nil, false, g.wrap("search", err)
-		}
-		if ok {
-			h.rank = rankOf[h.c.id]
-			pass = append(pass, h)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, g.wrap("search", err)
-	}
-	// Rank, then ts descending (as text: formatTS sorts as time does),
-	// then uuid.
-	slices.SortFunc(pass, func(a, b hit) int {
-		switch {
-		case a.rank != b.rank:
-			return cmp.Compare(a.rank, b.rank)
-		case a.ts != b.ts:
-			return strings.Compare(b.ts, a.ts)
-		}
-		return strings.Compare(a.c.uuid, b.c.uuid)
-	})
 	pass = pass[:min(pool, len(pass))]
 	settled := len(best) == len(hits) || len(pass) == pool && pass[pool-1].rank < best[len(best)-1].rank
 	if !settled {
 		return nil, false, nil
 	}
-	out := make([]candidate, 0, len(pass))
-	for _, h := range pass {
-		if h.c.ts, err = time.Parse(time.RFC3339Nano, h.ts); err != nil {
-			return nil, false, g.wrap("search", fmt.Errorf("%s: ts: %w", h.c.uuid, err))
-		}
-		h.c.score = -h.rank
-		out = append(out, h.c)
-	}
-	return out, true, nil
+	out, err := g.candidates(pass)
+	return out, err == nil, err
 }
 
 // readNodes reads the memories with ids that nodes does not hold yet into it.
