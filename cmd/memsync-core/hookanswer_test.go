@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memsync/memsync/cmd/internal/hooks"
+	"github.com/memsync/memsync/cmd/internal/hooks/hookstest"
 )
 
 // runHookEventEnv is runHookEvent with env added to the hook's
@@ -36,20 +36,6 @@ func runHookEventEnv(t *testing.T, repo, host, event string, payload []byte, env
 	return a
 }
 
-// codexRollout writes a Codex rollout whose first line is the
-// session_meta Codex 0.171 writes, with source, and returns its path.
-func codexRollout(t *testing.T, source string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "rollout-2026-11-24T09-00-00-s.jsonl")
-	meta := `{"timestamp":"2026-11-24T09:00:00.000Z","ordinal":0,"type":"session_meta","payload":{"session_id":"s","originator":"codex_exec","cli_version":"0.171.0","source":` +
-		source + `,"base_instructions":{"text":"` + strings.Repeat("You are Codex. ", 2000) + `"}}}` + "\n" +
-		`{"type":"response_item","payload":{}}` + "\n"
-	if err := os.WriteFile(path, []byte(meta), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestHookUnattendedSession: in a session nobody reads along (claude -p
 // and the Agent SDK by CLAUDE_CODE_ENTRYPOINT, codex exec by its
 // rollout's session_meta), Stop gives nothing, so that the turn's last
@@ -59,8 +45,8 @@ func codexRollout(t *testing.T, source string) string {
 // it at Stop, in the host's shape (stopReminderIn).
 func TestHookUnattendedSession(t *testing.T) {
 	repo := hookRepo(t)
-	exec := codexRollout(t, `"exec"`)
-	cli := codexRollout(t, `"cli"`)
+	exec := hookstest.CodexRollout(t, `"exec"`)
+	cli := hookstest.CodexRollout(t, `"cli"`)
 	type host struct {
 		name   string
 		host   string

@@ -645,7 +645,9 @@ func lexLists(ctx context.Context, q querier, term string) ([][]byte, int64, err
 		hits  int64
 	)
 	for rs.Next() {
-		var block []byte
+		// The block as the driver holds it, valid until the next row: only
+		// the term's list is copied out of it.
+		var block sql.RawBytes
 		if err := rs.Scan(&block); err != nil {
 			return nil, 0, err
 		}
@@ -654,7 +656,7 @@ func lexLists(ctx context.Context, q querier, term string) ([][]byte, int64, err
 			return nil, 0, err
 		}
 		if ok {
-			lists = append(lists, e.List)
+			lists = append(lists, slices.Clone(e.List))
 			hits += int64(e.N)
 		}
 	}
