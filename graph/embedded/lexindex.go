@@ -532,7 +532,7 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 	}
 	var (
 		streams []*termStream
-		most    int64 // the most postings of one term: about the hits
+		most    int64 // the terms' postings: at least the hits (a large slice's untouched pages cost nothing)
 	)
 	for _, t := range terms {
 		if t == lexEmptyTerm {
@@ -547,7 +547,7 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 			return nil, err
 		}
 		streams = append(streams, st)
-		most = max(most, hits)
+		most += hits
 	}
 	// The terms' postings merged by id: each memory's parts are added in
 	// the query's order, as they come.
