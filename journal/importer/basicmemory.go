@@ -18,9 +18,10 @@ import (
 //	relations     → links of the note's memory to the notes named (by
 //	                title, permalink or path)
 //	observations  → one memory each, keyed by the note's permalink and its
-//	                place among the note's observations (permalink#3: an
-//	                edit supersedes, an observation gone from a note that
-//	                is still there is retired); kind
+//	                place among the note's observations (permalink#3,
+//	                matched by content first, places.go: an insertion
+//	                writes one record, an edit supersedes, an observation
+//	                gone from a note that is still there is retired); kind
 //	                from the category (decision, preference, technique →
 //	                procedure, insight/idea → reflection, else
 //	                observation); the category and #tags as tags; the

@@ -38,10 +38,10 @@ import (
 // writer's private memories). Formats without keyed items (and the
 // unkeyed items of any format) keep the import-what-is-new behaviour.
 //
-// A Basic Memory observation or an OpenClaw entry is keyed by its place:
-// inserting one above others makes each following place a new version
-// (superseding what was there), which still leaves every current entry
-// active once.
+// A Basic Memory observation or an OpenClaw entry is keyed by its place,
+// matched to the records of its group by content first (places.go): an
+// entry inserted above others writes one record, not a new version of
+// every entry below it.
 
 // FieldImportRemoved marks a removal record: true.
 const FieldImportRemoved = "import_removed"

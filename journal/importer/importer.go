@@ -377,13 +377,18 @@ type existing struct {
 	// retiredBy is the scope of a record superseding each retired uuid.
 	retiredBy map[string]journal.Scope
 	removal   map[string]bool // records in byKey that retire a removed item
+	// text is the textHash of the records in byKey with a place key
+	// (places.go).
+	text map[string]uint64
 }
 
 // scanJournal reads every line of files (a line that does not parse is
 // the daemon's business, not the importer's).
 func scanJournal(files []string, format string) (*existing, error) {
 	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{},
-		scope: map[string]journal.Scope{}, removal: map[string]bool{}, retiredBy: map[string]journal.Scope{}}
+		scope: map[string]journal.Scope{}, removal: map[string]bool{}, retiredBy: map[string]journal.Scope{},
+		text: map[string]uint64{}}
+	fw, follows := followed[format]
 	imported := []byte(quote(format))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -414,6 +419,11 @@ func scanJournal(files []string, format string) (*existing, error) {
 				ex.scope[r.UUID] = r.Scope
 				if isRemoval(&r) {
 					ex.removal[r.UUID] = true
+				}
+				if follows {
+					if _, _, ok := placeOf(fw, r.Source.Context); ok {
+						ex.text[r.UUID] = textHash(r.Text)
+					}
 				}
 			}
 		}
@@ -472,6 +482,20 @@ func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned 
 	var items []ided
 	seen := map[string]bool{}
 	var removed []*Item
+	var places []*placed
+	for _, it := range src.Items {
+		if it.Keyed && !it.Removed {
+			places = append(places, &placed{key: it.Key, text: textHash(it.Record.Text)})
+		}
+	}
+	rekeyPlaces(opts.Format, opts.Scope, places, have)
+	k := 0
+	for _, it := range src.Items {
+		if it.Keyed && !it.Removed {
+			it.Key = places[k].key
+			k++
+		}
+	}
 	for _, it := range src.Items {
 		r := &it.Record
 		r.Agent, r.Scope = opts.Agent, opts.Scope
