@@ -109,7 +109,7 @@ func noteFile(f sourceFile, out *Source) {
 			r.Tags = appendUnique([]string{strings.ToLower(category)}, hashtags(text)...)
 			r.Entities = []string{title}
 			obs.Links = wikiLinks(text)
-			out.Items = append(out.Items, &obs)
+			out.add(&obs)
 			continue
 		}
 		if m := relationLine.FindStringSubmatch(line); m != nil {
@@ -123,5 +123,5 @@ func noteFile(f sourceFile, out *Source) {
 		}
 	}
 	nr.Text = strings.Join(prose, "\n")
-	out.Items = append(out.Items, &note)
+	out.add(&note)
 }

@@ -90,25 +90,10 @@ func isRemoval(r *journal.Record) bool { return string(r.Extra[FieldImportRemove
 // retirements plans the removal records of this import: for each key of
 // an earlier import that has left the source (removed, out of a group
 // still there, or with Prune), one record superseding its active records.
-func retirements(src *Source, opts Options, have *existing, removed []*Item, rep *Report) []planned {
+func retirements(opts Options, have *existing, present, groups, gone map[string]bool, rep *Report) []planned {
 	f, ok := followed[opts.Format]
 	if !ok {
 		return nil
-	}
-	present, groups := map[string]bool{}, map[string]bool{}
-	for _, it := range src.Items {
-		if it.Keyed && !it.Removed {
-			present[it.Key] = true
-			if g := f.group(it.Key); g != "" {
-				groups[g] = true
-			}
-		}
-	}
-	gone := map[string]bool{}
-	for _, it := range removed {
-		if !present[it.Key] {
-			gone[it.Key] = true
-		}
 	}
 	prune := opts.Prune
 	if prune && len(rep.Unparsable) > 0 {
