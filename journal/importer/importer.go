@@ -325,8 +325,10 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	}
 	pl.resolve()
 	present, groups, gone := pl.kept()
+	clean := len(rep.Unparsable) == 0
+	retire := retirements(opts, have, present, groups, gone, rep)
 	// The second read: each record written as it comes.
-	w := &writer{ctx: ctx, opts: opts, rep: rep, written: map[string]bool{}, total: pl.todo}
+	w := &writer{ctx: ctx, opts: opts, rep: rep, written: map[string]bool{}, total: pl.todo + len(retire)}
 	n := 0
 	second := Source{each: func(it *Item) {
 		i := n
@@ -347,8 +349,11 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		w.err = fmt.Errorf("%s: %w", opts.Path, errSourceChanged)
 	}
 	if err == nil && w.err == nil {
-		for _, p := range retirements(opts, have, present, groups, gone, rep) {
-			w.total++
+		if clean && len(rep.Unparsable) > 0 && opts.Prune {
+			// A record the second read found invalid: not pruned after all.
+			retire = retirements(opts, have, present, groups, gone, rep)
+		}
+		for _, p := range retire {
 			if w.decide(&p); w.err != nil {
 				break
 			}
@@ -455,41 +460,44 @@ func scanJournal(files []string, format string) (*existing, error) {
 	fw, follows := followed[format]
 	imported := []byte(quote(format))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // compacted away since it was listed
+		// Line by line: the index is what is kept, never a file.
+		err := journal.EachLine(f, func(l journal.Line) error {
+			if l.Err != nil {
+				return nil
 			}
-			return nil, fmt.Errorf("import: read %s: %w", f, err)
-		}
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			r, err := journal.Parse(line)
-			if err != nil {
-				continue
-			}
-			if s := derivedSuffix(r.UUID); s != "" {
-				ex.suffixes[s] = r.UUID
+			r := &l.Record
+			// A parsed record's strings share its line: what the index
+			// keeps is copied, so that it holds no line.
+			uuid := strings.Clone(r.UUID)
+			if s := derivedSuffix(uuid); s != "" {
+				ex.suffixes[s] = uuid
 			}
 			for _, id := range r.Supersedes {
+				id = strings.Clone(id)
 				ex.retired[id] = true
 				ex.retiredBy[id] = r.Scope
 			}
 			if bytes.Equal(r.Extra[FieldImport], imported) && r.Source != nil && r.Source.Context != "" {
-				ex.byKey[r.Source.Context] = append(ex.byKey[r.Source.Context], r.UUID)
-				ex.ts[r.UUID] = r.TS
-				ex.scope[r.UUID] = r.Scope
-				if isRemoval(&r) {
-					ex.removal[r.UUID] = true
+				key := r.Source.Context
+				if _, ok := ex.byKey[key]; !ok {
+					key = strings.Clone(key)
+				}
+				ex.byKey[key] = append(ex.byKey[key], uuid)
+				ex.ts[uuid] = r.TS
+				ex.scope[uuid] = r.Scope
+				if isRemoval(r) {
+					ex.removal[uuid] = true
 				}
 				if follows {
-					if _, _, ok := placeOf(fw, r.Source.Context); ok {
-						ex.text[r.UUID] = textHash(r.Text)
+					if _, _, ok := placeOf(fw, key); ok {
+						ex.text[uuid] = textHash(r.Text)
 					}
 				}
 			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) { // ErrNotExist: compacted away since it was listed
+			return nil, fmt.Errorf("import: read %s: %w", f, err)
 		}
 	}
 	return ex, nil

@@ -302,7 +302,8 @@ func (p *planner) build(i int, it *Item) (planned, bool, error) {
 		rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, err.Error()})
 		return planned{}, false, nil
 	}
-	return planned{rec: back, suffix: s.suffix, source: back.Source.Context, ok: have.suffixes[s.suffix] == ""}, true, nil
+	// source goes into the report: a copy, which holds no line.
+	return planned{rec: back, suffix: s.suffix, source: strings.Clone(back.Source.Context), ok: have.suffixes[s.suffix] == ""}, true, nil
 }
 
 // kept is what the sources' keyed items say for retirements: the keys
