@@ -99,10 +99,17 @@ func (a *activePlace) says(text uint64) bool {
 	return false
 }
 
+// placeIndex is the active records of every group, made once per import
+// (placesByGroup) when the first group is re-keyed.
+type placeIndex struct {
+	act   map[string][]*activePlace
+	known map[string]bool
+}
+
 // rekeyPlaces sets the key each place-keyed item of format is imported
 // under (items in source order; items without a place key are left as
-// they are).
-func rekeyPlaces(format string, scope journal.Scope, items []*placed, have *existing) {
+// they are); idx is made on the first call that needs it.
+func rekeyPlaces(format string, scope journal.Scope, items []*placed, have *existing, idx *placeIndex) {
 	f, ok := followed[format]
 	if !ok {
 		return
@@ -122,9 +129,11 @@ func rekeyPlaces(format string, scope journal.Scope, items []*placed, have *exis
 	if len(groups) == 0 {
 		return
 	}
-	act, known := placesByGroup(f, scope, have)
+	if idx.act == nil {
+		idx.act, idx.known = placesByGroup(f, scope, have)
+	}
 	for _, g := range order {
-		rekeyGroup(g, groups[g], act[g], known)
+		rekeyGroup(g, groups[g], idx.act[g], idx.known)
 	}
 }
 
@@ -132,6 +141,7 @@ func rekeyPlaces(format string, scope journal.Scope, items []*placed, have *exis
 func rekeyGroup(group string, items []*placed, act []*activePlace, known map[string]bool) {
 	byKey := map[string]*activePlace{}
 	for _, a := range act {
+		a.taken = false // a group seen before, in another file
 		byKey[a.key] = a
 	}
 	match := make([]*activePlace, len(items)) // the record each item is
@@ -141,16 +151,25 @@ func rekeyGroup(group string, items []*placed, act []*activePlace, known map[str
 			a.taken, match[i] = true, a
 		}
 	}
+	byText := map[uint64][]*activePlace{} // in place order
+	for _, a := range act {
+		for _, t := range a.texts {
+			byText[t] = append(byText[t], a)
+		}
+	}
 	for i, it := range items {
 		if match[i] != nil {
 			continue
 		}
-		for _, a := range act {
-			if !a.taken && a.says(it.text) {
-				a.taken, match[i] = true, a
-				break
-			}
+		q := byText[it.text]
+		for len(q) > 0 && q[0].taken {
+			q = q[1:]
 		}
+		if len(q) > 0 {
+			q[0].taken, match[i] = true, q[0]
+			q = q[1:]
+		}
+		byText[it.text] = q
 	}
 	// The rest paired by place: the gap after the same matched record.
 	gapOf := map[*activePlace]string{}

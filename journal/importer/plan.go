@@ -59,6 +59,7 @@ type planner struct {
 	// together once it is read (a group never spans files).
 	pending     []pendingItem
 	pendingFile string
+	places      placeIndex // the groups' active records (places.go)
 	// byName maps the names and keys of the items to their uuids.
 	byName map[string]string
 	// wantsShared, wantsContent: some item has an Origin or a
@@ -114,7 +115,7 @@ func (p *planner) flush() {
 	for k, x := range p.pending {
 		places[k] = &placed{key: x.it.Key, text: textHash(x.it.Record.Text)}
 	}
-	rekeyPlaces(p.opts.Format, p.opts.Scope, places, p.have)
+	rekeyPlaces(p.opts.Format, p.opts.Scope, places, p.have, &p.places)
 	for k, x := range p.pending {
 		x.it.Key = places[k].key
 		p.sks[x.i].key = places[k].key
