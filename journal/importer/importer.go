@@ -236,6 +236,11 @@ type Options struct {
 	// name. Without it they are skipped (SkipOthersPrivate): an import
 	// never hands one agent what another kept to itself.
 	IncludePrivate bool
+	// ItemBudget bounds the bytes of source items an import keeps from
+	// its first read of the source for its second (plan.go): a source
+	// whose items take more is read twice. 0 is DefaultItemBudget; < 0
+	// always reads twice.
+	ItemBudget int
 	// Progress, when set, is called after each record is decided
 	// (written or skipped), with how many of total are done.
 	Progress func(done, total int)
@@ -274,8 +279,9 @@ type planned struct {
 }
 
 // Import reads the source and appends its records to the agent's journal,
-// skipping those already there. It reads the source twice (plan.go): once
-// for the plan, once to write each record as it is read again. It stops at
+// skipping those already there. It reads the source for the plan, then
+// writes each record as it reads the source again (plan.go: a source
+// whose items fit in Options.ItemBudget is read once). It stops at
 // the first record it cannot write, or when ctx is done, with every line
 // written so far whole: a re-run completes the import.
 func Import(ctx context.Context, opts Options) (*Report, error) {
@@ -324,7 +330,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	pl.resolve()
-	present, groups, gone := pl.kept()
+	present, groups, gone := pl.stillThere()
 	clean := len(rep.Unparsable) == 0
 	retire := retirements(opts, have, present, groups, gone, rep)
 	// The second read: each record written as it comes.
@@ -344,7 +350,16 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 			w.decide(&p)
 		}
 	}}
-	err = parse(opts.Path, &second)
+	if pl.reread {
+		err = parse(opts.Path, &second)
+	} else {
+		kept := pl.kept
+		pl.kept = nil
+		for i, it := range kept {
+			kept[i] = nil // decided: what it held can go
+			second.add(it)
+		}
+	}
 	if err == nil && w.err == nil && n != len(pl.sks) {
 		w.err = fmt.Errorf("%s: %w", opts.Path, errSourceChanged)
 	}

@@ -15,6 +15,7 @@ import (
 // record wherever it is, a reorder writes none, an edit supersedes the
 // one it edits and a deletion retires the one deleted; duplicates of one
 // text are told apart. After each change a second import writes nothing.
+// Each case runs with the source read once and read twice (plan.go).
 func TestPlaceKeyedEdits(t *testing.T) {
 	type change struct {
 		name                          string
@@ -48,14 +49,19 @@ func TestPlaceKeyedEdits(t *testing.T) {
 			{"one back", []string{"same text", "other text", "same text"}, 1, 0, 0, 1},
 		}},
 	} {
-		for _, format := range []string{"basic-memory", "openclaw"} {
-			t.Run(format+"/"+tc.name, func(t *testing.T) {
+		for _, run := range []struct {
+			format string
+			budget int
+		}{{"basic-memory", 0}, {"openclaw", 0}, {"basic-memory", -1}, {"openclaw", -1}} {
+			format := run.format
+			t.Run(format+"/"+tc.name+"/budget"+itoa(run.budget), func(t *testing.T) {
 				src := t.TempDir()
 				write := func(entries []string) {
 					name, data := placeSource(format, entries)
 					must(t, os.WriteFile(filepath.Join(src, name), []byte(data), 0o644))
 				}
 				opts := repoFor(t, format, src)
+				opts.ItemBudget = run.budget
 				write(tc.base)
 				rep, err := importNow(context.Background(), opts)
 				must(t, err)

@@ -12,16 +12,38 @@ import (
 	"github.com/memsync/memsync/journal"
 )
 
-// The plan in two reads of the source. The first keeps of each item only
-// its sketch: its key, the names other items call it by, its identity
-// and its time, never its content; from the sketches come the uuid of
-// every item (links are resolved by name, forward ones included) and
-// the keys the source still holds (follow.go). The second read builds
-// each item's record from the item and its sketch and writes it at once.
-// What an import holds is thus the journal's index (existing) and a
-// sketch per item, whatever the size of the items; a source that changes
-// between the two reads is refused (errSourceChanged), and the import,
-// run again, completes.
+// The plan in two reads of the source. The first keeps of each item its
+// sketch: its key, the names other items call it by, its identity and
+// its time, never its content; from the sketches come the uuid of every
+// item (links are resolved by name, forward ones included) and the keys
+// the source still holds (follow.go). The second read builds each item's
+// record from the item and its sketch and writes it at once. What an
+// import holds is thus the journal's index (existing), a sketch per item
+// and at most Options.ItemBudget bytes of items: a source whose items fit
+// in the budget is read once, its items kept from the first read for the
+// second; a larger one is read again. A source that changes between the
+// two reads is refused (errSourceChanged), and the import, run again,
+// completes.
+
+// DefaultItemBudget is Options.ItemBudget when it is 0: about what the
+// items of 10,000 Basic Memory notes take.
+const DefaultItemBudget = 32 << 20
+
+// itemSize is about what an item takes in memory.
+func itemSize(it *Item) int {
+	n := 320 + len(it.Key) + len(it.Origin) + len(it.ContentKey) + len(it.File) + len(it.LegacyKey)
+	r := &it.Record
+	n += 64*len(r.Refs) + len(r.Text) + len(r.Why) + len(r.Tier) + len(r.Confidence) + len(r.MaxAge) + len(r.Session) + len(r.Task)
+	for _, l := range [][]string{it.Names, it.Links, it.Replaces, r.Tags, r.Entities} {
+		for _, x := range l {
+			n += 16 + len(x)
+		}
+	}
+	for k, v := range r.Extra {
+		n += 64 + len(k) + len(v)
+	}
+	return n
+}
 
 // sketch is what the plan keeps of an item between the two reads.
 type sketch struct {
@@ -66,6 +88,12 @@ type planner struct {
 	// ContentKey (the round trip's scan is needed).
 	wantsShared, wantsContent bool
 	todo                      int // records the second read decides
+	// kept are the items of the first read while they fit in budget
+	// (keptBytes of them); once they do not, none is kept (reread).
+	kept      []*Item
+	keptBytes int
+	budget    int
+	reread    bool
 }
 
 type pendingItem struct {
@@ -74,7 +102,23 @@ type pendingItem struct {
 }
 
 func newPlanner(opts Options, have *existing, rep *Report) *planner {
-	return &planner{opts: opts, have: have, rep: rep, now: opts.Now(), seen: map[string]bool{}}
+	budget := opts.ItemBudget
+	if budget == 0 {
+		budget = DefaultItemBudget
+	}
+	return &planner{opts: opts, have: have, rep: rep, now: opts.Now(), seen: map[string]bool{}, budget: budget, reread: budget < 0}
+}
+
+// keep holds it for the second read while the items fit in the budget.
+func (p *planner) keep(it *Item) {
+	if p.reread {
+		return
+	}
+	if p.keptBytes += itemSize(it); p.keptBytes > p.budget {
+		p.reread, p.kept = true, nil
+		return
+	}
+	p.kept = append(p.kept, it)
 }
 
 // first takes one item of the first read.
@@ -83,6 +127,7 @@ func (p *planner) first(it *Item) {
 		origin: strings.Clone(it.Origin), keyed: it.Keyed, removed: it.Removed})
 	i := len(p.sks) - 1
 	s := &p.sks[i]
+	p.keep(it)
 	if it.ContentKey != "" {
 		s.content = contentDigest(it.ContentKey)
 		p.wantsContent = true
@@ -307,10 +352,10 @@ func (p *planner) build(i int, it *Item) (planned, bool, error) {
 	return planned{rec: back, suffix: s.suffix, source: strings.Clone(back.Source.Context), ok: have.suffixes[s.suffix] == ""}, true, nil
 }
 
-// kept is what the sources' keyed items say for retirements: the keys
+// stillThere is what the source's keyed items say for retirements: the keys
 // still there, the groups still there, and the keys the source says were
 // removed.
-func (p *planner) kept() (present, groups, gone map[string]bool) {
+func (p *planner) stillThere() (present, groups, gone map[string]bool) {
 	present, groups, gone = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	f, ok := followed[p.opts.Format]
 	if !ok {

@@ -10,6 +10,42 @@ import (
 	"testing"
 )
 
+// TestImportReadsOnceOrTwiceAlike: a source whose items fit in the item
+// budget is read once, a larger one twice (from the start, or from the
+// item that overflows it), and the journal is the same line for line.
+func TestImportReadsOnceOrTwiceAlike(t *testing.T) {
+	for _, format := range Formats() {
+		t.Run(format, func(t *testing.T) {
+			var want []string
+			for _, tc := range []struct {
+				budget, reads int
+			}{{0, 1}, {-1, 2}, {700, 2}} {
+				reads := 0
+				real := formats[format]
+				formats[format] = func(root string, out *Source) error {
+					reads++
+					return real(root, out)
+				}
+				opts := repoFor(t, format, fixture(format))
+				opts.IncludePrivate = true // the jsonl fixture is alice's, private
+				opts.ItemBudget = tc.budget
+				rep, err := importNow(context.Background(), opts)
+				formats[format] = real
+				must(t, err)
+				if reads != tc.reads || rep.Imported < 2 {
+					t.Fatalf("budget %d: %d reads, want %d (%+v)", tc.budget, reads, tc.reads, rep)
+				}
+				got := lines(t, opts)
+				if want == nil {
+					want = got
+				} else if !slices.Equal(got, want) {
+					t.Fatalf("budget %d: the journal differs\n got %q\nwant %q", tc.budget, got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestImportRefusesASourceChangedBetweenReads: Import reads the source
 // twice (the plan, then the records); a source that reads differently
 // the second time (an item edited, one added, one gone) stops the import
@@ -38,6 +74,7 @@ func TestImportRefusesASourceChangedBetweenReads(t *testing.T) {
 				return real(root, out)
 			}
 			opts := repoFor(t, "basic-memory", src)
+			opts.ItemBudget = -1 // read twice, however small
 			_, err := importNow(context.Background(), opts)
 			formats["basic-memory"] = real
 			if !errors.Is(err, errSourceChanged) {
