@@ -18,9 +18,10 @@ import (
 //	relations     → links of the note's memory to the notes named (by
 //	                title, permalink or path)
 //	observations  → one memory each, keyed by the note's permalink and its
-//	                place among the note's observations (permalink#3: an
-//	                edit supersedes, an observation gone from a note that
-//	                is still there is retired); kind
+//	                place among the note's observations (permalink#3,
+//	                matched by content first, places.go: an insertion
+//	                writes one record, an edit supersedes, an observation
+//	                gone from a note that is still there is retired); kind
 //	                from the category (decision, preference, technique →
 //	                procedure, insight/idea → reflection, else
 //	                observation); the category and #tags as tags; the
@@ -108,7 +109,7 @@ func noteFile(f sourceFile, out *Source) {
 			r.Tags = appendUnique([]string{strings.ToLower(category)}, hashtags(text)...)
 			r.Entities = []string{title}
 			obs.Links = wikiLinks(text)
-			out.Items = append(out.Items, &obs)
+			out.add(&obs)
 			continue
 		}
 		if m := relationLine.FindStringSubmatch(line); m != nil {
@@ -122,5 +123,5 @@ func noteFile(f sourceFile, out *Source) {
 		}
 	}
 	nr.Text = strings.Join(prose, "\n")
-	out.Items = append(out.Items, &note)
+	out.add(&note)
 }

@@ -38,10 +38,10 @@ import (
 // writer's private memories). Formats without keyed items (and the
 // unkeyed items of any format) keep the import-what-is-new behaviour.
 //
-// A Basic Memory observation or an OpenClaw entry is keyed by its place:
-// inserting one above others makes each following place a new version
-// (superseding what was there), which still leaves every current entry
-// active once.
+// A Basic Memory observation or an OpenClaw entry is keyed by its place,
+// matched to the records of its group by content first (places.go): an
+// entry inserted above others writes one record, not a new version of
+// every entry below it.
 
 // FieldImportRemoved marks a removal record: true.
 const FieldImportRemoved = "import_removed"
@@ -90,25 +90,10 @@ func isRemoval(r *journal.Record) bool { return string(r.Extra[FieldImportRemove
 // retirements plans the removal records of this import: for each key of
 // an earlier import that has left the source (removed, out of a group
 // still there, or with Prune), one record superseding its active records.
-func retirements(src *Source, opts Options, have *existing, removed []*Item, rep *Report) []planned {
+func retirements(opts Options, have *existing, present, groups, gone map[string]bool, rep *Report) []planned {
 	f, ok := followed[opts.Format]
 	if !ok {
 		return nil
-	}
-	present, groups := map[string]bool{}, map[string]bool{}
-	for _, it := range src.Items {
-		if it.Keyed && !it.Removed {
-			present[it.Key] = true
-			if g := f.group(it.Key); g != "" {
-				groups[g] = true
-			}
-		}
-	}
-	gone := map[string]bool{}
-	for _, it := range removed {
-		if !present[it.Key] {
-			gone[it.Key] = true
-		}
 	}
 	prune := opts.Prune
 	if prune && len(rep.Unparsable) > 0 {

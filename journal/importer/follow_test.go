@@ -177,15 +177,19 @@ func TestUnkeyedImportsAreRecognised(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			keyed := formats[format]
 			legacy := func(root string, out *Source) error {
-				if err := keyed(root, out); err != nil {
-					return err
-				}
-				for _, it := range out.Items {
+				each := out.each
+				defer func() { out.each = each }()
+				out.each = func(it *Item) {
 					if it.LegacyKey != "" {
 						it.Key, it.Keyed, it.LegacyKey = it.LegacyKey, false, ""
 					}
+					if each != nil {
+						each(it)
+					} else {
+						out.Items = append(out.Items, it)
+					}
 				}
-				return nil
+				return keyed(root, out)
 			}
 			formats[format] = legacy
 			opts := repoFor(t, format, fixture(format))

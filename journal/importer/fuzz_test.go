@@ -42,6 +42,27 @@ func fuzzFile(t *testing.T, format, rel string, data string, parse func(sourceFi
 	}
 }
 
+// makePlan is the plan of src as Import makes it (both reads over
+// src.Items), retirements left out.
+func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned {
+	pl := newPlanner(opts, have, rep)
+	for _, it := range src.Items {
+		pl.first(it)
+	}
+	pl.resolve()
+	var plan []planned
+	for i, it := range src.Items {
+		p, ok, err := pl.build(i, it)
+		if err != nil {
+			panic(err)
+		}
+		if ok {
+			plan = append(plan, p)
+		}
+	}
+	return plan
+}
+
 func FuzzOpenClawFile(f *testing.F) {
 	f.Add("## Preferences\n- short answers\n\n## Lessons\n- page through exports\n", true)
 	f.Add("- 09:15 deployed\n- [10:30] lunch\n```\n# not a heading\n```\n", false)

@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -134,6 +133,18 @@ type Source struct {
 	Items      []*Item
 	Skipped    []Skip
 	Unparsable []Problem
+	// each, when set, takes every item as it is read, instead of Items
+	// (an import streams them: plan.go).
+	each func(*Item)
+}
+
+// add hands one item to each, or keeps it in Items.
+func (s *Source) add(it *Item) {
+	if s.each != nil {
+		s.each(it)
+		return
+	}
+	s.Items = append(s.Items, it)
 }
 
 func (s *Source) problem(file string, line int, format string, args ...any) {
@@ -225,6 +236,11 @@ type Options struct {
 	// name. Without it they are skipped (SkipOthersPrivate): an import
 	// never hands one agent what another kept to itself.
 	IncludePrivate bool
+	// ItemBudget bounds the bytes of source items an import keeps from
+	// its first read of the source for its second (plan.go): a source
+	// whose items take more is read twice. 0 is DefaultItemBudget; < 0
+	// always reads twice.
+	ItemBudget int
 	// Progress, when set, is called after each record is decided
 	// (written or skipped), with how many of total are done.
 	Progress func(done, total int)
@@ -263,9 +279,11 @@ type planned struct {
 }
 
 // Import reads the source and appends its records to the agent's journal,
-// skipping those already there. It stops at the first record it cannot
-// write, or when ctx is done, with every line written so far whole: a
-// re-run completes the import.
+// skipping those already there. It reads the source for the plan, then
+// writes each record as it reads the source again (plan.go: a source
+// whose items fit in Options.ItemBudget is read once). It stops at
+// the first record it cannot write, or when ctx is done, with every line
+// written so far whole: a re-run completes the import.
 func Import(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Scope == "" {
 		opts.Scope = journal.ScopePrivate
@@ -276,12 +294,11 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	src, err := Parse(opts.Format, opts.Path)
-	if err != nil {
-		return nil, err
+	parse, ok := formats[opts.Format]
+	if !ok {
+		return nil, fmt.Errorf("unknown format %q (one of %s)", opts.Format, strings.Join(Formats(), ", "))
 	}
-	rep := &Report{Format: opts.Format, Agent: opts.Agent, Path: opts.Path, DryRun: opts.DryRun,
-		Skipped: src.Skipped, Unparsable: src.Unparsable}
+	rep := &Report{Format: opts.Format, Agent: opts.Agent, Path: opts.Path, DryRun: opts.DryRun}
 	if !opts.DryRun && opts.LockFile != "" {
 		unlock, err := lockFile(opts.LockFile)
 		if err != nil {
@@ -290,6 +307,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		defer unlock()
 	}
 	var files []string
+	var err error
 	if opts.Journals != nil {
 		if files, err = opts.Journals(); err != nil {
 			return nil, fmt.Errorf("import: %w", err)
@@ -299,59 +317,125 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := scanRoundTrip(have, src, files, opts); err != nil {
+	// The first read: the plan.
+	pl := newPlanner(opts, have, rep)
+	first := Source{each: pl.first}
+	if err := parse(opts.Path, &first); err != nil {
 		return nil, err
 	}
-	plan := makePlan(src, opts, have, rep)
-	written := map[string]bool{}
-	if err := write(ctx, plan, opts, rep, written); err != nil {
+	rep.Skipped = append(first.Skipped, rep.Skipped...)
+	rep.Unparsable = append(first.Unparsable, rep.Unparsable...)
+	pl.flush()
+	if err := scanRoundTrip(have, pl.wantsShared, pl.wantsContent, files, opts); err != nil {
+		return nil, err
+	}
+	pl.resolve()
+	present, groups, gone := pl.stillThere()
+	clean := len(rep.Unparsable) == 0
+	retire := retirements(opts, have, present, groups, gone, rep)
+	// The second read: each record written as it comes.
+	w := &writer{ctx: ctx, opts: opts, rep: rep, written: map[string]bool{}, total: pl.todo + len(retire)}
+	n := 0
+	second := Source{each: func(it *Item) {
+		i := n
+		n++
+		if w.err != nil {
+			return
+		}
+		p, ok, err := pl.build(i, it)
+		switch {
+		case err != nil:
+			w.err = err
+		case ok:
+			w.decide(&p)
+		}
+	}}
+	if pl.reread {
+		err = parse(opts.Path, &second)
+	} else {
+		kept := pl.kept
+		pl.kept = nil
+		for i, it := range kept {
+			kept[i] = nil // decided: what it held can go
+			second.add(it)
+		}
+	}
+	if err == nil && w.err == nil && n != len(pl.sks) {
+		w.err = fmt.Errorf("%s: %w", opts.Path, errSourceChanged)
+	}
+	if err == nil && w.err == nil {
+		if clean && len(rep.Unparsable) > 0 && opts.Prune {
+			// A record the second read found invalid: not pruned after all.
+			retire = retirements(opts, have, present, groups, gone, rep)
+		}
+		for _, p := range retire {
+			if w.decide(&p); w.err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = w.err
+	}
+	if err != nil {
 		// What was written stays, durable: the re-run skips it.
-		if !opts.NoSync && len(written) > 0 {
-			_ = syncAll(opts.JournalDir, written)
+		if !opts.NoSync && len(w.written) > 0 {
+			_ = syncAll(opts.JournalDir, w.written)
 		}
 		return rep, err
 	}
 	sort.Strings(rep.Files)
-	if !opts.NoSync && len(written) > 0 {
-		if err := syncAll(opts.JournalDir, written); err != nil {
+	if !opts.NoSync && len(w.written) > 0 {
+		if err := syncAll(opts.JournalDir, w.written); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
 }
 
-// write appends the new records of plan in order, noting the files
-// written; it stops at the first error or when ctx is done.
-func write(ctx context.Context, plan []planned, opts Options, rep *Report, written map[string]bool) error {
-	for i := range plan {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("import cancelled after %d of %d records: %w", i, len(plan), err)
+// writer appends the planned records as they are decided, noting the
+// files written; after its first error (or once ctx is done) it writes
+// nothing more.
+type writer struct {
+	ctx     context.Context
+	opts    Options
+	rep     *Report
+	written map[string]bool
+	done    int
+	total   int
+	err     error
+}
+
+// decide writes p unless it is in the journal already (or the import is
+// a dry run), and counts it.
+func (w *writer) decide(p *planned) {
+	opts, rep := w.opts, w.rep
+	if err := w.ctx.Err(); err != nil {
+		w.err = fmt.Errorf("import cancelled after %d of %d records: %w", w.done, w.total, err)
+		return
+	}
+	switch {
+	case !p.ok:
+		rep.Skipped = append(rep.Skipped, Skip{Source: p.source, Reason: SkipAlreadyImported})
+	case opts.DryRun:
+		count(rep, &p.rec)
+	default:
+		path, err := journal.Append(opts.JournalDir, &p.rec, journal.AppendOptions{NoSync: true, Root: opts.Root})
+		if err != nil {
+			w.err = fmt.Errorf("import %s: %w", p.source, err)
+			return
 		}
-		p := &plan[i]
-		switch {
-		case !p.ok:
-			rep.Skipped = append(rep.Skipped, Skip{Source: p.source, Reason: SkipAlreadyImported})
-		case opts.DryRun:
-			count(rep, &p.rec)
-		default:
-			path, err := journal.Append(opts.JournalDir, &p.rec, journal.AppendOptions{NoSync: true, Root: opts.Root})
-			if err != nil {
-				return fmt.Errorf("import %s: %w", p.source, err)
-			}
-			count(rep, &p.rec)
-			if !written[path] {
-				written[path] = true
-				rel, _ := filepath.Rel(opts.Root, path)
-				rep.Files = append(rep.Files, filepath.ToSlash(rel))
-			}
-		}
-		// Decided: what it held can go (memory shrinks as the import goes).
-		p.rec = journal.Record{}
-		if opts.Progress != nil {
-			opts.Progress(i+1, len(plan))
+		count(rep, &p.rec)
+		if !w.written[path] {
+			w.written[path] = true
+			rel, _ := filepath.Rel(opts.Root, path)
+			rep.Files = append(rep.Files, filepath.ToSlash(rel))
 		}
 	}
-	return nil
+	w.done++
+	if opts.Progress != nil {
+		opts.Progress(w.done, max(w.total, w.done))
+	}
 }
 
 func count(rep *Report, r *journal.Record) {
@@ -377,45 +461,58 @@ type existing struct {
 	// retiredBy is the scope of a record superseding each retired uuid.
 	retiredBy map[string]journal.Scope
 	removal   map[string]bool // records in byKey that retire a removed item
+	// text is the textHash of the records in byKey with a place key
+	// (places.go).
+	text map[string]uint64
 }
 
 // scanJournal reads every line of files (a line that does not parse is
 // the daemon's business, not the importer's).
 func scanJournal(files []string, format string) (*existing, error) {
 	ex := &existing{suffixes: map[string]string{}, byKey: map[string][]string{}, retired: map[string]bool{}, ts: map[string]time.Time{},
-		scope: map[string]journal.Scope{}, removal: map[string]bool{}, retiredBy: map[string]journal.Scope{}}
+		scope: map[string]journal.Scope{}, removal: map[string]bool{}, retiredBy: map[string]journal.Scope{},
+		text: map[string]uint64{}}
+	fw, follows := followed[format]
 	imported := []byte(quote(format))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // compacted away since it was listed
+		// Line by line: the index is what is kept, never a file.
+		err := journal.EachLine(f, func(l journal.Line) error {
+			if l.Err != nil {
+				return nil
 			}
-			return nil, fmt.Errorf("import: read %s: %w", f, err)
-		}
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			r, err := journal.Parse(line)
-			if err != nil {
-				continue
-			}
-			if s := derivedSuffix(r.UUID); s != "" {
-				ex.suffixes[s] = r.UUID
+			r := &l.Record
+			// A parsed record's strings share its line: what the index
+			// keeps is copied, so that it holds no line.
+			uuid := strings.Clone(r.UUID)
+			if s := derivedSuffix(uuid); s != "" {
+				ex.suffixes[s] = uuid
 			}
 			for _, id := range r.Supersedes {
+				id = strings.Clone(id)
 				ex.retired[id] = true
 				ex.retiredBy[id] = r.Scope
 			}
 			if bytes.Equal(r.Extra[FieldImport], imported) && r.Source != nil && r.Source.Context != "" {
-				ex.byKey[r.Source.Context] = append(ex.byKey[r.Source.Context], r.UUID)
-				ex.ts[r.UUID] = r.TS
-				ex.scope[r.UUID] = r.Scope
-				if isRemoval(&r) {
-					ex.removal[r.UUID] = true
+				key := r.Source.Context
+				if _, ok := ex.byKey[key]; !ok {
+					key = strings.Clone(key)
+				}
+				ex.byKey[key] = append(ex.byKey[key], uuid)
+				ex.ts[uuid] = r.TS
+				ex.scope[uuid] = r.Scope
+				if isRemoval(r) {
+					ex.removal[uuid] = true
+				}
+				if follows {
+					if _, _, ok := placeOf(fw, key); ok {
+						ex.text[uuid] = textHash(r.Text)
+					}
 				}
 			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) { // ErrNotExist: compacted away since it was listed
+			return nil, fmt.Errorf("import: read %s: %w", f, err)
 		}
 	}
 	return ex, nil
@@ -459,178 +556,6 @@ func digest(it *Item) string {
 		b.WriteString(r.Source.Actor)
 	}
 	return b.String()
-}
-
-// makePlan gives every item its uuid, links and supersedes and decides
-// what is new.
-func makePlan(src *Source, opts Options, have *existing, rep *Report) []planned {
-	now := opts.Now()
-	type ided struct {
-		it     *Item
-		suffix string
-	}
-	var items []ided
-	seen := map[string]bool{}
-	var removed []*Item
-	for _, it := range src.Items {
-		r := &it.Record
-		r.Agent, r.Scope = opts.Agent, opts.Scope
-		where := fmt.Sprintf("%s:%d", it.File, it.Line)
-		if it.Removed {
-			if it.Keyed {
-				removed = append(removed, it)
-			}
-			continue
-		}
-		if it.Private && it.Owner != "" && it.Owner != opts.Agent && !opts.IncludePrivate {
-			rep.Skipped = append(rep.Skipped, Skip{Source: where + " (" + it.Owner + ")", Reason: SkipOthersPrivate})
-			continue
-		}
-		if r.TS.IsZero() {
-			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, "no time for this memory"})
-			continue
-		}
-		if r.TS.After(now.Add(24 * time.Hour)) {
-			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, fmt.Sprintf("dated %s, more than a day ahead", r.TS.UTC().Format(time.RFC3339))})
-			continue
-		}
-		suffix := identity(opts.Format, it.Key, opts.Scope, digest(it))
-		if it.LegacyKey != "" && have.suffixes[suffix] == "" {
-			if legacy := identity(opts.Format, it.LegacyKey, opts.Scope, digest(it)); have.suffixes[legacy] != "" {
-				suffix = legacy
-			}
-		}
-		// A keyed item back to a version an earlier import wrote, since
-		// replaced (A, B, A again; or removed and back): a new record,
-		// which replaces the current one.
-		for it.Keyed {
-			u := have.suffixes[suffix]
-			if u == "" || !have.retired[u] || have.retiredBy[u] != opts.Scope {
-				break
-			}
-			suffix = identity(opts.Format, it.Key, opts.Scope, digest(it)+"\x00revived\x00"+u)
-		}
-		if seen[suffix] {
-			rep.Skipped = append(rep.Skipped, Skip{Source: where, Reason: "duplicate of an earlier item of the source"})
-			continue
-		}
-		seen[suffix] = true
-		items = append(items, ided{it, suffix})
-	}
-	// Names to uuids, for links: this import's items first, then the
-	// records of earlier imports of this format (by key).
-	uuidOf := func(ts time.Time, suffix string) string {
-		return "mem_" + journal.UUIDTime(ts) + "_" + opts.Agent + "_" + suffix
-	}
-	byName := map[string]string{}
-	for _, x := range items {
-		// A new version of an edited keyed item is dated after the one
-		// it replaces, so the newer claim is the newer record.
-		prior, done := have.suffixes[x.suffix]
-		if u, there := have.already(x.it); !done && there {
-			prior, done = u, true
-			have.suffixes[x.suffix] = u // planned as already imported
-		}
-		if x.it.Keyed && !done {
-			for _, old := range have.byKey[x.it.Key] {
-				if t := have.ts[old]; !x.it.Record.TS.After(t) {
-					x.it.Record.TS = t.Add(time.Second)
-				}
-			}
-		}
-		x.it.Record.UUID = uuidOf(x.it.Record.TS, x.suffix)
-		if done {
-			// Written by an earlier run (maybe dated after a version
-			// it replaced): links name that record.
-			x.it.Record.UUID = prior
-		}
-		for _, n := range append([]string{x.it.Key}, x.it.Names...) {
-			if _, dup := byName[n]; !dup {
-				byName[n] = x.it.Record.UUID
-			}
-		}
-	}
-	var plan []planned
-	for _, x := range items {
-		it, r := x.it, &x.it.Record
-		where := fmt.Sprintf("%s:%d", it.File, it.Line)
-		if r.Source == nil {
-			r.Source = &journal.Source{}
-		}
-		r.Source.Type = opts.SourceType
-		if r.Source.Context == "" {
-			if it.Keyed {
-				r.Source.Context = it.Key
-			} else {
-				r.Source.Context = where
-			}
-		}
-		if r.Extra == nil {
-			r.Extra = map[string]json.RawMessage{}
-		}
-		r.Extra[FieldImport] = json.RawMessage(quote(opts.Format))
-		if it.Verified {
-			r.Extra[FieldSourceVerified] = json.RawMessage("true")
-			if it.VerifiedBy != "" {
-				r.Extra[FieldSourceVerifiedBy] = json.RawMessage(quote(it.VerifiedBy))
-			}
-		}
-		for _, l := range it.Links {
-			id, ok := byName[l]
-			if !ok {
-				for _, old := range have.byKey[l] {
-					if !have.removal[old] {
-						id, ok = old, true
-					}
-				}
-			}
-			if id == r.UUID {
-				continue // a note naming itself
-			}
-			if !ok {
-				rep.Unresolved = append(rep.Unresolved, Skip{Source: where, Reason: fmt.Sprintf("link to %q: not in the source", l)})
-				continue
-			}
-			if !slices.Contains(r.Links, id) {
-				r.Links = append(r.Links, id)
-			}
-		}
-		for _, l := range it.Replaces {
-			id, ok := byName[l]
-			if !ok || id == r.UUID {
-				rep.Unresolved = append(rep.Unresolved, Skip{Source: where, Reason: fmt.Sprintf("supersedes %q: not in the source", l)})
-				continue
-			}
-			if !slices.Contains(r.Supersedes, id) {
-				r.Supersedes = append(r.Supersedes, id)
-			}
-		}
-		if it.Private {
-			r.Scope = journal.ScopePrivate
-		}
-		if it.Keyed {
-			for _, old := range have.byKey[it.Key] {
-				if old != r.UUID && !have.retired[old] && derivedSuffix(old) != x.suffix {
-					r.Supersedes = append(r.Supersedes, old)
-				}
-			}
-			sort.Strings(r.Supersedes)
-		}
-		if err := r.Validate(); err != nil {
-			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, err.Error()})
-			continue
-		}
-		// The record as the journal reads it back (unknown fields in
-		// their canonical form): what is written is what is read.
-		back, err := journal.Parse(r.Canonical())
-		if err != nil {
-			rep.Unparsable = append(rep.Unparsable, Problem{it.File, it.Line, err.Error()})
-			continue
-		}
-		*r = back
-		plan = append(plan, planned{rec: *r, suffix: x.suffix, source: r.Source.Context, ok: have.suffixes[x.suffix] == ""})
-	}
-	return append(plan, retirements(src, opts, have, removed, rep)...)
 }
 
 // lockFile holds path's flock until the returned function is called.

@@ -203,7 +203,7 @@ func jsonlRecord(line []byte, rel string, n int, out *Source) {
 		r.Extra = map[string]json.RawMessage{}
 	}
 	r.Extra[FieldOriginUUID] = json.RawMessage(quote(it.Origin))
-	out.Items = append(out.Items, &it)
+	out.add(&it)
 }
 
 func containsString(list []string, s string) bool {

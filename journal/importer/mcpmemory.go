@@ -97,7 +97,7 @@ func mcpMemoryFile(f sourceFile, out *Source) {
 					r.Extra = map[string]json.RawMessage{FieldMCPEntityType: json.RawMessage(quote(t))}
 				}
 				it.ContentKey = ContentKeyObservation(name, r.Text)
-				out.Items = append(out.Items, &it)
+				out.add(&it)
 			}
 		case "relation":
 			from, to, rel := strings.TrimSpace(l.From), strings.TrimSpace(l.To), strings.TrimSpace(l.RelationType)
@@ -114,7 +114,7 @@ func mcpMemoryFile(f sourceFile, out *Source) {
 			raw, _ := json.Marshal(MCPRelation{From: from, To: to, RelationType: rel})
 			r.Extra = map[string]json.RawMessage{FieldMCPRelation: raw}
 			it.ContentKey = ContentKeyRelation(from, to, rel)
-			out.Items = append(out.Items, &it)
+			out.add(&it)
 		default:
 			out.problem(f.rel, n, "type %q is neither entity nor relation", l.Type)
 		}

@@ -199,7 +199,7 @@ func mem0Entry(f sourceFile, line int, raw []byte, out *Source) {
 	if state == "deleted" {
 		out.skip(where, "deleted in the source")
 		if id != "" {
-			out.Items = append(out.Items, &Item{Key: "mem0:" + id, Keyed: true, Removed: true, File: f.rel, Line: line})
+			out.add(&Item{Key: "mem0:" + id, Keyed: true, Removed: true, File: f.rel, Line: line})
 		}
 		return
 	}
@@ -249,5 +249,5 @@ func mem0Entry(f sourceFile, line int, raw []byte, out *Source) {
 			}
 		}
 	}
-	out.Items = append(out.Items, &it)
+	out.add(&it)
 }

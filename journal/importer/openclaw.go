@@ -78,6 +78,6 @@ func openClawFile(f sourceFile, out *Source) {
 		if s := b.section(); s != "" {
 			r.Tags = appendUnique(r.Tags, strings.ToLower(s))
 		}
-		out.Items = append(out.Items, &it)
+		out.add(&it)
 	}
 }

@@ -85,32 +85,33 @@ func extraString(r *journal.Record, field string) string {
 type seenCopies struct {
 	uuids   map[string]bool   // every uuid
 	origins map[string]string // FieldOriginUUID → the uuid that copies it
-	content map[string]string // ContentKey → a uuid saying it
+	content map[string]string // contentDigest of a ContentKey → a uuid saying it
 }
 
-// scanRoundTrip fills have.rt when some item of src has an Origin or a
-// ContentKey: from the agent's own journals (files), every record; from
-// the other agents' (opts.SharedJournals), their shared records only.
-func scanRoundTrip(have *existing, src *Source, files []string, opts Options) error {
-	if !wantsShared(src) {
+// scanRoundTrip fills have.rt (shared: some item has an Origin or a
+// ContentKey; content: some has a ContentKey): from the agent's own
+// journals (files), every record; from the other agents'
+// (opts.SharedJournals), their shared records only.
+func scanRoundTrip(have *existing, shared, content bool, files []string, opts Options) error {
+	if !shared {
 		return nil
 	}
-	var shared []string
+	var others []string
 	if opts.SharedJournals != nil {
 		var err error
-		if shared, err = opts.SharedJournals(); err != nil {
+		if others, err = opts.SharedJournals(); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 	}
 	var cs *contentScan
-	if wantsContent(src) {
+	if content {
 		cs = newContentScan()
 	}
 	have.rt = seenCopies{uuids: map[string]bool{}, origins: map[string]string{}, content: map[string]string{}}
 	if err := have.rt.scan(files, false, cs); err != nil {
 		return err
 	}
-	if err := have.rt.scan(shared, true, cs); err != nil {
+	if err := have.rt.scan(others, true, cs); err != nil {
 		return err
 	}
 	if cs != nil {
@@ -119,29 +120,20 @@ func scanRoundTrip(have *existing, src *Source, files []string, opts Options) er
 	return nil
 }
 
-// wantsContent says some item of src has a ContentKey.
-func wantsContent(src *Source) bool {
-	for i := range src.Items {
-		if src.Items[i].ContentKey != "" {
-			return true
+// already is the uuid of the record the agent sees that is the item
+// with origin (Item.Origin) and content (the contentDigest of its
+// ContentKey), when there is one.
+func (ex *existing) already(origin, content string) (string, bool) {
+	if origin != "" {
+		if ex.rt.uuids[origin] {
+			return origin, true
 		}
-	}
-	return false
-}
-
-// already is the uuid of the record the agent sees that is it, when there
-// is one.
-func (ex *existing) already(it *Item) (string, bool) {
-	if it.Origin != "" {
-		if ex.rt.uuids[it.Origin] {
-			return it.Origin, true
-		}
-		if u, ok := ex.rt.origins[it.Origin]; ok {
+		if u, ok := ex.rt.origins[origin]; ok {
 			return u, true
 		}
 	}
-	if it.ContentKey != "" {
-		if u, ok := ex.rt.content[it.ContentKey]; ok {
+	if content != "" {
+		if u, ok := ex.rt.content[content]; ok {
 			return u, true
 		}
 	}
@@ -185,11 +177,12 @@ func (c *contentScan) add(r *journal.Record) {
 	}
 }
 
-// keys adds every key to into, each naming a uuid saying it.
+// keys adds every key to into (as its contentDigest), each naming a uuid
+// saying it.
 func (c *contentScan) keys(into map[string]string) {
 	for u, k := range c.obs {
 		if !c.retired[u] {
-			into[k] = u
+			into[contentDigest(k)] = u
 		}
 	}
 	for u, ls := range c.links {
@@ -198,7 +191,7 @@ func (c *contentScan) keys(into map[string]string) {
 		}
 		for _, l := range ls {
 			if to, ok := c.entity[l]; ok && !c.retired[l] && to != c.entity[u] {
-				into[ContentKeyRelation(c.entity[u], to, mcpLinksTo)] = u
+				into[contentDigest(ContentKeyRelation(c.entity[u], to, mcpLinksTo))] = u
 			}
 		}
 	}
@@ -206,17 +199,6 @@ func (c *contentScan) keys(into map[string]string) {
 
 // mcpLinksTo is the relation type of a link in the mcp-memory export.
 const mcpLinksTo = "links_to"
-
-// wantsShared says some item of src is found by its Origin or its
-// ContentKey (the other agents' shared records are then read).
-func wantsShared(src *Source) bool {
-	for i := range src.Items {
-		if src.Items[i].Origin != "" || src.Items[i].ContentKey != "" {
-			return true
-		}
-	}
-	return false
-}
 
 // scan adds the records of files (sharedOnly: their shared records;
 // private records of other agents are never looked at beyond their

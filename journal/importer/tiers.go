@@ -138,7 +138,7 @@ func tiersFile(f sourceFile, out *Source) {
 		}
 		r.Tags = appendUnique(r.Tags, hashtags(text)...)
 		it.Links = wikiLinks(text)
-		out.Items = append(out.Items, &it)
+		out.add(&it)
 	}
 	if tier != "learning" {
 		for _, b := range blocks(body, first) {

@@ -114,5 +114,5 @@ func vaultFile(f sourceFile, out *Source) {
 	if p, _ := fm["promoted"].(bool); p {
 		r.Tags = appendUnique(r.Tags, "promoted")
 	}
-	out.Items = append(out.Items, &it)
+	out.add(&it)
 }
