@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"go.uber.org/zap"
@@ -28,8 +29,11 @@ contradiction or supersession naming a uuid no journal holds, or another
 agent's private memory) are counted and sampled for the repository's
 owner, by kind (the field naming the target, and why it changes nothing)
 with a count and a few examples; --all lists every one. They do not change
-the exit code. The comparison is made in parts of the uuids when the
-journals are large (--parts sets how many), so that memory stays bounded.`
+the exit code. The journals are read once: what the comparison needs of
+each line is spilled to unlinked files (in the repository's .memsync, else
+$TMPDIR), then compared in parts of the uuids when the journals are large
+(--parts sets how many), so that memory stays bounded; a spill directory
+that cannot be written, or fills, fails the verify.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
@@ -46,15 +50,11 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("open graph: %v", err)
 	}
 	defer g.Close()
-	rep, err := memsync.VerifyIn(ctx, repo, g, *parts)
-	if err != nil {
-		return fs.fail("%v", err)
-	}
-	var each func(field, blocked, source, target string)
 	var every []string // --json --all
 	var listed strings.Builder
+	opts := memsync.VerifyOptions{Parts: *parts, SpillDir: spillDir(repo), References: true}
 	if *all {
-		each = func(field, blocked, source, target string) {
+		opts.EachReference = func(field, blocked, source, target string) {
 			if *asJSON {
 				every = append(every, source+" -> "+target)
 				return
@@ -62,9 +62,9 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintf(&listed, "    %s %s: %s -> %s\n", field, blocked, source, target)
 		}
 	}
-	refs, err := memsync.CheckReferencesEach(layout(repo), *parts, each)
+	rep, refs, err := memsync.VerifyAll(ctx, repo, g, opts)
 	if err != nil {
-		return fs.fail("check references: %v", err)
+		return fs.fail("%v", err)
 	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(struct {
@@ -113,4 +113,14 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// spillDir is where verify spills: the repository's local directory (the
+// disk that holds the journals, as rebuild's tally), else os.TempDir().
+func spillDir(repo string) string {
+	dir := layout(repo).LocalDir()
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir
+	}
+	return ""
 }

@@ -1,0 +1,545 @@
+package memsync
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/memsync/memsync/journal"
+)
+
+// VerifyOptions say how VerifyAll compares the journals with the graph.
+type VerifyOptions struct {
+	// Parts is how many parts of the uuids are compared one after the
+	// other (0: as many as the journals' records, guessed from their size,
+	// ask for, verifyPartRecords each): memory is bounded by a part.
+	Parts int
+	// SpillDir is where the single read of the journals spills what each
+	// part needs, in unlinked files ("": os.TempDir()). A directory that
+	// cannot be written, or a disk that fills, fails the verify.
+	SpillDir string
+	// References checks the references that change nothing too, in the
+	// same read (ReferenceReport).
+	References bool
+	// EachReference, when not nil (and References is set), is told every
+	// reference that changes nothing, in journal order (file, line, then
+	// the record's fields in referenceFields order), once all are found.
+	// They are held in memory until then, as a listing of them would be.
+	EachReference func(field, blocked, source, target string)
+}
+
+// VerifyAll is Verify (and, with o.References, CheckReferences) in one
+// read of the journals, whatever the number of parts: each line is parsed
+// once and what verify needs of it (its uuid's and content's digests, its
+// group, the uuids it names) is spilled to one file per part of the uuids,
+// in o.SpillDir, while the graph's digests are spilled the same way in one
+// walk. Each part is then read back and compared on its own, so memory is
+// bounded by a part. With g nil only the references are checked.
+//
+// The report is the one Verify and CheckReferencesEach give on their own:
+// the counts are the same whatever the parts; the samples name what the
+// journals hold first (references) or part by part (the rest).
+func VerifyAll(ctx context.Context, root string, g Graph, o VerifyOptions) (VerifyReport, ReferenceReport, error) {
+	layout := Layout{Root: root}
+	agents, files, err := listJournals(layout)
+	if err != nil {
+		return VerifyReport{}, ReferenceReport{}, fmt.Errorf("verify: read journals: %w", err)
+	}
+	parts := o.Parts
+	if parts <= 0 {
+		parts = guessParts(files)
+	}
+	v := &verifyRead{layout: layout, g: g, agents: agents, files: files, parts: parts, refs: o.References}
+	defer v.close()
+	if err := v.read(ctx, o.SpillDir); err != nil {
+		return VerifyReport{}, ReferenceReport{}, err
+	}
+	var rep VerifyReport
+	refs := newRefCheck(o.EachReference != nil)
+	for p := range parts {
+		pr, err := v.comparePart(ctx, partition{p, parts}, refs)
+		if err != nil {
+			return VerifyReport{}, ReferenceReport{}, err
+		}
+		rep.add(pr)
+	}
+	rep.OK = rep.Missing == 0 && rep.Extra == 0 && rep.Different == 0 && rep.Conflicts == 0 && rep.Unaccounted == 0
+	if !v.refs {
+		return rep, ReferenceReport{}, nil
+	}
+	return rep, refs.report(o.EachReference), nil
+}
+
+// VerifyIn is Verify comparing the uuids in parts (0: as many as the
+// journals' records guessed from their size ask for: guessParts), one
+// after the other, from one read of the journals (VerifyAll).
+func VerifyIn(ctx context.Context, root string, g Graph, parts int) (VerifyReport, error) {
+	rep, _, err := VerifyAll(ctx, root, g, VerifyOptions{Parts: parts})
+	return rep, err
+}
+
+// verifyRead is one VerifyAll: the journals and the graph read once into
+// spill files, then compared a part at a time.
+type verifyRead struct {
+	layout Layout
+	g      Graph // nil: the references alone
+	agents []string
+	files  []journalFile
+	parts  int
+	refs   bool
+
+	counts journalTally // lines, invalid, foreign: every part's, counted in part 0
+	// groups interns the records' groups: a part's records name theirs
+	// by index.
+	groupMu    sync.Mutex
+	groupIndex map[string]uint32
+	groupNames []string
+
+	records, graph, references *spillSet
+}
+
+// The spill files' entries, little-endian. A record line: its uuid's
+// digest, its hash key, its file's index, its line, its group's index.
+const recordEntry = 8 + 8 + 4 + 4 + 4
+
+// A reference: the target's digest, the naming record's file, line and
+// place among its references, the field's index, the writer's agent index,
+// then the source and target uuids (uvarint lengths).
+const referenceHead = 8 + 4 + 4 + 4 + 1 + 4
+
+func (v *verifyRead) close() {
+	for _, s := range []*spillSet{v.records, v.graph, v.references} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// read spills the journals' lines (and the graph's digests, as they
+// stream in meanwhile) to one file per part.
+func (v *verifyRead) read(ctx context.Context, dir string) error {
+	var err error
+	if v.records, err = newSpillSet(dir, v.parts); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if v.refs {
+		if v.references, err = newSpillSet(dir, v.parts); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
+	v.groupIndex = map[string]uint32{}
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	graphDone := make(chan error, 1)
+	if v.g != nil {
+		if v.graph, err = newSpillSet(dir, v.parts); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		go func() { graphDone <- v.spillGraph(gctx) }()
+	} else {
+		graphDone <- nil
+	}
+	jerr := v.spillJournals(ctx)
+	if jerr != nil {
+		cancel()
+	}
+	gerr := <-graphDone
+	if jerr != nil {
+		return fmt.Errorf("verify: read journals: %w", jerr)
+	}
+	if gerr != nil {
+		return fmt.Errorf("verify: walk graph: %w", gerr)
+	}
+	for _, s := range []*spillSet{v.records, v.graph, v.references} {
+		if s == nil {
+			continue
+		}
+		if err := s.finish(); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
+	return nil
+}
+
+// spillGraph walks the graph once, spilling each memory's digests to its part.
+func (v *verifyRead) spillGraph(ctx context.Context) error {
+	w := v.graph.writer()
+	var e [16]byte
+	err := v.g.Hashes(ctx, func(uuid, hash string) error {
+		k := digest(uuid)
+		binary.LittleEndian.PutUint64(e[:8], k)
+		binary.LittleEndian.PutUint64(e[8:], hashKey(hash))
+		return w.add(v.partOf(k), e[:])
+	})
+	if ferr := w.flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func (v *verifyRead) partOf(k uint64) int { return int(k % uint64(v.parts)) }
+
+// group is the index of group name g.
+func (v *verifyRead) group(g string, cache map[string]uint32) uint32 {
+	if i, ok := cache[g]; ok {
+		return i
+	}
+	v.groupMu.Lock()
+	i, ok := v.groupIndex[g]
+	if !ok {
+		i = uint32(len(v.groupNames))
+		v.groupIndex[g] = i
+		v.groupNames = append(v.groupNames, g)
+	}
+	v.groupMu.Unlock()
+	cache[g] = i
+	return i
+}
+
+// spillJournals reads every line of every journal once, files in
+// parallel, spilling each record line (and each reference it makes) to
+// the part of its uuid (of the uuid it names).
+func (v *verifyRead) spillJournals(ctx context.Context) error {
+	var mu sync.Mutex
+	errs := make([]error, len(v.files))
+	var flushErrs []error // under mu
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(v.files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs := v.records.writer()
+			var refs *spillWriter
+			if v.references != nil {
+				refs = v.references.writer()
+			}
+			cache := map[string]uint32{}
+			var counts journalTally
+			var e [recordEntry]byte
+			var seen []string
+			var ref []byte
+			for i := range next {
+				if errs[i] = ctx.Err(); errs[i] != nil {
+					continue
+				}
+				f := v.files[i]
+				owner := v.agents[f.agent]
+				errs[i] = eachLine(v.layout, f.path, func(l journal.Line) error {
+					counts.lines++
+					switch {
+					case l.Err != nil:
+						counts.invalid++
+						return nil
+					case journal.CheckOwner(&l.Record, owner) != nil:
+						counts.foreign++
+						return nil
+					}
+					r := &l.Record
+					k := digest(r.UUID)
+					var hk uint64
+					if v.g != nil {
+						hk = hashKey(r.Hash())
+					}
+					var gi uint32
+					if refs != nil {
+						gi = v.group(r.GroupID(), cache)
+					}
+					binary.LittleEndian.PutUint64(e[0:], k)
+					binary.LittleEndian.PutUint64(e[8:], hk)
+					binary.LittleEndian.PutUint32(e[16:], uint32(i))
+					binary.LittleEndian.PutUint32(e[20:], uint32(l.Number))
+					binary.LittleEndian.PutUint32(e[24:], gi)
+					if err := recs.add(v.partOf(k), e[:]); err != nil {
+						return err
+					}
+					if refs == nil {
+						return nil
+					}
+					seen = seen[:0]
+					for fi, field := range referenceFields {
+						for _, id := range field.names(r) {
+							if id == r.UUID || slices.Contains(seen, id) {
+								continue
+							}
+							tk := digest(id)
+							ref = binary.LittleEndian.AppendUint64(ref[:0], tk)
+							ref = binary.LittleEndian.AppendUint32(ref, uint32(i))
+							ref = binary.LittleEndian.AppendUint32(ref, uint32(l.Number))
+							ref = binary.LittleEndian.AppendUint32(ref, uint32(len(seen)))
+							ref = append(ref, byte(fi))
+							ref = binary.LittleEndian.AppendUint32(ref, uint32(f.agent))
+							ref = binary.AppendUvarint(ref, uint64(len(r.UUID)))
+							ref = append(ref, r.UUID...)
+							ref = binary.AppendUvarint(ref, uint64(len(id)))
+							ref = append(ref, id...)
+							seen = append(seen, id)
+							if err := refs.add(v.partOf(tk), ref); err != nil {
+								return err
+							}
+						}
+					}
+					return nil
+				})
+			}
+			err := recs.flush()
+			if refs != nil {
+				err = errors.Join(err, refs.flush())
+			}
+			mu.Lock()
+			v.counts.lines += counts.lines
+			v.counts.invalid += counts.invalid
+			v.counts.foreign += counts.foreign
+			if err != nil {
+				flushErrs = append(flushErrs, err)
+			}
+			mu.Unlock()
+		}()
+	}
+	for i := range v.files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(append(errs, flushErrs...)...)
+}
+
+// at is where a record line or a reference is in the journals: the order
+// the journals are read in (the file's index, the line, the reference's
+// place among its record's).
+type at struct{ file, line, pos uint32 }
+
+func (a at) compare(b at) int {
+	return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.line, b.line), cmp.Compare(a.pos, b.pos))
+}
+
+// groupAt is the group of a uuid's first record line, and where it is.
+type groupAt struct {
+	at    at
+	group uint32
+}
+
+// comparePart reads part pt's spilled records back, compares them with
+// the graph's part (comparePart) and checks the references to its uuids.
+func (v *verifyRead) comparePart(ctx context.Context, pt partition, refs *refCheck) (VerifyReport, error) {
+	r, err := v.records.read(pt.index)
+	if err != nil {
+		return VerifyReport{}, fmt.Errorf("verify: %w", err)
+	}
+	n := int(v.records.size(pt.index) / recordEntry)
+	tally := &journalTally{want: make(expected, n)}
+	if pt.index == 0 {
+		tally.merge(&v.counts, nil)
+	}
+	var groups map[uint64]groupAt
+	if v.refs {
+		groups = make(map[uint64]groupAt, n)
+	}
+	buf := make([]byte, 4096*recordEntry)
+	list := make([]lineVersion, 0, 4096)
+	for {
+		k, err := io.ReadFull(r, buf)
+		if err == io.EOF {
+			break
+		}
+		if err != nil && err != io.ErrUnexpectedEOF {
+			return VerifyReport{}, fmt.Errorf("verify: %w", err)
+		}
+		if k%recordEntry != 0 {
+			return VerifyReport{}, fmt.Errorf("verify: spill file in %s: a torn entry", v.records.dir)
+		}
+		list = list[:0]
+		for b := buf[:k]; len(b) > 0; b = b[recordEntry:] {
+			uuid := binary.LittleEndian.Uint64(b[0:])
+			list = append(list, lineVersion{uuid, binary.LittleEndian.Uint64(b[8:])})
+			if groups != nil {
+				a := at{binary.LittleEndian.Uint32(b[16:]), binary.LittleEndian.Uint32(b[20:]), 0}
+				if g, ok := groups[uuid]; !ok || a.compare(g.at) < 0 {
+					groups[uuid] = groupAt{a, binary.LittleEndian.Uint32(b[24:])}
+				}
+			}
+		}
+		tally.merge(&journalTally{}, list)
+	}
+	var rep VerifyReport
+	if v.g != nil {
+		if tally.conflicts > 0 {
+			if err := resolveClashes(v.layout, v.agents, v.files, tally.want); err != nil {
+				return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
+			}
+		}
+		rep, err = comparePart(ctx, v.layout, v.g, tally, pt, func(mark func(uuid, hash uint64)) error {
+			gr, err := v.graph.read(pt.index)
+			if err != nil {
+				return err
+			}
+			var e [16]byte
+			for {
+				if _, err := io.ReadFull(gr, e[:]); err == io.EOF {
+					return nil
+				} else if err != nil {
+					return fmt.Errorf("spill file in %s: %w", v.graph.dir, err)
+				}
+				mark(binary.LittleEndian.Uint64(e[:8]), binary.LittleEndian.Uint64(e[8:]))
+			}
+		})
+		if err != nil {
+			return VerifyReport{}, err
+		}
+	}
+	if v.refs {
+		if err := v.checkReferences(pt, groups, refs); err != nil {
+			return VerifyReport{}, err
+		}
+	}
+	return rep, nil
+}
+
+// checkReferences reads part pt's spilled references back and checks each
+// against the groups of the part's uuids.
+func (v *verifyRead) checkReferences(pt partition, groups map[uint64]groupAt, refs *refCheck) error {
+	r, err := v.references.read(pt.index)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	br := bufio.NewReader(r)
+	head := make([]byte, referenceHead)
+	str := func() (string, error) {
+		n, err := binary.ReadUvarint(br)
+		if err != nil {
+			return "", err
+		}
+		b := make([]byte, n)
+		_, err = io.ReadFull(br, b)
+		return string(b), err
+	}
+	for {
+		if _, err := io.ReadFull(br, head); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("verify: spill file in %s: %w", v.references.dir, err)
+		}
+		src, err := str()
+		if err != nil {
+			return fmt.Errorf("verify: spill file in %s: %w", v.references.dir, err)
+		}
+		tgt, err := str()
+		if err != nil {
+			return fmt.Errorf("verify: spill file in %s: %w", v.references.dir, err)
+		}
+		k := binary.LittleEndian.Uint64(head[0:])
+		where := at{binary.LittleEndian.Uint32(head[8:]), binary.LittleEndian.Uint32(head[12:]), binary.LittleEndian.Uint32(head[16:])}
+		field := int(head[20])
+		agent := v.agents[binary.LittleEndian.Uint32(head[21:])]
+		blocked := ""
+		switch g, ok := groups[k]; {
+		case !ok:
+			blocked = BlockedNoRecord
+		case !journal.Sees(agent, v.groupNames[g.group]):
+			blocked = BlockedNotVisible
+		default:
+			continue
+		}
+		refs.add(blockedRef{where, field, blocked, src, tgt})
+	}
+}
+
+// blockedRef is one reference that changes nothing.
+type blockedRef struct {
+	at             at
+	field          int // index in referenceFields
+	blocked        string
+	source, target string
+}
+
+func (b blockedRef) String() string { return b.source + " -> " + b.target }
+
+// refCheck gathers the references that change nothing, part after part:
+// their counts, and the first of them in journal order, whatever part
+// found them.
+type refCheck struct {
+	dangling, crossing int
+	sample             []blockedRef           // the first SampleSize
+	kinds              map[[2]string]*refKind // by field and why
+	all                []blockedRef           // every one, when asked
+	keepAll            bool
+}
+
+type refKind struct {
+	count  int
+	sample []blockedRef // the first KindSampleSize
+}
+
+func newRefCheck(keepAll bool) *refCheck {
+	return &refCheck{kinds: map[[2]string]*refKind{}, keepAll: keepAll}
+}
+
+func (c *refCheck) add(b blockedRef) {
+	if b.blocked == BlockedNoRecord {
+		c.dangling++
+	} else {
+		c.crossing++
+	}
+	c.sample = keepFirst(c.sample, b, SampleSize)
+	key := [2]string{referenceFields[b.field].name, b.blocked}
+	k := c.kinds[key]
+	if k == nil {
+		k = &refKind{}
+		c.kinds[key] = k
+	}
+	k.count++
+	k.sample = keepFirst(k.sample, b, KindSampleSize)
+	if c.keepAll {
+		c.all = append(c.all, b)
+	}
+}
+
+// keepFirst inserts b into list, sorted by place in the journals, keeping
+// the first n.
+func keepFirst(list []blockedRef, b blockedRef, n int) []blockedRef {
+	if len(list) == n && b.at.compare(list[n-1].at) >= 0 {
+		return list
+	}
+	i, _ := slices.BinarySearchFunc(list, b, func(x, y blockedRef) int { return x.at.compare(y.at) })
+	list = slices.Insert(list, i, b)
+	if len(list) > n {
+		list = list[:n]
+	}
+	return list
+}
+
+// report is the ReferenceReport, telling each (when not nil) every
+// reference that changes nothing in journal order.
+func (c *refCheck) report(each func(field, blocked, source, target string)) ReferenceReport {
+	rep := ReferenceReport{Dangling: c.dangling, Crossing: c.crossing}
+	for _, b := range c.sample {
+		rep.Sample = append(rep.Sample, b.String())
+	}
+	for _, f := range referenceFields {
+		for _, why := range []string{BlockedNoRecord, BlockedNotVisible} {
+			k := c.kinds[[2]string{f.name, why}]
+			if k == nil {
+				continue
+			}
+			kind := ReferenceKind{Field: f.name, Blocked: why, Count: k.count}
+			for _, b := range k.sample {
+				kind.Sample = append(kind.Sample, b.String())
+			}
+			rep.ByKind = append(rep.ByKind, kind)
+		}
+	}
+	if each != nil {
+		slices.SortFunc(c.all, func(a, b blockedRef) int { return a.at.compare(b.at) })
+		for _, b := range c.all {
+			each(referenceFields[b.field].name, b.blocked, b.source, b.target)
+		}
+	}
+	return rep
+}
