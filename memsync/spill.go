@@ -98,12 +98,10 @@ func (s *spillSet) finish() error {
 }
 
 // read returns a reader of every byte partition p was given, which fails
-// if the file holds fewer.
-func (s *spillSet) read(p int) (io.Reader, error) {
-	if _, err := s.files[p].Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("read spill file in %s: %w", s.dir, err)
-	}
-	return &exactReader{r: bufio.NewReaderSize(io.LimitReader(s.files[p], s.n[p]), 64<<10), left: s.n[p], dir: s.dir}, nil
+// if the file holds fewer. Readers of one partition, or of several, may
+// be used at once (each reads at its own offset).
+func (s *spillSet) read(p int) io.Reader {
+	return &exactReader{r: bufio.NewReaderSize(io.NewSectionReader(s.files[p], 0, s.n[p]), 64<<10), left: s.n[p], dir: s.dir}
 }
 
 // size is how many bytes partition p was given.

@@ -326,129 +326,151 @@ type groupAt struct {
 	group uint32
 }
 
-// comparePart reads part pt's spilled records back, compares them with
-// the graph's part (comparePart) and checks the references to its uuids.
+// noGroup marks a uuid that references name and no record line holds.
+const noGroup = ^uint32(0)
+
+// comparePart compares part pt: the spilled records with the graph's
+// (comparePart) and, at the same time, the references to its uuids with
+// the groups of their records, each from its own read of the spill.
 func (v *verifyRead) comparePart(ctx context.Context, pt partition, refs *refCheck) (VerifyReport, error) {
-	r, err := v.records.read(pt.index)
-	if err != nil {
-		return VerifyReport{}, fmt.Errorf("verify: %w", err)
-	}
-	n := int(v.records.size(pt.index) / recordEntry)
-	tally := &journalTally{want: make(expected, n)}
-	if pt.index == 0 {
-		tally.merge(&v.counts, nil)
-	}
-	var groups map[uint64]groupAt
-	if v.refs {
-		groups = make(map[uint64]groupAt, n)
-	}
-	buf := make([]byte, 4096*recordEntry)
-	list := make([]lineVersion, 0, 4096)
-	for {
-		k, err := io.ReadFull(r, buf)
-		if err == io.EOF {
-			break
-		}
-		if err != nil && err != io.ErrUnexpectedEOF {
-			return VerifyReport{}, fmt.Errorf("verify: %w", err)
-		}
-		if k%recordEntry != 0 {
-			return VerifyReport{}, fmt.Errorf("verify: spill file in %s: a torn entry", v.records.dir)
-		}
-		list = list[:0]
-		for b := buf[:k]; len(b) > 0; b = b[recordEntry:] {
-			uuid := binary.LittleEndian.Uint64(b[0:])
-			list = append(list, lineVersion{uuid, binary.LittleEndian.Uint64(b[8:])})
-			if groups != nil {
-				a := at{binary.LittleEndian.Uint32(b[16:]), binary.LittleEndian.Uint32(b[20:]), 0}
-				if g, ok := groups[uuid]; !ok || a.compare(g.at) < 0 {
-					groups[uuid] = groupAt{a, binary.LittleEndian.Uint32(b[24:])}
-				}
-			}
-		}
-		tally.merge(&journalTally{}, list)
-	}
 	var rep VerifyReport
+	var wg sync.WaitGroup
+	var cerr, rerr error
 	if v.g != nil {
-		if tally.conflicts > 0 {
-			if err := resolveClashes(v.layout, v.agents, v.files, tally.want); err != nil {
-				return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
-			}
-		}
-		rep, err = comparePart(ctx, v.layout, v.g, tally, pt, func(mark func(uuid, hash uint64)) error {
-			gr, err := v.graph.read(pt.index)
-			if err != nil {
-				return err
-			}
-			var e [16]byte
-			for {
-				if _, err := io.ReadFull(gr, e[:]); err == io.EOF {
-					return nil
-				} else if err != nil {
-					return fmt.Errorf("spill file in %s: %w", v.graph.dir, err)
-				}
-				mark(binary.LittleEndian.Uint64(e[:8]), binary.LittleEndian.Uint64(e[8:]))
-			}
-		})
-		if err != nil {
-			return VerifyReport{}, err
-		}
+		wg.Go(func() { rep, cerr = v.compareRecords(ctx, pt) })
 	}
 	if v.refs {
-		if err := v.checkReferences(pt, groups, refs); err != nil {
-			return VerifyReport{}, err
-		}
+		wg.Go(func() { rerr = v.checkReferences(pt, refs) })
+	}
+	wg.Wait()
+	if err := errors.Join(cerr, rerr); err != nil {
+		return VerifyReport{}, err
 	}
 	return rep, nil
 }
 
-// checkReferences reads part pt's spilled references back and checks each
-// against the groups of the part's uuids.
-func (v *verifyRead) checkReferences(pt partition, groups map[uint64]groupAt, refs *refCheck) error {
-	r, err := v.references.read(pt.index)
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+// eachSpilled calls fn with every entry of size bytes in r.
+func eachSpilled(r io.Reader, size int, dir string, fn func([]byte)) error {
+	buf := make([]byte, 4096*size)
+	for {
+		k, err := io.ReadFull(r, buf)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil && err != io.ErrUnexpectedEOF {
+			return fmt.Errorf("verify: %w", err)
+		}
+		if k%size != 0 {
+			return fmt.Errorf("verify: spill file in %s: a torn entry", dir)
+		}
+		for b := buf[:k]; len(b) > 0; b = b[size:] {
+			fn(b[:size])
+		}
 	}
-	br := bufio.NewReader(r)
+}
+
+// compareRecords reads part pt's spilled record lines back into what the
+// journals want and compares the graph's spilled part with it.
+func (v *verifyRead) compareRecords(ctx context.Context, pt partition) (VerifyReport, error) {
+	tally := &journalTally{want: make(expected, v.records.size(pt.index)/recordEntry)}
+	if pt.index == 0 {
+		tally.merge(&v.counts, nil)
+	}
+	list := make([]lineVersion, 0, 4096)
+	err := eachSpilled(v.records.read(pt.index), recordEntry, v.records.dir, func(b []byte) {
+		list = append(list, lineVersion{binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:])})
+		if len(list) == cap(list) {
+			tally.merge(&journalTally{}, list)
+			list = list[:0]
+		}
+	})
+	if err != nil {
+		return VerifyReport{}, err
+	}
+	tally.merge(&journalTally{}, list)
+	if tally.conflicts > 0 {
+		if err := resolveClashes(v.layout, v.agents, v.files, tally.want); err != nil {
+			return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
+		}
+	}
+	return comparePart(ctx, v.layout, v.g, tally, pt, func(mark func(uuid, hash uint64)) error {
+		return eachSpilled(v.graph.read(pt.index), 16, v.graph.dir, func(b []byte) {
+			mark(binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:]))
+		})
+	})
+}
+
+// eachReference calls fn with every reference spilled to part pt: the
+// digest of its target, where it is, the writer's agent index, and the
+// source and target uuids (valid until fn returns).
+func (v *verifyRead) eachReference(pt partition, fn func(k uint64, where at, field int, agent uint32, source, target []byte)) error {
+	br := bufio.NewReader(v.references.read(pt.index))
 	head := make([]byte, referenceHead)
-	str := func() (string, error) {
+	var src, tgt []byte
+	fail := func(err error) error { return fmt.Errorf("verify: spill file in %s: %w", v.references.dir, err) }
+	str := func(b []byte) ([]byte, error) {
 		n, err := binary.ReadUvarint(br)
 		if err != nil {
-			return "", err
+			return b, err
 		}
-		b := make([]byte, n)
+		b = slices.Grow(b[:0], int(n))[:n]
 		_, err = io.ReadFull(br, b)
-		return string(b), err
+		return b, err
 	}
 	for {
 		if _, err := io.ReadFull(br, head); err == io.EOF {
 			return nil
 		} else if err != nil {
-			return fmt.Errorf("verify: spill file in %s: %w", v.references.dir, err)
+			return fail(err)
 		}
-		src, err := str()
-		if err != nil {
-			return fmt.Errorf("verify: spill file in %s: %w", v.references.dir, err)
+		var err error
+		if src, err = str(src); err != nil {
+			return fail(err)
 		}
-		tgt, err := str()
-		if err != nil {
-			return fmt.Errorf("verify: spill file in %s: %w", v.references.dir, err)
+		if tgt, err = str(tgt); err != nil {
+			return fail(err)
 		}
-		k := binary.LittleEndian.Uint64(head[0:])
 		where := at{binary.LittleEndian.Uint32(head[8:]), binary.LittleEndian.Uint32(head[12:]), binary.LittleEndian.Uint32(head[16:])}
-		field := int(head[20])
-		agent := v.agents[binary.LittleEndian.Uint32(head[21:])]
+		fn(binary.LittleEndian.Uint64(head[0:]), where, int(head[20]), binary.LittleEndian.Uint32(head[21:]), src, tgt)
+	}
+}
+
+// checkReferences checks the references to part pt's uuids: a read of
+// them gathers their targets, a read of the part's record lines the group
+// of each target's first line, and a second read of them checks each, so
+// that only the uuids references name are held.
+func (v *verifyRead) checkReferences(pt partition, refs *refCheck) error {
+	groups := map[uint64]groupAt{}
+	err := v.eachReference(pt, func(k uint64, _ at, _ int, _ uint32, _, _ []byte) { groups[k] = groupAt{group: noGroup} })
+	if err != nil || len(groups) == 0 {
+		return err
+	}
+	err = eachSpilled(v.records.read(pt.index), recordEntry, v.records.dir, func(b []byte) {
+		k := binary.LittleEndian.Uint64(b[0:])
+		g, ok := groups[k]
+		if !ok {
+			return
+		}
+		a := at{binary.LittleEndian.Uint32(b[16:]), binary.LittleEndian.Uint32(b[20:]), 0}
+		if g.group == noGroup || a.compare(g.at) < 0 {
+			groups[k] = groupAt{a, binary.LittleEndian.Uint32(b[24:])}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return v.eachReference(pt, func(k uint64, where at, field int, agent uint32, source, target []byte) {
 		blocked := ""
-		switch g, ok := groups[k]; {
-		case !ok:
+		switch g := groups[k]; {
+		case g.group == noGroup:
 			blocked = BlockedNoRecord
-		case !journal.Sees(agent, v.groupNames[g.group]):
+		case !journal.Sees(v.agents[agent], v.groupNames[g.group]):
 			blocked = BlockedNotVisible
 		default:
-			continue
+			return
 		}
-		refs.add(blockedRef{where, field, blocked, src, tgt})
-	}
+		refs.add(blockedRef{where, field, blocked, string(source), string(target)})
+	})
 }
 
 // blockedRef is one reference that changes nothing.
