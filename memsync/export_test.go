@@ -28,3 +28,10 @@ func SpillToFullDisk(t interface{ Cleanup(func()) }) {
 	createSpillFile = func(string) (*os.File, error) { return os.OpenFile("/dev/full", os.O_RDWR, 0) }
 	t.Cleanup(func() { createSpillFile = was })
 }
+
+// ListInRunsOf sorts a ReferenceListing in runs of n until the test ends.
+func ListInRunsOf(t interface{ Cleanup(func()) }, n int) {
+	was := listRun
+	listRun = n
+	t.Cleanup(func() { listRun = was })
+}

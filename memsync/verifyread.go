@@ -31,8 +31,11 @@ type VerifyOptions struct {
 	// EachReference, when not nil (and References is set), is told every
 	// reference that changes nothing, in journal order (file, line, then
 	// the record's fields in referenceFields order), once all are found.
-	// They are held in memory until then, as a listing of them would be.
 	EachReference func(field, blocked, source, target string)
+	// Listing, when not nil (and References is set), is given every
+	// reference that changes nothing, for its caller to list after
+	// VerifyAll returns (ReferenceListing.Each), then close.
+	Listing *ReferenceListing
 }
 
 // VerifyAll is Verify (and, with o.References, CheckReferences) in one
@@ -62,7 +65,15 @@ func VerifyAll(ctx context.Context, root string, g Graph, o VerifyOptions) (Veri
 		return VerifyReport{}, ReferenceReport{}, err
 	}
 	var rep VerifyReport
-	refs := newRefCheck(o.EachReference != nil)
+	listing := o.Listing
+	if listing == nil && o.EachReference != nil {
+		listing = &ReferenceListing{}
+		defer listing.Close()
+	}
+	if listing != nil {
+		listing.dir = o.SpillDir
+	}
+	refs := &refCheck{kinds: map[[2]string]*refKind{}, list: listing}
 	for p := range parts {
 		pr, err := v.comparePart(ctx, partition{p, parts}, refs)
 		if err != nil {
@@ -74,7 +85,19 @@ func VerifyAll(ctx context.Context, root string, g Graph, o VerifyOptions) (Veri
 	if !v.refs {
 		return rep, ReferenceReport{}, nil
 	}
-	return rep, refs.report(o.EachReference), nil
+	if listing != nil && listing.err != nil {
+		return VerifyReport{}, ReferenceReport{}, fmt.Errorf("verify: list references: %w", listing.err)
+	}
+	if o.Listing == nil && o.EachReference != nil {
+		err := listing.Each(func(field, blocked, source, target string) error {
+			o.EachReference(field, blocked, source, target)
+			return nil
+		})
+		if err != nil {
+			return VerifyReport{}, ReferenceReport{}, fmt.Errorf("verify: list references: %w", err)
+		}
+	}
+	return rep, refs.report(), nil
 }
 
 // VerifyIn is Verify comparing the uuids in parts (0: as many as the
@@ -490,17 +513,12 @@ type refCheck struct {
 	dangling, crossing int
 	sample             []blockedRef           // the first SampleSize
 	kinds              map[[2]string]*refKind // by field and why
-	all                []blockedRef           // every one, when asked
-	keepAll            bool
+	list               *ReferenceListing      // every one, when asked
 }
 
 type refKind struct {
 	count  int
 	sample []blockedRef // the first KindSampleSize
-}
-
-func newRefCheck(keepAll bool) *refCheck {
-	return &refCheck{kinds: map[[2]string]*refKind{}, keepAll: keepAll}
 }
 
 func (c *refCheck) add(b blockedRef) {
@@ -518,8 +536,8 @@ func (c *refCheck) add(b blockedRef) {
 	}
 	k.count++
 	k.sample = keepFirst(k.sample, b, KindSampleSize)
-	if c.keepAll {
-		c.all = append(c.all, b)
+	if c.list != nil {
+		c.list.add(b)
 	}
 }
 
@@ -537,9 +555,8 @@ func keepFirst(list []blockedRef, b blockedRef, n int) []blockedRef {
 	return list
 }
 
-// report is the ReferenceReport, telling each (when not nil) every
-// reference that changes nothing in journal order.
-func (c *refCheck) report(each func(field, blocked, source, target string)) ReferenceReport {
+// report is the ReferenceReport.
+func (c *refCheck) report() ReferenceReport {
 	rep := ReferenceReport{Dangling: c.dangling, Crossing: c.crossing}
 	for _, b := range c.sample {
 		rep.Sample = append(rep.Sample, b.String())
@@ -555,12 +572,6 @@ func (c *refCheck) report(each func(field, blocked, source, target string)) Refe
 				kind.Sample = append(kind.Sample, b.String())
 			}
 			rep.ByKind = append(rep.ByKind, kind)
-		}
-	}
-	if each != nil {
-		slices.SortFunc(c.all, func(a, b blockedRef) int { return a.at.compare(b.at) })
-		for _, b := range c.all {
-			each(referenceFields[b.field].name, b.blocked, b.source, b.target)
 		}
 	}
 	return rep

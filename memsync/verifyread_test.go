@@ -61,6 +61,9 @@ func TestVerifyAllReferencesInOneRead(t *testing.T) {
 		t.Fatalf("verify: %+v %v", plain, err)
 	}
 	for parts := 1; parts <= 7; parts++ {
+		if parts%2 == 0 {
+			memsync.ListInRunsOf(t, parts/2) // sorted in runs of 1 to 3, merged
+		}
 		var each []string
 		rep, refs, err := memsync.VerifyAll(context.Background(), r.root, r.g, memsync.VerifyOptions{Parts: parts, References: true,
 			EachReference: func(field, blocked, source, target string) {
@@ -86,6 +89,18 @@ func TestVerifyAllReferencesInOneRead(t *testing.T) {
 			}}
 		if !reflect.DeepEqual(refs, wantRefs) {
 			t.Errorf("%d parts: references %+v\nwant %+v", parts, refs, wantRefs)
+		}
+		var listing memsync.ReferenceListing
+		_, _, err = memsync.VerifyAll(context.Background(), r.root, r.g, memsync.VerifyOptions{Parts: parts, References: true, Listing: &listing})
+		var listed []string
+		if err == nil {
+			err = listing.Each(func(field, blocked, source, target string) error {
+				listed = append(listed, fmt.Sprintf("%s %s: %s -> %s", field, blocked, source, target))
+				return nil
+			})
+		}
+		if err != nil || !slices.Equal(listed, want) || listing.Close() != nil {
+			t.Errorf("%d parts: Listing.Each %v\n%s", parts, err, strings.Join(listed, "\n"))
 		}
 		alone, err := memsync.CheckReferencesEach(memsync.Layout{Root: r.root}, parts, nil)
 		if err != nil || !reflect.DeepEqual(alone, wantRefs) {

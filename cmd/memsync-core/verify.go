@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,64 +52,84 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("open graph: %v", err)
 	}
 	defer g.Close()
-	var every []string // --json --all
-	var listed strings.Builder
 	opts := memsync.VerifyOptions{Parts: *parts, SpillDir: spillDir(repo), References: true}
 	if *all {
-		opts.EachReference = func(field, blocked, source, target string) {
-			if *asJSON {
-				every = append(every, source+" -> "+target)
-				return
-			}
-			fmt.Fprintf(&listed, "    %s %s: %s -> %s\n", field, blocked, source, target)
-		}
+		opts.Listing = &memsync.ReferenceListing{}
+		defer opts.Listing.Close()
 	}
 	rep, refs, err := memsync.VerifyAll(ctx, repo, g, opts)
 	if err != nil {
 		return fs.fail("%v", err)
 	}
+	out := bufio.NewWriterSize(env.Stdout, 64<<10)
 	if *asJSON {
-		out, _ := json.MarshalIndent(struct {
+		doc, _ := json.MarshalIndent(struct {
 			memsync.VerifyReport
 			memsync.ReferenceReport
-			All []string `json:"blocked_all,omitempty"`
-		}{rep, refs, every}, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
+		}{rep, refs}, "", "  ")
+		if opts.Listing == nil || refs.Dangling+refs.Crossing == 0 {
+			fmt.Fprintf(out, "%s\n", doc)
+		} else {
+			// blocked_all is streamed, as json.MarshalIndent would
+			// have laid it out last in the document.
+			out.Write(bytes.TrimSuffix(doc, []byte("\n}")))
+			out.WriteString(",\n  \"blocked_all\": [")
+			sep := "\n    "
+			err = opts.Listing.Each(func(_, _, source, target string) error {
+				s, _ := json.Marshal(source + " -> " + target)
+				out.WriteString(sep)
+				_, err := out.Write(s)
+				sep = ",\n    "
+				return err
+			})
+			out.WriteString("\n  ]\n}\n")
+		}
 	} else {
 		verdict := "ok"
 		if !rep.OK {
 			verdict = "DIFFERS"
 		}
-		fmt.Fprintf(env.Stdout, "%s: %d journal records, %d in the graph; missing %d, extra %d, different %d, conflicts %d\n",
+		fmt.Fprintf(out, "%s: %d journal records, %d in the graph; missing %d, extra %d, different %d, conflicts %d\n",
 			verdict, rep.JournalRecords, rep.GraphRecords, rep.Missing, rep.Extra, rep.Different, rep.Conflicts)
-		fmt.Fprintf(env.Stdout, "lines %d: projected %d, duplicates %d, rejected %d, unaccounted %d\n",
+		fmt.Fprintf(out, "lines %d: projected %d, duplicates %d, rejected %d, unaccounted %d\n",
 			rep.Lines, rep.Projected, rep.Duplicates, rep.Rejected, rep.Unaccounted)
 		for _, l := range []struct {
 			name string
 			ids  []string
 		}{{"missing", rep.MissingUUIDs}, {"extra", rep.ExtraUUIDs}, {"different", rep.DifferentUUIDs}, {"conflicts", rep.ConflictUUIDs}} {
 			if len(l.ids) > 0 {
-				fmt.Fprintf(env.Stdout, "  %s: %s\n", l.name, strings.Join(l.ids, " "))
+				fmt.Fprintf(out, "  %s: %s\n", l.name, strings.Join(l.ids, " "))
 			}
 		}
 		for _, r := range rep.RejectedLines {
-			fmt.Fprintf(env.Stdout, "  rejected %s:%d: %s\n", r.File, r.Line, r.Reason)
+			fmt.Fprintf(out, "  rejected %s:%d: %s\n", r.File, r.Line, r.Reason)
 		}
 		if n, err := rejectCount(repo); err == nil && n > 0 {
-			fmt.Fprintf(env.Stdout, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)
+			fmt.Fprintf(out, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)
 		}
 		if refs.Dangling+refs.Crossing > 0 {
 			more := " (--all lists every one)"
 			if *all {
 				more = ""
 			}
-			fmt.Fprintf(env.Stdout, "  references that change nothing: %d to no record, %d to a memory the writer cannot see%s\n",
+			fmt.Fprintf(out, "  references that change nothing: %d to no record, %d to a memory the writer cannot see%s\n",
 				refs.Dangling, refs.Crossing, more)
 			for _, k := range refs.ByKind {
-				fmt.Fprintf(env.Stdout, "    %s %s: %d, e.g. %s\n", k.Field, k.Blocked, k.Count, strings.Join(k.Sample, ", "))
+				fmt.Fprintf(out, "    %s %s: %d, e.g. %s\n", k.Field, k.Blocked, k.Count, strings.Join(k.Sample, ", "))
 			}
-			fmt.Fprint(env.Stdout, listed.String())
+			if opts.Listing != nil {
+				err = opts.Listing.Each(func(field, blocked, source, target string) error {
+					_, err := fmt.Fprintf(out, "    %s %s: %s -> %s\n", field, blocked, source, target)
+					return err
+				})
+			}
 		}
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return fs.fail("list references: %v", err)
 	}
 	if !rep.OK {
 		return exitFail
