@@ -23,9 +23,19 @@ func JournalOpens() int64 { return journalOpens.Load() }
 
 // SpillToFullDisk makes verify's spill files fail every write as a full
 // disk does (/dev/full: ENOSPC), until the test ends.
-func SpillToFullDisk(t interface{ Cleanup(func()) }) {
+func SpillToFullDisk(t interface{ Cleanup(func()) }) { SpillToFullDiskAfter(t, 0) }
+
+// SpillToFullDiskAfter is SpillToFullDisk for the spill files after the
+// first n.
+func SpillToFullDiskAfter(t interface{ Cleanup(func()) }, n int) {
 	was := createSpillFile
-	createSpillFile = func(string) (*os.File, error) { return os.OpenFile("/dev/full", os.O_RDWR, 0) }
+	createSpillFile = func(dir string) (*os.File, error) {
+		if n > 0 {
+			n--
+			return was(dir)
+		}
+		return os.OpenFile("/dev/full", os.O_RDWR, 0)
+	}
 	t.Cleanup(func() { createSpillFile = was })
 }
 

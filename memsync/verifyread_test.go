@@ -155,3 +155,20 @@ func TestVerifySpillFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyListingSpillFault: the listing of every reference that
+// changes nothing spills its sorted runs too; a full disk there fails the
+// verify, never a listing with a hole in it.
+func TestVerifyListingSpillFault(t *testing.T) {
+	r := newRig(t, memsynctest.NewGraph())
+	r.write("alice", "2026-11-20.jsonl", refLine("mem_a1", "alice", "shared", "links", "mem_n1", "mem_n2", "mem_n3"))
+	r.syncOnce(r.engine())
+	memsync.ListInRunsOf(t, 1)
+	memsync.SpillToFullDiskAfter(t, 3) // the records', references' and graph's spills are written; the runs are not
+	var listing memsync.ReferenceListing
+	defer listing.Close()
+	_, refs, err := memsync.VerifyAll(context.Background(), r.root, r.g, memsync.VerifyOptions{Parts: 1, References: true, Listing: &listing})
+	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "verify: list references: write spill file in ") {
+		t.Fatalf("verify = %+v, %v; want a full disk's error", refs, err)
+	}
+}
