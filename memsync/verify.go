@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/memsync/memsync/journal"
 )
@@ -144,69 +142,6 @@ type journalTally struct {
 
 // lineVersion is a record line's uuid digest and hash key.
 type lineVersion struct{ uuid, hash uint64 }
-
-// readJournals reads every line of every journal of every agent, files in
-// parallel, into one word per uuid. Where lines claim a uuid with different
-// content, the version journal.ClashWins prefers is found by a second
-// read of those uuids' lines (resolveClashes): clashes are rare, and the
-// first read then needs nothing but the hash of each record.
-//
-// Only the uuids of partition pt are kept; the lines that are not records
-// (invalid, foreign) are counted in its first partition alone.
-func readJournals(layout Layout, agents []string, files []journalFile, pt partition) (*journalTally, error) {
-	tally := &journalTally{want: expected{}}
-	var mu sync.Mutex
-	errs := make([]error, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var list []lineVersion
-			for i := range next {
-				f := files[i]
-				list = list[:0]
-				var part journalTally
-				errs[i] = eachLine(layout, f.path, func(l journal.Line) error {
-					switch {
-					case l.Err != nil:
-						part.invalid++
-					case journal.CheckOwner(&l.Record, agents[f.agent]) != nil:
-						part.foreign++
-					default:
-						if k := digest(l.Record.UUID); pt.holds(k) {
-							list = append(list, lineVersion{k, hashKey(l.Record.Hash())})
-						}
-					}
-					if pt.index == 0 {
-						part.lines++
-					} else {
-						part.invalid, part.foreign = 0, 0
-					}
-					return nil
-				})
-				mu.Lock()
-				tally.merge(&part, list)
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if tally.conflicts > 0 {
-		if err := resolveClashes(layout, agents, files, tally.want); err != nil {
-			return nil, err
-		}
-	}
-	return tally, nil
-}
 
 // listJournals lists every agent and every journal file, archives included.
 func listJournals(layout Layout) ([]string, []journalFile, error) {
@@ -350,8 +285,9 @@ type partition struct{ index, n int }
 
 func (p partition) holds(k uint64) bool { return p.n <= 1 || k%uint64(p.n) == uint64(p.index) }
 
-// verifyPartRecords is how many records verify compares at a time: about
-// 100 MB of maps and digests, whatever the repository holds.
+// verifyPartRecords is how many records verify compares at a time, read
+// back from its spill (VerifyAll): a part's map, some 50 MB, whatever the
+// repository holds (verify peaked at 111-125 MB at 10M records).
 const verifyPartRecords = 2_000_000
 
 // verifyBytesPerRecord is the shortest average journal line verify
@@ -388,32 +324,6 @@ func guessParts(files []journalFile) int {
 	return int(size/perLine/verifyPartRecords) + 1
 }
 
-// VerifyIn is Verify comparing the uuids in parts (0: as many as the
-// journals' records guessed from their size ask for, verifyPartRecords
-// each: guessParts), one after the other:
-// each reads the journals and walks the graph again, keeping only its
-// uuids, so that memory is bounded by a part, not by the repository.
-func VerifyIn(ctx context.Context, root string, g Graph, parts int) (VerifyReport, error) {
-	layout := Layout{Root: root}
-	agents, files, err := listJournals(layout)
-	if err != nil {
-		return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
-	}
-	if parts <= 0 {
-		parts = guessParts(files)
-	}
-	var rep VerifyReport
-	for i := range parts {
-		pr, err := verifyPart(ctx, layout, g, agents, files, partition{i, parts})
-		if err != nil {
-			return VerifyReport{}, err
-		}
-		rep.add(pr)
-	}
-	rep.OK = rep.Missing == 0 && rep.Extra == 0 && rep.Different == 0 && rep.Conflicts == 0 && rep.Unaccounted == 0
-	return rep, nil
-}
-
 // add sums the report of another partition into r.
 func (r *VerifyReport) add(p VerifyReport) {
 	r.JournalRecords += p.JournalRecords
@@ -443,43 +353,6 @@ func (r *VerifyReport) add(p VerifyReport) {
 			r.RejectedLines = append(r.RejectedLines, rl)
 		}
 	}
-}
-
-// verifyPart is Verify for the uuids of partition pt.
-func verifyPart(ctx context.Context, layout Layout, g Graph, agents []string, files []journalFile, pt partition) (VerifyReport, error) {
-	// The graph's side streams in while the journals are read: its
-	// (uuid, hash) digests, 16 bytes a memory, are compared afterwards.
-	type held struct{ uuid, hash uint64 }
-	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	graphDone := make(chan error, 1)
-	var inGraph []held
-	go func() {
-		graphDone <- g.Hashes(hctx, func(uuid, hash string) error {
-			if k := digest(uuid); pt.holds(k) {
-				inGraph = append(inGraph, held{k, hashKey(hash)})
-			}
-			return nil
-		})
-	}()
-	tally, err := readJournals(layout, agents, files, pt)
-	if err != nil {
-		cancel()
-	}
-	gerr := <-graphDone
-	if err != nil {
-		return VerifyReport{}, fmt.Errorf("verify: read journals: %w", err)
-	}
-	if gerr != nil {
-		return VerifyReport{}, fmt.Errorf("verify: walk graph: %w", gerr)
-	}
-	return comparePart(ctx, layout, g, tally, pt, func(mark func(uuid, hash uint64)) error {
-		for _, h := range inGraph {
-			mark(h.uuid, h.hash)
-		}
-		inGraph = nil
-		return nil
-	})
 }
 
 // compare completes a report from what the journals want (tally) and what

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"go.uber.org/zap"
@@ -28,8 +31,11 @@ contradiction or supersession naming a uuid no journal holds, or another
 agent's private memory) are counted and sampled for the repository's
 owner, by kind (the field naming the target, and why it changes nothing)
 with a count and a few examples; --all lists every one. They do not change
-the exit code. The comparison is made in parts of the uuids when the
-journals are large (--parts sets how many), so that memory stays bounded.`
+the exit code. The journals are read once: what the comparison needs of
+each line is spilled to unlinked files (in the repository's .memsync, else
+$TMPDIR), then compared in parts of the uuids when the journals are large
+(--parts sets how many), so that memory stays bounded; a spill directory
+that cannot be written, or fills, fails the verify.`
 
 func runVerify(ctx context.Context, env *Env, args []string) int {
 	fs := newRepoCmd(env, "verify", "verify [--json] [--repo DIR] [--graph embedded|neo4j] [flags]", verifyDescription)
@@ -46,71 +52,97 @@ func runVerify(ctx context.Context, env *Env, args []string) int {
 		return fs.fail("open graph: %v", err)
 	}
 	defer g.Close()
-	rep, err := memsync.VerifyIn(ctx, repo, g, *parts)
+	opts := memsync.VerifyOptions{Parts: *parts, SpillDir: spillDir(repo), References: true}
+	if *all {
+		opts.Listing = &memsync.ReferenceListing{}
+		defer opts.Listing.Close()
+	}
+	rep, refs, err := memsync.VerifyAll(ctx, repo, g, opts)
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	var each func(field, blocked, source, target string)
-	var every []string // --json --all
-	var listed strings.Builder
-	if *all {
-		each = func(field, blocked, source, target string) {
-			if *asJSON {
-				every = append(every, source+" -> "+target)
-				return
-			}
-			fmt.Fprintf(&listed, "    %s %s: %s -> %s\n", field, blocked, source, target)
-		}
-	}
-	refs, err := memsync.CheckReferencesEach(layout(repo), *parts, each)
-	if err != nil {
-		return fs.fail("check references: %v", err)
-	}
+	out := bufio.NewWriterSize(env.Stdout, 64<<10)
 	if *asJSON {
-		out, _ := json.MarshalIndent(struct {
+		doc, _ := json.MarshalIndent(struct {
 			memsync.VerifyReport
 			memsync.ReferenceReport
-			All []string `json:"blocked_all,omitempty"`
-		}{rep, refs, every}, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
+		}{rep, refs}, "", "  ")
+		if opts.Listing == nil || refs.Dangling+refs.Crossing == 0 {
+			fmt.Fprintf(out, "%s\n", doc)
+		} else {
+			// blocked_all is streamed, as json.MarshalIndent would
+			// have laid it out last in the document.
+			out.Write(bytes.TrimSuffix(doc, []byte("\n}")))
+			out.WriteString(",\n  \"blocked_all\": [")
+			sep := "\n    "
+			err = opts.Listing.Each(func(_, _, source, target string) error {
+				s, _ := json.Marshal(source + " -> " + target)
+				out.WriteString(sep)
+				_, err := out.Write(s)
+				sep = ",\n    "
+				return err
+			})
+			out.WriteString("\n  ]\n}\n")
+		}
 	} else {
 		verdict := "ok"
 		if !rep.OK {
 			verdict = "DIFFERS"
 		}
-		fmt.Fprintf(env.Stdout, "%s: %d journal records, %d in the graph; missing %d, extra %d, different %d, conflicts %d\n",
+		fmt.Fprintf(out, "%s: %d journal records, %d in the graph; missing %d, extra %d, different %d, conflicts %d\n",
 			verdict, rep.JournalRecords, rep.GraphRecords, rep.Missing, rep.Extra, rep.Different, rep.Conflicts)
-		fmt.Fprintf(env.Stdout, "lines %d: projected %d, duplicates %d, rejected %d, unaccounted %d\n",
+		fmt.Fprintf(out, "lines %d: projected %d, duplicates %d, rejected %d, unaccounted %d\n",
 			rep.Lines, rep.Projected, rep.Duplicates, rep.Rejected, rep.Unaccounted)
 		for _, l := range []struct {
 			name string
 			ids  []string
 		}{{"missing", rep.MissingUUIDs}, {"extra", rep.ExtraUUIDs}, {"different", rep.DifferentUUIDs}, {"conflicts", rep.ConflictUUIDs}} {
 			if len(l.ids) > 0 {
-				fmt.Fprintf(env.Stdout, "  %s: %s\n", l.name, strings.Join(l.ids, " "))
+				fmt.Fprintf(out, "  %s: %s\n", l.name, strings.Join(l.ids, " "))
 			}
 		}
 		for _, r := range rep.RejectedLines {
-			fmt.Fprintf(env.Stdout, "  rejected %s:%d: %s\n", r.File, r.Line, r.Reason)
+			fmt.Fprintf(out, "  rejected %s:%d: %s\n", r.File, r.Line, r.Reason)
 		}
 		if n, err := rejectCount(repo); err == nil && n > 0 {
-			fmt.Fprintf(env.Stdout, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)
+			fmt.Fprintf(out, "  rejects: %d journal lines can never be projected (memsync rejects lists them)\n", n)
 		}
 		if refs.Dangling+refs.Crossing > 0 {
 			more := " (--all lists every one)"
 			if *all {
 				more = ""
 			}
-			fmt.Fprintf(env.Stdout, "  references that change nothing: %d to no record, %d to a memory the writer cannot see%s\n",
+			fmt.Fprintf(out, "  references that change nothing: %d to no record, %d to a memory the writer cannot see%s\n",
 				refs.Dangling, refs.Crossing, more)
 			for _, k := range refs.ByKind {
-				fmt.Fprintf(env.Stdout, "    %s %s: %d, e.g. %s\n", k.Field, k.Blocked, k.Count, strings.Join(k.Sample, ", "))
+				fmt.Fprintf(out, "    %s %s: %d, e.g. %s\n", k.Field, k.Blocked, k.Count, strings.Join(k.Sample, ", "))
 			}
-			fmt.Fprint(env.Stdout, listed.String())
+			if opts.Listing != nil {
+				err = opts.Listing.Each(func(field, blocked, source, target string) error {
+					_, err := fmt.Fprintf(out, "    %s %s: %s -> %s\n", field, blocked, source, target)
+					return err
+				})
+			}
 		}
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return fs.fail("list references: %v", err)
 	}
 	if !rep.OK {
 		return exitFail
 	}
 	return exitOK
+}
+
+// spillDir is where verify spills: the repository's local directory (the
+// disk that holds the journals, as rebuild's tally), else os.TempDir().
+func spillDir(repo string) string {
+	dir := layout(repo).LocalDir()
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir
+	}
+	return ""
 }
