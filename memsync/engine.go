@@ -112,6 +112,13 @@ type Engine struct {
 	holdCursors bool
 	held        []*agentSync
 
+	// due lists the agents whose cursors a pass moved and has not written
+	// yet (agentSync.due): a pass writes each agent's state once every
+	// cursorSaveEvery and at its end (saveDueCursors), not after every
+	// group of records it stores. savedAt is when it last wrote them.
+	due     []*agentSync
+	savedAt time.Time
+
 	// bulkBatch, set during a bulk load (BulkLoader), is the records per
 	// graph write of its passes in place of Options.BatchSize.
 	bulkBatch int
@@ -132,6 +139,7 @@ type agentSync struct {
 	rejects    map[string]map[string]bool // the rejects recorded: by journal file, their keys
 	outboxSize int64
 	unsaved    bool // its state moved during a rebuild, not written yet (Engine.held)
+	due        bool // its state moved during a pass, not written yet (Engine.due)
 
 	// fault is the last failure to write this agent's sync files (state,
 	// outbox, rejects): a read-only or full sync/ stops this agent, on its

@@ -138,6 +138,9 @@ func (e *Engine) syncAgents(ctx context.Context, names []string, rep *PassReport
 	for i, a := range agents {
 		starts[i] = a.state.clone().Files
 	}
+	// Before the agents recover and the summary is written (the deferred
+	// calls above run after this one): both speak of durable cursors.
+	defer e.saveDueCursors()
 	rctx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	// Unbuffered: the reader holds the next group ready while the writer
@@ -586,11 +589,45 @@ func (e *Engine) moveCursors(g *group) {
 					a.unsaved = true
 					e.held = append(e.held, a)
 				}
-			} else if err := saveState(e.opts.Disk, e.layout.StateFile(a.name), st); err != nil {
-				e.agentFault(a, err)
-				continue
+			} else if !a.due {
+				a.due = true
+				e.due = append(e.due, a)
 			}
 		}
 		a.state = st
+	}
+	if time.Since(e.savedAt) >= cursorSaveEvery {
+		e.saveDueCursors()
+	}
+}
+
+// cursorSaveEvery is how often a pass writes the cursors it moved. The
+// graph holds every group before its cursors move, so cursors written
+// late only make a crash read again what the graph already holds (a no-op
+// to project); written after every group, a catch-up of 1,000 agents'
+// 100 day files wrote each agent's state a hundred times, 41 % of its CPU.
+const cursorSaveEvery = 5 * time.Second
+
+// saveDueCursors writes the state of every agent whose cursors moved
+// since they were last written, each durably and in parallel. An agent
+// whose state cannot be written is faulted (agentFault: it waits for its
+// retry) and stays due, so that the next save tries it again.
+func (e *Engine) saveDueCursors() {
+	e.savedAt = time.Now()
+	if len(e.due) == 0 {
+		return
+	}
+	due := e.due
+	e.due = nil
+	failed := inParallel(len(due), func(i int) error {
+		return saveState(e.opts.Disk, e.layout.StateFile(due[i].name), due[i].state)
+	})
+	for i, a := range due {
+		if i < len(failed) && failed[i] != nil {
+			e.agentFault(a, failed[i])
+			e.due = append(e.due, a)
+			continue
+		}
+		a.due = false
 	}
 }
