@@ -110,22 +110,34 @@ func CandidatesFrom(window []Node, bounded bool) Candidates {
 	c := Candidates{Window: Window{Records: len(window), Bounded: bounded}}
 	for i := range window {
 		r := &window[i].Record
-		if len(r.ConflictsWith) > 0 {
-			c.Conflicting = append(c.Conflicting, r.UUID)
-		}
-		if IsLowLearning(r.Tier, r.Confidence) {
-			c.LowLearning = append(c.LowLearning, r.UUID)
-		}
-		if r.Kind == journal.KindPromotion {
-			c.Promotions = append(c.Promotions, r.UUID)
-		}
+		c.Add(CandidateFields{UUID: r.UUID, Kind: r.Kind, Tier: r.Tier, Confidence: r.Confidence, Conflicts: len(r.ConflictsWith) > 0})
 	}
 	return c
 }
 
-// IsLowLearning reports whether a record of tier and declared confidence
-// is a low-confidence learning record (a queue candidate).
-func IsLowLearning(tier, confidence string) bool { return tier == "learning" && confidence == "low" }
+// CandidateFields are the fields of one record that make it a queue
+// candidate, as a store holds them.
+type CandidateFields struct {
+	UUID             string
+	Kind             journal.Kind
+	Tier, Confidence string // as declared; "" when not
+	Conflicts        bool   // it names at least one conflicts_with target
+}
+
+// Add puts the record f describes in the lists it belongs to: the one
+// definition of a candidate, for CandidatesFrom and the stores. Records
+// are added newest first.
+func (c *Candidates) Add(f CandidateFields) {
+	if f.Conflicts {
+		c.Conflicting = append(c.Conflicting, f.UUID)
+	}
+	if f.Tier == "learning" && f.Confidence == "low" {
+		c.LowLearning = append(c.LowLearning, f.UUID)
+	}
+	if f.Kind == journal.KindPromotion {
+		c.Promotions = append(c.Promotions, f.UUID)
+	}
+}
 
 // MentionsFrom is the entities window mentions (journal.Record.AllEntities
 // of each record), counted per group and name.

@@ -43,7 +43,8 @@ func sqlWindowPage(cols string) string {
 var (
 	sqlWindowCandidates = sqlWindowPage(`m.kind,
 	  instr(m.record, '"conflicts_with":[') > 0 AND IFNULL(json_array_length(m.record, '$.conflicts_with'), 0) > 0,
-	  instr(m.record, '"tier":"learning"') > 0 AND IFNULL(m.record ->> '$.tier', '') = 'learning' AND IFNULL(m.record ->> '$.confidence', '') = 'low'`)
+	  CASE WHEN instr(m.record, '"tier":') > 0 THEN m.record ->> '$.tier' END,
+	  CASE WHEN instr(m.record, '"confidence":') > 0 THEN m.record ->> '$.confidence' END`)
 	// A record's entities are its declared ones and those its text
 	// mentions (journal.Record.AllEntities): the text is read only when
 	// it holds a sigil a mention needs.
@@ -148,32 +149,20 @@ func windowRows[T any](ctx context.Context, g *Graph, what, query string, q mems
 // WindowCandidates returns the queue's candidates of q's window
 // (memsync.CandidatesFrom's answer) from the stored fields.
 func (g *Graph) WindowCandidates(ctx context.Context, q memsync.WindowQuery) (memsync.Candidates, error) {
-	type cand struct {
-		uuid          string
-		kind          string
-		conflicts, lo bool
-	}
 	rows, bounded, err := windowRows(ctx, g, "window candidates", sqlWindowCandidates, q,
-		func(rows *sql.Rows, _ string, uuid, ts *string) (cand, error) {
-			var c cand
-			err := rows.Scan(uuid, ts, &c.kind, &c.conflicts, &c.lo)
-			c.uuid = *uuid
-			return c, err
+		func(rows *sql.Rows, _ string, uuid, ts *string) (memsync.CandidateFields, error) {
+			var f memsync.CandidateFields
+			var tier, confidence sql.NullString
+			err := rows.Scan(uuid, ts, &f.Kind, &f.Conflicts, &tier, &confidence)
+			f.UUID, f.Tier, f.Confidence = *uuid, tier.String, confidence.String
+			return f, err
 		})
 	if err != nil {
 		return memsync.Candidates{}, err
 	}
 	out := memsync.Candidates{Window: memsync.Window{Records: len(rows), Bounded: bounded}}
-	for _, c := range rows {
-		if c.conflicts {
-			out.Conflicting = append(out.Conflicting, c.uuid)
-		}
-		if c.lo {
-			out.LowLearning = append(out.LowLearning, c.uuid)
-		}
-		if journal.Kind(c.kind) == journal.KindPromotion {
-			out.Promotions = append(out.Promotions, c.uuid)
-		}
+	for _, f := range rows {
+		out.Add(f)
 	}
 	return out, nil
 }
