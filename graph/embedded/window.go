@@ -67,7 +67,7 @@ const noBefore = "\xff"
 const (
 	windowCandidateWhere = `m.kind = 'promotion' OR instr(m.record, '"conflicts_with":[') > 0 OR instr(m.record, '"confidence":"low"') > 0`
 	windowMentionWhere   = `instr(m.record, '"entities":[') > 0 OR instr(m.record, '@') > 0 OR instr(m.record, '#') > 0 OR instr(m.record, '[[') > 0`
-	windowCandidateCols = `m.kind,
+	windowCandidateCols  = `m.kind,
 	  instr(m.record, '"conflicts_with":[') > 0 AND IFNULL(json_array_length(m.record, '$.conflicts_with'), 0) > 0,
 	  m.record ->> '$.tier', m.record ->> '$.confidence'`
 	// A record's entities are its declared ones and those its text
