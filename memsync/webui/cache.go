@@ -30,9 +30,11 @@ type summaries struct {
 }
 
 type summary struct {
-	at    time.Time
-	chart *timeline
-	queue *queue
+	at       time.Time
+	chart    *timeline
+	queue    *queue
+	cands    *memsync.Candidates
+	mentions *memsync.Mentions
 }
 
 func viewerKey(v viewer, what string) string {
