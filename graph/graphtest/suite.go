@@ -54,6 +54,7 @@ func Run(t *testing.T, open Open) {
 		{"Episodes", testEpisodes},
 		{"List", testList},
 		{"ListWindowEdge", testListWindowEdge},
+		{"Window", testWindow},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -15,10 +15,11 @@ import (
 // SummaryTTL is how long the fleet page's chart and queue counts, and
 // the timeline page's chart, are reused for one viewer: they read
 // thousands of records, and the fleet page reloads every 10 s. The
-// records the charts, the queue's recent sections and the entity index
-// count are read once per SummaryTTL too (recentWindow); the queue page
-// scores its items and reads its other lists afresh, and the timeline's
-// list is always read afresh. A flag through this view drops them all.
+// records the charts count are read once per SummaryTTL too
+// (recentWindow); the queue page asks the store for its recent
+// candidates (window.go), scores its items and reads its other lists
+// afresh, and the timeline's list is always read afresh. A flag through
+// this view drops them all.
 const SummaryTTL = 30 * time.Second
 
 // summaries caches charts and queues per viewer (never shared between
@@ -29,9 +30,11 @@ type summaries struct {
 }
 
 type summary struct {
-	at    time.Time
-	chart *timeline
-	queue *queue
+	at       time.Time
+	chart    *timeline
+	queue    *queue
+	cands    *memsync.Candidates
+	mentions *memsync.Mentions
 }
 
 func viewerKey(v viewer, what string) string {
@@ -83,8 +86,9 @@ func (s *Server) cachedQueue(ctx context.Context, sr memsync.Searcher, p *page) 
 }
 
 // recentDays is how far back the shared recent window reaches: the
-// widest of the pages that read one (the entity index; the timeline's
-// chart and the queue's recent sections reach less far).
+// widest of the pages that may read one (the entity index, from a store
+// that is no memsync.WindowReader; the timeline's chart and the queue's
+// recent sections reach less far).
 const recentDays = entityDays
 
 // recentViewers bounds how many viewers' recent windows are kept (each
@@ -92,9 +96,10 @@ const recentDays = entityDays
 const recentViewers = 8
 
 // recent is the newest TimelineMax records of a viewer's groups of the
-// last recentDays, read once for the fleet page's chart and queue
-// counts, the timeline's chart, the queue's recent sections and the
-// entity index, and reused for SummaryTTL: each of them read the same
+// last recentDays, read once for the fleet page's chart and the
+// timeline's chart (and, from a store that is no memsync.WindowReader,
+// the queue's recent sections and the entity index), and reused for
+// SummaryTTL: each of them read the same
 // records on its own (at 100,000 memories about 150 ms each on a loaded
 // host).
 type recent struct {

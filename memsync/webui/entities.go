@@ -13,8 +13,9 @@ import (
 )
 
 // entityDays is how far back the entity index reads (at most
-// TimelineMax records): the engine has no list of entities, so the index
-// is the entities the newest records mention.
+// TimelineMax records, counted by the store: memsync.WindowReader): the
+// engine has no list of entities, so the index is the entities the
+// newest records mention.
 const entityDays = 90
 
 // entityRow is one entity of the index.
@@ -52,41 +53,37 @@ func (s *Server) entitiesPage(w http.ResponseWriter, r *http.Request) {
 	rd := s.open(ctx)
 	defer rd.close()
 	err := rd.do(ctx, func(sr memsync.Searcher) error {
-		l, ok := sr.(memsync.Lister)
-		if !ok {
-			return fmt.Errorf("%T cannot list memories", sr)
-		}
-		r, err := s.recentWindow(ctx, l, v)
+		m, err := s.windowMentions(ctx, sr, v, s.cfg.Now().Add(-entityDays*score.Day))
 		if err != nil {
 			return err
 		}
-		nodes, bounded := r.since(s.cfg.Now().Add(-entityDays * score.Day))
-		body.Records = len(nodes)
-		body.Bound = fmt.Sprintf("the entities the records of the last %d days mention (%d records)", entityDays, len(nodes))
-		if bounded {
-			body.Bound = fmt.Sprintf("the entities the newest %d records mention", len(nodes))
+		body.Records = m.Records
+		body.Bound = fmt.Sprintf("the entities the records of the last %d days mention (%d records)", entityDays, m.Records)
+		if m.Bounded {
+			body.Bound = fmt.Sprintf("the entities the newest %d records mention", m.Records)
 		}
+		// One row per name whatever its case, spelled as its newest
+		// mention spells it, its counts per group.
 		byKey := map[string]*entityRow{}
 		body.Rows = nil
 		var order []string
-		for _, n := range nodes {
-			for _, e := range n.Record.AllEntities() {
-				k := strings.ToLower(e)
-				row := byKey[k]
-				if row == nil {
-					row = &entityRow{Name: e, Href: p.entityHref(e), Search: p.URL("/search", "q", e, "status", "all"), groups: map[string]int{}}
-					byKey[k] = row
-					order = append(order, k)
-				}
-				row.Mentions++
-				row.groups[n.Record.GroupID()]++
-				if n.TS.After(row.newest) {
-					row.newest = n.TS
-				}
+		for _, e := range m.Entities {
+			k := strings.ToLower(e.Name)
+			row := byKey[k]
+			if row == nil {
+				row = &entityRow{Name: e.Name, groups: map[string]int{}}
+				byKey[k] = row
+				order = append(order, k)
 			}
+			if e.Newest.After(row.newest) {
+				row.newest, row.Name = e.Newest, e.Name
+			}
+			row.Mentions += e.Mentions
+			row.groups[e.Group] += e.Mentions
 		}
 		for _, k := range order {
 			row := byKey[k]
+			row.Href, row.Search = p.entityHref(row.Name), p.URL("/search", "q", row.Name, "status", "all")
 			row.Newest = row.newest.UTC().Format(time.RFC3339)
 			for g, c := range row.groups {
 				row.Groups = append(row.Groups, fmt.Sprintf("%s %d", g, c))

@@ -96,32 +96,38 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 	if err != nil {
 		return queue{}, err
 	}
-	// The recent records are the viewer's recent window (read once per
-	// SummaryTTL); of them only the candidates are scored: the ones
-	// naming a conflict, the low-confidence learning records, promotions,
-	// each read afresh, so that its supersession and importance are the
-	// store's now.
-	rw, err := s.recentWindow(ctx, l, p.v)
+	// The recent candidates are what the store says of the viewer's
+	// window (the records naming a conflict, the low-confidence learning
+	// records, promotions); only they are read, each afresh, so that its
+	// supersession and importance are the store's now.
+	cands, err := s.windowCandidates(ctx, sr, p.v, now.Add(-queueRecentDays*score.Day))
 	if err != nil {
 		return queue{}, err
 	}
-	recent, bounded := rw.since(now.Add(-queueRecentDays * score.Day))
-	recent = slices.DeleteFunc(slices.Clone(recent), func(n memsync.Node) bool {
-		return len(n.ConflictsWith) == 0 && !(n.Tier == "learning" && n.Confidence == "low") && n.Kind != journal.KindPromotion
-	})
-	if len(recent) > 0 {
-		ids := make([]string, len(recent))
-		for i, n := range recent {
-			ids[i] = n.UUID
+	bounded := cands.Bounded
+	var candIDs []string
+	for _, list := range [][]string{cands.Conflicting, cands.LowLearning, cands.Promotions} {
+		candIDs = append(candIDs, list...)
+	}
+	fresh, err := sr.Get(ctx, candIDs)
+	if err != nil {
+		return queue{}, fmt.Errorf("read the recent candidates: %w", err)
+	}
+	// fromStore is list's memories as read afresh (ones gone since are
+	// left out), newest first.
+	fromStore := func(list []string) []memsync.Node {
+		var out []memsync.Node
+		for _, id := range list {
+			if n, ok := fresh[id]; ok && p.v.sees(n.Record.GroupID()) {
+				out = append(out, n)
+			}
 		}
-		fresh, err := sr.Get(ctx, ids)
-		if err != nil {
-			return queue{}, fmt.Errorf("read the recent candidates: %w", err)
-		}
-		recent = slices.DeleteFunc(recent, func(n memsync.Node) bool { _, ok := fresh[n.UUID]; return !ok })
-		for i := range recent {
-			recent[i] = fresh[recent[i].UUID]
-		}
+		return out
+	}
+	conflicting, lowLearning, promoted := fromStore(cands.Conflicting), fromStore(cands.LowLearning), fromStore(cands.Promotions)
+	var recent []memsync.Node
+	for _, list := range [][]memsync.Node{conflicting, lowLearning, promoted} {
+		recent = append(recent, list...)
 	}
 	addAll(core)
 	addAll(older)
@@ -185,7 +191,7 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 	conflicts := queueSection{ID: "conflicts", Title: "Open conflicts", Why: "a record contradicts another and neither is retired (superseded, archived or flagged wrong): say which holds"}
 	learning := queueSection{ID: "learning", Title: "Low-confidence learning records", Why: fmt.Sprintf("learning-tier records declared low confidence: archived %d days after they are written unless something references them", score.LowLearningAge/score.Day)}
 	promotions := queueSection{ID: "promotions", Title: "Recent promotions", Why: "private memories that earned a shared copy: check that they should be shared"}
-	for _, n := range recent {
+	for _, n := range conflicting {
 		sc := scored[n.UUID]
 		for _, id := range n.ConflictsWith {
 			o, ok := scored[id]
@@ -194,10 +200,14 @@ func (s *Server) readQueue(ctx context.Context, sr memsync.Searcher, p *page) (q
 			}
 			conflicts.Items = append(conflicts.Items, item(n, "contradicts "+o.Agent+"'s "+string(o.Kind)+": "+short(o.Text, 120)))
 		}
-		if n.Tier == "learning" && n.Confidence == "low" && !sc.Result.Status.Hidden() {
+	}
+	for _, n := range lowLearning {
+		if sc := scored[n.UUID]; !sc.Result.Status.Hidden() {
 			learning.Items = append(learning.Items, item(n, fmt.Sprintf("confidence %.2f; %s", sc.Result.Confidence, learningFate(sc.Result, n.TS))))
 		}
-		if n.Kind == journal.KindPromotion && !sc.Result.Status.Hidden() {
+	}
+	for _, n := range promoted {
+		if !scored[n.UUID].Result.Status.Hidden() {
 			extra := ""
 			if len(n.Links) > 0 {
 				extra = "promoted from " + n.Links[0]

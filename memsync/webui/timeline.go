@@ -25,9 +25,11 @@ const (
 	// most; a window holding more says so (Bounded).
 	TimelineMax = 5000
 	// timelinePage is one List call's largest size while paging back in
-	// time, timelineFirstPage its first.
+	// time, timelineFirstPage its smallest first: a short list over many
+	// groups (the queue's 200 newest core memories of 41 groups) reads
+	// about its share per group, not 32 decoded records of each.
 	timelinePage      = 1000
-	timelineFirstPage = 32
+	timelineFirstPage = 8
 	// TimelineList is how many records the browsable list shows.
 	TimelineList = 100
 	// timelineScan bounds the records the list looks through (and
