@@ -118,8 +118,8 @@ SET ep.memsync_owned = true, ep.memsync_pass = $pass, ep.name = r.name, ep.group
     ep.source = r.source, ep.source_description = 'memsync', ep.content = r.text,
     ep.entity_edges = [f IN r.facts | f.uuid], ep.created_at = r.ts, ep.valid_at = r.ts
 WITH r, ep
-MERGE (me:Entity {uuid: r.me})
-SET me:MemsyncGraphiti, me.memsync_owned = true, me.memsync_pass = $pass, me.name = r.me_name,
+MERGE (me:Entity:MemsyncGraphiti {uuid: r.me})
+SET me.memsync_owned = true, me.memsync_pass = $pass, me.name = r.me_name,
     me.group_id = r.group, me.created_at = r.ts, me.summary = r.text
 WITH r, ep, me
 OPTIONAL MATCH (ep)-[old:MENTIONS {memsync_owned: true}]->()
@@ -130,13 +130,13 @@ DELETE old
 WITH DISTINCT r, ep, me
 CREATE (ep)-[:MENTIONS {uuid: r.me_mention, group_id: r.group, created_at: r.ts, memsync_owned: true, memsync_pass: $pass}]->(me)
 FOREACH (n IN r.named |
-  MERGE (e:Entity {uuid: n.uuid})
+  MERGE (e:Entity:MemsyncGraphiti {uuid: n.uuid})
   ON CREATE SET e.created_at = r.ts, e.summary = ''
-  SET e:MemsyncGraphiti, e.memsync_owned = true, e.memsync_pass = $pass, e.name = n.name, e.group_id = r.group
+  SET e.memsync_owned = true, e.memsync_pass = $pass, e.name = n.name, e.group_id = r.group
   CREATE (ep)-[:MENTIONS {uuid: n.mention, group_id: r.group, created_at: r.ts, memsync_owned: true, memsync_pass: $pass}]->(e))
 WITH r, me
 UNWIND r.facts AS f
-MATCH (t:Entity {uuid: f.target})
+MATCH (t:Entity:MemsyncGraphiti {uuid: f.target})
 CREATE (me)-[:RELATES_TO {uuid: f.uuid, name: f.name, fact: r.text, group_id: r.group, episodes: [r.uuid],
   created_at: r.ts, valid_at: r.ts, invalid_at: r.invalid_at, expired_at: r.invalid_at, reference_time: r.ts,
   memsync_owned: true, memsync_pass: $pass}]->(t)`
@@ -272,8 +272,8 @@ func graphitiRows(recs []*neo4jdrv.Record, private bool) (rows []any, skipped []
 			"ts":         ts,
 			"invalid_at": invalid,
 			"me":         me,
-			// The uuid keeps two memories of the same first line apart:
-			// memsync's (group_id, name) key on :Entity holds in slot 0.
+			// The uuid tells two memories of the same first line apart
+			// in Graphiti's answers, and leads back to the memory.
 			"me_name":    name + " [" + uuid + "]",
 			"me_mention": graphitiUUID("mention", uuid, me),
 			"named":      nonNil(named),
