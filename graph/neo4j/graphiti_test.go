@@ -446,3 +446,40 @@ func TestGraphitiEntityNamesShared(t *testing.T) {
 		foreignIntact(t, tag, "after Drop")
 	}
 }
+
+// TestGraphitiFactsAcrossPages: a full projection (a rebuild into a graph
+// with no shape yet) pages through the memories by uuid; a memory's fact
+// whose target comes pages later is written all the same, and no memory
+// entity is left without its name.
+func TestGraphitiFactsAcrossPages(t *testing.T) {
+	g := neo4jtest.OpenWith(t, func(c *neo4j.Config) { c.Graphiti = true })
+	ctx := context.Background()
+	const n = 1200 // pages of 500
+	var batch []memsync.Memory
+	for i := 0; i < n; i++ {
+		m := rec(fmt.Sprintf("p-%04d", i), i%60, fmt.Sprintf("note %d of the page test", i))
+		if i < n/2 {
+			m.Record.Links = []string{fmt.Sprintf("p-%04d", i+n/2)}
+		}
+		batch = append(batch, m)
+	}
+	if err := g.BeginRebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Apply(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.FinishRebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exec := cypher(t)
+	if got := exec("MATCH (:Entity:MemsyncGraphiti)-[f:RELATES_TO {name: 'LINKS_TO'}]->(:Entity:MemsyncGraphiti) RETURN count(f)")[0].Values[0].(int64); got != n/2 {
+		t.Errorf("%d LINKS_TO facts, want %d", got, n/2)
+	}
+	if got := exec("MATCH (e:Entity:MemsyncGraphiti) WHERE e.name = '' RETURN count(e)")[0].Values[0].(int64); got != 0 {
+		t.Errorf("%d memory entities without a name", got)
+	}
+	if got := graphitiCounts(t); got["episodic"] != n || got["entity"] != n {
+		t.Errorf("shape %v, want %d episodes and memory entities", got, n)
+	}
+}
