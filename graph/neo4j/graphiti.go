@@ -175,13 +175,25 @@ CALL {
 }
 DETACH DELETE n`
 
-// graphitiSweep deletes, a chunk at a time, the marked nodes a full pass
-// did not write; graphitiSweepRels the marked relationships (between
-// nodes the pass kept).
+// graphitiSweepNodes delete the marked nodes a full pass did not write,
+// each one scan committing every few hundred rows (CALL IN TRANSACTIONS,
+// in an auto-commit transaction): episodes first, then the facts out of
+// stale entities, then those entities, so no transaction holds a named
+// entity's thousands of MENTIONS and facts at once. Deleting 5,000 stale
+// nodes a transaction in any order ran out of the server's transaction
+// memory (1.4 GiB) on a 1M-record shape (Drop after a --graphiti rebuild).
+// graphitiSweepRels deletes the marked relationships between nodes the
+// pass kept.
+var graphitiSweepNodes = []string{`
+MATCH (n:Episodic) WHERE n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 500 ROWS`, `
+MATCH (n:Entity:MemsyncGraphiti)-[r:RELATES_TO]->() WHERE n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
+CALL (r) { DELETE r } IN TRANSACTIONS OF 2000 ROWS`, `
+MATCH (n:Entity:MemsyncGraphiti) WHERE n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 500 ROWS`,
+}
+
 const (
-	graphitiSweep = `
-MATCH (n) WHERE (n:Episodic OR n:Entity) AND n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
-WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n`
 	graphitiSweepRels = `
 MATCH ()-[r:MENTIONS|RELATES_TO]->() WHERE r.memsync_owned = true AND coalesce(r.memsync_pass, '') <> $pass
 WITH r LIMIT $limit DELETE r RETURN count(*) AS n`
@@ -342,6 +354,40 @@ func (g *Graph) rawWriteAll(ctx context.Context, params map[string]any, stmts ..
 	return err
 }
 
+// rawBatched runs stmt, a delete that commits as it goes (CALL IN
+// TRANSACTIONS), in an auto-commit transaction, again while it fails
+// transiently (a deadlock with another writer, say: what it committed
+// stays, and the statement is idempotent). It returns the nodes and
+// relationships deleted.
+func (g *Graph) rawBatched(ctx context.Context, stmt string, params map[string]any) (int64, error) {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		var n int64
+		n, err = g.rawAutoCommit(ctx, stmt, params)
+		if err == nil || !unavailable(err) || ctx.Err() != nil {
+			return n, err
+		}
+		g.lg.Warn("graphiti: batched delete failed transiently; again", zap.Int("attempt", attempt+1), zap.Error(err))
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	return 0, err
+}
+
+func (g *Graph) rawAutoCommit(ctx context.Context, stmt string, params map[string]any) (int64, error) {
+	s := g.rawSession(ctx)
+	defer s.Close(ctx)
+	res, err := s.Run(ctx, stmt, params)
+	if err != nil {
+		return 0, err
+	}
+	sum, err := res.Consume(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c := sum.Counters()
+	return int64(c.NodesDeleted() + c.RelationshipsDeleted()), nil
+}
+
 // rawChunks runs a chunked delete (a statement returning n) until it
 // deletes nothing; it returns how many it deleted.
 func (g *Graph) rawChunks(ctx context.Context, stmt string, params map[string]any) (int64, error) {
@@ -481,16 +527,20 @@ func (g *Graph) ReprojectGraphiti(ctx context.Context) error {
 		}
 	}
 	params := map[string]any{"pass": pass, "limit": int64(dropChunk)}
-	swept, err := g.rawChunks(ctx, graphitiSweep, params)
-	if err != nil {
-		return wrap("graphiti: delete stale nodes", err)
+	swept := int64(0)
+	for _, stmt := range graphitiSweepNodes {
+		n, err := g.rawBatched(ctx, stmt, params)
+		if err != nil {
+			return wrap("graphiti: delete stale nodes", err)
+		}
+		swept += n
 	}
 	rels, err := g.rawChunks(ctx, graphitiSweepRels, params)
 	if err != nil {
 		return wrap("graphiti: delete stale relationships", err)
 	}
 	g.lg.Info("graphiti shape reprojected", zap.Bool("on", g.graphiti), zap.Int("memories", n),
-		zap.Int64("stale_nodes_deleted", swept), zap.Int64("stale_relationships_deleted", rels), zap.Duration("took", time.Since(start)))
+		zap.Int64("stale_nodes_and_relationships_deleted", swept), zap.Int64("stale_relationships_deleted", rels), zap.Duration("took", time.Since(start)))
 	return nil
 }
 
