@@ -18,9 +18,35 @@ import (
 	"github.com/memsync/memsync/memsync/realtools"
 )
 
-// mcpServerCommit is the getzep/graphiti commit whose mcp_server/src is
-// testdata/graphiti_mcp_server/src (ORIGIN.md there).
+// mcpServerCommit is the getzep/graphiti commit whose mcp_server/src the
+// test runs (mcpServerSource).
 const mcpServerCommit = "993e081a6d79"
+
+// mcpServerEnv names the directory holding Graphiti's MCP server source:
+// mcp_server/src of github.com/getzep/graphiti at mcpServerCommit.
+// Graphiti publishes that server as source and container images, not as a
+// package a registry serves, and memsync does not carry another project's
+// source; without the variable the test is a skip that says so.
+const mcpServerEnv = "MEMSYNC_GRAPHITI_MCP_SRC"
+
+// mcpServerSource is the server's source directory (mcpServerEnv), or a
+// skip.
+func mcpServerSource(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(mcpServerEnv)
+	if dir == "" {
+		t.Skip("Graphiti's MCP server is published as source only (github.com/getzep/graphiti, mcp_server/src), not on a registry: set " +
+			mcpServerEnv + " to that directory at commit " + mcpServerCommit + " to run this test")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(abs, "graphiti_mcp_server.py")); err != nil {
+		t.Fatalf("%s=%s: not Graphiti's mcp_server/src (%v)", mcpServerEnv, dir, err)
+	}
+	return abs
+}
 
 // mcpPackages are the server's dependencies, pinned as that commit's
 // mcp_server/uv.lock pins them, with the graphiti-core the other test
@@ -134,13 +160,9 @@ type mcpAnswer struct {
 
 // mcpProbe starts Graphiti's MCP server over stdio with cfg and makes
 // calls (testdata/mcp_probe.py); it returns the server's tools and answers.
-func mcpProbe(t *testing.T, py, cfg, fake string, calls []mcpCall) ([]string, []mcpAnswer) {
+func mcpProbe(t *testing.T, py, server, cfg, fake string, calls []mcpCall) ([]string, []mcpAnswer) {
 	t.Helper()
 	in, _ := json.Marshal(calls)
-	server, err := filepath.Abs("testdata/graphiti_mcp_server/src")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(py, "testdata/mcp_probe.py", server, cfg)
 	cmd.Stdin = bytes.NewReader(in)
 	// Nothing leaves loopback: telemetry off, every OpenAI variable the
@@ -189,6 +211,7 @@ func TestGraphitiMCPServerReadsProjection(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 is not installed: the Graphiti MCP server test needs it")
 	}
+	server := mcpServerSource(t)
 	py := realtools.Venv(t, pyBin, filepath.Join(cacheDir(t), "graphiti-mcp-"+mcpServerCommit+"-core-"+graphitiVersion), mcpPackages...)
 	neo4jtest.Open(t) // the cross-process lock on the test server, and a clean graph
 	bin := buildMemsync(t)
@@ -229,7 +252,7 @@ func TestGraphitiMCPServerReadsProjection(t *testing.T) {
 		{"get_episodes", map[string]any{"group_ids": []string{"AGENT_alice"}}},
 		{"get_episodes", map[string]any{}},
 	}
-	tools, answers := mcpProbe(t, py, cfg, fake, calls)
+	tools, answers := mcpProbe(t, py, server, cfg, fake, calls)
 	t.Logf("tools: %v", tools)
 	for i, a := range answers {
 		if a.IsError || a.Result.Error != "" {
