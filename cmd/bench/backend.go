@@ -27,6 +27,7 @@ type backend struct {
 	logf      func(format string, args ...any)
 	emb       memsync.Embedder // vectors (--vectors); nil: lexical only
 	cliModel  string           // --embedder of every command it runs (--vectors-model's real model); "": none
+	graphiti  bool             // Neo4j: every command it runs passes --graphiti
 }
 
 // neo4jServer is the Neo4j the run measures. The memsync graph and a raw
@@ -179,6 +180,9 @@ func (b *backend) cliArgs() []string {
 	}
 	if b.neo.cfg.Database != "" {
 		args = append(args, "--neo4j-database", b.neo.cfg.Database)
+	}
+	if b.graphiti {
+		args = append(args, "--graphiti")
 	}
 	return args
 }

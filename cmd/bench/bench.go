@@ -145,7 +145,7 @@ func (b *bench) run(ctx context.Context, stdout io.Writer) error {
 		b.logf("vectors: every memory embedded by %s", vectors.Version())
 	}
 	emb := &column{b: &backend{name: "embedded", graphFlag: "embedded", tmp: b.tmp, logf: b.logf, emb: vectors, cliModel: b.cliEmbedder()}}
-	neo := &column{b: &backend{name: "Neo4j", graphFlag: "neo4j", tmp: b.tmp, logf: b.logf, emb: vectors, cliModel: b.cliEmbedder()}}
+	neo := &column{b: &backend{name: "Neo4j", graphFlag: "neo4j", tmp: b.tmp, logf: b.logf, emb: vectors, cliModel: b.cliEmbedder(), graphiti: o.graphiti}}
 	b.columns = []*column{emb, neo}
 	switch {
 	case o.neo4jURI == "":

@@ -39,6 +39,7 @@ var onDemand = map[string]bool{"recall": true, "ui": true, "scale": true}
 // options are the benchmark's settings.
 type options struct {
 	quick          bool
+	graphiti       bool // every command on Neo4j also writes the Graphiti shape (issue 57)
 	runs           int
 	rebuildRuns    int // runs of the rebuild figure (it is long)
 	out            string
@@ -118,6 +119,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	o := &options{args: args}
 	var sizes, only string
 	var latencySec, idleSec float64
+	fs.BoolVar(&o.graphiti, "graphiti", false, "on Neo4j, every memsync command the figures run (the rebuild's among them) also writes the Graphiti shape (--graphiti)")
 	fs.BoolVar(&o.quick, "quick", false, "small sizes and 1 run: a smoke test that finishes in under two minutes")
 	fs.IntVar(&o.runs, "runs", 0, "runs per figure; the table shows the median (default 3, quick 1)")
 	fs.IntVar(&o.rebuildRuns, "rebuild-runs", 0, "runs of the rebuild figure (default: --runs)")

@@ -75,7 +75,7 @@ WITH m, r, targets
 CALL {
   WITH m, r
   UNWIND r.ents AS name
-  MERGE (e:Entity {group_id: r.group, name: name})
+  MERGE (e:MemsyncEntity {group_id: r.group, name: name})
   CREATE (m)-[:MENTIONS]->(e)
 }
 RETURN targets`
@@ -134,7 +134,7 @@ CALL {
 }
 CALL {
   UNWIND range(0, size($p.entities) - 1) AS i
-  MERGE (e:Entity {group_id: $p.entities[i][0], name: $p.entities[i][1]})
+  MERGE (e:MemsyncEntity {group_id: $p.entities[i][0], name: $p.entities[i][1]})
   WITH i, e ORDER BY i
   RETURN collect(e) AS entities
 }
@@ -429,10 +429,10 @@ func (g *Graph) Apply(ctx context.Context, batch []memsync.Memory) (memsync.Appl
 	if slot, _ := g.buildSlot(); g.graphiti && slot < 0 {
 		// A rebuild projects the Graphiti shape once, at FinishRebuild.
 		// Unavailable: the batch is retried as a whole (Apply is
-		// idempotent). Any other failure of the derived shape (a node
-		// Graphiti wrote that breaks memsync's entity key, say) must not
-		// stop memsync's own projection: it is logged, and a rebuild
-		// writes the shape afresh.
+		// idempotent). Any other failure of the derived shape (a
+		// constraint a Graphiti user added, say) must not stop memsync's
+		// own projection: it is logged, and a rebuild writes the shape
+		// afresh.
 		if err := g.projectGraphiti(ctx, graphitiAffected(rows)); errors.Is(err, memsync.ErrUnavailable) {
 			return res, err
 		} else if err != nil {

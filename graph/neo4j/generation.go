@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 // delete every node first (74 s for 1M memories) while searches found
 // nothing. Now memsync's nodes live in one of two slots, each its own set
 // of labels with its own constraints and indexes: slot 0 is :Memory,
-// :Entity and :Agent (the names of every earlier version), slot 1 is
-// :Memory1, :Entity1 and :Agent1. The generation marker
+// :MemsyncEntity and :Agent, slot 1 is :Memory1, :Entity1 and :Agent1
+// (the names of earlier versions, but slot 0's entities were :Entity,
+// Graphiti's label: see upgradeEntities). The generation marker
 // (:MemsyncGeneration {key: 'graph'}) names the slot readers use. A
 // rebuild (BeginRebuild) builds into the other slot while every other
 // client keeps reading and writing the current one; FinishRebuild switches
@@ -40,10 +42,10 @@ import (
 // slot), dropping (a slot left by a switch, being deleted).
 
 // slotLabels matches the labels a slot renames.
-var slotLabels = regexp.MustCompile(`:(Memory|Entity|Agent)\b`)
+var slotLabels = regexp.MustCompile(`:(Memory|Agent)\b`)
 
 // slotNames matches the constraint and index names a slot renames.
-var slotNames = regexp.MustCompile(`\b(memsync_memory_uuid|memsync_agent_name|memsync_entity_group_name|memsync_memory_group_ts|memsync_memory_session|memsync_memory_tier|memsync_memory_terms|memsync_memory_embedding)\b`)
+var slotNames = regexp.MustCompile(`\b(memsync_memory_uuid|memsync_agent_name|memsync_memory_group_ts|memsync_memory_session|memsync_memory_tier|memsync_memory_terms|memsync_memory_embedding)\b`)
 
 // slotParams are the parameters that carry an index name.
 var slotParams = []string{"index", "vindex"}
@@ -75,9 +77,15 @@ func forSlot(stmt string, params map[string]any, slot int) (string, map[string]a
 }
 
 func rewriteForSlotOne(s string) string {
+	s = slotEntity.Replace(s)
 	s = slotLabels.ReplaceAllString(s, ":${1}1")
 	return slotNames.ReplaceAllString(s, "${1}_1")
 }
+
+// slotEntity renames slot 0's entity label and constraint to slot 1's,
+// which keep the names of earlier versions: :Entity1 was never
+// Graphiti's, so only slot 0's had to change (upgradeEntities).
+var slotEntity = strings.NewReplacer(":MemsyncEntity", ":Entity1", ConstraintEntityKey, legacyEntityKey+"_1")
 
 // namesSlot reports whether stmt (with params) depends on the slot.
 func namesSlot(stmt string, params map[string]any) bool {

@@ -118,7 +118,7 @@ func generationSeen(t *testing.T, g *neo4j.Graph, sizes map[string]int) string {
 func labelCounts(t *testing.T) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, l := range []string{"Memory", "Entity", "Agent", "Memory1", "Entity1", "Agent1"} {
+	for _, l := range []string{"Memory", "MemsyncEntity", "Agent", "Memory1", "Entity1", "Agent1"} {
 		rows := cypher(t)("MATCH (n:" + l + ") RETURN count(n) AS n")
 		out[l] = rows[0].Values[0].(int64)
 	}
@@ -220,7 +220,7 @@ func TestRebuildAnswersFromTheOldGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts := labelCounts(t)
-	if counts["Memory"] != 0 || counts["Entity"] != 0 || counts["Agent"] != 0 || counts["Memory1"] != nNew {
+	if counts["Memory"] != 0 || counts["MemsyncEntity"] != 0 || counts["Agent"] != 0 || counts["Memory1"] != nNew {
 		t.Fatalf("after the old generation's drop: %v", counts)
 	}
 	// The reader writes into the new generation too.
@@ -300,7 +300,7 @@ func TestKilledRebuild(t *testing.T) {
 	if err := builder.WaitDropped(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if counts := labelCounts(t); counts["Memory"] != 0 || counts["Entity"] != 0 || counts["Agent"] != 0 || counts["Memory1"] != nNew {
+	if counts := labelCounts(t); counts["Memory"] != 0 || counts["MemsyncEntity"] != 0 || counts["Agent"] != 0 || counts["Memory1"] != nNew {
 		t.Fatalf("after the switch and the drop: %v", counts)
 	}
 }

@@ -85,9 +85,16 @@ func GraphitiGroup(group string) (id string, private bool) {
 	return b.String(), true
 }
 
+// The shape's statements skip re-planning (CYPHER replan=skip), as
+// memsync's own writes do (apply.go): while a projection grows the graph
+// its statistics change at every batch, and re-planning these statements
+// cost more than running them (BenchmarkApplyGraphiti: about half of
+// the shape's time went to planning). Every lookup is a seek by uuid, the
+// plan the statistics of an empty graph give too.
+
 // graphitiRead lists the visible memories among $uuids and those whose
 // edges end on them (their facts name the target), in the current slot.
-const graphitiRead = `
+const graphitiRead = `CYPHER replan=skip
 UNWIND $uuids AS u
 MATCH (x:Memory {uuid: u})
 OPTIONAL MATCH (x)<-[:LINKS_TO|SUPERSEDES|CONFLICTS_WITH|SUPPORTS]-(s:Memory)
@@ -97,7 +104,7 @@ WITH DISTINCT m WHERE m.hash IS NOT NULL` + graphitiColumns
 
 // graphitiPage lists a page of every visible memory, by uuid, for a full
 // projection.
-const graphitiPage = `
+const graphitiPage = `CYPHER replan=skip
 MATCH (m:Memory) WHERE m.hash IS NOT NULL AND m.uuid > $after
 WITH m ORDER BY m.uuid LIMIT $limit` + graphitiColumns
 
@@ -107,43 +114,59 @@ RETURN m.uuid AS uuid, m.group_id AS group_id, m.text AS text, m.ts AS ts, m.inv
   [(m)-[:MENTIONS]->(e) | e.name] AS entities,
   [(m)-[r:LINKS_TO|SUPERSEDES|CONFLICTS_WITH|SUPPORTS]->(t) WHERE t.hash IS NOT NULL AND t.group_id = m.group_id | [type(r), t.uuid]] AS edges`
 
-// graphitiWrite writes one memory's Graphiti shape: its episode, its
-// memory entity, its named entities, MENTIONS from the episode to both,
-// and its facts. A re-projection first deletes the memory's own marked
-// relationships, so an edited record leaves no stale fact.
-const graphitiWrite = `
+// graphitiNodes writes the nodes of memories' Graphiti shape: each one's
+// episode, its memory entity, its named entities and MENTIONS from the
+// episode to them. A re-projection first deletes the memory's own marked
+// relationships (its facts too: graphitiFacts writes them again), so an
+// edited record leaves no stale one. It MERGEs and deletes only marked
+// nodes, by uuid (:Entity:MemsyncGraphiti).
+const graphitiNodes = `CYPHER replan=skip
 UNWIND $rows AS r
 MERGE (ep:Episodic {uuid: r.uuid})
 SET ep.memsync_owned = true, ep.memsync_pass = $pass, ep.name = r.name, ep.group_id = r.group,
     ep.source = r.source, ep.source_description = 'memsync', ep.content = r.text,
     ep.entity_edges = [f IN r.facts | f.uuid], ep.created_at = r.ts, ep.valid_at = r.ts
 WITH r, ep
-MERGE (me:Entity {uuid: r.me})
-SET me:MemsyncGraphiti, me.memsync_owned = true, me.memsync_pass = $pass, me.name = r.me_name,
+MERGE (me:Entity:MemsyncGraphiti {uuid: r.me})
+SET me.memsync_owned = true, me.memsync_pass = $pass, me.name = r.me_name,
     me.group_id = r.group, me.created_at = r.ts, me.summary = r.text
 WITH r, ep, me
-OPTIONAL MATCH (ep)-[old:MENTIONS {memsync_owned: true}]->()
-DELETE old
-WITH DISTINCT r, ep, me
-OPTIONAL MATCH (me)-[old:RELATES_TO {memsync_owned: true}]->()
-DELETE old
-WITH DISTINCT r, ep, me
+CALL {
+  WITH ep
+  MATCH (ep)-[old:MENTIONS {memsync_owned: true}]->()
+  DELETE old
+}
+CALL {
+  WITH me
+  MATCH (me)-[old:RELATES_TO {memsync_owned: true}]->()
+  DELETE old
+}
 CREATE (ep)-[:MENTIONS {uuid: r.me_mention, group_id: r.group, created_at: r.ts, memsync_owned: true, memsync_pass: $pass}]->(me)
 FOREACH (n IN r.named |
-  MERGE (e:Entity {uuid: n.uuid})
+  MERGE (e:Entity:MemsyncGraphiti {uuid: n.uuid})
   ON CREATE SET e.created_at = r.ts, e.summary = ''
-  SET e:MemsyncGraphiti, e.memsync_owned = true, e.memsync_pass = $pass, e.name = n.name, e.group_id = r.group
-  CREATE (ep)-[:MENTIONS {uuid: n.mention, group_id: r.group, created_at: r.ts, memsync_owned: true, memsync_pass: $pass}]->(e))
-WITH r, me
+  SET e.memsync_owned = true, e.memsync_pass = $pass, e.name = n.name, e.group_id = r.group
+  CREATE (ep)-[:MENTIONS {uuid: n.mention, group_id: r.group, created_at: r.ts, memsync_owned: true, memsync_pass: $pass}]->(e))`
+
+// graphitiFacts writes memories' facts, after graphitiNodes in the same
+// transaction, so a fact finds a target of the same chunk whatever the
+// order of the rows. A target memory not written yet (a later chunk of
+// the same pass: its group is the fact's, so the pass writes it) is made
+// a marked memory entity with Graphiti's required fields, which its own
+// graphitiNodes fills.
+const graphitiFacts = `CYPHER replan=skip
+UNWIND $rows AS r
+MATCH (me:Entity:MemsyncGraphiti {uuid: r.me})
 UNWIND r.facts AS f
-MATCH (t:Entity {uuid: f.target})
+MERGE (t:Entity:MemsyncGraphiti {uuid: f.target})
+ON CREATE SET t.memsync_owned = true, t.memsync_pass = $pass, t.group_id = r.group, t.name = '', t.summary = '', t.created_at = r.ts
 CREATE (me)-[:RELATES_TO {uuid: f.uuid, name: f.name, fact: r.text, group_id: r.group, episodes: [r.uuid],
   created_at: r.ts, valid_at: r.ts, invalid_at: r.invalid_at, expired_at: r.invalid_at, reference_time: r.ts,
   memsync_owned: true, memsync_pass: $pass}]->(t)`
 
 // graphitiDelete removes the Graphiti shape of memories that are no longer
 // visible (or no longer projected: a private group without the opt-in).
-const graphitiDelete = `
+const graphitiDelete = `CYPHER replan=skip
 UNWIND $uuids AS u
 CALL {
   WITH u MATCH (n:Episodic {uuid: u}) WHERE n.memsync_owned = true RETURN n
@@ -152,13 +175,25 @@ CALL {
 }
 DETACH DELETE n`
 
-// graphitiSweep deletes, a chunk at a time, the marked nodes a full pass
-// did not write; graphitiSweepRels the marked relationships (between
-// nodes the pass kept).
+// graphitiSweepNodes delete the marked nodes a full pass did not write,
+// each one scan committing every few hundred rows (CALL IN TRANSACTIONS,
+// in an auto-commit transaction): episodes first, then the facts out of
+// stale entities, then those entities, so no transaction holds a named
+// entity's thousands of MENTIONS and facts at once. Deleting 5,000 stale
+// nodes a transaction in any order ran out of the server's transaction
+// memory (1.4 GiB) on a 1M-record shape (Drop after a --graphiti rebuild).
+// graphitiSweepRels deletes the marked relationships between nodes the
+// pass kept.
+var graphitiSweepNodes = []string{`
+MATCH (n:Episodic) WHERE n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 500 ROWS`, `
+MATCH (n:Entity:MemsyncGraphiti)-[r:RELATES_TO]->() WHERE n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
+CALL (r) { DELETE r } IN TRANSACTIONS OF 2000 ROWS`, `
+MATCH (n:Entity:MemsyncGraphiti) WHERE n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 500 ROWS`,
+}
+
 const (
-	graphitiSweep = `
-MATCH (n) WHERE (n:Episodic OR n:Entity) AND n.memsync_owned = true AND coalesce(n.memsync_pass, '') <> $pass
-WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n`
 	graphitiSweepRels = `
 MATCH ()-[r:MENTIONS|RELATES_TO]->() WHERE r.memsync_owned = true AND coalesce(r.memsync_pass, '') <> $pass
 WITH r LIMIT $limit DELETE r RETURN count(*) AS n`
@@ -272,8 +307,8 @@ func graphitiRows(recs []*neo4jdrv.Record, private bool) (rows []any, skipped []
 			"ts":         ts,
 			"invalid_at": invalid,
 			"me":         me,
-			// The uuid keeps two memories of the same first line apart:
-			// memsync's (group_id, name) key on :Entity holds in slot 0.
+			// The uuid tells two memories of the same first line apart
+			// in Graphiti's answers, and leads back to the memory.
 			"me_name":    name + " [" + uuid + "]",
 			"me_mention": graphitiUUID("mention", uuid, me),
 			"named":      nonNil(named),
@@ -301,6 +336,56 @@ func (g *Graph) rawWrite(ctx context.Context, stmt string, params map[string]any
 		return res.Consume(ctx)
 	})
 	return err
+}
+
+// rawWriteAll runs stmts in order, with params, in one write
+// transaction outside the slots.
+func (g *Graph) rawWriteAll(ctx context.Context, params map[string]any, stmts ...string) error {
+	s := g.rawSession(ctx)
+	defer s.Close(ctx)
+	_, err := s.ExecuteWrite(ctx, func(tx neo4jdrv.ManagedTransaction) (any, error) {
+		for _, stmt := range stmts {
+			if err := run(ctx, tx, stmt, params); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	return err
+}
+
+// rawBatched runs stmt, a delete that commits as it goes (CALL IN
+// TRANSACTIONS), in an auto-commit transaction, again while it fails
+// transiently (a deadlock with another writer, say: what it committed
+// stays, and the statement is idempotent). It returns the nodes and
+// relationships deleted.
+func (g *Graph) rawBatched(ctx context.Context, stmt string, params map[string]any) (int64, error) {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		var n int64
+		n, err = g.rawAutoCommit(ctx, stmt, params)
+		if err == nil || !unavailable(err) || ctx.Err() != nil {
+			return n, err
+		}
+		g.lg.Warn("graphiti: batched delete failed transiently; again", zap.Int("attempt", attempt+1), zap.Error(err))
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	return 0, err
+}
+
+func (g *Graph) rawAutoCommit(ctx context.Context, stmt string, params map[string]any) (int64, error) {
+	s := g.rawSession(ctx)
+	defer s.Close(ctx)
+	res, err := s.Run(ctx, stmt, params)
+	if err != nil {
+		return 0, err
+	}
+	sum, err := res.Consume(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c := sum.Counters()
+	return int64(c.NodesDeleted() + c.RelationshipsDeleted()), nil
 }
 
 // rawChunks runs a chunked delete (a statement returning n) until it
@@ -392,28 +477,8 @@ func (g *Graph) writeGraphiti(ctx context.Context, recs []*neo4jdrv.Record, pass
 	if len(rows) == 0 {
 		return nil
 	}
-	// Memory entities first, so that facts between memories of the same
-	// chunk find their target whatever the order of the rows.
-	if err := g.rawWrite(ctx, graphitiWrite, map[string]any{"rows": rows, "pass": pass}); err != nil {
+	if err := g.rawWriteAll(ctx, map[string]any{"rows": rows, "pass": pass}, graphitiNodes, graphitiFacts); err != nil {
 		return wrap("graphiti: write", err)
-	}
-	var again []any
-	for _, r := range rows {
-		m := r.(map[string]any)
-		for _, f := range m["facts"].([]any) {
-			if n := f.(map[string]any)["name"]; n != "ABOUT" && n != "STATES" {
-				again = append(again, m)
-				break
-			}
-		}
-	}
-	// A second write of the rows with facts between memories: a fact whose
-	// target memory came later in the chunk was skipped by the first
-	// (MATCH found no target); the write is idempotent.
-	if len(again) > 0 {
-		if err := g.rawWrite(ctx, graphitiWrite, map[string]any{"rows": again, "pass": pass}); err != nil {
-			return wrap("graphiti: write facts", err)
-		}
 	}
 	return nil
 }
@@ -462,22 +527,27 @@ func (g *Graph) ReprojectGraphiti(ctx context.Context) error {
 		}
 	}
 	params := map[string]any{"pass": pass, "limit": int64(dropChunk)}
-	swept, err := g.rawChunks(ctx, graphitiSweep, params)
-	if err != nil {
-		return wrap("graphiti: delete stale nodes", err)
+	swept := int64(0)
+	for _, stmt := range graphitiSweepNodes {
+		n, err := g.rawBatched(ctx, stmt, params)
+		if err != nil {
+			return wrap("graphiti: delete stale nodes", err)
+		}
+		swept += n
 	}
 	rels, err := g.rawChunks(ctx, graphitiSweepRels, params)
 	if err != nil {
 		return wrap("graphiti: delete stale relationships", err)
 	}
 	g.lg.Info("graphiti shape reprojected", zap.Bool("on", g.graphiti), zap.Int("memories", n),
-		zap.Int64("stale_nodes_deleted", swept), zap.Int64("stale_relationships_deleted", rels), zap.Duration("took", time.Since(start)))
+		zap.Int64("stale_nodes_and_relationships_deleted", swept), zap.Int64("stale_relationships_deleted", rels), zap.Duration("took", time.Since(start)))
 	return nil
 }
 
 // graphitiAffected lists the uuids a batch's Graphiti shape depends on:
 // its records and the memories they point at (a supersession changes its
-// target's invalid_at).
+// target's invalid_at; every fact's target is written in the same pass,
+// which fills the memory entity graphitiFacts may have made for it).
 func graphitiAffected(rows []prepared) []string {
 	seen := make(map[string]struct{}, len(rows))
 	var out []string
@@ -490,7 +560,7 @@ func graphitiAffected(rows []prepared) []string {
 	for _, p := range rows {
 		add(p.uuid)
 		rec := &p.mem.Record
-		for _, l := range [][]string{rec.Links, rec.Supersedes, rec.ConflictsWith} {
+		for _, l := range [][]string{rec.Links, rec.Supersedes, rec.ConflictsWith, rec.Supports()} {
 			for _, u := range l {
 				add(u)
 			}

@@ -2,7 +2,7 @@
 // implements memsync.Graph:
 //
 //	(:Agent {name})-[:WROTE]->(:Memory {uuid, ts, agent, scope, group_id, kind, text, ...})
-//	(:Memory)-[:MENTIONS]->(:Entity {group_id, name})
+//	(:Memory)-[:MENTIONS]->(:MemsyncEntity {group_id, name})
 //	(:Memory)-[:LINKS_TO|SUPERSEDES|CONFLICTS_WITH]->(:Memory)
 //
 // An edge may point at a uuid that has not been projected yet; it then ends
@@ -50,7 +50,7 @@ import (
 const (
 	ConstraintMemoryUUID = "memsync_memory_uuid"
 	ConstraintAgentName  = "memsync_agent_name"
-	ConstraintEntityKey  = "memsync_entity_group_name"
+	ConstraintEntityKey  = "memsync_entity_key"      // on :MemsyncEntity, a label Graphiti's :Entity nodes never carry (upgradeEntities)
 	IndexMemoryGroupTS   = "memsync_memory_group_ts" // every read names its groups, so ts alone needs no index
 	IndexMemorySession   = "memsync_memory_session"  // (session, ts): the neighbours of a search hit
 	IndexMemoryText      = "memsync_memory_terms"    // FULLTEXT, whitespace analyzer, on Memory.terms and Memory.keywords
@@ -70,7 +70,7 @@ const indexMemoryTier = "memsync_memory_tier"
 var schema = []string{
 	"CREATE CONSTRAINT " + ConstraintMemoryUUID + " IF NOT EXISTS FOR (m:Memory) REQUIRE m.uuid IS UNIQUE",
 	"CREATE CONSTRAINT " + ConstraintAgentName + " IF NOT EXISTS FOR (a:Agent) REQUIRE a.name IS UNIQUE",
-	"CREATE CONSTRAINT " + ConstraintEntityKey + " IF NOT EXISTS FOR (e:Entity) REQUIRE (e.group_id, e.name) IS UNIQUE",
+	"CREATE CONSTRAINT " + ConstraintEntityKey + " IF NOT EXISTS FOR (e:MemsyncEntity) REQUIRE (e.group_id, e.name) IS UNIQUE",
 	// One generation marker (Drop, Generation), even when two hosts drop at once.
 	"CREATE CONSTRAINT " + constraintGeneration + " IF NOT EXISTS FOR (g:MemsyncGeneration) REQUIRE g.key IS UNIQUE",
 	"CREATE INDEX " + IndexMemoryGroupTS + " IF NOT EXISTS FOR (m:Memory) ON (m.group_id, m.ts)",
@@ -285,7 +285,10 @@ func (g *Graph) createSchema(ctx context.Context) error {
 			}
 		}
 	}
-	return g.awaitIndexes(ctx)
+	if err := g.awaitIndexes(ctx); err != nil {
+		return err
+	}
+	return g.upgradeEntities(ctx)
 }
 
 // upgradeTextIndex replaces the fulltext index of earlier versions: when

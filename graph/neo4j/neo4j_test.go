@@ -405,10 +405,10 @@ func TestGraphModel(t *testing.T) {
 	if n := one("MATCH (m:Memory) WHERE COUNT { ()-[:WROTE]->(m) } <> COUNT { (:Agent)-[:WROTE]->(m) } OR COUNT { ()-[:WROTE]->(m) } > 1 RETURN count(m)"); n != 0 {
 		t.Fatalf("%d memories with a stray WROTE", n)
 	}
-	if n := one("MATCH (m:Memory)-[:MENTIONS]->(e:Entity) WHERE e.group_id <> m.group_id RETURN count(e)"); n != 0 {
+	if n := one("MATCH (m:Memory)-[:MENTIONS]->(e:MemsyncEntity) WHERE e.group_id <> m.group_id RETURN count(e)"); n != 0 {
 		t.Fatalf("%d MENTIONS cross groups", n)
 	}
-	if n := one("MATCH (m:Memory)-[r:MENTIONS]->(e:Entity) WITH m, e, count(r) AS c WHERE c > 1 RETURN count(*)"); n != 0 {
+	if n := one("MATCH (m:Memory)-[r:MENTIONS]->(e:MemsyncEntity) WITH m, e, count(r) AS c WHERE c > 1 RETURN count(*)"); n != 0 {
 		t.Fatalf("%d duplicate MENTIONS", n)
 	}
 	want := int64(0)
@@ -418,7 +418,7 @@ func TestGraphModel(t *testing.T) {
 	if want == 0 {
 		t.Fatal("the corpus mentions no entity: the test proves nothing")
 	}
-	if n := one("MATCH (:Memory)-[r:MENTIONS]->(:Entity) RETURN count(r)"); n != want {
+	if n := one("MATCH (:Memory)-[r:MENTIONS]->(:MemsyncEntity) RETURN count(r)"); n != want {
 		t.Fatalf("%d MENTIONS, want %d", n, want)
 	}
 	nodes, err := g.Get(ctx, []string{corpus[0].UUID, corpus[len(corpus)/2].UUID})

@@ -53,10 +53,9 @@ RETURN m.agent AS agent, count(*) AS n`
 // the time they go.
 var dropQueries = []string{
 	"MATCH (n:Memory) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
-	// memsync's entities have no uuid; Graphiti's (its own, and the
-	// Graphiti shape's, graphiti.go) always have one and share the label
-	// of slot 0: they are not memsync's to drop here.
-	"MATCH (n:Entity) WHERE n.uuid IS NULL WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
+	// :MemsyncEntity is memsync's alone (slot 1's :Entity1 too), never
+	// Graphiti's :Entity (neo4j.go, ConstraintEntityKey).
+	"MATCH (n:MemsyncEntity) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
 	"MATCH (n:Agent) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n",
 }
 

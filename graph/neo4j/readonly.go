@@ -56,7 +56,7 @@ func OpenReadOnly(ctx context.Context, cfg Config, lg *zap.Logger) (*Graph, erro
 		db   string
 	}
 	a, err := neo4jdrv.ExecuteRead(ctx, s, func(tx neo4jdrv.ManagedTransaction) (answer, error) {
-		res, err := tx.Run(ctx, readSchema, map[string]any{"names": append(want, legacyTextIndex)})
+		res, err := tx.Run(ctx, readSchema, map[string]any{"names": append(want, legacyTextIndex, legacyEntityKey)})
 		if err != nil {
 			return answer{}, err
 		}
@@ -108,6 +108,8 @@ func schemaReady(rows []*neo4jdrv.Record, want []string) error {
 		switch {
 		case name == legacyTextIndex:
 			return fmt.Errorf("fulltext index %s of an earlier version", name)
+		case name == legacyEntityKey:
+			return fmt.Errorf("constraint %s of an earlier version", name)
 		case state != "ONLINE":
 			return fmt.Errorf("index %s is %s", name, state)
 		case name == IndexMemoryText && !current:
