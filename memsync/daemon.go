@@ -86,7 +86,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	dirty := map[string]bool{}
 	var lost error     // the graph's store vanished: Run returns it
 	var passGen string // the graph's generation at the last full pass
-	first := true // the first pass: the catch-up
+	first := true      // the first pass: the catch-up
 	pass := func(all bool) {
 		start := time.Now()
 		if all {

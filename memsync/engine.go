@@ -138,8 +138,9 @@ type agentSync struct {
 	state      *State
 	rejects    map[string]map[string]bool // the rejects recorded: by journal file, their keys
 	outboxSize int64
-	unsaved    bool // its state moved during a rebuild, not written yet (Engine.held)
-	due        bool // its state moved during a pass, not written yet (Engine.due)
+	unsaved    bool   // its state moved during a rebuild, not written yet (Engine.held)
+	due        bool   // its state moved during a pass, not written yet (Engine.due)
+	durable    *State // while due: its state as last written (or read), to go back to if the write fails
 
 	// fault is the last failure to write this agent's sync files (state,
 	// outbox, rejects): a read-only or full sync/ stops this agent, on its

@@ -590,7 +590,7 @@ func (e *Engine) moveCursors(g *group) {
 					e.held = append(e.held, a)
 				}
 			} else if !a.due {
-				a.due = true
+				a.due, a.durable = true, a.state // st is a clone: a.state stays as written
 				e.due = append(e.due, a)
 			}
 		}
@@ -611,7 +611,9 @@ const cursorSaveEvery = 5 * time.Second
 // saveDueCursors writes the state of every agent whose cursors moved
 // since they were last written, each durably and in parallel. An agent
 // whose state cannot be written is faulted (agentFault: it waits for its
-// retry) and stays due, so that the next save tries it again.
+// retry) and goes back to its state as last written, as if this pass had
+// not read it: the status does not count what its cursors cannot hold,
+// and its retry reads those records again (the graph has them: a no-op).
 func (e *Engine) saveDueCursors() {
 	e.savedAt = time.Now()
 	if len(e.due) == 0 {
@@ -625,9 +627,8 @@ func (e *Engine) saveDueCursors() {
 	for i, a := range due {
 		if i < len(failed) && failed[i] != nil {
 			e.agentFault(a, failed[i])
-			e.due = append(e.due, a)
-			continue
+			a.state = a.durable
 		}
-		a.due = false
+		a.due, a.durable = false, nil
 	}
 }
