@@ -21,14 +21,39 @@ var _ memsync.Lister = (*Graph)(nil)
 // json_extract at every write (measured on a loaded host: Apply fell from
 // about 30,000 to 16,000–20,000 records/s with them; these two cost about
 // 6 % of Apply's CPU),
-// so those are matched within memsync.ScopeWindow instead. A list of some
-// kinds reads each kind through memories_kind: through memories_recent it
-// read every memory of the group newer than the kind's newest (at 10M
-// memories and no decision, a packet's decisions took 30 s).
-var sqlCreateList = []string{
+// so those are matched within memsync.ScopeWindow instead. Each of
+// sparseKinds has a partial index of its own (kindIndex): through
+// memories_recent, a list of a kind read every memory of the group newer
+// than the kind's newest (at 10M memories and no decision, a packet's
+// decisions took 30 s). The common kinds have none: their lists find
+// their newest at once, and an index of every kind cost Apply a third of
+// its throughput.
+var sqlCreateList = append([]string{
 	`CREATE INDEX IF NOT EXISTS memories_recent ON memories (group_id, ts)`,
 	`CREATE INDEX IF NOT EXISTS memories_core ON memories (group_id, ts) WHERE ` + whereCore,
-	`CREATE INDEX IF NOT EXISTS memories_kind ON memories (group_id, kind, ts)`,
+	`DROP INDEX IF EXISTS memories_kind`, // an index of every kind, written by development builds only
+}, kindIndexes()...)
+
+// sparseKinds are the kinds a packet lists apart from the others (its
+// decisions, its durable preferences and procedures, the reflection and
+// summary classes) and that agents write least: a partial index each.
+var sparseKinds = []journal.Kind{
+	journal.KindCompaction, journal.KindDecision, journal.KindPreference,
+	journal.KindProcedure, journal.KindReflection, journal.KindSummary,
+}
+
+// whereKind is the condition of k's partial index; a query uses it only
+// when it repeats it exactly, so k is written into the statement (a kind
+// of sparseKinds: static text, never a caller's value).
+func whereKind(k journal.Kind) string { return `kind = '` + string(k) + `'` }
+
+// kindIndexes are the partial indexes of sparseKinds.
+func kindIndexes() []string {
+	var out []string
+	for _, k := range sparseKinds {
+		out = append(out, `CREATE INDEX IF NOT EXISTS memories_kind_`+string(k)+` ON memories (group_id, ts) WHERE `+whereKind(k))
+	}
+	return out
 }
 
 // whereCore is memories_core's condition; a query uses that index only
@@ -45,17 +70,18 @@ func coreFlag(tier string) int64 {
 	return 0
 }
 
-// listSQL is the statement for one group of q: static text, every value a
-// parameter, read newest first through one of sqlCreateList's indexes.
-func listSQL(q memsync.ListQuery) string {
+// listSQL is the statement for one group of q (of its kind one alone, one
+// of sparseKinds, when one is set): static text, every value a parameter,
+// read newest first through one of sqlCreateList's indexes.
+func listSQL(q memsync.ListQuery, one journal.Kind) string {
 	base := []string{`group_id = :group`, `(:until IS NULL OR ts <= :until)`}
 	if q.Core {
 		base = append(base, whereCore)
 	}
 	var outer []string
 	switch {
-	case perKind(q):
-		base = append(base, `kind = :onekind`)
+	case one != "":
+		base = append(base, whereKind(one))
 	case len(q.Kinds) > 0:
 		outer = append(outer, `kind IN (SELECT value FROM json_each(:kinds))`)
 	}
@@ -74,11 +100,27 @@ func listSQL(q memsync.ListQuery) string {
 	return `SELECT ` + nodeCols + ` FROM ` + nodeFrom + ` WHERE m.id IN (` + ids + `) ORDER BY m.ts DESC, m.uuid DESC`
 }
 
-// perKind is whether List reads q one kind at a time (listSQL's :onekind,
-// through memories_kind): a list of some kinds, not within a task's or
-// session's window.
-func perKind(q memsync.ListQuery) bool {
-	return len(q.Kinds) > 0 && q.Task == "" && q.Session == ""
+// kindParts splits q's kinds into those List reads one at a time (of
+// sparseKinds, through their own indexes) and the rest, read at once (q
+// with Kinds cut to them; nil when none is left). Within a task's or a
+// session's window every kind is read at once.
+func kindParts(q memsync.ListQuery) (apart []journal.Kind, rest *memsync.ListQuery) {
+	if len(q.Kinds) == 0 || q.Task != "" || q.Session != "" {
+		return nil, &q
+	}
+	var others []journal.Kind
+	for _, k := range slices.Compact(slices.Sorted(slices.Values(q.Kinds))) {
+		if slices.Contains(sparseKinds, k) {
+			apart = append(apart, k)
+		} else {
+			others = append(others, k)
+		}
+	}
+	if len(others) == 0 {
+		return apart, nil
+	}
+	q.Kinds = others
+	return apart, &q
 }
 
 // namedArgs are the values of the parameters query names, in name order.
@@ -107,37 +149,43 @@ func (g *Graph) List(ctx context.Context, q memsync.ListQuery) ([]memsync.Node, 
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	var kinds, until any
-	if len(q.Kinds) > 0 {
-		b, err := json.Marshal(q.Kinds)
-		if err != nil {
-			return nil, fmt.Errorf("embedded: list: %w", err)
-		}
-		kinds = string(b)
-	}
+	var until any
 	if !q.Until.IsZero() {
 		until = formatTS(q.Until)
 	}
-	query := listSQL(q)
+	type part struct {
+		group string
+		query string
+		kinds any // the JSON list of the kinds it reads at once (nil: none, or one in its text)
+	}
+	apart, rest := kindParts(q)
+	var statements []part // with group unset
+	for _, k := range apart {
+		statements = append(statements, part{query: listSQL(q, k)})
+	}
+	if rest != nil {
+		st := part{query: listSQL(*rest, "")}
+		if len(rest.Kinds) > 0 {
+			b, err := json.Marshal(rest.Kinds)
+			if err != nil {
+				return nil, fmt.Errorf("embedded: list: %w", err)
+			}
+			st.kinds = string(b)
+		}
+		statements = append(statements, st)
+	}
 	var out []memsync.Node
 	groups := slices.Clone(q.Groups)
 	slices.Sort(groups)
-	each := []journal.Kind{""} // the statement reads every kind at once
-	if perKind(q) {
-		each = slices.Compact(slices.Sorted(slices.Values(q.Kinds)))
-	}
-	type part struct {
-		group string
-		kind  journal.Kind
-	}
 	var parts []part
 	for _, group := range slices.Compact(groups) {
-		for _, k := range each {
-			parts = append(parts, part{group, k})
+		for _, st := range statements {
+			st.group = group
+			parts = append(parts, st)
 		}
 	}
 	for _, p := range parts {
-		rows, err := g.rdb.QueryContext(ctx, query, namedArgs(query, map[string]any{"group": p.group, "kinds": kinds, "onekind": string(p.kind),
+		rows, err := g.rdb.QueryContext(ctx, p.query, namedArgs(p.query, map[string]any{"group": p.group, "kinds": p.kinds,
 			"until": until, "task": q.Task, "session": q.Session, "limit": limit, "window": memsync.ScopeWindow})...)
 		if err != nil {
 			return nil, g.wrap("list", err)
