@@ -114,7 +114,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		clear(dirty)
 		e.notify()
 		e.observePass(start, nil)
-		if all && first || rep.Projected+rep.Queued+rep.Rejected >= settleAfter {
+		if first || rep.Projected+rep.Queued+rep.Rejected >= settleAfter {
 			settle()
 		}
 		first = false

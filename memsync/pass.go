@@ -621,9 +621,7 @@ func (e *Engine) saveDueCursors() {
 	}
 	due := e.due
 	e.due = nil
-	failed := inParallel(len(due), func(i int) error {
-		return saveState(e.opts.Disk, e.layout.StateFile(due[i].name), due[i].state)
-	})
+	failed := e.saveStates(due)
 	for i, a := range due {
 		if i < len(failed) && failed[i] != nil {
 			e.agentFault(a, failed[i])

@@ -82,14 +82,19 @@ func (e *Engine) rebuild(ctx context.Context, extra Source) (RebuildReport, erro
 	return rep, nil
 }
 
+// saveStates writes each agent's state durably, in parallel, and returns
+// each one's error (one agent's failure does not stop the others).
+func (e *Engine) saveStates(agents []*agentSync) []error {
+	return inParallel(len(agents), func(i int) error {
+		return saveState(e.opts.Disk, e.layout.StateFile(agents[i].name), agents[i].state)
+	})
+}
+
 // saveHeldCursors writes the state of every agent whose cursors a rebuild
 // moved, each durably (one agent's failure does not stop the others).
 func (e *Engine) saveHeldCursors() error {
 	var errs []error
-	failed := inParallel(len(e.held), func(i int) error {
-		return saveState(e.opts.Disk, e.layout.StateFile(e.held[i].name), e.held[i].state)
-	})
-	for i, err := range failed {
+	for i, err := range e.saveStates(e.held) {
 		if err != nil {
 			e.agentFault(e.held[i], err)
 			errs = append(errs, err)

@@ -76,7 +76,7 @@
 //	                                   rebuild the full record from it with journal.Parse
 //	  importance  REAL                 0.5 until something earns more
 //	  core        INTEGER              1 for a memory of the core tier, else 0
-//	memories_recent, memories_core, memories_kind  indexes List reads (list.go); a store
+//	memories_recent, memories_core, memories_kind_<kind>  indexes List reads (list.go); a store
 //	              written before memsync's own full-text index also had
 //	              memories_filter (id, group_id, kind, ts, uuid), dropped at Open
 //	superseded    one row per superseded memory

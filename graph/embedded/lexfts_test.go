@@ -206,7 +206,7 @@ func TestLexicalMatchesFTS5(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := lexScores(ctx, g.rdb, visible, terms)
+		got, _, err := lexScores(ctx, g.rdb, visible, terms)
 		if err != nil {
 			t.Fatal(err)
 		}

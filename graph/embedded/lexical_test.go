@@ -57,7 +57,7 @@ func lexicalAll(ctx context.Context, g *Graph, terms []string, f filter, pool in
 	if err != nil {
 		return nil, err
 	}
-	hits, err := lexScores(ctx, g.rdb, visible, terms)
+	hits, _, err := lexScores(ctx, g.rdb, visible, terms)
 	if err != nil {
 		return nil, err
 	}

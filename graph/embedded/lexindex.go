@@ -515,12 +515,12 @@ type lexHit struct {
 // lexScores scores every memory of the groups numbered in visible that
 // holds any of terms: FTS5's bm25 over the whole collection (every group's
 // memories count in the idf and the average length, as they did there),
-// each term's part added in the query's order. It reads through q (one
-// read transaction).
-func lexScores(ctx context.Context, q querier, visible []uint32, terms []string) ([]lexHit, error) {
+// each term's part added in the query's order, and the memories indexed
+// (bm25's collection size). It reads through q (one read transaction).
+func lexScores(ctx context.Context, q querier, visible []uint32, terms []string) ([]lexHit, int64, error) {
 	rows, tokens, err := lexStats(ctx, q)
 	if err != nil || rows <= 0 {
-		return nil, err
+		return nil, rows, err
 	}
 	avgdl := float64(tokens) / float64(rows)
 	var see []bool // by group number
@@ -540,11 +540,11 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 		}
 		lists, hits, err := lexLists(ctx, q, t)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		st := &termStream{term: t, idf: postings.IDF(rows, hits), lists: lists, see: see}
 		if err := st.next(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		streams = append(streams, st)
 		most += hits
@@ -560,14 +560,14 @@ func lexScores(ctx context.Context, q querier, visible []uint32, terms []string)
 			}
 		}
 		if id < 0 {
-			return out, nil
+			return out, rows, nil
 		}
 		var s float64
 		for _, st := range streams {
 			if st.ok && st.cur.ID == id {
 				s += postings.Part(st.idf, st.cur.Freq, st.cur.Length, avgdl)
 				if err := st.next(); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 		}
@@ -624,12 +624,6 @@ func lexStats(ctx context.Context, q querier) (rows, tokens int64, err error) {
 		}
 	}
 	return rows, tokens, rs.Err()
-}
-
-// lexRows is the memories the index holds, every group's.
-func lexRows(ctx context.Context, q querier) (int64, error) {
-	rows, _, err := lexStats(ctx, q)
-	return rows, err
 }
 
 // lexLists reads term's lists, one per live segment holding it, and the

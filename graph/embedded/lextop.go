@@ -88,7 +88,7 @@ func (g *Graph) candidates(pass []lexPass) ([]candidate, error) {
 	return out, nil
 }
 
-// lexicalLevels is the best pool of hits that pass f, in lexPassOrder,
+// lexicalLevels is the best pool of hits (of a store of rows memories) that pass f, in lexPassOrder,
 // testing as few as it can. It takes the best matches by rank a fetch at a
 // time (pool×topFetch, then topGrowth times more): those that rank
 // strictly better than the fetch's worst rank are tested by id, and so is
@@ -98,7 +98,7 @@ func (g *Graph) candidates(pass []lexPass) ([]candidate, error) {
 // passes without reading the rest. Every match a later fetch takes ranks
 // worse than all the earlier ones, so the passes found are in order as
 // they come.
-func (g *Graph) lexicalLevels(ctx context.Context, db querier, hits []lexHit, f filter, pool int) ([]lexPass, error) {
+func (g *Graph) lexicalLevels(ctx context.Context, db querier, hits []lexHit, rows int64, f filter, pool int) ([]lexPass, error) {
 	var got []lexPass
 	rest := hits
 	for fetch := pool * topFetch; len(got) < pool && len(rest) > 0; fetch *= topGrowth {
@@ -133,7 +133,7 @@ func (g *Graph) lexicalLevels(ctx context.Context, db querier, hits []lexHit, f 
 			if got = append(got, p...); len(got) >= pool {
 				break
 			}
-			if p, err = g.level(ctx, db, level, f, pool-len(got)); err != nil {
+			if p, err = g.level(ctx, db, level, rows, f, pool-len(got)); err != nil {
 				return nil, err
 			}
 			got = append(got, p...)
@@ -151,11 +151,7 @@ func (g *Graph) lexicalLevels(ctx context.Context, db querier, hits []lexHit, f 
 
 // level is the first need matches of level (hits of one rank) that pass
 // f, in lexPassOrder: walked newest first when walkPays, else tested by id.
-func (g *Graph) level(ctx context.Context, db querier, level []lexHit, f filter, need int) ([]lexPass, error) {
-	rows, err := lexRows(ctx, db)
-	if err != nil {
-		return nil, g.wrap("search: postings", err)
-	}
+func (g *Graph) level(ctx context.Context, db querier, level []lexHit, rows int64, f filter, need int) ([]lexPass, error) {
 	if walkPays(len(level), need, rows) {
 		p, done, err := g.walkLevel(ctx, db, level, f, need, len(level)*walkRowsPerMatch)
 		if err != nil || done {

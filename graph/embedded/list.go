@@ -31,7 +31,6 @@ var _ memsync.Lister = (*Graph)(nil)
 var sqlCreateList = append([]string{
 	`CREATE INDEX IF NOT EXISTS memories_recent ON memories (group_id, ts)`,
 	`CREATE INDEX IF NOT EXISTS memories_core ON memories (group_id, ts) WHERE ` + whereCore,
-	`DROP INDEX IF EXISTS memories_kind`, // an index of every kind, written by development builds only
 }, kindIndexes()...)
 
 // sparseKinds are the kinds a packet lists apart from the others (its

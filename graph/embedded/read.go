@@ -343,11 +343,11 @@ func (g *Graph) lexicalTerms(ctx context.Context, terms []string, f filter, pool
 	if len(visible) == 0 {
 		return nil, nil
 	}
-	hits, err := lexScores(ctx, tx, visible, terms)
+	hits, rows, err := lexScores(ctx, tx, visible, terms)
 	if err != nil {
 		return nil, g.wrap("search: postings", err)
 	}
-	pass, err := g.lexicalLevels(ctx, tx, hits, f, pool)
+	pass, err := g.lexicalLevels(ctx, tx, hits, rows, f, pool)
 	if err != nil {
 		return nil, err
 	}
